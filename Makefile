@@ -1,0 +1,22 @@
+# Two commands do all set-up on a fresh machine (see README): `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: install demo test bench
+
+$(VENV)/installed.stamp: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+install: $(VENV)/installed.stamp
+
+demo: install  ## build the demo index on first run, then serve the UI on http://localhost:8501
+	$(PY) -m app $(ARGS)
+
+test: install  ## the whole test suite (CI runs exactly this through .ci/run)
+	$(PY) -m pytest -q $(ARGS)
+
+bench: install  ## benchmarks: print tables, write nothing the tests use
+	$(PY) bench/encoder_speed.py

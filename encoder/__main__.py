@@ -1,0 +1,90 @@
+"""``python -m encoder``: embed text with a biLM (and the sub-commands other modules register)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import text
+from .eval import cli as eval_cli
+
+
+def _read_tokenized_lines(path: Path) -> list[list[str]]:
+    """One pre-tokenized sentence per line; a line that is not UTF-8 is an error naming it."""
+    sentences = []
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise SystemExit(f"error: {path}, line {number} is not valid UTF-8 ({error.reason} at byte {error.start})")
+            sentences.append(line.split())
+    return sentences
+
+
+def embed_command(args: argparse.Namespace) -> None:
+    import h5py
+
+    from .elmo import Elmo
+    from .weights import atomic_path
+
+    if (args.options is None) != (args.weights is None):
+        raise SystemExit("error: --options and --weights go together")
+    if args.options is not None and args.model is not None:
+        raise SystemExit("error: give either --model or --options/--weights, not both")
+    try:
+        if args.options is not None:
+            elmo = Elmo.load(args.options, args.weights, device=args.device, stateful=args.stateful)
+        else:
+            elmo = Elmo.load(args.model or "default", device=args.device, stateful=args.stateful)
+    except (FileNotFoundError, ValueError) as error:
+        raise SystemExit(f"error: {error}")
+    sentences = _read_tokenized_lines(args.input)
+    vectors = elmo.embed(sentences, batch_size=args.batch_size, progress=not args.quiet)
+    with atomic_path(args.output) as tmp:
+        with h5py.File(tmp, "w") as out:
+            sentence_to_index = {}
+            for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
+                out.create_dataset(str(i), data=layers.astype("float32"))
+                sentence_to_index.setdefault(" ".join(tokens), str(i))
+            out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
+    print(f"wrote {len(sentences)} sentences ({elmo.n_layers} layers x {elmo.dim} dims) to {args.output}",
+          file=sys.stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m encoder", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    embed = commands.add_parser(
+        "embed", help="write the ELMo layers of every line of a text file to hdf5",
+        description="Embed one pre-tokenized sentence per line (tokens separated by spaces) into hdf5, in the "
+                    "layout of AllenNLP's `elmo --all`: dataset 'i' = float32 (L+1, n_tokens, 2*projection_dim) "
+                    "for input line i, plus a JSON dataset 'sentence_to_index'.")
+    source = embed.add_argument_group("model (either --model or --options and --weights)")
+    source.add_argument("--model", help="model directory of ours, or 'default' for the shipped model (the default)")
+    source.add_argument("--options", type=Path, help="AllenNLP / bilm-tf options.json")
+    source.add_argument("--weights", type=Path, help="AllenNLP / bilm-tf weights .hdf5")
+    embed.add_argument("--input", type=Path, required=True, help="UTF-8 text, one tokenized sentence per line")
+    embed.add_argument("--output", type=Path, required=True, help="hdf5 file to write (replaced atomically)")
+    embed.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
+    embed.add_argument("--stateful", action="store_true",
+                       help="carry LSTM state from batch row b to row b of the next batch, batches in input order, "
+                            "as the reference implementations do (off: every sentence is embedded on its own)")
+    embed.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    embed.add_argument("--quiet", action="store_true", help="no progress bar")
+    embed.set_defaults(func=embed_command)
+
+    text.register(commands)
+    eval_cli.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

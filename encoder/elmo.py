@@ -1,0 +1,235 @@
+"""``Elmo``: the one entry point for turning sentences into ELMo vectors.
+
+    elmo = Elmo.load("default")                 # or a model directory, or options.json + weights.hdf5
+    layers = elmo.embed(["The bank of the river."])[0]        # (L+1, n_tokens, 2P)
+    vectors = elmo.embed(sentences, mix="average")            # list of (n_tokens, 2P)
+
+Batching (length-sorted under a token budget), the token cache and statefulness are handled inside.
+Stateless by default: a sentence always gets the same vectors, whatever else is in its batch.
+With ``stateful=True`` the LSTM state of batch row b is carried to row b of the next batch, as the
+reference implementations do; batches are then taken in input order, never sorted.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
+from .mix import LayerMix
+from .model import BiLM, State
+from .text import tokenize
+from .weights import CONFIG_FILE, WEIGHTS_FILE, load_hdf5, load_model, read_config, save_model
+
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "data" / "models" / "default"
+
+
+
+def resolve_model_path(name_or_path: str | Path) -> Path:
+    """``default`` -> the shipped model directory; anything else is a path."""
+    if str(name_or_path) == "default":
+        if not (DEFAULT_MODEL_DIR / CONFIG_FILE).is_file():
+            raise FileNotFoundError(
+                f"the default model is not installed at {DEFAULT_MODEL_DIR}; train one with "
+                "`python -m encoder train` or pass a model directory / --options and --weights")
+        return DEFAULT_MODEL_DIR
+    return Path(name_or_path)
+
+
+def _file_digest(paths: Iterable[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+class Elmo:
+    """A loaded biLM with batching, a char-CNN token cache and optional state carrying."""
+
+    def __init__(self, model: BiLM, name: str = "model", model_hash: str = "", device: str = "cpu",
+                 stateful: bool = False, info: dict | None = None):
+        self.device = torch.device(device)
+        if self.device.type == "cuda":  # TF32 would break parity with the float32 reference
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+        self.model = model.to(self.device).eval()
+        self.config = model.config
+        self.name = name
+        self.model_hash = model_hash
+        self.info = info or {}
+        self.stateful = stateful
+        self._state: State | None = None
+        self._cache_index: dict[str, int] = {}
+        self._cache_vectors = torch.empty(0, self.config.projection_dim, device=self.device)
+        self.cache_vocabulary([BOS_TOKEN, EOS_TOKEN])
+
+    # ---------------------------------------------------------------- loading and saving
+    @classmethod
+    def load(cls, name_or_path: str | Path = "default", weights: str | Path | None = None, *,
+             device: str = "cpu", stateful: bool = False, cache_vocab_size: int = 50_000) -> "Elmo":
+        """Load ``default``, one of our model directories, or reference ``options.json`` + ``weights`` (hdf5).
+
+        For our models the ``cache_vocab_size`` most frequent words of the training vocabulary get their
+        char-CNN vectors precomputed.
+        """
+        if weights is not None:
+            options = Path(name_or_path)
+            model = load_hdf5(options, weights)
+            elmo = cls(model, name=Path(weights).stem, model_hash=_file_digest([options, Path(weights)]),
+                       device=device, stateful=stateful)
+            return elmo
+        path = resolve_model_path(name_or_path)
+        if not (path / CONFIG_FILE).is_file() and (path / "options.json").is_file():
+            hdf5 = sorted(path.glob("*.hdf5"))
+            if len(hdf5) != 1:
+                raise FileNotFoundError(f"{path} has options.json but not exactly one .hdf5 weight file")
+            return cls.load(path / "options.json", hdf5[0], device=device, stateful=stateful)
+        info = read_config(path)
+        model = load_model(path)
+        elmo = cls(model, name=info.get("name", path.name), model_hash=_file_digest([path / WEIGHTS_FILE]),
+                   device=device, stateful=stateful, info=info)
+        vocab_file = path / "vocab.txt"
+        if cache_vocab_size and vocab_file.is_file():
+            with open(vocab_file, encoding="utf-8") as f:
+                words = [line.rstrip("\n") for _, line in zip(range(cache_vocab_size), f)]
+            elmo.cache_vocabulary(words)
+        return elmo
+
+    def save(self, directory: str | Path) -> None:
+        save_model(self.model, directory, extra_config={"name": self.name})
+
+    @property
+    def n_layers(self) -> int:
+        """Number of ELMo layers: the token layer plus one per LSTM layer (2L+1 vectors in L+1 layers)."""
+        return self.config.n_layers + 1
+
+    @property
+    def dim(self) -> int:
+        return self.config.output_dim
+
+    # ---------------------------------------------------------------- token cache
+    def cache_vocabulary(self, words: Iterable[str], batch_size: int = 4096) -> None:
+        """Precompute the context-free char-CNN vectors of ``words``; other words still go through the CNN."""
+        new = [w for w in dict.fromkeys(words) if w not in self._cache_index]
+        for start in range(0, len(new), batch_size):
+            chunk = new[start : start + batch_size]
+            vectors = self._char_cnn(chunk)
+            for offset, word in enumerate(chunk):
+                self._cache_index[word] = self._cache_vectors.shape[0] + offset
+            self._cache_vectors = torch.cat([self._cache_vectors, vectors])
+
+    @torch.inference_mode()
+    def _char_cnn(self, words: list[str]) -> torch.Tensor:
+        ids = torch.from_numpy(batch_to_ids([words])[0]).to(self.device)
+        return self.model.char_cnn(ids)
+
+    def token_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """Context-free token-layer vectors (n, P) of words, as the first ELMo layer has them."""
+        return self._lookup_tokens([list(words)], use_cache=True)[0].cpu().numpy()
+
+    @torch.inference_mode()
+    def _lookup_tokens(self, sentences: list[list[str]], use_cache: bool) -> torch.Tensor:
+        """Token vectors (B, T, P) for right-padded sentences; each distinct word type is encoded once."""
+        if not use_cache:
+            ids = torch.from_numpy(batch_to_ids(sentences)).to(self.device)
+            return self.model.char_cnn(ids) * (ids > 0).any(-1, keepdim=True)
+        types = list(dict.fromkeys(w for s in sentences for w in s))
+        misses = [w for w in types if w not in self._cache_index]
+        miss_vectors = self._char_cnn(misses) if misses else self._cache_vectors[:0]
+        miss_index = {w: i for i, w in enumerate(misses)}
+        table = torch.cat([torch.zeros(1, self.config.projection_dim, device=self.device),
+                           self._cache_vectors, miss_vectors])
+        n_cached = self._cache_vectors.shape[0]
+        longest = max(len(s) for s in sentences)
+        rows = np.zeros((len(sentences), longest), dtype=np.int64)  # 0 = padding (zero vector)
+        for b, sentence in enumerate(sentences):
+            for t, w in enumerate(sentence):
+                cached = self._cache_index.get(w)
+                rows[b, t] = 1 + (cached if cached is not None else n_cached + miss_index[w])
+        return table[torch.from_numpy(rows).to(self.device)]
+
+    # ---------------------------------------------------------------- state
+    def reset_state(self) -> None:
+        """Forget the carried LSTM state (stateful mode): the next batch starts from zeros."""
+        self._state = None
+
+    def _initial_state(self, batch_size: int) -> State | None:
+        if not self.stateful:
+            return None
+        zero = self.model.lstm.zero_state(batch_size, self.device)
+        if self._state is None:
+            return zero
+        rows = min(batch_size, self._state[0][0].shape[1])
+        return [(torch.cat([h[:, :rows], hz[:, rows:]], 1), torch.cat([c[:, :rows], cz[:, rows:]], 1))
+                for (h, c), (hz, cz) in zip(self._state, zero)]
+
+    def _keep_state(self, state: State) -> None:
+        """Rows 0..B-1 take the batch's final state; rows beyond the batch keep theirs (as the reference)."""
+        if self._state is None or self._state[0][0].shape[1] <= state[0][0].shape[1]:
+            self._state = [(h.detach(), c.detach()) for h, c in state]
+            return
+        B = state[0][0].shape[1]
+        self._state = [(torch.cat([h_new, h_old[:, B:]], 1), torch.cat([c_new, c_old[:, B:]], 1))
+                       for (h_new, c_new), (h_old, c_old) in zip(state, self._state)]
+
+    # ---------------------------------------------------------------- embedding
+    @torch.inference_mode()
+    def embed_batch(self, sentences: list[list[str]], use_cache: bool = True) -> list[np.ndarray]:
+        """Run one batch as given (no sorting or splitting) -> per sentence (L+1, n, 2P) float32."""
+        framed = [[BOS_TOKEN, *s, EOS_TOKEN] for s in sentences]
+        tokens = self._lookup_tokens(framed, use_cache)
+        lengths = torch.tensor([len(s) for s in framed], device=self.device)
+        mask = torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths[:, None]
+        layers, state = self.model.contextualize(tokens, mask, self._initial_state(len(sentences)))
+        if self.stateful:
+            self._keep_state(state)
+        stacked = torch.stack(layers, dim=1).float().cpu().numpy()  # (B, L+1, T, 2P)
+        return [stacked[b, :, 1 : 1 + len(s)].copy() for b, s in enumerate(sentences)]
+
+    def embed(self, sentences: str | Sequence[str | Sequence[str]], mix: str | LayerMix | Sequence[float] | None = None,
+              batch_size: int = 64, max_tokens: int = 4096, progress: bool = False,
+              use_cache: bool = True) -> list[np.ndarray]:
+        """ELMo vectors for each sentence: (L+1, n, 2P) per sentence, or (n, 2P) when ``mix`` is given.
+
+        Each sentence is a plain string (tokenized with nltk) or a list/tuple of tokens (taken as they
+        are); a single string gives a one-element list. ``batch_size`` caps sentences per batch and
+        ``max_tokens`` the padded tokens per batch (stateless mode sorts by length to waste little padding).
+        """
+        if isinstance(sentences, str):
+            sentences = [sentences]
+        token_lists = [tokenize(s) if isinstance(s, str) else list(s) for s in sentences]
+        layer_mix = LayerMix.parse(mix, self.n_layers) if mix is not None else None
+        results: list[np.ndarray | None] = [None] * len(token_lists)
+        bar = tqdm(total=sum(len(s) for s in token_lists), unit="tok", desc="embedding", disable=not progress)
+        for batch in self._batches(token_lists, batch_size, max_tokens):
+            outputs = self.embed_batch([token_lists[i] for i in batch], use_cache=use_cache)
+            for i, layers in zip(batch, outputs):
+                results[i] = layer_mix.apply(layers) if layer_mix is not None else layers
+            bar.update(sum(len(token_lists[i]) for i in batch))
+        bar.close()
+        return results  # type: ignore[return-value]
+
+    def _batches(self, token_lists: list[list[str]], batch_size: int, max_tokens: int) -> list[list[int]]:
+        """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if self.stateful:
+            return [list(range(i, min(i + batch_size, len(token_lists)))) for i in range(0, len(token_lists), batch_size)]
+        order = sorted(range(len(token_lists)), key=lambda i: -len(token_lists[i]))
+        batches, current = [], []
+        for i in order:
+            width = len(token_lists[current[0]]) + 2 if current else len(token_lists[i]) + 2
+            if current and (len(current) >= batch_size or (len(current) + 1) * width > max_tokens):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
+

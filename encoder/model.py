@@ -1,0 +1,293 @@
+"""The ELMo biLM: character CNN -> highway -> projection -> forward and backward LSTM stacks.
+
+Follows the reference implementations exactly (see docs in the README): TF gate order i, j, f, o with a
++1 forget bias added at run time, cell and projection clipping, residual connections from the second
+layer on. Weight matrices are stored the way the published hdf5 files store them (row vector times
+matrix, ``x @ W``), so loading and saving the reference format needs no transposes or re-blocking.
+
+The two directions of a layer are stacked on a leading axis of size 2 (0 = forward, 1 = backward) and
+run together, the backward one over time-reversed sequences. The same code serves inference (masked,
+variable-length batches) and training (full windows, state carried between windows).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .chars import MAX_CHARS, N_CHARACTERS
+
+FORWARD, BACKWARD = 0, 1
+
+
+@dataclass
+class BiLMConfig:
+    """Architecture of a biLM; ``from_options``/``to_options`` translate the reference options.json."""
+
+    char_embed_dim: int = 16
+    filters: list[list[int]] = field(
+        default_factory=lambda: [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
+    )
+    n_highway: int = 1
+    activation: str = "relu"  # of the char CNN; highway layers are always relu
+    projection_dim: int = 128
+    lstm_dim: int = 1024
+    n_layers: int = 2
+    cell_clip: float | None = 3.0
+    proj_clip: float | None = 3.0
+    use_skip_connections: bool = True
+    max_chars: int = MAX_CHARS
+    n_characters: int = N_CHARACTERS
+
+    @property
+    def n_filters(self) -> int:
+        return sum(n for _, n in self.filters)
+
+    @property
+    def output_dim(self) -> int:
+        """Width of every ELMo layer: forward and backward concatenated."""
+        return 2 * self.projection_dim
+
+    @classmethod
+    def from_options(cls, options: dict) -> "BiLMConfig":
+        cnn, lstm = options["char_cnn"], options["lstm"]
+        if cnn.get("activation", "relu") not in ("relu", "tanh"):
+            raise ValueError(f"unsupported char_cnn activation {cnn['activation']!r}")
+        return cls(
+            char_embed_dim=cnn["embedding"]["dim"],
+            filters=[list(f) for f in cnn["filters"]],
+            n_highway=cnn["n_highway"],
+            activation=cnn.get("activation", "relu"),
+            projection_dim=lstm["projection_dim"],
+            lstm_dim=lstm["dim"],
+            n_layers=lstm["n_layers"],
+            cell_clip=lstm.get("cell_clip"),
+            proj_clip=lstm.get("proj_clip"),
+            use_skip_connections=lstm.get("use_skip_connections", False),
+            max_chars=cnn.get("max_characters_per_token", MAX_CHARS),
+        )
+
+    def to_options(self) -> dict:
+        return {
+            "lstm": {
+                "cell_clip": self.cell_clip,
+                "use_skip_connections": self.use_skip_connections,
+                "n_layers": self.n_layers,
+                "proj_clip": self.proj_clip,
+                "projection_dim": self.projection_dim,
+                "dim": self.lstm_dim,
+            },
+            "char_cnn": {
+                "embedding": {"dim": self.char_embed_dim},
+                "filters": self.filters,
+                "n_highway": self.n_highway,
+                "n_characters": self.n_characters,
+                "max_characters_per_token": self.max_chars,
+                "activation": self.activation,
+            },
+        }
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "BiLMConfig":
+        data = json.loads(Path(path).read_text())
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class CharCNN(nn.Module):
+    """Context-free token encoder: char embeddings -> max-pooled convolutions -> highway -> projection."""
+
+    def __init__(self, config: BiLMConfig):
+        super().__init__()
+        self.config = config
+        E, F_ = config.char_embed_dim, config.n_filters
+        # row 0 is the "no token" id and stays zero, as in the reference (a zero row prepended to char_embed)
+        self.char_embed = nn.Parameter(torch.zeros(config.n_characters, E))
+        self.convs = nn.ModuleList(nn.Conv1d(E, n, w) for w, n in config.filters)
+        # highway k: gate = sigmoid(x W_carry + b_carry) multiplies relu(x W_transform + b_transform)
+        self.w_carry = nn.ParameterList(nn.Parameter(torch.zeros(F_, F_)) for _ in range(config.n_highway))
+        self.b_carry = nn.ParameterList(nn.Parameter(torch.zeros(F_)) for _ in range(config.n_highway))
+        self.w_transform = nn.ParameterList(nn.Parameter(torch.zeros(F_, F_)) for _ in range(config.n_highway))
+        self.b_transform = nn.ParameterList(nn.Parameter(torch.zeros(F_)) for _ in range(config.n_highway))
+        self.w_proj = nn.Parameter(torch.zeros(F_, config.projection_dim))
+        self.b_proj = nn.Parameter(torch.zeros(config.projection_dim))
+        self._activation = torch.relu if config.activation == "relu" else torch.tanh
+
+    def forward(self, char_ids: Tensor) -> Tensor:
+        """(..., 50) int ids -> (..., P) token vectors."""
+        lead = char_ids.shape[:-1]
+        x = F.embedding(char_ids.reshape(-1, char_ids.shape[-1]), self.char_embed)  # (N, 50, E)
+        x = x.transpose(1, 2)  # (N, E, 50) for Conv1d
+        pooled = [self._activation(conv(x).amax(dim=-1)) for conv in self.convs]
+        h = torch.cat(pooled, dim=-1)
+        for k in range(self.config.n_highway):
+            gate = torch.sigmoid(h @ self.w_carry[k] + self.b_carry[k])
+            transformed = torch.relu(h @ self.w_transform[k] + self.b_transform[k])
+            h = gate * transformed + (1 - gate) * h
+        h = h @ self.w_proj + self.b_proj
+        return h.reshape(*lead, -1)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Random initialisation for training from scratch (loading weights overwrites all of this)."""
+        with torch.no_grad():
+            self.char_embed.uniform_(-1.0, 1.0, generator=generator)
+            self.char_embed[0].zero_()
+            for conv in self.convs:
+                fan_in = conv.in_channels * conv.kernel_size[0]
+                conv.weight.uniform_(-(fan_in**-0.5), fan_in**-0.5, generator=generator)
+                conv.bias.zero_()
+            F_ = self.config.n_filters
+            for k in range(self.config.n_highway):
+                self.w_carry[k].normal_(0.0, (1.0 / F_) ** 0.5, generator=generator)
+                self.w_transform[k].normal_(0.0, (1.0 / F_) ** 0.5, generator=generator)
+                self.b_carry[k].fill_(-2.0)  # start close to the identity, as the reference does
+                self.b_transform[k].zero_()
+            self.w_proj.normal_(0.0, (1.0 / F_) ** 0.5, generator=generator)
+            self.b_proj.zero_()
+
+
+class LstmLayer(nn.Module):
+    """One layer of both directions: LSTM cells with projection, cell clip and projection clip."""
+
+    def __init__(self, input_dim: int, config: BiLMConfig):
+        super().__init__()
+        D, P = config.lstm_dim, config.projection_dim
+        self.config = config
+        # direction axis first; gate blocks of width D in TF order i, j, f, o
+        self.w_input = nn.Parameter(torch.zeros(2, input_dim, 4 * D))
+        self.w_state = nn.Parameter(torch.zeros(2, P, 4 * D))
+        self.bias = nn.Parameter(torch.zeros(2, 4 * D))
+        self.w_proj = nn.Parameter(torch.zeros(2, D, P))
+
+    def forward(self, x: Tensor, mask: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """x (2, B, T, in), mask (2, B, T) bool, state (h (2, B, P), c (2, B, D)) -> outputs (2, B, T, P), state.
+
+        Masked steps neither produce output (zeros) nor advance that row's state.
+        """
+        D = self.config.lstm_dim
+        forget_bias = torch.zeros(4 * D, dtype=x.dtype, device=x.device)
+        forget_bias[2 * D : 3 * D] = 1.0  # TF's LSTMCell adds 1.0 to the forget gate at run time
+        bias = self.bias + forget_bias
+        _, B, T, _ = x.shape
+        # the input half of every step at once: one large matrix product instead of T small ones
+        x_part = torch.baddbmm(bias[:, None, :], x.reshape(2, B * T, -1), self.w_input).view(2, B, T, 4 * D)
+        h, c = state
+        cell_clip, proj_clip = self.config.cell_clip, self.config.proj_clip
+        outputs = []
+        for t in range(T):
+            z = torch.baddbmm(x_part[:, :, t], h, self.w_state)
+            gates = torch.sigmoid(z)  # i, f and o blocks are used; the j block takes tanh instead
+            c_new = gates[..., 2 * D : 3 * D] * c + gates[..., :D] * torch.tanh(z[..., D : 2 * D])
+            if cell_clip is not None:
+                c_new = c_new.clamp(-cell_clip, cell_clip)
+            h_new = torch.bmm(gates[..., 3 * D :] * torch.tanh(c_new), self.w_proj)
+            if proj_clip is not None:
+                h_new = h_new.clamp(-proj_clip, proj_clip)
+            step = mask[:, :, t, None]
+            c = torch.where(step, c_new, c)
+            h = torch.where(step, h_new, h)
+            outputs.append(h_new * step)
+        return torch.stack(outputs, dim=2), (h, c)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        with torch.no_grad():
+            for w in (self.w_input, self.w_state, self.w_proj):
+                bound = (6.0 / (w.shape[1] + w.shape[2])) ** 0.5  # Glorot uniform, TF's default
+                w.uniform_(-bound, bound, generator=generator)
+            self.bias.zero_()
+
+
+State = list[tuple[Tensor, Tensor]]  # per layer: h (2, B, P), c (2, B, D)
+
+
+class LstmStack(nn.Module):
+    """L layers of both directions; layer l >= 1 adds its input to its output when skip connections are on."""
+
+    def __init__(self, config: BiLMConfig):
+        super().__init__()
+        self.config = config
+        P = config.projection_dim
+        self.layers = nn.ModuleList(LstmLayer(P, config) for _ in range(config.n_layers))
+
+    def zero_state(self, batch_size: int, device: torch.device | str = "cpu", dtype=torch.float32) -> State:
+        P, D = self.config.projection_dim, self.config.lstm_dim
+        return [
+            (torch.zeros(2, batch_size, P, device=device, dtype=dtype),
+             torch.zeros(2, batch_size, D, device=device, dtype=dtype))
+            for _ in range(self.config.n_layers)
+        ]
+
+    def forward(self, x: Tensor, mask: Tensor, state: State, dropout: float = 0.0) -> tuple[list[Tensor], State]:
+        """x (2, B, T, P): each direction's input in its own time order -> per-layer outputs, final state.
+
+        ``dropout`` (training only) drops each layer's input; the residual adds the dropped input, as in bilm-tf.
+        """
+        outputs, new_state = [], []
+        for l, layer in enumerate(self.layers):
+            if dropout > 0.0:
+                x = F.dropout(x, dropout, training=True)
+            h, layer_state = layer(x, mask, state[l])
+            if l > 0 and self.config.use_skip_connections:
+                h = h + x
+            outputs.append(h)
+            new_state.append(layer_state)
+            x = h
+        return outputs, new_state
+
+
+def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
+    """Reverse each row's first ``lengths[b]`` steps along dim 1 (B, T, ...); padding stays in place."""
+    B, T = x.shape[:2]
+    steps = torch.arange(T, device=x.device).expand(B, T)
+    index = torch.where(steps < lengths[:, None], lengths[:, None] - 1 - steps, steps)
+    index = index.reshape(B, T, *([1] * (x.dim() - 2))).expand_as(x)
+    return x.gather(1, index)
+
+
+class BiLM(nn.Module):
+    """The full biLM. ``forward`` returns the L+1 ELMo layers for sentences framed with BOS/EOS."""
+
+    def __init__(self, config: BiLMConfig):
+        super().__init__()
+        self.config = config
+        self.char_cnn = CharCNN(config)
+        self.lstm = LstmStack(config)
+
+    def reset_parameters(self, seed: int = 0) -> None:
+        generator = torch.Generator().manual_seed(seed)
+        self.char_cnn.reset_parameters(generator)
+        for layer in self.lstm.layers:
+            layer.reset_parameters(generator)
+
+    def contextualize(
+        self, tokens: Tensor, mask: Tensor, state: State | None = None
+    ) -> tuple[list[Tensor], State]:
+        """Token vectors (B, T, P) with mask (B, T) -> L+1 layers (B, T, 2P) and the final LSTM state.
+
+        Rows must be right-padded. The backward stack runs each row from its last valid position down to 0.
+        """
+        B = tokens.shape[0]
+        lengths = mask.sum(dim=1)
+        if state is None:
+            state = self.lstm.zero_state(B, tokens.device, tokens.dtype)
+        x = torch.stack([tokens, reverse_padded(tokens, lengths)])
+        layer_outputs, state = self.lstm(x, torch.stack([mask, mask]), state)
+        token_layer = tokens * mask[..., None]
+        layers = [torch.cat([token_layer, token_layer], dim=-1)]
+        for out in layer_outputs:
+            layers.append(torch.cat([out[FORWARD], reverse_padded(out[BACKWARD], lengths)], dim=-1))
+        return layers, state
+
+    def forward(self, char_ids: Tensor, state: State | None = None) -> tuple[list[Tensor], Tensor, State]:
+        """Char ids (B, T, 50) already framed with BOS/EOS -> L+1 layers (B, T, 2P), mask (B, T), state."""
+        mask = (char_ids > 0).any(dim=-1)
+        tokens = self.char_cnn(char_ids)
+        layers, state = self.contextualize(tokens, mask, state)
+        return layers, mask, state

@@ -1,0 +1,200 @@
+"""Weight formats: the published AllenNLP / bilm-tf ``options.json`` + hdf5, and our own model directory.
+
+Our format is a directory with ``config.json`` (the architecture), ``model.safetensors`` (the biLM) and,
+for models we trained, ``vocab.txt`` and ``head.safetensors`` (the LM softmax, needed only to fine-tune
+or measure perplexity). Nothing here ever unpickles a file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import h5py
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from .model import BiLM, BiLMConfig
+
+CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
+FORMAT_VERSION = 1
+
+
+class WeightsError(ValueError):
+    """A weight file that does not fit the model: the message names the tensors concerned."""
+
+
+def _lstm_prefix(direction: int, layer: int) -> str:
+    return f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+
+
+def hdf5_layout(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
+    """Every dataset name of the reference hdf5 format with its expected shape."""
+    E, F_, P, D = config.char_embed_dim, config.n_filters, config.projection_dim, config.lstm_dim
+    shapes: dict[str, tuple[int, ...]] = {"char_embed": (config.n_characters - 1, E)}
+    for i, (width, count) in enumerate(config.filters):
+        shapes[f"CNN/W_cnn_{i}"] = (1, width, E, count)
+        shapes[f"CNN/b_cnn_{i}"] = (count,)
+    for k in range(config.n_highway):
+        for name, shape in (("W_carry", (F_, F_)), ("b_carry", (F_,)), ("W_transform", (F_, F_)), ("b_transform", (F_,))):
+            shapes[f"CNN_high_{k}/{name}"] = shape
+    shapes["CNN_proj/W_proj"] = (F_, P)
+    shapes["CNN_proj/b_proj"] = (P,)
+    for d in range(2):
+        for l in range(config.n_layers):
+            prefix = _lstm_prefix(d, l)
+            shapes[f"{prefix}/W_0"] = (2 * P, 4 * D)
+            shapes[f"{prefix}/B"] = (4 * D,)
+            shapes[f"{prefix}/W_P_0"] = (D, P)
+    return shapes
+
+
+def load_options(path: str | Path) -> BiLMConfig:
+    return BiLMConfig.from_options(json.loads(Path(path).read_text()))
+
+
+def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
+    """Build a biLM from the reference format, checking every dataset's presence and shape."""
+    config = load_options(options_file)
+    model = BiLM(config)
+    expected = hdf5_layout(config)
+    with h5py.File(weights_file, "r") as f:
+        arrays: dict[str, np.ndarray] = {}
+        missing, misshaped = [], []
+        for name, shape in expected.items():
+            if name == "CNN_proj/W_proj" and name not in f and config.n_filters == config.projection_dim:
+                arrays[name] = np.eye(config.n_filters, dtype=np.float32)  # bilm-tf skips the projection when F == P
+                arrays["CNN_proj/b_proj"] = np.zeros(config.projection_dim, dtype=np.float32)
+                continue
+            if name in arrays:
+                continue
+            if name not in f:
+                missing.append(name)
+            elif f[name].shape != shape:
+                misshaped.append(f"{name} has shape {f[name].shape}, expected {shape}")
+            else:
+                arrays[name] = f[name][...].astype(np.float32)
+    if missing or misshaped:
+        raise WeightsError(f"{weights_file} does not match {options_file}: "
+                           + "; ".join([f"missing {m}" for m in missing] + misshaped))
+    _assign_hdf5(model, config, arrays)
+    return model.eval()
+
+
+def _assign_hdf5(model: BiLM, config: BiLMConfig, arrays: dict[str, np.ndarray]) -> None:
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    P = config.projection_dim
+    cnn = model.char_cnn
+    with torch.no_grad():
+        cnn.char_embed[0].zero_()
+        cnn.char_embed[1:].copy_(t(arrays["char_embed"]))
+        for i, conv in enumerate(cnn.convs):
+            conv.weight.copy_(t(arrays[f"CNN/W_cnn_{i}"][0].transpose(2, 1, 0)))
+            conv.bias.copy_(t(arrays[f"CNN/b_cnn_{i}"]))
+        for k in range(config.n_highway):
+            cnn.w_carry[k].copy_(t(arrays[f"CNN_high_{k}/W_carry"]))
+            cnn.b_carry[k].copy_(t(arrays[f"CNN_high_{k}/b_carry"]))
+            cnn.w_transform[k].copy_(t(arrays[f"CNN_high_{k}/W_transform"]))
+            cnn.b_transform[k].copy_(t(arrays[f"CNN_high_{k}/b_transform"]))
+        cnn.w_proj.copy_(t(arrays["CNN_proj/W_proj"]))
+        cnn.b_proj.copy_(t(arrays["CNN_proj/b_proj"]))
+        for l, layer in enumerate(model.lstm.layers):
+            for d in range(2):
+                prefix = _lstm_prefix(d, l)
+                w0 = arrays[f"{prefix}/W_0"]
+                layer.w_input[d].copy_(t(w0[:P]))
+                layer.w_state[d].copy_(t(w0[P:]))
+                layer.bias[d].copy_(t(arrays[f"{prefix}/B"]))
+                layer.w_proj[d].copy_(t(arrays[f"{prefix}/W_P_0"]))
+
+
+def save_hdf5(model: BiLM, options_file: str | Path, weights_file: str | Path) -> None:
+    """Write the reference format (what bilm-tf's ``dump_weights`` produces), e.g. for AllenNLP users."""
+    config = model.config
+    cnn = model.char_cnn
+    n = lambda p: p.detach().cpu().float().numpy()  # noqa: E731
+    arrays = {"char_embed": n(cnn.char_embed)[1:]}
+    for i, conv in enumerate(cnn.convs):
+        arrays[f"CNN/W_cnn_{i}"] = n(conv.weight).transpose(2, 1, 0)[None]
+        arrays[f"CNN/b_cnn_{i}"] = n(conv.bias)
+    for k in range(config.n_highway):
+        arrays[f"CNN_high_{k}/W_carry"] = n(cnn.w_carry[k])
+        arrays[f"CNN_high_{k}/b_carry"] = n(cnn.b_carry[k])
+        arrays[f"CNN_high_{k}/W_transform"] = n(cnn.w_transform[k])
+        arrays[f"CNN_high_{k}/b_transform"] = n(cnn.b_transform[k])
+    arrays["CNN_proj/W_proj"] = n(cnn.w_proj)
+    arrays["CNN_proj/b_proj"] = n(cnn.b_proj)
+    for l, layer in enumerate(model.lstm.layers):
+        for d in range(2):
+            prefix = _lstm_prefix(d, l)
+            arrays[f"{prefix}/W_0"] = np.concatenate([n(layer.w_input[d]), n(layer.w_state[d])])
+            arrays[f"{prefix}/B"] = n(layer.bias[d])
+            arrays[f"{prefix}/W_P_0"] = n(layer.w_proj[d])
+    with atomic_path(weights_file) as tmp:
+        with h5py.File(tmp, "w") as f:
+            for name, array in arrays.items():
+                f.create_dataset(name, data=np.ascontiguousarray(array, dtype=np.float32))
+    with atomic_path(options_file) as tmp:
+        Path(tmp).write_text(json.dumps(config.to_options(), indent=2))
+
+
+@contextmanager
+def atomic_path(target: str | Path) -> Iterator[str]:
+    """Yield a temporary path beside ``target``; it replaces the target only if the block succeeds."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def save_model(model: BiLM, directory: str | Path, extra_config: dict | None = None, fp16: bool = False) -> None:
+    """Write ``config.json`` + ``model.safetensors``; ``fp16`` halves the file (the loader restores float32)."""
+    directory = Path(directory)
+    dtype = torch.float16 if fp16 else torch.float32
+    tensors = {k: v.detach().cpu().to(dtype).contiguous() for k, v in model.state_dict().items()}
+    config = {"format_version": FORMAT_VERSION, **model.config.to_dict(), **(extra_config or {})}
+    with atomic_path(directory / WEIGHTS_FILE) as tmp:
+        save_file(tensors, tmp, metadata={"format": "elmo-search-bilm", "format_version": str(FORMAT_VERSION)})
+    with atomic_path(directory / CONFIG_FILE) as tmp:
+        Path(tmp).write_text(json.dumps(config, indent=2))
+
+
+def read_config(directory: str | Path) -> dict:
+    path = Path(directory) / CONFIG_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{directory} is not a model directory: {CONFIG_FILE} is missing")
+    config = json.loads(path.read_text())
+    if config.get("format_version", FORMAT_VERSION) > FORMAT_VERSION:
+        raise WeightsError(f"{path} has format version {config['format_version']}; this code reads up to {FORMAT_VERSION}")
+    return config
+
+
+def load_model(directory: str | Path) -> BiLM:
+    """Load our own model directory, checking that every tensor is present and of the right shape."""
+    directory = Path(directory)
+    config = BiLMConfig(**{k: v for k, v in read_config(directory).items() if k in BiLMConfig.__dataclass_fields__})
+    model = BiLM(config)
+    weights_path = directory / WEIGHTS_FILE
+    if not weights_path.is_file():
+        raise FileNotFoundError(f"{weights_path} is missing")
+    tensors = load_file(str(weights_path))
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    misshaped = [f"{k} has shape {tuple(tensors[k].shape)}, expected {tuple(v.shape)}"
+                 for k, v in expected.items() if k in tensors and tensors[k].shape != v.shape]
+    if missing or unexpected or misshaped:
+        raise WeightsError(f"{weights_path} does not match {directory / CONFIG_FILE}: " + "; ".join(
+            [f"missing {k}" for k in missing] + [f"unexpected {k}" for k in unexpected] + misshaped))
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    return model.eval()

@@ -1,0 +1,183 @@
+"""Encoder behaviour that needs no reference data: mixing, statelessness, caching, formats, bad input."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from encoder import BiLMConfig, Elmo, LayerMix, ScalarMix
+from encoder.model import BiLM
+from encoder.weights import WeightsError, load_hdf5, load_model, save_hdf5, save_model
+
+REPO = Path(__file__).resolve().parents[1]
+SENTENCES = [
+    "I sat on the bank of the river .".split(),
+    "She deposited the cheque at the bank .".split(),
+    "The play opened on Broadway last night to warm reviews .".split(),
+    "Let 's play a game .".split(),
+    ["A"],
+    "Tokens like supercalifragilisticexpialidocious-and-then-some-more-characters survive .".split(),
+    "서울 은 대한민국 의 수도 이다 .".split(),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir) -> Elmo:
+    return Elmo.load(tiny_model_dir)
+
+
+def test_scalar_mix_matches_the_formula():
+    torch.manual_seed(0)
+    layers = [torch.randn(2, 5, 6) for _ in range(3)]
+    mix = ScalarMix(3, initial_weights=[0.1, -0.4, 1.2])
+    with torch.no_grad():
+        mix.gamma.fill_(1.7)
+    s = np.exp([0.1, -0.4, 1.2]) / np.exp([0.1, -0.4, 1.2]).sum()
+    expected = 1.7 * sum(s_j * h.numpy() for s_j, h in zip(s, layers))
+    assert np.allclose(mix(layers).detach().numpy(), expected, atol=1e-6)
+    assert np.allclose(mix.normalized_weights(), s)
+
+
+def test_scalar_mix_layer_norm_uses_one_masked_mean_and_variance_per_layer():
+    torch.manual_seed(1)
+    layers = [torch.randn(2, 4, 3) * (j + 1) + j for j in range(2)]
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=torch.bool)
+    mix = ScalarMix(2, do_layer_norm=True)
+    expected = 0.0
+    for h in layers:  # by hand: statistics over the 5 unmasked positions x 3 features only
+        values = h.numpy()[mask.numpy()]
+        normalised = (h.numpy() - values.mean()) / np.sqrt(values.var() + 1e-13)
+        expected = expected + 0.5 * normalised
+    assert np.allclose(mix(layers, mask).detach().numpy(), expected, atol=1e-5)
+    with pytest.raises(ValueError, match="mask"):
+        mix(layers)
+
+
+def test_layer_mix_presets_and_explicit_weights():
+    layers = np.stack([np.full((2, 4), j, dtype=np.float32) for j in range(3)])
+    assert np.allclose(LayerMix.parse("token", 3).apply(layers), 0)
+    assert np.allclose(LayerMix.parse("top", 3).apply(layers), 2)
+    assert np.allclose(LayerMix.parse("average", 3).apply(layers), 1)
+    assert LayerMix.parse("1,1,2", 3).weights == (0.25, 0.25, 0.5)
+    for bad in ("bogus", "1,2", "-1,1,1", "0,0,0"):
+        with pytest.raises(ValueError):
+            LayerMix.parse(bad, 3)
+
+
+def test_stateless_vectors_do_not_depend_on_batch_size_order_or_neighbours(tiny):
+    alone = [tiny.embed([s])[0] for s in SENTENCES]
+    together = tiny.embed(SENTENCES, batch_size=64)
+    reversed_small = tiny.embed(SENTENCES[::-1], batch_size=2)[::-1]
+    for a, b, c in zip(alone, together, reversed_small):
+        assert np.allclose(a, b, atol=1e-6) and np.allclose(a, c, atol=1e-6)
+    # and a second call gives the same answer (no hidden state)
+    assert all(np.array_equal(a, b) for a, b in zip(together, tiny.embed(SENTENCES, batch_size=64)))
+
+
+def test_stateful_mode_carries_state_and_reset_forgets_it(tiny_model_dir):
+    elmo = Elmo.load(tiny_model_dir, stateful=True)
+    first = elmo.embed(SENTENCES[:2])
+    second = elmo.embed(SENTENCES[:2])
+    assert not np.allclose(first[0][1], second[0][1])
+    elmo.reset_state()
+    assert np.allclose(first[0][1], elmo.embed(SENTENCES[:2])[0][1], atol=1e-6)
+
+
+def test_token_cache_gives_the_same_vectors_as_the_char_cnn(tiny):
+    tiny.cache_vocabulary(["the", "bank", "play", "river"])
+    cached = tiny.embed(SENTENCES)
+    uncached = tiny.embed(SENTENCES, use_cache=False)
+    for a, b in zip(cached, uncached):
+        assert np.allclose(a, b, atol=1e-6)
+
+
+def test_shapes_strings_empty_sentences_and_mix(tiny):
+    layers = tiny.embed("The bank of the river.")[0]
+    assert layers.shape == (3, 6, 16)  # nltk tokenization: The bank of the river .
+    empty = tiny.embed([[]])[0]
+    assert empty.shape == (3, 0, 16)
+    mixed = tiny.embed(SENTENCES[:2], mix="average")
+    assert mixed[0].shape == (len(SENTENCES[0]), 16)
+    assert np.allclose(mixed[0], tiny.embed(SENTENCES[:1])[0].mean(axis=0), atol=1e-6)
+
+
+def test_native_format_and_hdf5_round_trip(tiny, tmp_path):
+    save_hdf5(tiny.model, tmp_path / "options.json", tmp_path / "weights.hdf5")
+    from_hdf5 = Elmo.load(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    from_hdf5.save(tmp_path / "native")
+    again = load_model(tmp_path / "native")
+    for name, tensor in tiny.model.state_dict().items():
+        assert torch.equal(tensor, again.state_dict()[name]), name
+    assert np.array_equal(tiny.embed(SENTENCES)[0], Elmo.load(tmp_path / "native").embed(SENTENCES)[0])
+
+
+def test_fp16_storage_is_restored_to_float32(tiny, tmp_path):
+    save_model(tiny.model, tmp_path, fp16=True)
+    restored = load_model(tmp_path)
+    assert all(t.dtype == torch.float32 for t in restored.state_dict().values())
+    error = np.abs(Elmo(restored).embed(SENTENCES)[0] - tiny.embed(SENTENCES)[0]).max()
+    assert 0 < error < 1e-2
+
+
+def test_models_without_skip_connections_and_with_tanh_are_honoured(tmp_path):
+    config = BiLMConfig(char_embed_dim=4, filters=[[1, 4], [2, 8]], n_highway=1, projection_dim=8, lstm_dim=16,
+                        n_layers=2, use_skip_connections=False, activation="tanh")
+    model = BiLM(config)
+    model.reset_parameters(seed=3)
+    save_hdf5(model, tmp_path / "options.json", tmp_path / "w.hdf5")
+    loaded = load_hdf5(tmp_path / "options.json", tmp_path / "w.hdf5")
+    assert loaded.config.use_skip_connections is False and loaded.config.activation == "tanh"
+    with_skip = BiLM(BiLMConfig(**{**config.to_dict(), "use_skip_connections": True}))
+    with_skip.load_state_dict(model.state_dict())
+    a = Elmo(loaded).embed(SENTENCES[:1])[0]
+    b = Elmo(with_skip).embed(SENTENCES[:1])[0]
+    assert np.allclose(a[:2], b[:2], atol=1e-6)  # token layer and layer 1 have no residual either way
+    assert np.allclose(b[2], a[2] + b[1], atol=1e-5)  # the residual adds layer 2's input
+
+
+def test_mismatched_weights_name_the_tensors(tiny, tmp_path):
+    save_hdf5(tiny.model, tmp_path / "options.json", tmp_path / "w.hdf5")
+    options = json.loads((tmp_path / "options.json").read_text())
+    options["lstm"]["dim"] = 32
+    (tmp_path / "bigger.json").write_text(json.dumps(options))
+    with pytest.raises(WeightsError, match=r"RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_0 has shape"):
+        load_hdf5(tmp_path / "bigger.json", tmp_path / "w.hdf5")
+    with h5py.File(tmp_path / "w.hdf5", "a") as f:
+        del f["CNN_high_0/W_carry"]
+    with pytest.raises(WeightsError, match="missing CNN_high_0/W_carry"):
+        load_hdf5(tmp_path / "options.json", tmp_path / "w.hdf5")
+    save_model(tiny.model, tmp_path / "native")
+    config = json.loads((tmp_path / "native" / "config.json").read_text())
+    (tmp_path / "native" / "config.json").write_text(json.dumps({**config, "lstm_dim": 32}))
+    with pytest.raises(WeightsError, match="lstm.layers.0.w_input has shape"):
+        load_model(tmp_path / "native")
+
+
+def _embed_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "encoder", "embed", "--quiet", *args],
+                          cwd=REPO, capture_output=True, text=True)
+
+
+def test_embed_cli_writes_empty_lines_and_rejects_bad_utf8(tiny_model_dir, tmp_path):
+    (tmp_path / "in.txt").write_text("the bank .\n\nplay it again\n", encoding="utf-8")
+    done = _embed_cli("--model", str(tiny_model_dir), "--input", str(tmp_path / "in.txt"),
+                      "--output", str(tmp_path / "out.hdf5"))
+    assert done.returncode == 0, done.stderr
+    with h5py.File(tmp_path / "out.hdf5", "r") as out:
+        assert [out[k].shape for k in ("0", "1", "2")] == [(3, 3, 16), (3, 0, 16), (3, 3, 16)]
+    (tmp_path / "bad.txt").write_bytes(b"fine line\nbad \xff\xfe line\n")
+    failed = _embed_cli("--model", str(tiny_model_dir), "--input", str(tmp_path / "bad.txt"),
+                        "--output", str(tmp_path / "bad.hdf5"))
+    assert failed.returncode != 0 and "line 2 is not valid UTF-8" in failed.stderr
+    assert not (tmp_path / "bad.hdf5").exists()
+
+
+def test_missing_default_or_directory_gives_a_clear_error(tmp_path):
+    done = _embed_cli("--model", str(tmp_path / "nowhere"), "--input", __file__, "--output", str(tmp_path / "o.h5"))
+    assert done.returncode != 0 and "config.json is missing" in done.stderr
