@@ -65,18 +65,17 @@ class Elmo:
         self.info = info or {}
         self.stateful = stateful
         self._state: State | None = None
-        self._cache_index: dict[str, int] = {}
-        self._cache_vectors = torch.empty(0, self.config.projection_dim, device=self.device)
+        self.token_cache = TokenCache(self.config.projection_dim, self.device)
         self.cache_vocabulary([BOS_TOKEN, EOS_TOKEN])
 
     # ---------------------------------------------------------------- loading and saving
     @classmethod
     def load(cls, name_or_path: str | Path = "default", weights: str | Path | None = None, *,
-             device: str = "cpu", stateful: bool = False, cache_vocab_size: int = 50_000) -> "Elmo":
+             device: str = "cpu", stateful: bool = False, cache_vocab_size: int = 0) -> "Elmo":
         """Load ``default``, one of our model directories, or reference ``options.json`` + ``weights`` (hdf5).
 
-        For our models the ``cache_vocab_size`` most frequent words of the training vocabulary get their
-        char-CNN vectors precomputed.
+        ``cache_vocab_size`` > 0 precomputes the char-CNN vectors of that many of the most frequent words
+        of one of our models' training vocabulary (otherwise words are cached as they are first seen).
         """
         if weights is not None:
             options = Path(name_or_path)
@@ -115,14 +114,11 @@ class Elmo:
 
     # ---------------------------------------------------------------- token cache
     def cache_vocabulary(self, words: Iterable[str], batch_size: int = 4096) -> None:
-        """Precompute the context-free char-CNN vectors of ``words``; other words still go through the CNN."""
-        new = [w for w in dict.fromkeys(words) if w not in self._cache_index]
+        """Precompute the context-free char-CNN vectors of ``words`` (other words are cached as they come)."""
+        new = [w for w in dict.fromkeys(words) if w not in self.token_cache]
         for start in range(0, len(new), batch_size):
             chunk = new[start : start + batch_size]
-            vectors = self._char_cnn(chunk)
-            for offset, word in enumerate(chunk):
-                self._cache_index[word] = self._cache_vectors.shape[0] + offset
-            self._cache_vectors = torch.cat([self._cache_vectors, vectors])
+            self.token_cache.add(chunk, self._char_cnn(chunk))
 
     @torch.inference_mode()
     def _char_cnn(self, words: list[str]) -> torch.Tensor:
@@ -135,23 +131,23 @@ class Elmo:
 
     @torch.inference_mode()
     def _lookup_tokens(self, sentences: list[list[str]], use_cache: bool) -> torch.Tensor:
-        """Token vectors (B, T, P) for right-padded sentences; each distinct word type is encoded once."""
+        """Token vectors (B, T, P) for right-padded sentences, zero at padding.
+
+        With the cache each word type goes through the char CNN once per process (and once per batch
+        when the cache is full); without it every position does, as the reference implementations do.
+        """
         if not use_cache:
             ids = torch.from_numpy(batch_to_ids(sentences)).to(self.device)
             return self.model.char_cnn(ids) * (ids > 0).any(-1, keepdim=True)
-        types = list(dict.fromkeys(w for s in sentences for w in s))
-        misses = [w for w in types if w not in self._cache_index]
-        miss_vectors = self._char_cnn(misses) if misses else self._cache_vectors[:0]
-        miss_index = {w: i for i, w in enumerate(misses)}
-        table = torch.cat([torch.zeros(1, self.config.projection_dim, device=self.device),
-                           self._cache_vectors, miss_vectors])
-        n_cached = self._cache_vectors.shape[0]
+        misses = [w for w in dict.fromkeys(w for s in sentences for w in s) if w not in self.token_cache]
+        miss_vectors = self._char_cnn(misses) if misses else None
+        kept = self.token_cache.add(misses, miss_vectors) if misses else 0
+        extra = {w: i for i, w in enumerate(misses[kept:])}  # did not fit in the cache
+        table = self.token_cache.table(miss_vectors[kept:] if miss_vectors is not None else None)
         longest = max(len(s) for s in sentences)
-        rows = np.zeros((len(sentences), longest), dtype=np.int64)  # 0 = padding (zero vector)
+        rows = np.zeros((len(sentences), longest), dtype=np.int64)  # row 0 of the table = padding
         for b, sentence in enumerate(sentences):
-            for t, w in enumerate(sentence):
-                cached = self._cache_index.get(w)
-                rows[b, t] = 1 + (cached if cached is not None else n_cached + miss_index[w])
+            rows[b, : len(sentence)] = [self.token_cache.row(w, extra) for w in sentence]
         return table[torch.from_numpy(rows).to(self.device)]
 
     # ---------------------------------------------------------------- state
@@ -233,3 +229,43 @@ class Elmo:
             batches.append(current)
         return batches
 
+
+
+class TokenCache:
+    """Char-CNN vectors of word types, in one growing tensor; row 0 is the zero padding vector."""
+
+    def __init__(self, dim: int, device: torch.device, max_words: int = 200_000):
+        self.max_words = max_words
+        self._rows: dict[str, int] = {}
+        self._vectors = torch.zeros(1024, dim, device=device)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self._rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add(self, words: list[str], vectors: torch.Tensor) -> int:
+        """Store as many of ``words`` as fit (in order); returns how many were stored."""
+        n = min(len(words), self.max_words - len(self._rows))
+        used = len(self._rows) + 1
+        if used + n > self._vectors.shape[0]:
+            grown = torch.zeros(max(2 * self._vectors.shape[0], used + n), self._vectors.shape[1],
+                                device=self._vectors.device)
+            grown[:used] = self._vectors[:used]
+            self._vectors = grown
+        self._vectors[used : used + n] = vectors[:n]
+        self._rows.update((w, used + i) for i, w in enumerate(words[:n]))
+        return n
+
+    def table(self, extra: torch.Tensor | None) -> torch.Tensor:
+        """The lookup table: padding, cached words, then ``extra`` vectors that did not fit."""
+        used = self._vectors[: len(self._rows) + 1]
+        return used if extra is None or len(extra) == 0 else torch.cat([used, extra])
+
+    def row(self, word: str, extra: dict[str, int]) -> int:
+        cached = self._rows.get(word)
+        return cached if cached is not None else len(self._rows) + 1 + extra[word]
+
+    def vectors(self, words: Sequence[str]) -> torch.Tensor:
+        return self._vectors[[self._rows[w] for w in words]]

@@ -1,0 +1,243 @@
+"""Evaluation protocols on planted cases and tiny slices: each task scores what its protocol says it should."""
+from __future__ import annotations
+
+import gzip
+import lzma
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from encoder import Elmo
+from encoder.eval import pos, sts, wic, wordsim, wsd
+from encoder.eval.embeddings import Embedder
+from encoder.eval.glove import Glove
+from encoder.eval.probe import fit_predict
+from encoder.eval.results import GLOVE
+from encoder.eval.wordnet import SenseInventory
+
+WORDNET = Path("/usr/share/wordnet")
+
+
+@pytest.fixture(scope="module")
+def embedder(tiny_model_dir) -> Embedder:
+    return Embedder(Elmo.load(tiny_model_dir))
+
+
+# ------------------------------------------------------------------ WiC
+def write_wic(folder: Path, split: str, rows: list[tuple[str, int, int, str, str, bool]]) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / f"{split}.data.txt").write_text("".join(f"{t}\tN\t{i}-{j}\t{a}\t{b}\n" for t, i, j, a, b, _ in rows))
+    (folder / f"{split}.gold.txt").write_text("".join("T\n" if same else "F\n" for *_, same in rows))
+
+
+def test_threshold_is_tuned_on_train_and_scores_a_separable_case_100():
+    scores = np.array([0.9, 0.8, 0.75, 0.3, 0.2, 0.1])
+    labels = np.array([1, 1, 1, 0, 0, 0])
+    assert 0.3 < wic.tune_threshold(scores, labels) < 0.75
+    accuracy, _ = wic.threshold_accuracy(scores, labels, np.array([0.95, 0.25]), np.array([1, 0]))
+    assert accuracy == 100.0
+    # ties cannot be split: all-equal scores give the better constant answer
+    assert wic.threshold_accuracy(np.ones(3), np.array([1, 1, 0]), np.ones(2), np.array([1, 1]))[0] == 100.0
+
+
+def test_wic_planted_separable_pairs_score_100_in_every_layer(embedder, tmp_path):
+    same = [("bank", 2, 2, "I sat by the bank of the river .", "I sat by the bank of the river .", True),
+            ("play", 1, 1, "Let play begin now .", "Let play begin now .", True),
+            ("run", 0, 0, "run home quickly", "run home quickly", True)]
+    different = [("bank", 2, 1, "I sat by the bank today .", "Two banks merged .", False),
+                 ("play", 1, 2, "Let play begin now .", "She has played well .", False),
+                 ("run", 0, 1, "run home quickly", "He ran away", False)]
+    for split in ("train", "dev"):
+        write_wic(tmp_path, split, same + different)
+    result = wic.run(embedder, tmp_path)
+    assert set(result.rows["cosine, threshold tuned on train"].values()) - {None} == {100.0}
+    assert result.rows["cosine, threshold tuned on train"]["learned mix"] is None
+    weights = result.mix_weights["logistic regression"]
+    assert len(weights) == 3 and abs(sum(weights) - 1) < 1e-5
+
+
+def test_pair_logistic_regression_separates_planted_pairs():
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(200, 8)).astype(np.float32)
+    same = np.arange(200) % 2
+    v = np.where(same[:, None] == 1, u, -u)
+    pairs = np.stack([u, v], axis=1)
+    predicted, weights = fit_predict(pairs, same, pairs, 2, pair=True, epochs=50)
+    assert weights is None and (predicted == same).all()
+
+
+# ------------------------------------------------------------------ POS
+def test_probe_learns_planted_classes_and_a_mix_that_prefers_the_informative_layer():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 4, size=400)
+    centres = rng.normal(size=(4, 6)) * 3
+    informative = centres[labels] + rng.normal(size=(400, 6)) * 0.1
+    noise = rng.normal(size=(400, 6))
+    stack = np.stack([noise, informative, noise], axis=1).astype(np.float32)  # (N, layers, D)
+    predicted, weights = fit_predict(stack, labels, stack, 4, learn_mix=True, epochs=100)
+    assert (predicted == labels).mean() == 1.0
+    assert np.argmax(weights) == 1
+
+
+def test_conllu_reader_skips_comments_ranges_and_empty_nodes(tmp_path):
+    path = tmp_path / "x.conllu"
+    path.write_text("# sent_id = 1\n1-2\tdon't\t_\t_\n1\tdo\tdo\tAUX\t_\n2\tn't\tnot\tPART\t_\n2.1\tx\t_\t_\t_\n"
+                    "3\tgo\tgo\tVERB\t_\n\n1\tHi\thi\tINTJ\t_\n\n")
+    assert list(pos.read_conllu(path)) == [(["do", "n't", "go"], ["AUX", "PART", "VERB"]), (["Hi"], ["INTJ"])]
+    assert len(list(pos.read_conllu(path, limit=1))) == 1
+
+
+def test_pos_runs_on_a_tiny_treebank_with_glove(embedder, tmp_path):
+    text = "1\tthe\t_\tDET\t_\n2\tcat\t_\tNOUN\t_\n3\truns\t_\tVERB\t_\n\n1\ta\t_\tDET\t_\n2\tdog\t_\tNOUN\t_\n\n"
+    (tmp_path / "en_ewt-ud-test.conllu").write_text(text)
+    with lzma.open(tmp_path / "en_ewt-ud-train.conllu.xz", "wt") as f:
+        f.write(text * 3)
+    glove_file = tmp_path / "glove.txt"
+    glove_file.write_text("the 1 0\ncat 0 1\n")
+    result = pos.run(embedder, tmp_path, Glove.load(glove_file))
+    scores = result.rows["linear probe"]
+    assert set(scores) == {"token", "layer 1", "layer 2", "average", "learned mix", GLOVE}
+    assert all(0 <= v <= 100 for v in scores.values())
+    assert result.details["train tokens"] == 15 and result.details["test tokens"] == 5
+
+
+# ------------------------------------------------------------------ STS
+def test_sts_reader_survives_irregular_lines(tmp_path):
+    path = tmp_path / "sts-dev.csv"
+    path.write_text(
+        'main-news\theadlines\t2013\t0001\t4.2\t"Quoted" start and an "unbalanced quote\tSecond "one\n'
+        "main-news\tdeft\t2014\t0002\t1.0\tA, with commas, ok\tB\tEurope Media Monitor\textra\n"
+        "main-forums\tanswers\t2015\t0003\t0.000\t'single' quotes \"\"\tdoubled \"\" quotes\r\n")
+    pairs = sts.read_sts(path)
+    assert [p.score for p in pairs] == [4.2, 1.0, 0.0]
+    assert pairs[0].first == '"Quoted" start and an "unbalanced quote' and pairs[0].second == 'Second "one'
+    assert pairs[1].second == "B" and pairs[2].second == 'doubled "" quotes'
+    assert len(sts.read_sts(path, limit=2)) == 2
+    path.write_text("main-news\tx\t2013\t1\t2.0\tonly one sentence\n")
+    with pytest.raises(ValueError, match="line 1"):
+        sts.read_sts(path)
+
+
+def test_sts_scores_dev_and_test(embedder, tmp_path):
+    for split in ("dev", "test"):
+        (tmp_path / f"sts-{split}.csv").write_text(
+            "g\tf\t2012\t1\t5.0\tA man is dancing.\tA man is dancing.\n"
+            "g\tf\t2012\t2\t2.5\tA man is dancing.\tA man is singing.\n"
+            "g\tf\t2012\t3\t0.0\tA man is dancing.\tStocks fell sharply on Monday.\n")
+    result = sts.run(embedder, tmp_path)
+    assert list(result.rows) == ["dev", "test"]
+    assert all(-100 <= v <= 100 for v in result.rows["dev"].values())
+
+
+# ------------------------------------------------------------------ word similarity
+def test_wordsim_planted_glove_ranks_pairs_perfectly(embedder, tmp_path):
+    (tmp_path / "wordsim" / "simlex-999").mkdir(parents=True)
+    (tmp_path / "wordsim" / "wordsim-353").mkdir()
+    (tmp_path / "wordsim" / "simlex-999" / "SimLex-999.txt").write_text(
+        "word1\tword2\tPOS\tSimLex999\n" "cat\tdog\tN\t9.0\n" "cat\tcar\tN\t5.0\n" "cat\tsky\tN\t1.0\n")
+    (tmp_path / "wordsim" / "wordsim-353" / "combined.tab").write_text(
+        "Word 1\tWord 2\tHuman (mean)\r\n" "Cat\tDog\t8.0\r\n" "cat\tsky\t2.0\r\n" "cat\tcar\t5.0\r\n")
+    with gzip.open(tmp_path / "glove.txt.gz", "wt") as f:  # cos(cat, dog) > cos(cat, car) > cos(cat, sky)
+        f.write("4 2\ncat 1 0\ndog 0.9 0.1\ncar 0.5 0.5\nsky 0 1\n")
+    glove = Glove.load(tmp_path / "glove.txt.gz")
+    result = wordsim.run(embedder, tmp_path / "wordsim", glove)
+    assert result.rows["SimLex-999"][GLOVE] == pytest.approx(100.0)
+    assert result.rows["WordSim-353"][GLOVE] == pytest.approx(100.0)
+    assert "not found" in result.notes[0]  # no context corpus beside this data folder
+
+
+def test_wordsim_contexts_are_found_and_averaged(embedder):
+    paragraphs = ["The cat sat. A dog barked at the cat!", "Nothing here.", "Cats are not cat."]
+    contexts = wordsim.find_contexts(paragraphs, {"cat", "dog", "emu"}, per_word=2)
+    assert [(tokens[i], len(tokens)) for tokens, i in contexts["cat"]] == [("cat", 4), ("cat", 8)]
+    assert len(contexts["dog"]) == 1 and contexts["emu"] == []
+    stacks = wordsim.type_stacks(embedder, ["cat", "emu"], contexts)
+    alone = embedder.layers([["cat"]])[0][:, 0]
+    np.testing.assert_allclose(stacks[0, 0], alone[0])  # the token layer is the word on its own
+    assert not np.allclose(stacks[0, 1], alone[1])  # the biLSTM layers come from the contexts
+
+
+def test_glove_reader_handles_lowercase_fallback_and_bad_lines(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("the 0.5 1\nnew york 1 1\n")
+    glove = Glove.load(path)
+    assert glove.dim == 2 and glove.vector("The").tolist() == [0.5, 1.0]
+    assert glove.vector("new york") is not None and glove.vector("zebra") is None
+    np.testing.assert_allclose(glove.mean(["zebra"]), [0, 0])
+    np.testing.assert_allclose(glove.in_context(["a", "the", "x", "y"], 3, 4, 2), [0.5, 1.0])
+    path.write_text("the 0.5 1\nbad 1\n")
+    with pytest.raises(ValueError, match="line 2"):
+        Glove.load(path)
+
+
+# ------------------------------------------------------------------ WSD
+FAKE_INDEX_SENSE = ("bank%1:14:00:: 08420278 2 20\nbank%1:17:01:: 09213565 1 25\n"
+                    "zebra%1:05:00:: 02391049 1 0\nbright%5:00:00:light:00 1 2 0\nbright%3:00:00:: 2 1 0\n")
+
+
+def write_semcor(folder: Path) -> None:
+    """One NAF document: 'bank' annotated with its second sense in both sentences; 'zebra' never."""
+    naf = ['<NAF><text>', '<wf id="w0" sent="1">The</wf>', '<wf id="w1" sent="1">bank</wf>',
+           '<wf id="w2" sent="1">lent_money</wf>', '<wf id="w3" sent="2">A</wf>', '<wf id="w4" sent="2">bank</wf>',
+           '</text><terms>']
+    for term, wf in (("t1", "w1"), ("t4", "w4")):
+        naf.append(f'<term id="{term}" lemma="bank"><span><target id="{wf}"/></span><externalReferences>'
+                   '<externalRef reference="1:14:00::" resource="WordNet-eng30" reftype="lexical_key"/>'
+                   '</externalReferences></term>')
+    naf.append('<term id="t2" lemma="lend"><span><target id="w2"/></span><externalReferences>'
+               '<externalRef reference="2:99:00::" reftype="lexical_key"/></externalReferences></term>')  # not in WN
+    naf.append("</terms></NAF>")
+    (folder / "brown1").mkdir(parents=True)
+    with lzma.open(folder / "brown1" / "br-x01.naf.xz", "wt", encoding="utf-8") as f:
+        f.write("\n".join(naf))
+
+
+def write_raganato(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    (folder / "ALL.data.xml").write_text(
+        '<?xml version="1.0"?><corpus><text id="senseval2.d000"><sentence id="senseval2.d000.s000">'
+        '<wf lemma="the" pos="DET">The</wf>'
+        '<instance id="senseval2.d000.s000.t000" lemma="bank" pos="NOUN">bank</instance>'
+        '<wf lemma="see" pos="VERB">saw</wf><wf lemma="a" pos="DET">a</wf>'
+        '<instance id="senseval2.d000.s000.t001" lemma="zebra" pos="NOUN">zebra</instance>'
+        '</sentence></text><text id="semeval2015.d000"><sentence id="semeval2015.d000.s000">'
+        '<instance id="semeval2015.d000.s000.t000" lemma="take_place" pos="VERB">took place</instance>'
+        '</sentence></text></corpus>')
+    (folder / "ALL.gold.key.txt").write_text("senseval2.d000.s000.t000 bank%1:14:00::\n"
+                                             "senseval2.d000.s000.t001 zebra%1:05:00::\n"
+                                             "semeval2015.d000.s000.t000 take_place%2:30:00::\n")
+
+
+def test_wsd_falls_back_to_the_first_sense_for_lemmas_unseen_in_semcor(embedder, tmp_path):
+    (tmp_path / "wn").mkdir()
+    (tmp_path / "wn" / "index.sense").write_text(FAKE_INDEX_SENSE)
+    write_semcor(tmp_path / "wsd" / "SemCor3.0-NAF")
+    write_raganato(tmp_path / "wsd" / "Evaluation_Datasets" / "ALL")
+    result = wsd.run(embedder, tmp_path / "wsd", wordnet=tmp_path / "wn")
+    assert result.details["semcor senses"] == 1 and result.details["semcor occurrences"] == 2
+    with_fallback, without = result.rows["senseval2 + first-sense fallback"], result.rows["senseval2, SemCor senses only"]
+    # bank: its one SemCor sense (WordNet's second) is right; zebra: unseen, WordNet's first sense is right
+    assert all(with_fallback[c] == 100.0 for c in embedder.views)
+    assert all(without[c] == pytest.approx(100 * 2 * 1 * 0.5 / 1.5) for c in embedder.views)  # P 1, R 1/2
+    assert with_fallback["WN first sense"] == pytest.approx(100 * 2 * 0.5 * 0.5 / 1.0)  # bank wrong, zebra right
+    assert result.rows["semeval2015 + first-sense fallback"]["token"] == 0.0  # take_place is not in this WordNet
+
+
+def test_sense_inventory_orders_senses_and_merges_satellites(tmp_path):
+    (tmp_path / "index.sense").write_text(FAKE_INDEX_SENSE)
+    inventory = SenseInventory.load(tmp_path)
+    assert inventory.senses("Bank", "n") == ["bank%1:17:01::", "bank%1:14:00::"]
+    assert inventory.first_sense("bright", "a") == "bright%3:00:00::"
+    assert inventory.first_sense("zebra", "v") is None
+    with pytest.raises(FileNotFoundError, match="wordnet-sense-index"):
+        SenseInventory.load(tmp_path / "absent")
+
+
+@pytest.mark.skipif(not (WORDNET / "index.sense").is_file(),
+                    reason=f"WordNet 3.0 not installed at {WORDNET} (apt-get install wordnet-base wordnet-sense-index)")
+def test_real_wordnet_first_senses():
+    inventory = SenseInventory.load(WORDNET)
+    assert inventory.first_sense("bank", "n") == "bank%1:17:01::"
+    assert inventory.first_sense("peculiar", "a") == "peculiar%5:00:00:strange:00"
+    assert len(inventory.senses("bank", "v")) == 8

@@ -1,0 +1,222 @@
+"""Indexer end to end on a small synthetic corpus and a tiny random biLM: search, neighbours, senses, errors.
+
+Search results are checked against brute-force numpy over the stored vectors; the planted corpus has
+two senses of "bank" whose only systematic difference is the words before it.
+"""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from encoder.text import tokenize
+from indexer import (CorpusError, Index, QueryError, QueryNotice, Settings, add_documents, build_index,
+                     delete_documents)
+from indexer.__main__ import main
+
+FILLER = "yesterday my friend said that after lunch we finally went down to see how long the old road near".split()
+OTHER = ["Volcanoes erupt when magma rises through the crust.", "Lava cools slowly into dark basalt rock.",
+         "Bake the bread in a hot oven for forty minutes.", "Whisk the eggs with sugar until pale and thick.",
+         "The train left the station five minutes late.", "Passengers changed trains at the busy junction.",
+         "Plants turn sunlight into sugar through photosynthesis.", "The telescope revealed distant spiral galaxies."]
+SETTINGS = Settings(shard_tokens=250, glove_epochs=5, glove_dim=16, glove_min_count=1)
+
+
+def corpus_documents(seed: int = 0) -> list[dict]:
+    """Twelve river-bank and twelve money-bank documents (random filler, then the cue), and eight others."""
+    rng = random.Random(seed)
+    docs = []
+    for i in range(12):
+        for sense, cue in (("river", "muddy river"), ("money", "savings and loan")):
+            text = " ".join(" ".join(rng.sample(FILLER, rng.randint(3, 7))).capitalize() + f" the {cue} bank."
+                            for _ in range(2))
+            docs.append({"id": f"{sense}-{i}", "title": f"{sense} story {i}", "text": text})
+    for i in range(8):
+        text = " ".join(f"{s[:-1]} in {1990 + 3 * i + j}." for j, s in enumerate(rng.sample(OTHER, 3)))
+        docs.append({"id": f"other-{i}", "title": f"misc {i}", "text": text})
+    return docs
+
+
+def write_corpus(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "docs.jsonl", "w", encoding="utf-8") as f:
+        for doc in corpus_documents():
+            f.write(json.dumps(doc) + "\n")
+    (directory / "notes.txt").write_text("Glaciers carve deep valleys in the mountains.\n\n"
+                                         "Honey never spoils when it is sealed.\n", encoding="utf-8")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def indexer_index(tmp_path_factory, tiny_model_dir) -> Index:
+    root = tmp_path_factory.mktemp("indexer")
+    corpus = write_corpus(root / "corpus")
+    return build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
+
+
+def brute_force(index: Index, query: str, weights: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k by plain numpy over every stored sentence layer, independent of the indexer's search code."""
+    layers = np.concatenate([np.load(index.path / "shards" / s["name"] / "sentence_layers.npy").astype(np.float32)
+                             for s in index.manifest["shards"]])
+    matrix = (layers * np.asarray(weights, np.float32)[None, :, None]).sum(1)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query_vector = (index.elmo.embed([tokenize(query)])[0].mean(1) * np.asarray(weights)[:, None]).sum(0)
+    scores = matrix @ (query_vector / np.linalg.norm(query_vector))
+    order = np.argsort(-scores, kind="stable")[:k]
+    return scores[order], order
+
+
+@pytest.mark.parametrize("layers", [None, "top", "0.2,0.5,0.3"])
+def test_search_equals_brute_force(indexer_index, layers):
+    weights = indexer_index.layer_mix.weights if layers is None else \
+        {"top": [0, 0, 1], "0.2,0.5,0.3": [0.2, 0.5, 0.3]}[layers]
+    hits = indexer_index.search("the river bank after lunch", k=8, layers=layers)
+    scores, ids = brute_force(indexer_index, "the river bank after lunch", weights, 8)
+    assert [h.sentence_id for h in hits] == ids.tolist()
+    np.testing.assert_allclose([h.score for h in hits], scores, atol=1e-4)
+    assert [h.rank for h in hits] == list(range(1, 9))
+    first = indexer_index.sentences.iloc[ids[0]]
+    assert (hits[0].doc_id, hits[0].sentence, hits[0].title) == (first["doc_id"], first["text"], first["title"])
+
+
+def test_manifest_and_counts(indexer_index):
+    m = indexer_index.manifest
+    assert m["format_version"] == 1 and m["model"]["name"] == "tiny" and m["model"]["hash"] == indexer_index.elmo.model_hash
+    assert m["pooling"] == "mean" and m["layers"]["spec"] == "average" and len(m["shards"]) > 2
+    assert m["counts"]["documents"] == 34 and m["counts"]["skipped_empty_documents"] == 1
+    assert {c["name"] for c in m["corpus"]} == {"corpus/docs.jsonl", "corpus/notes.txt"}
+    assert all(len(c["sha256"]) == 64 for c in m["corpus"]) and m["created_at"]
+    assert {e["factory"] for e in m["indexes"].values()} == {"Flat"}
+    # token vectors only for content words, with offsets pointing at them
+    tokens = indexer_index.tokens
+    assert not tokens["word"].str.lower().isin(["the", "and", ".", "a"]).any()
+    row = tokens.iloc[0]
+    assert indexer_index.sentences.iloc[row["sentence_id"]]["text"][row["char_start"]:row["char_end"]] == row["word"]
+    glove = (indexer_index.path / "glove.txt").read_text().splitlines()
+    assert len(glove) == m["glove"]["vocab_size"] and len(glove[0].split(" ")) == 17
+
+
+def test_persistence_round_trip(indexer_index):
+    again = Index.open(indexer_index.path)
+    assert again.manifest == indexer_index.manifest and again.stats() == indexer_index.stats()
+    for query in ("bread in the oven", "money"):
+        assert again.search(query, k=5) == indexer_index.search(query, k=5)
+    assert again.search_glove("bread oven", k=3) == indexer_index.search_glove("bread oven", k=3)
+
+
+def test_hybrid_and_glove(indexer_index):
+    hits = indexer_index.search("telescope galaxies", k=3, hybrid=True)
+    assert "telescope" in hits[0].sentence and hits[0].score > hits[-1].score > 0
+    glove = indexer_index.search_glove("telescope galaxies", k=3)
+    assert "telescope" in glove[0].sentence and len(glove) == 3
+    with pytest.warns(QueryNotice, match="GloVe"):
+        assert indexer_index.search_glove("zzzqqq", k=3) == []
+
+
+def test_neighbors(indexer_index):
+    found = indexer_index.neighbors("We sat on the muddy river bank.", "bank", k=5, same_word=True)
+    assert found.query_tokens[found.position] == "bank"
+    assert [h.word for h in found.hits] == ["bank"] * 5 and [h.rank for h in found.hits] == [1, 2, 3, 4, 5]
+    assert all(h.sentence[h.char_start:h.char_end] == "bank" and "river" in h.sentence for h in found.hits)
+    assert all(isinstance(w, str) and isinstance(s, float) for w, s in found.glove) and found.glove_note is None
+    indexed = next(t for t in indexer_index.sentences["text"] if t.startswith("Lava"))
+    anyword = indexer_index.neighbors(indexed, "lava", k=3)  # its own occurrence comes first
+    assert anyword.position == 0 and (anyword.hits[0].word, anyword.hits[0].sentence) == ("Lava", indexed)
+    assert anyword.hits[0].score == pytest.approx(1.0, abs=1e-3) and {h.word for h in anyword.hits} != {"Lava"}
+    twice = indexer_index.neighbors("The bank by the bank.", "bank", position=4, k=2)
+    assert twice.position == 4 and not twice.notices
+    assert indexer_index.neighbors("The bank by the bank.", "bank", k=2).notices
+
+
+def test_senses_separates_planted_senses(indexer_index):
+    senses = indexer_index.senses("bank")
+    assert senses.n_occurrences == 48 and len(senses.clusters) == 2 and senses.silhouette > 0.3
+    assert sorted(c.size for c in senses.clusters) == [24, 24]
+    for number, cluster in enumerate(senses.clusters):
+        members = [p.sentence for p in senses.points if p.cluster == number]
+        assert len({"river" in s for s in members}) == 1  # each cluster is pure
+        assert ("river" in cluster.label) == ("river" in members[0]) and len(cluster.examples) == 5
+    assert len(senses.points) == 48 and all(np.isfinite([p.x, p.y]).all() for p in senses.points)
+    assert len(indexer_index.senses("bank", k=3).clusters) == 3
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda i: i.search(""), "empty"),
+    (lambda i: i.search("   \n\t"), "empty"),
+    (lambda i: i.search("bank", k=0), "k must be"),
+    (lambda i: i.search("bank", layers="1,2"), "layer"),
+    (lambda i: i.neighbors("The river bank.", "money"), "not a word of the sentence"),
+    (lambda i: i.neighbors("The river bank.", "bank", position=1), "not 'bank'"),
+    (lambda i: i.neighbors("The river bank.", "bank", position=9), "outside the sentence"),
+    (lambda i: i.neighbors("The river bank.", ""), "empty"),
+    (lambda i: i.neighbors("Some qwertyuiop here.", "qwertyuiop", same_word=True), "does not occur"),
+    (lambda i: i.senses("qwertyuiop"), "does not occur"),
+    (lambda i: i.senses("the"), "stopwords"),
+    (lambda i: i.senses("bank", k="many"), "k must be"),
+])
+def test_bad_queries_raise_query_error(indexer_index, call, message):
+    with pytest.raises(QueryError, match=message):
+        call(indexer_index)
+
+
+def test_huge_query_is_truncated_with_notice(indexer_index):
+    with pytest.warns(QueryNotice, match="first 10,000"):
+        hits = indexer_index.search("river bank " * 10_000, k=3)
+    assert len(hits) == 3
+    unknown = indexer_index.neighbors("I like qwertyuiop a lot.", "qwertyuiop", k=2)
+    assert unknown.glove == [] and "not in the GloVe vocabulary" in unknown.glove_note and len(unknown.hits) == 2
+
+
+def test_add_and_delete(indexer_index, tmp_path):
+    path = tmp_path / "index"
+    shutil.copytree(indexer_index.path, path)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "new-1", "title": "Comets", "text": "A comet grows a bright tail near the sun."}) + "\n")
+    before = Index.open(path).manifest
+    index = add_documents(path, [extra], progress=False)
+    assert index.manifest["counts"]["documents"] == before["counts"]["documents"] + 1
+    assert index.manifest["generation"] == 2 and len(index.manifest["shards"]) == len(before["shards"]) + 1
+    assert index.search("A comet grows a bright tail near the sun.", k=1)[0].doc_id == "new-1"
+    assert index.neighbors("The comet tail", "comet", same_word=True, k=1).hits[0].doc_id == "new-1"
+    assert not list(path.glob("*.g1.*")), "old generation files are removed after the commit"
+
+    with pytest.raises(CorpusError, match="already in the index"):
+        add_documents(path, [extra], progress=False)
+    with pytest.raises(QueryError, match="not in the index"):
+        delete_documents(path, ["new-1", "no-such-doc"])
+    assert Index.open(path).manifest["counts"] == index.manifest["counts"]  # nothing changed
+
+    counts = delete_documents(path, ["new-1", "river-0"])
+    index = Index.open(path)
+    assert counts["documents"] == before["counts"]["documents"] - 1 and counts["deleted_documents"] == 2
+    hits = index.search("A comet grows a bright tail near the sun.", k=40)
+    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in hits) and len(hits) == 40
+    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in index.search("comet bank", k=40, hybrid=True))
+    assert index.senses("bank").n_occurrences == 46
+
+
+def test_cli_json(indexer_index, capsys):
+    assert main(["search", "--index", str(indexer_index.path), "muddy river bank", "--k", "2", "--json",
+                 "--baseline", "--hybrid"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) == {"query", "k", "layers", "hybrid", "results", "glove", "notices"}
+    assert set(result["results"][0]) == {"rank", "score", "doc_id", "title", "sentence", "sentence_id"}
+    assert main(["neighbors", "--index", str(indexer_index.path), "--sentence", "The river bank.",
+                 "--word", "bank", "--json", "--k", "2", "--layers", "top"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["hits"][0]) == {"rank", "score", "word", "doc_id", "title", "sentence", "token_index",
+                                      "char_start", "char_end"}
+    assert main(["senses", "--index", str(indexer_index.path), "--word", "bank", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["clusters"]) == 2 and set(result["points"][0]) == {"x", "y", "cluster", "sentence"}
+    assert main(["stats", "--index", str(indexer_index.path)]) == 0
+    assert "documents 34" in capsys.readouterr().out
+    assert main(["search", "--index", str(indexer_index.path), "  "]) == 2
+    assert "error: the query is empty" in capsys.readouterr().err
+    assert main(["search", "--index", str(indexer_index.path), "x" * 20_000, "--json", "--k", "1"]) == 0
+    assert "first 10,000" in json.loads(capsys.readouterr().out)["notices"][0]
