@@ -1,0 +1,318 @@
+"""Tests for encoder.text: reading files, sentence splitting, tokenization, Punkt training."""
+
+import argparse
+import bz2
+import collections
+import gzip
+import json
+import lzma
+import random
+
+import pytest
+
+from encoder import text
+from encoder.text import (
+    Sentence,
+    iter_lines,
+    open_text,
+    punkt_tokenizer,
+    save_punkt,
+    sentences,
+    split_and_tokenize,
+    split_sentences,
+    tokenize,
+    tokenize_with_spans,
+    train_punkt,
+)
+
+
+def assert_consistent(doc: str, result: list[Sentence]) -> None:
+    """Every offset points at exactly the text it claims to, in order, without overlaps."""
+    previous_end = 0
+    for sentence in result:
+        assert doc[sentence.start : sentence.end] == sentence.text
+        assert sentence.text == sentence.text.strip() != ""
+        assert sentence.start >= previous_end
+        previous_end = sentence.end
+        assert sentence.tokens == tokenize(sentence.text)
+        assert len(sentence.tokens) == len(sentence.token_spans)
+        token_end = sentence.start
+        for token, (a, b) in zip(sentence.tokens, sentence.token_spans):
+            assert doc[a:b] == token
+            assert token_end <= a < b <= sentence.end
+            token_end = b
+
+
+# --- sentence splitting ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "doc, expected",
+    [
+        (
+            "Dr. Smith went to Washington. He arrived at 5 p.m. on Monday.",
+            ["Dr. Smith went to Washington.", "He arrived at 5 p.m. on Monday."],
+        ),
+        (
+            "He likes fruit, e.g. apples and pears. She does not.",
+            ["He likes fruit, e.g. apples and pears.", "She does not."],
+        ),
+        (
+            "The U.S. Army fought there. It won.",
+            ["The U.S. Army fought there.", "It won."],
+        ),
+        (
+            "He moved to the U.S. in 1990. Later he moved back.",
+            ["He moved to the U.S. in 1990.", "Later he moved back."],
+        ),
+        (
+            "Mr. Jones lives in St. Louis. He works for Acme Inc. in the city.",
+            ["Mr. Jones lives in St. Louis.", "He works for Acme Inc. in the city."],
+        ),
+        (
+            "He was born c. 1500 in Italy. He died (d. 1557) in Rome. It hit No. 1 in Jan. 1960.",
+            [
+                "He was born c. 1500 in Italy.",
+                "He died (d. 1557) in Rome.",
+                "It hit No. 1 in Jan. 1960.",
+            ],
+        ),
+        (
+            "It is rich in vitamin C. The fruit is red.",
+            ["It is rich in vitamin C.", "The fruit is red."],
+        ),
+        (
+            'J. R. R. Tolkien wrote it. "Is it long?" She nodded. (It is.) Yes!',
+            ["J. R. R. Tolkien wrote it.", '"Is it long?"', "She nodded.", "(It is.)", "Yes!"],
+        ),
+    ],
+)
+def test_abbreviations_do_not_end_sentences(doc, expected):
+    assert sentences(doc) == expected
+
+
+def test_spans_map_back_to_the_text():
+    doc = (
+        '  Dr. Smith said "hello." Then he left!\n'
+        "This line is wrapped\nin the middle.   \n\n\n"
+        "New paragraph?  Yes. (Quoted.) Done"
+    )
+    spans = split_sentences(doc)
+    assert [doc[a:b] for a, b in spans] == [
+        'Dr. Smith said "hello."',
+        "Then he left!",
+        "This line is wrapped\nin the middle.",
+        "New paragraph?",
+        "Yes.",
+        "(Quoted.)",
+        "Done",
+    ]
+    assert_consistent(doc, split_and_tokenize(doc))
+
+
+def test_a_sentence_never_crosses_a_blank_line():
+    doc = "Introduction\n\nThe text starts here. It goes on\r\n \r\nNext paragraph"
+    expected = ["Introduction", "The text starts here.", "It goes on", "Next paragraph"]
+    assert sentences(doc) == expected
+
+
+def test_leftover_punctuation_stays_with_its_sentence():
+    assert sentences("I love it!!!") == ["I love it!!!"]
+    assert sentences("Wow!!! Great... Really?!") == ["Wow!!!", "Great...", "Really?!"]
+
+
+@pytest.mark.parametrize("doc", ["", " ", "\n\n\t \u3000\n"])
+def test_empty_and_whitespace_text(doc):
+    assert split_sentences(doc) == []
+    assert sentences(doc) == []
+    assert split_and_tokenize(doc) == []
+    assert tokenize(doc) == []
+    assert tokenize_with_spans(doc) == []
+
+
+def test_korean():
+    doc = "서울은 대한민국의 수도이다. 인구는 약 천만 명이다."
+    assert sentences(doc) == ["서울은 대한민국의 수도이다.", "인구는 약 천만 명이다."]
+    result = split_and_tokenize(doc)
+    assert result[0].tokens == ["서울은", "대한민국의", "수도이다", "."]
+    assert result[1].tokens == ["인구는", "약", "천만", "명이다", "."]
+    assert_consistent(doc, result)
+
+
+def test_other_unicode():
+    doc = "Ça coûte 5 €. Die Straße ist naß! Emoji 🙂 works. Ελληνικά κείμενα."
+    expected = ["Ça coûte 5 €.", "Die Straße ist naß!", "Emoji 🙂 works.", "Ελληνικά κείμενα."]
+    assert sentences(doc) == expected
+    assert_consistent(doc, split_and_tokenize(doc))
+
+
+def test_long_text():
+    rng = random.Random(0)
+    templates = [
+        "Dr. {} met Mr. {} in St. Louis on Jan. {}.",
+        'The report (see p. {}) says "{} percent", i.e. {} cases!',
+        "Was it {} or {}? Nobody knew in {}.",
+    ]
+    parts, expected = [], 0
+    while sum(map(len, parts)) < 200_000:
+        template = rng.choice(templates)
+        parts.append(template.format(*(rng.randint(1, 30) for _ in range(3))))
+        expected += template.count("?") + 1
+    doc = " ".join(parts)
+    assert len(doc) >= 200_000
+    result = split_and_tokenize(doc)
+    assert len(result) == expected
+    assert_consistent(doc, result)
+
+
+def test_long_text_without_sentence_ends():
+    doc = "x" * 200_000
+    [sentence] = split_and_tokenize(doc)
+    assert (sentence.start, sentence.end, sentence.tokens) == (0, 200_000, [doc])
+
+
+# --- tokenization ----------------------------------------------------------------------------
+
+
+def test_tokens_are_the_text_as_written():
+    sentence = 'She said "don\'t go" -- and left (quickly).'
+    assert tokenize(sentence) == [
+        "She", "said", '"', "do", "n't", "go", '"', "--", "and", "left", "(", "quickly", ")", ".",
+    ]  # fmt: skip
+    for token, start, end in tokenize_with_spans(sentence):
+        assert sentence[start:end] == token
+
+
+def test_sentence_offsets_are_relative_to_the_document():
+    doc = "First one. Second one here."
+    second = split_and_tokenize(doc)[1]
+    assert (second.text, second.start, second.end) == ("Second one here.", 11, 27)
+    assert second.token_spans[0] == (11, 17)
+    assert tokenize_with_spans(second.text)[0] == ("Second", 0, 6)
+
+
+# --- reading files ---------------------------------------------------------------------------
+
+
+def write(path, content: str | bytes) -> None:
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    opener = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}.get(path.suffix, open)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with opener(path, "wb") as f:
+        f.write(data)
+
+
+@pytest.mark.parametrize("name", ["a.txt", "a.txt.gz", "a.txt.xz", "a.txt.bz2", "a.gz"])
+def test_open_text(tmp_path, name):
+    write(tmp_path / name, "first line\nzweite Zeile – ü\n")
+    with open_text(tmp_path / name) as f:
+        assert f.read() == "first line\nzweite Zeile – ü\n"
+
+
+def test_iter_lines_reads_files_and_folders(tmp_path):
+    write(tmp_path / "corpus" / "b.txt.xz", "b1\n\nb2\n")
+    write(tmp_path / "corpus" / "a" / "z.txt.gz", "az1\r\naz2")
+    write(tmp_path / "corpus" / "c.txt.bz2", "c1\n")
+    write(tmp_path / "corpus" / "README.md", "not text of the corpus\n")
+    write(tmp_path / "single.txt", "s1\n")
+
+    assert list(iter_lines(tmp_path / "corpus")) == ["az1", "az2", "b1", "", "b2", "c1"]
+    assert list(iter_lines([str(tmp_path / "single.txt"), tmp_path / "corpus" / "c.txt.bz2"])) == [
+        "s1",
+        "c1",
+    ]
+    with pytest.raises(FileNotFoundError):
+        list(iter_lines(tmp_path / "missing.txt"))
+
+
+@pytest.mark.parametrize("name", ["bad.txt", "bad.txt.gz"])
+def test_invalid_utf8_is_replaced_and_counted(tmp_path, name):
+    write(tmp_path / name, b"caf\xe9 ok\n\xff\xfe good\nfine\n")
+    replaced: collections.Counter = collections.Counter()
+    lines = list(iter_lines(tmp_path / name, replaced))
+    assert lines == ["caf\ufffd ok", "\ufffd\ufffd good", "fine"]
+    assert replaced == {tmp_path / name: 3}
+
+
+def test_utf8_byte_order_mark_is_dropped(tmp_path):
+    write(tmp_path / "bom.txt", "\ufeffhello\n")
+    assert list(iter_lines(tmp_path / "bom.txt")) == ["hello"]
+
+
+# --- Punkt parameters ------------------------------------------------------------------------
+
+
+def test_shipped_parameters():
+    assert text.PUNKT_PATH.stat().st_size < 300_000
+    params = json.loads(text.PUNKT_PATH.read_text(encoding="utf-8"))
+    assert {"dr", "mr", "st", "u.s", "e.g", "i.e", "p.m", "etc"} <= set(params["abbrev_types"])
+    assert {"however", "the", "in"} <= set(params["sent_starters"])
+    assert "louis" not in params["sent_starters"]  # a name, which would split "St. Louis"
+    assert all(len(pair) == 2 for pair in params["collocations"])
+    assert all(isinstance(flags, int) for flags in params["ortho_context"].values())
+
+
+def invented_corpus(n_lines: int) -> list[str]:
+    """Paragraphs of made-up text in which "Blvd." (not a common abbreviation of ours) is used."""
+    rng = random.Random(1)
+    nouns = ["shop", "bakery", "museum", "station", "library", "garden", "theatre", "school"]
+    names = ["Maple", "Cedar", "Harbor", "Sunset", "Lake", "Oak", "River", "Hill"]
+    patterns = [
+        "The {n} on {s} Blvd. is open every day.",
+        "Our {n} moved to {s} Blvd. last year.",
+        "They walked along {s} Blvd. and found a {n}.",
+        "A {n} stands at the end of the road.",
+        "However, the {n} was closed in winter.",
+        "Nobody liked the old {n} near the river.",
+        "In the evening, the {n} was full of people.",
+    ]
+    lines = []
+    for _ in range(n_lines):
+        sentences_ = [
+            rng.choice(patterns).format(n=rng.choice(nouns), s=rng.choice(names)) for _ in range(4)
+        ]
+        lines.append(" ".join(sentences_))
+    return lines
+
+
+def test_train_punkt_learns_usable_parameters(tmp_path):
+    lines = invented_corpus(400)
+    params = train_punkt(["", *lines, ""], max_chars=1_000_000)
+
+    assert params == json.loads(json.dumps(params))  # JSON-ready as it is
+    assert params["trained_on_chars"] == sum(map(len, lines))
+    assert "blvd" in params["abbrev_types"]
+    assert text.COMMON_ABBREVIATIONS <= set(params["abbrev_types"])
+
+    save_punkt(params, tmp_path / "punkt.json")
+    tokenizer = punkt_tokenizer(tmp_path / "punkt.json")
+    doc = "The shop on Maple Blvd. is small. We liked it."
+    assert [doc[a:b] for a, b in tokenizer.span_tokenize(doc)] == [
+        "The shop on Maple Blvd. is small.",
+        "We liked it.",
+    ]
+
+
+def test_train_punkt_stops_after_max_chars():
+    lines = invented_corpus(400)
+    params = train_punkt(lines, max_chars=5_000)
+    assert 5_000 <= params["trained_on_chars"] < 5_000 + max(map(len, lines))
+
+
+def test_train_punkt_needs_text():
+    with pytest.raises(ValueError):
+        train_punkt(["", "   "], max_chars=1000)
+
+
+def test_cli_retrains_parameters(tmp_path, capsys):
+    write(tmp_path / "corpus" / "part.txt.gz", "\n".join(invented_corpus(200)) + "\n")
+    parser = argparse.ArgumentParser()
+    text.register(parser.add_subparsers())
+    corpus, out = str(tmp_path / "corpus"), str(tmp_path / "p.json")
+    args = parser.parse_args(["punkt", "--corpus", corpus, "--out", out, "--max-chars", "20000"])
+    assert args.func is text.run
+    args.func(args)
+    params = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert 20_000 <= params["trained_on_chars"] < 21_000
+    assert "blvd" in params["abbrev_types"]
+    assert "trained on 20," in capsys.readouterr().out
