@@ -1,0 +1,69 @@
+"""Senses page: a word's occurrences clustered into senses, as cards and as a 2-D map coloured by sense."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from app import state
+from app.render import errors_in_page, escape, highlight_word, notices
+
+SUGGESTIONS = ("bank", "play", "stick", "bat", "pitch", "spring", "seal", "mouse", "cell", "interest")
+CARDS_PER_ROW = 3
+
+
+def suggest() -> None:
+    """A clicked suggestion becomes the word."""
+    st.session_state["ui.senses.word"] = st.session_state["senses.suggestion"]
+    st.session_state["senses.suggestion"] = None
+
+
+index = state.current_index()
+st.title("Senses")
+st.caption("Every occurrence of the word in the collection gets its own ELMo vector; k-means groups them into "
+           "senses and PCA draws them in 2-D. No dictionary is involved: the senses come from the contexts alone.")
+
+st.session_state.setdefault("ui.senses.word", SUGGESTIONS[0])
+st.session_state.setdefault("ui.senses.k", "auto")
+word_column, k_column = st.columns([3, 2], vertical_alignment="bottom")
+word = word_column.text_input("Word", key="ui.senses.word")
+k = k_column.selectbox("Number of senses", ["auto", 2, 3, 4, 5, 6, 7, 8], key="ui.senses.k",
+                       help="auto picks the number with the best silhouette (1 when no split is convincing).")
+st.pills("Try", SUGGESTIONS, key="senses.suggestion", on_change=suggest)
+
+if not word.strip():
+    st.info("Type a word to see its senses.")
+    st.stop()
+
+with errors_in_page():
+    result = state.senses(index, word.strip(), k)
+    notices(result.notices)
+    silhouette = "—" if result.silhouette is None else f"{result.silhouette:.2f}"
+    figures = st.columns(3)
+    figures[0].metric("Occurrences", f"{result.n_occurrences:,}")
+    figures[1].metric("Senses", len(result.clusters))
+    figures[2].metric("Silhouette", silhouette, help="How well separated the clusters are (cosine, -1 to 1).")
+
+    for start in range(0, len(result.clusters), CARDS_PER_ROW):
+        row = st.columns(CARDS_PER_ROW)
+        for number, (column, cluster) in enumerate(zip(row, result.clusters[start:]), start=start + 1):
+            with column.container(border=True):
+                st.markdown(f"#### Sense {number}")
+                plural = "s" if cluster.size != 1 else ""
+                st.markdown(f"**{escape(cluster.label)}** · {cluster.size} occurrence{plural}")
+                for example in cluster.examples:
+                    st.markdown(f"- {highlight_word(example, result.word)}")
+
+    points = pd.DataFrame({
+        "x": [p.x for p in result.points], "y": [p.y for p in result.points],
+        "sense": [f"{p.cluster + 1}: {result.clusters[p.cluster].label}" for p in result.points],
+        "sentence": [p.sentence for p in result.points],
+    })
+    chart = alt.Chart(points).mark_circle(size=70, opacity=0.75).encode(
+        x=alt.X("x", title="PCA 1"), y=alt.Y("y", title="PCA 2"),
+        color=alt.Color("sense:N", title="sense", legend=alt.Legend(orient="bottom", columns=2, labelLimit=400)),
+        tooltip=["sense", "sentence"],
+    ).interactive()
+    st.subheader(f"All {len(points)} occurrences of “{result.word}”")
+    st.caption("Hover over a point to read its sentence; scroll to zoom.")
+    st.altair_chart(chart, width="stretch")

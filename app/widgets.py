@@ -1,0 +1,123 @@
+"""Controls shared by several pages: the layer mix (presets, sliders, live formula) and the token picker."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from encoder import LayerMix
+from encoder.mix import PRESETS
+from encoder.text import tokenize
+from indexer.words import is_word, normalize
+
+CUSTOM = "custom"
+STATE_PREFIX = "ui."
+"""Keys that start with this survive switching pages (``main.py`` keeps them alive)."""
+
+
+def layer_name(j: int, n_layers: int) -> str:
+    """h_0 is the char-CNN token layer, h_1..h_L the biLSTM layers."""
+    if j == 0:
+        return "h0 · char-CNN (token)"
+    return f"h{j} · biLSTM {j}" + (" (top)" if j == n_layers - 1 else "")
+
+
+def _preset_of(weights: Sequence[float], n_layers: int) -> str:
+    for name in PRESETS:
+        if all(abs(a - b) < 1e-3 for a, b in zip(LayerMix.parse(name, n_layers).weights, weights)):
+            return name
+    return CUSTOM
+
+
+def _apply_preset(key: str, n_layers: int) -> None:
+    preset = st.session_state[f"{key}.preset"]
+    if preset != CUSTOM:
+        for j, w in enumerate(LayerMix.parse(preset, n_layers).weights):
+            st.session_state[f"{key}.s{j}"] = round(w, 2)
+
+
+def _mark_custom(key: str, n_layers: int) -> None:
+    weights = [st.session_state[f"{key}.s{j}"] for j in range(n_layers)]
+    total = sum(weights)
+    st.session_state[f"{key}.preset"] = _preset_of([w / total for w in weights], n_layers) if total else CUSTOM
+
+
+def formula(mix: LayerMix) -> str:
+    """ELMo = γ Σ s_j h_j written out with the current numbers, as LaTeX."""
+    terms = " + ".join(rf"{w:.2f}\,\mathbf{{h}}_{j}" for j, w in enumerate(mix.weights))
+    return (rf"\mathrm{{ELMo}} = \gamma \sum_{{j=0}}^{{{len(mix.weights) - 1}}} s_j\,\mathbf{{h}}_j"
+            rf" = {mix.gamma:.2f} \times \left({terms}\right)")
+
+
+def layer_mix_control(key: str, n_layers: int, initial: LayerMix) -> LayerMix | None:
+    """Preset buttons + one slider per layer weight s_j + γ, with the formula updated live.
+
+    Returns None (after saying why in the page) when every weight is zero.
+    """
+    st.session_state.setdefault(f"{key}.preset", _preset_of(initial.weights, n_layers))
+    for j, w in enumerate(initial.weights):
+        st.session_state.setdefault(f"{key}.s{j}", round(w, 2))
+    st.session_state.setdefault(f"{key}.gamma", float(initial.gamma))
+
+    st.radio("Layer mix preset", [*PRESETS, CUSTOM], key=f"{key}.preset", horizontal=True,
+             on_change=_apply_preset, args=(key, n_layers),
+             help="token = the context-free char-CNN layer only; top = the last biLSTM layer; "
+                  "average = all layers equally; custom = your sliders.")
+    columns = st.columns(n_layers + 1)
+    for j, column in enumerate(columns[:-1]):
+        column.slider(f"s{j}: {layer_name(j, n_layers)}", 0.0, 1.0, step=0.01, key=f"{key}.s{j}",
+                      on_change=_mark_custom, args=(key, n_layers))
+    columns[-1].slider("γ (scale)", 0.1, 3.0, step=0.1, key=f"{key}.gamma",
+                       help="γ scales the whole vector. Cosine similarity ignores scale, so it does not change "
+                            "rankings; it matters when ELMo feeds a downstream model.")
+    raw = [st.session_state[f"{key}.s{j}"] for j in range(n_layers)]
+    if sum(raw) <= 0:
+        st.warning("Give at least one layer a weight above zero.")
+        return None
+    mix = LayerMix(tuple(w / sum(raw) for w in raw), float(st.session_state[f"{key}.gamma"]))
+    st.latex(formula(mix))
+    st.caption("The sliders are normalised so that the weights s_j sum to 1; h_j is layer j's vector for a token.")
+    return mix
+
+
+def layer_selector(key: str, n_layers: int) -> LayerMix:
+    """One layer at a time (or the average), to watch neighbours move from spelling to meaning."""
+    options = [*range(n_layers), "average"]
+    st.session_state.setdefault(key, n_layers - 1)
+    choice = st.radio("Layer", options, key=key, horizontal=True,
+                      format_func=lambda o: "average" if o == "average" else layer_name(o, n_layers),
+                      help="Layer 0 knows only the word's spelling, so its neighbours look alike; the top "
+                           "layer has read the whole sentence, so its neighbours share the meaning.")
+    if choice == "average":
+        return LayerMix.parse("average", n_layers)
+    return LayerMix.parse([1.0 if j == choice else 0.0 for j in range(n_layers)], n_layers)
+
+
+def choose_word(key: str, word: str) -> None:
+    """Make ``word`` the choice of the token picker ``key`` (e.g. when an example is loaded)."""
+    st.session_state[key] = word
+    for widget in [k for k in st.session_state if str(k).startswith(f"pick.{key}.")]:
+        del st.session_state[widget]  # re-seeded from the word on the next run
+
+
+def token_picker(label: str, sentence: str, key: str) -> tuple[str, int] | None:
+    """Clickable tokens of ``sentence``; the chosen word (``key``) carries over when the sentence is edited."""
+    tokens = tokenize(sentence)
+    words = [i for i, token in enumerate(tokens) if is_word(token)]
+    if not words:
+        st.info("This sentence has no words to pick.")
+        return None
+    widget = f"pick.{key}.{sentence}"  # a new sentence gets a new widget, seeded from the remembered word
+    if widget not in st.session_state:
+        wanted = normalize(st.session_state.get(key, ""))
+        st.session_state[widget] = next((i for i in words if normalize(tokens[i]) == wanted), None)
+    position = st.pills(label, words, format_func=lambda i: tokens[i], key=widget)
+    if position is None:
+        remembered = st.session_state.get(key, "")
+        if remembered and normalize(remembered) not in {normalize(t) for t in tokens}:
+            st.info(f"“{remembered}” is not in this sentence: click the word you want to look up.")
+        else:
+            st.info("Click a word of the sentence to see its nearest uses.")
+        return None
+    st.session_state[key] = tokens[position]
+    return tokens[position], position

@@ -1,0 +1,332 @@
+"""The Streamlit pages, driven by ``streamlit.testing`` on a small index built from a tiny random model.
+
+The last test drives the real app in headless Chromium (skipped when no browser is installed).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT
+from indexer import Settings, build_index
+
+DOCUMENTS = [
+    ("river", "Life by the river", "The otters live in a den on the muddy bank of the river. Willow roots hold the "
+     "river bank together. Kingfishers nest in the steep bank above the water. Ducks rest on the grassy bank."),
+    ("money", "Saving money", "She opened an account at the bank on the high street. The bank raised its interest "
+     "rate. A loan from the bank paid for the house. The bank lends money to small firms."),
+    ("theatre", "Opening night", "The actors rehearsed the new play for weeks. The play opened at the theatre on "
+     "Friday. Critics loved the play and its songs. The audience cheered at the end of the play."),
+    ("game", "Weekend sport", "The children play football in the park. They play a game of cards after dinner. "
+     "Both teams play hard in the final match. We play tennis every Sunday morning."),
+]
+MODEL_CARD = "# Tiny test model\n\nRandom weights, trained on nothing; perplexity: not measured.\n"
+
+
+@pytest.fixture(scope="session")
+def model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny random model with a model card, as shipped models have."""
+    directory = tmp_path_factory.mktemp("app-model") / "tiny"
+    shutil.copytree(tiny_model_dir, directory)
+    (directory / "README.md").write_text(MODEL_CARD, encoding="utf-8")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 16-sentence index where "bank" and "play" each have two senses."""
+    root = tmp_path_factory.mktemp("app-index")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCUMENTS))
+    build_index([corpus], root / "index", model=model_dir, progress=False,
+                settings=Settings(glove_dim=16, glove_epochs=2, glove_min_count=1))  # GloVe quality is not tested
+    return root / "index"
+
+
+def open_app(index: Path, page: str | None = None) -> AppTest:
+    """The app on ``index``, run once (and then on ``page``, e.g. "views/senses.py")."""
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.session_state["index_dir"] = str(index)
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def results(at: AppTest) -> list[str]:
+    """The ranked result entries (markdown starting with the rank) of the page, in order."""
+    return [m.value for m in at.markdown if m.value.startswith("**") and "`" in m.value.split("\n")[0]]
+
+
+# ------------------------------------------------------------------------------------------ Search
+def test_search_asks_for_a_query_first(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    assert_clean(at)
+    assert any("Type a query" in text for text in texts(at.info))
+    assert not results(at)
+
+
+def test_search_shows_elmo_results_beside_glove(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("otters by the river")
+    at.slider(key="ui.search.k").set_value(3)
+    at.run()
+    assert_clean(at)
+    assert texts(at.subheader) == ["ELMo", "GloVe mean"]
+    hits = results(at)
+    assert len(hits) == 6  # k results in each column
+    assert [hit.split(".")[0] for hit in hits] == ["**1", "**2", "**3"] * 2
+    assert any("Life by the river" in hit for hit in hits[3:])  # GloVe matches the words "river" and "otters"
+
+    at.toggle(key="ui.search.hybrid").set_value(True).run()
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo + keywords"
+
+
+def test_layer_mix_presets_and_sliders_update_the_formula(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    assert "0.33\\,\\mathbf{h}_0 + 0.33\\,\\mathbf{h}_1 + 0.33\\,\\mathbf{h}_2" in at.latex[0].value  # the index's mix
+
+    at.radio(key="ui.search.mix.preset").set_value("top").run()
+    assert [at.slider(key=f"ui.search.mix.s{j}").value for j in range(3)] == [0.0, 0.0, 1.0]
+    assert "0.00\\,\\mathbf{h}_0 + 0.00\\,\\mathbf{h}_1 + 1.00\\,\\mathbf{h}_2" in at.latex[0].value
+
+    at.slider(key="ui.search.mix.s0").set_value(0.5).run()  # weights are normalised: 0.5 and 1 -> 1/3 and 2/3
+    assert at.radio(key="ui.search.mix.preset").value == "custom"
+    assert "0.33\\,\\mathbf{h}_0 + 0.00\\,\\mathbf{h}_1 + 0.67\\,\\mathbf{h}_2" in at.latex[0].value
+
+    at.slider(key="ui.search.mix.gamma").set_value(2.0).run()
+    assert "= 2.00 \\times" in at.latex[0].value
+    assert_clean(at)
+
+
+def test_a_mix_of_zero_weights_is_refused_in_the_page(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("river")
+    for j in range(3):
+        at.slider(key=f"ui.search.mix.s{j}").set_value(0.0)
+    at.run()
+    assert_clean(at)
+    assert any("at least one layer" in text for text in texts(at.warning))
+    assert not at.latex
+
+
+def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("the river bank")
+    at.radio(key="ui.search.mix.preset").set_value("token").run()
+    at.switch_page("views/about.py").run()
+    at.switch_page("views/search.py").run()
+    assert at.text_input(key="ui.search.query").value == "the river bank"
+    assert at.radio(key="ui.search.mix.preset").value == "token"
+    assert len(results(at)) == 20
+
+
+# ------------------------------------------------------------------------------------------ Word in context
+def test_word_in_context_opens_on_the_bank_example(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert_clean(at)
+    assert texts(at.subheader) == ["ELMo · “bank” in A", "ELMo · “bank” in B", "GloVe · nearest words"]
+    hits = results(at)
+    assert len(hits) == 2 * 8
+    assert all(":orange-background[**" in hit for hit in hits)  # the neighbour word is highlighted
+    assert len(at.dataframe) == 1  # GloVe's neighbours are the same in both sentences: shown once
+
+
+def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    next(b for b in at.button if b.label.startswith("play")).click().run()
+    assert "play" in at.text_input(key="ui.wic.sentence_a").value
+    assert texts(at.subheader)[:2] == ["ELMo · “play” in A", "ELMo · “play” in B"]
+
+    picker = at.button_group[0]  # the tokens of sentence A
+    tokens = at.text_input(key="ui.wic.sentence_a").value.split()
+    picker.set_value(tokens.index("actors")).run()
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo · “actors” in A"
+
+    next(b for b in at.button if b.label.startswith("play")).click().run()  # the example again: back to "play"
+    assert texts(at.subheader)[0] == "ELMo · “play” in A"
+
+
+def test_word_missing_from_a_new_sentence_is_explained(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.toggle(key="ui.wic.compare").set_value(False)
+    at.text_input(key="ui.wic.sentence_a").set_value("The cat sat on the mat.").run()
+    assert_clean(at)
+    assert any("“bank” is not in this sentence" in text for text in texts(at.info))
+    assert not results(at)
+
+
+def test_layer_zero_knows_only_spelling(index_dir: Path) -> None:
+    """At the char-CNN layer every "bank" has the same vector, so the same-word neighbours all score 1."""
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.toggle(key="ui.wic.same_word").set_value(True)
+    at.radio(key="ui.wic.layer").set_value(0).run()
+    assert_clean(at)
+    assert all("`1.000`" in hit for hit in results(at))
+    at.radio(key="ui.wic.layer").set_value(2).run()
+    assert not all("`1.000`" in hit for hit in results(at))  # the top layer has read the sentence
+
+
+# ------------------------------------------------------------------------------------------ Senses
+def test_senses_shows_cards_and_a_scatter_of_all_occurrences(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/senses.py")
+    at.selectbox(key="ui.senses.k").set_value(2).run()
+    assert_clean(at)
+    assert [m.value for m in at.markdown if m.value.startswith("#### Sense")] == ["#### Sense 1", "#### Sense 2"]
+    assert at.metric[0].value == "8"  # "bank" occurs 8 times
+    chart = at.get("vega_lite_chart")
+    assert len(chart) == 1
+    spec = json.loads(chart[0].proto.spec)
+    assert {"field": "sentence", "type": "nominal"} in spec["encoding"]["tooltip"]
+
+
+def test_senses_suggestion_and_unknown_word(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/senses.py")
+    at.button_group[0].set_value("play").run()
+    assert at.text_input(key="ui.senses.word").value == "play"
+    assert_clean(at)
+
+    at.text_input(key="ui.senses.word").set_value("zebra").run()
+    assert_clean(at)
+    assert any("'zebra' does not occur" in text for text in texts(at.warning))
+
+
+# ------------------------------------------------------------------------------------------ About
+def test_about_shows_model_card_statistics_weights_and_diagram(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/about.py")
+    assert_clean(at)
+    assert any("Tiny test model" in text for text in texts(at.markdown))
+    assert texts(at.header) == ["How ELMo works", "Model card", "Model", "Index", "Layer weights in use"]
+    facts = dict(zip(*(at.dataframe[1].value[column] for column in ("", "value"))))
+    assert facts["documents"] == "4" and facts["sentences"] == "16"
+    assert "s2 = 0.33" in at.get("graphviz_chart")[0].proto.spec
+    assert len(at.get("vega_lite_chart")) == 1  # the layer weights
+
+
+# ------------------------------------------------------------------------------------------ errors
+def test_missing_index_shows_the_command_that_builds_it(tmp_path: Path) -> None:
+    at = open_app(tmp_path / "no-index")
+    assert not at.exception
+    assert "There is no index" in at.error[0].value
+    assert at.code[0].value == f"python -m app --index {tmp_path / 'no-index'}"
+    assert at.code[1].value.startswith("python -m indexer build --corpus")
+
+
+def test_index_of_another_model_is_reported_not_raised(index_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "index"
+    shutil.copytree(index_dir, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["model"]["hash"] = "0" * 16
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    at = open_app(copy, "views/senses.py")
+    assert not at.exception
+    assert "cannot be opened" in at.error[0].value and "rebuild" in at.error[0].value
+    assert at.code[0].value.endswith("--rebuild")
+
+
+def test_damaged_index_is_reported_not_raised(index_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "index"
+    shutil.copytree(index_dir, copy)
+    damaged = next(copy.glob("sentences.g*.faiss"))
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    at = open_app(copy)
+    assert not at.exception
+    assert "cannot be opened" in at.error[0].value
+
+
+# ------------------------------------------------------------------------------------------ real browser
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-quic", "--window-size=1400,1500")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def served_app(index_dir: Path, tmp_path: Path):
+    """The app served by ``streamlit run`` (as ``python -m app`` starts it) on a free local port."""
+    from app.__main__ import streamlit_command
+
+    port = free_port()
+    env = {**os.environ, INDEX_ENV: str(index_dir),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    log = open(tmp_path / "streamlit.log", "w")
+    server = subprocess.Popen(streamlit_command("127.0.0.1", port), cwd=REPO_ROOT, env=env, stdout=log,
+                              stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()}")
+                time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def test_in_a_real_browser(served_app: str, tmp_path: Path) -> None:
+    """Search, then the word-in-context page, in headless Chromium; screenshots are left in tmp_path."""
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        pytest.skip("no headless browser: install the Debian packages chromium and chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=Service(driver_path))
+    try:
+        page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
+        wait = WebDriverWait(browser, 90)
+        browser.get(served_app)
+        query = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]'))
+        query.send_keys("otters by the river", Keys.ENTER)
+        wait.until(lambda b: "GloVe mean" in page_text() and "Life by the river" in page_text())
+        time.sleep(1)  # let the last elements paint
+        browser.save_screenshot(str(tmp_path / "search.png"))
+
+        browser.find_element(By.XPATH, '//a[contains(., "Word in context")]').click()
+        wait.until(lambda b: "GloVe · nearest words" in page_text())
+        time.sleep(1)
+        browser.save_screenshot(str(tmp_path / "word-in-context.png"))
+        assert "ELMo · “bank” in A" in page_text()
+        assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        assert "Traceback" not in page_text()
+    finally:
+        browser.quit()
+    assert (tmp_path / "search.png").stat().st_size > 10_000

@@ -1,0 +1,93 @@
+"""``python -m app``: build the demo index only when there is none, then hand over to Streamlit on localhost."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import app.__main__ as cli
+from app.settings import INDEX_ENV, MAIN_SCRIPT
+from indexer.errors import CorpusError
+
+
+class Served(Exception):
+    """Raised instead of replacing the test process with Streamlit."""
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Captures the command and environment ``python -m app`` would exec."""
+    calls: dict = {}
+
+    def fake_execve(path: str, argv: list[str], env: dict[str, str]) -> None:
+        calls.update(argv=argv, env=env)
+        raise Served
+
+    monkeypatch.setattr(os, "execve", fake_execve)
+    monkeypatch.chdir(os.getcwd())  # main() changes into the repository; undo it after the test
+    return calls
+
+
+def option(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def test_first_run_builds_the_demo_index_then_serves_on_localhost(
+        tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    corpus = tmp_path / "demo.jsonl"
+    corpus.write_text(json.dumps({"id": "d1", "title": "Banks", "text": "The bank flooded. The bank lent money."}))
+    monkeypatch.setattr(cli, "demo_corpus", lambda: [corpus])
+    index = tmp_path / "index"
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
+    out = capsys.readouterr().out
+    assert "First run: building the demo index" in out and "Built the demo index in" in out
+    assert "open http://localhost:8501 in your browser" in out
+    assert (index / "manifest.json").is_file()
+    argv = served["argv"]
+    assert argv[1:5] == ["-m", "streamlit", "run", str(MAIN_SCRIPT)]
+    assert option(argv, "--server.address") == "localhost" and option(argv, "--server.port") == "8501"
+    assert option(argv, "--server.headless") == "true" and option(argv, "--browser.gatherUsageStats") == "false"
+    assert served["env"][INDEX_ENV] == str(index)
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the index exists: it must not be built again")
+
+    monkeypatch.setattr(cli, "build_index", no_build)
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--address", "0.0.0.0", "--port", "9000"])
+    out = capsys.readouterr().out
+    assert f"Using the index in {index}" in out and "http://localhost:9000" in out
+    assert option(served["argv"], "--server.address") == "0.0.0.0"
+    assert option(served["argv"], "--server.port") == "9000"
+
+
+def test_rebuild_replaces_the_index(tmp_path: Path, served: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "manifest.json").write_text("{}")
+    builds = []
+    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append((corpus, out, options)))
+    with pytest.raises(Served):
+        cli.main(["--index", str(tmp_path), "--rebuild"])
+    [(corpus, out, options)] = builds
+    assert corpus == cli.demo_corpus() and out == tmp_path
+    assert options["model"] == "default" and options["overwrite"] is True
+
+
+def test_a_failed_build_is_a_one_line_error(tmp_path: Path, served: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    def bad_build(*args, **kwargs):
+        raise CorpusError("document id 'x' appears more than once")
+
+    monkeypatch.setattr(cli, "build_index", bad_build)
+    with pytest.raises(SystemExit, match="error: building the demo index failed: document id 'x'"):
+        cli.main(["--index", str(tmp_path / "index")])
+    assert not served
+
+
+def test_index_setting_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(INDEX_ENV, str(tmp_path / "mine"))
+    assert cli.parse_args([]).index == tmp_path / "mine"
+    monkeypatch.delenv(INDEX_ENV)
+    assert cli.parse_args([]).index.parts[-2:] == ("build", "demo-index")
