@@ -169,7 +169,9 @@ class LstmLayer(nn.Module):
     def forward(self, x: Tensor, mask: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """x (2, B, T, in), mask (2, B, T) bool, state (h (2, B, P), c (2, B, D)) -> outputs (2, B, T, P), state.
 
-        Masked steps neither produce output (zeros) nor advance that row's state.
+        Each row's mask must be a prefix (valid steps first). Steps past a row's length output zeros and
+        do not count: the returned state is the one after the row's last valid step. Those steps are
+        still computed (cheaper than masking every step) and then discarded.
         """
         D = self.config.lstm_dim
         forget_bias = torch.zeros(4 * D, dtype=x.dtype, device=x.device)
@@ -178,23 +180,27 @@ class LstmLayer(nn.Module):
         _, B, T, _ = x.shape
         # the input half of every step at once: one large matrix product instead of T small ones
         x_part = torch.baddbmm(bias[:, None, :], x.reshape(2, B * T, -1), self.w_input).view(2, B, T, 4 * D)
+        x_steps = x_part.unbind(2)  # views; unlike x_part[:, :, t], their backward does not zero-fill x_part per step
+        last_step = mask.sum(dim=-1) - 1  # (2, B); -1 for an empty row, which keeps its initial state
+        ends = set(last_step.flatten().tolist())
         h, c = state
+        final_h, final_c = h, c
         cell_clip, proj_clip = self.config.cell_clip, self.config.proj_clip
         outputs = []
         for t in range(T):
-            z = torch.baddbmm(x_part[:, :, t], h, self.w_state)
+            z = torch.baddbmm(x_steps[t], h, self.w_state)
             gates = torch.sigmoid(z)  # i, f and o blocks are used; the j block takes tanh instead
-            c_new = gates[..., 2 * D : 3 * D] * c + gates[..., :D] * torch.tanh(z[..., D : 2 * D])
+            c = torch.addcmul(gates[..., 2 * D : 3 * D] * c, gates[..., :D], torch.tanh(z[..., D : 2 * D]))
             if cell_clip is not None:
-                c_new = c_new.clamp(-cell_clip, cell_clip)
-            h_new = torch.bmm(gates[..., 3 * D :] * torch.tanh(c_new), self.w_proj)
+                c = c.clamp(-cell_clip, cell_clip)
+            h = torch.bmm(gates[..., 3 * D :] * torch.tanh(c), self.w_proj)
             if proj_clip is not None:
-                h_new = h_new.clamp(-proj_clip, proj_clip)
-            step = mask[:, :, t, None]
-            c = torch.where(step, c_new, c)
-            h = torch.where(step, h_new, h)
-            outputs.append(h_new * step)
-        return torch.stack(outputs, dim=2), (h, c)
+                h = h.clamp(-proj_clip, proj_clip)
+            outputs.append(h)
+            if t in ends:  # some rows end here: remember their state
+                ending = (last_step == t)[..., None]
+                final_h, final_c = torch.where(ending, h, final_h), torch.where(ending, c, final_c)
+        return torch.stack(outputs, dim=2) * mask[..., None], (final_h, final_c)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         with torch.no_grad():
