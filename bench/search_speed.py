@@ -1,0 +1,180 @@
+"""Search speed: FAISS index types on random unit vectors, and end-to-end query latency on the demo index.
+
+    python bench/search_speed.py                      # 1,000,000 vectors of dim 256 (minutes on 2 cores)
+    python bench/search_speed.py --n 200000 --demo-index build/demo-index
+
+Part 1 builds Flat (exact), IVF (nprobe sweep) and HNSW32 (efSearch sweep) inner-product indexes and
+reports build time, queries/s and recall@10 against the exact results.
+Random unit vectors have no cluster structure, so they are the hard case for IVF and HNSW
+(``--data clustered`` draws them around 1,000 centres instead, closer to real sentence vectors).
+Queries/s are measured with all queries in one batch and one query at a time (as the app sends them).
+Part 2 opens a built index and times ``Index.search`` (tokenize + ELMo encode + search), p50/p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from indexer.vectors import ivf_lists, tune_search_params  # noqa: E402
+
+QUERIES = [
+    "How do volcanoes form?",
+    "a cheap way to heat the house in winter",
+    "the bank of the river",
+    "why do people feel tired after a long flight",
+    "recipes with eggs and sugar",
+    "the history of railways",
+    "how plants turn sunlight into energy",
+    "tips for learning a new language",
+    "storm damage on the coast",
+    "what makes bread rise",
+]
+
+
+def unit_vectors(n: int, dim: int, seed: int, kind: str = "random") -> np.ndarray:
+    """Random unit vectors, or (``clustered``) unit vectors around 1,000 random centres, as embeddings cluster."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, dim), dtype=np.float32)
+    if kind == "clustered":
+        centres = np.random.default_rng(12345).standard_normal((1_000, dim), dtype=np.float32)
+        x = centres[rng.integers(0, len(centres), n)] + x
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def throughput(index: faiss.Index, queries: np.ndarray, k: int) -> tuple[np.ndarray, float, float]:
+    """(ids, queries/s with all queries in one batch, queries/s one query at a time as the app sends them)."""
+    start = time.perf_counter()
+    _, ids = index.search(queries, k)
+    batch = len(queries) / (time.perf_counter() - start)
+    single = queries[:100]
+    start = time.perf_counter()
+    for query in single:
+        index.search(query[None], k)
+    return ids, batch, len(single) / (time.perf_counter() - start)
+
+
+def recall(found: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth)]))
+
+
+def vector_benchmark(n: int, dim: int, n_queries: int, k: int, kind: str) -> tuple[list[tuple], list[str]]:
+    """Rows (factory, setting, build s, batch q/s, single q/s, single speed-up over exact, recall@k), and the
+    IVF and HNSW settings the indexer's build-time tuning would pick for this data."""
+    data, queries = unit_vectors(n, dim, 0, kind), unit_vectors(n_queries, dim, 1, kind)
+    rows = []
+
+    def build(factory: str) -> tuple[faiss.Index, float]:
+        start = time.perf_counter()
+        index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+        if not index.is_trained:
+            index.train(data[np.random.default_rng(0).choice(n, size=min(n, 100_000), replace=False)])
+        index.add(data)
+        print(f"  {factory} built in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        return index, time.perf_counter() - start
+
+    def sweep(index: faiss.Index, factory: str, seconds: float, settings: list[str]) -> None:
+        for setting in settings:
+            if setting != "exact":
+                faiss.ParameterSpace().set_index_parameters(index, setting)
+            found, batch, single = throughput(index, queries, k)
+            rows.append((factory, setting, seconds, batch, single, single / exact_single, recall(found, truth)))
+
+    flat, seconds = build("Flat")
+    truth, _, exact_single = throughput(flat, queries, k)
+    sweep(flat, "Flat", seconds, ["exact"])
+    nlist = ivf_lists(n)
+    ivf, seconds = build(f"IVF{nlist},Flat")
+    sweep(ivf, f"IVF{nlist},Flat", seconds, [f"nprobe={p}" for p in (1, 4, 16, 32, 64, 128, 256, 512) if p <= nlist])
+    hnsw, seconds = build("HNSW32")
+    sweep(hnsw, "HNSW32", seconds, [f"efSearch={ef}" for ef in (16, 32, 64, 128, 256, 512)])
+    tuned = [tune_search_params(index, n, lambda: [data]) for index in (ivf, hnsw)]
+    return rows, tuned
+
+
+def end_to_end(path: Path, repeats: int) -> str:
+    from indexer import Index
+
+    if not (path / "manifest.json").is_file():
+        return (
+            f"end-to-end: no index at {path}; build the demo index first, e.g. "
+            f"`python -m indexer build --corpus data/demo --out {path}`, then re-run with --demo-index {path}"
+        )
+    index = Index.open(path, verify=False)
+    stats = index.stats()
+    print("| query | p50 | p95 |\n|---|---:|---:|")
+    for name, call in (
+        ("search", lambda q: index.search(q, k=10)),
+        ("search --hybrid", lambda q: index.search(q, k=10, hybrid=True)),
+        ("search --layers top", lambda q: index.search(q, k=10, layers="top")),
+        ("encode only", lambda q: index.elmo.embed([q])),
+    ):
+        call(QUERIES[0])  # warm-up: lazy loading (BM25, mixed matrix), first-call allocations
+        times = []
+        for _ in range(repeats):
+            for query in QUERIES:
+                start = time.perf_counter()
+                call(query)
+                times.append(1000 * (time.perf_counter() - start))
+        print(f"| {name:20s} | {np.percentile(times, 50):8.1f} | {np.percentile(times, 95):8.1f} |")
+    return (
+        f"end-to-end on {path}: model {stats['model']['name']} (dim {stats['model']['dim']}), "
+        f"{stats['counts']['sentences']:,} sentences, sentence index {stats['indexes']['sentences']['factory']}, "
+        f"{len(QUERIES) * repeats} queries per row, backend {stats['backend']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="number of random vectors (default: 1,000,000)")
+    parser.add_argument("--dim", type=int, default=256, help="vector size (default: 256, the default model's width)")
+    parser.add_argument("--queries", type=int, default=1_000, help="number of queries (default: 1000)")
+    parser.add_argument("--k", type=int, default=10, help="neighbours per query for recall@k (default: 10)")
+    parser.add_argument("--threads", type=int, help="FAISS threads (default: all cores)")
+    parser.add_argument(
+        "--demo-index",
+        type=Path,
+        default=Path("build/demo-index"),
+        help="index for the end-to-end latency (default: build/demo-index)",
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="passes over the end-to-end queries (default: 5)")
+    parser.add_argument("--data", default="random", help="random, clustered or random,clustered (default: random)")
+    parser.add_argument("--skip-vectors", action="store_true", help="only the end-to-end part")
+    args = parser.parse_args()
+    if args.threads:
+        faiss.omp_set_num_threads(args.threads)
+
+    for kind in [] if args.skip_vectors else args.data.split(","):
+        print(
+            f"## FAISS on {args.n:,} {kind} unit vectors, dim {args.dim}, {args.queries:,} queries, "
+            f"{faiss.omp_get_max_threads()} threads\n"
+        )
+        rows, tuned = vector_benchmark(args.n, args.dim, args.queries, args.k, kind)
+        print(
+            f"| index | search setting | build s | q/s batched | q/s one by one | × exact (one by one) | recall@{args.k} |"
+        )
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for factory, setting, build_s, batch, single, speedup, rec in rows:
+            print(
+                f"| {factory} | {setting} | {build_s:.1f} | {batch:,.0f} | {single:,.0f} | {speedup:.1f} | {rec:.3f} |"
+            )
+        good = [r for r in rows if r[6] >= 0.95 and r[5] >= 10]
+        best = max(good, key=lambda r: r[4]) if good else None
+        print(
+            "\ntarget (recall@10 >= 0.95 at >= 10x exact queries/s): "
+            + (f"met by {best[0]} {best[1]} ({best[5]:.0f}x, recall {best[6]:.3f})" if best else "not met")
+        )
+        print(f"build-time tuning (tune_search_params) would pick {tuned[0]} for IVF and {tuned[1]} for HNSW32\n")
+    print("\n## End-to-end query latency (ms): tokenize + encode + search, k=10\n")
+    print("\n" + end_to_end(args.demo_index, args.repeats))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,666 @@
+"""Building an index: read and check the corpus, encode it shard by shard, train GloVe, build FAISS, commit.
+
+An index directory is committed by writing ``manifest.json`` last. Until then ``build-state.json``
+records what is being built; re-running the same build resumes from the completed shards (each
+shard directory appears atomically), and everything after the shards is deterministic, so a resumed
+build equals an uninterrupted one. ``add`` appends shards the same way and commits a new manifest
+that points at new FAISS files (a killed ``add`` leaves the old index intact); ``delete`` only
+rewrites the manifest (deleted documents are filtered out of every result).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import os
+import re
+import shutil
+import signal
+import time
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from encoder import Elmo, LayerMix
+from encoder.text import Sentence, split_and_tokenize
+
+from . import storage
+from .errors import CorpusError, IndexFormatError, QueryError
+from .glove import GloveVectors, cooccurrence, save_glove, train_glove
+from .index import Index, resolve_device
+from .manifest import (
+    FORMAT_VERSION,
+    GLOVE_FILE,
+    LOCK,
+    MANIFEST,
+    SHARD_FILES,
+    SHARDS,
+    STATE,
+    ModelSpec,
+    load_model,
+    model_record,
+    open_model,
+    read_manifest,
+    shard_layers,
+)
+from .readers import Document, ReaderOptions, ReadStats, corpus_files, read_corpus
+from .vectors import apply_search_params, build_faiss, check_factory, choose_factory, pool, tune_search_params
+from .words import is_content_word, is_word, normalize
+
+SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
+ENCODE_TOKENS = 8_192  # tokens embedded at once: bounds the float32 layer outputs held in memory
+KILL_ENV = "ELMO_SEARCH_KILL_AT"  # tests: SIGKILL the build at this checkpoint (e.g. "shard-2", "glove")
+GENERATION_FILE = re.compile(r".+\.g\d+\.(faiss|parquet)")  # files that belong to one manifest generation
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How an index is built; fixed for its lifetime (``add`` reuses them) and compared on resume."""
+
+    layers: str = "average"
+    pooling: str = "mean"
+    index_factory: str | None = None  # None: chosen by size (see vectors.choose_factory)
+    search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
+    skip_stopwords: bool = True
+    min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
+    glove: str | None = None  # a GloVe text file to load; None trains GloVe on the corpus
+    glove_dim: int = 50
+    glove_epochs: int = 25
+    glove_window: int = 10
+    glove_min_count: int = 2
+    glove_max_vocab: int = 200_000
+    shard_tokens: int = SHARD_TOKENS
+    seed: int = 0
+
+    def check(self) -> None:
+        if self.pooling not in ("mean", "max"):
+            raise ValueError(f"pooling must be 'mean' or 'max', not {self.pooling!r}")
+        for name in ("min_freq", "glove_dim", "glove_epochs", "glove_window", "glove_min_count", "shard_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.glove is not None and not Path(self.glove).is_file():
+            raise FileNotFoundError(f"GloVe file {self.glove} does not exist")
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _checkpoint(name: str) -> None:
+    """A point where the build's work so far is on disk; tests kill the process here."""
+    if os.environ.get(KILL_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """One writer per index directory at a time."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IndexFormatError(f"another process is writing {out}; wait for it to finish") from None
+        yield
+
+
+def _remove_unreferenced(out: Path, manifest: dict | None, keep_shards: Iterable[str] = ()) -> None:
+    """Delete generation files and shard directories that no manifest (or running build) refers to."""
+    referenced = {entry["file"] for entry in (manifest or {}).get("files", {}).values()}
+    referenced |= {entry["file"] for entry in (manifest or {}).get("indexes", {}).values()}
+    for path in out.iterdir():
+        if GENERATION_FILE.fullmatch(path.name) and path.name not in referenced:
+            path.unlink()
+    shards = {s["name"] for s in (manifest or {}).get("shards", [])} | set(keep_shards)
+    storage.remove_temporaries(out)
+    storage.remove_temporaries(out / SHARDS)
+    if (out / SHARDS).is_dir():
+        for path in (out / SHARDS).iterdir():
+            if path.name not in shards:
+                shutil.rmtree(path)
+
+
+# ------------------------------------------------------------------------------------------ scan
+@dataclass
+class Scan:
+    """What a first pass over the corpus found; it runs before anything is written."""
+
+    stats: ReadStats
+    per_file: dict[str, int] = field(default_factory=dict)
+    sentences: int = 0
+    tokens: int = 0
+    counts: Counter = field(default_factory=Counter)  # normalised word -> occurrences
+
+
+def _scan(files: list[tuple[Path, str]], options: ReaderOptions, taken: set[str], progress: bool) -> Scan:
+    """Validate and count: every document parses, ids are unique (also against ``taken``), words counted."""
+    scan = Scan(ReadStats())
+    seen = set(taken)
+    for doc in tqdm(
+        read_corpus(files, options, scan.stats, warn=True), desc="reading", unit="doc", disable=not progress
+    ):
+        if doc.doc_id in seen:
+            where = "is already in the index" if doc.doc_id in taken else "appears more than once"
+            raise CorpusError(
+                f"document id {doc.doc_id!r} {where} (seen again in {doc.source}); "
+                "document ids must be unique; fix the id column or leave ids to the file/line default"
+            )
+        seen.add(doc.doc_id)
+        scan.per_file[doc.source] = scan.per_file.get(doc.source, 0) + 1
+        for sentence in split_and_tokenize(doc.text):
+            scan.sentences += bool(sentence.tokens)
+            scan.tokens += len(sentence.tokens)
+            scan.counts.update(normalize(t) for t in sentence.tokens if is_word(t))
+    if scan.sentences == 0:
+        raise CorpusError(
+            "the corpus holds no text: every document is empty"
+            if scan.stats.documents == 0
+            else "the corpus holds no sentences with words"
+        )
+    return scan
+
+
+# ------------------------------------------------------------------------------------------ shards
+def _shard_groups(docs: Iterable[Document], shard_tokens: int) -> Iterator[list[tuple[Document, list[Sentence]]]]:
+    """Whole documents grouped into shards of about ``shard_tokens`` tokens (deterministic)."""
+    group, tokens = [], 0
+    for doc in docs:
+        sentences = [s for s in split_and_tokenize(doc.text) if s.tokens]
+        group.append((doc, sentences))
+        tokens += sum(len(s.tokens) for s in sentences)
+        if tokens >= shard_tokens:
+            yield group
+            group, tokens = [], 0
+    if group:
+        yield group
+
+
+def _write_shard(
+    path: Path,
+    group: list[tuple[Document, list[Sentence]]],
+    first_sentence: int,
+    first_token: int,
+    elmo: Elmo,
+    settings: Settings,
+    keep: set[str] | None,
+) -> dict:
+    """Encode one shard and write it as a directory that appears atomically; returns its record."""
+    flat = [(doc, s) for doc, sentences in group for s in sentences]
+    sentence_layers = np.zeros((len(flat), elmo.n_layers, elmo.dim), np.float16)
+    sentence_rows, token_rows, token_layers = [], [], []
+    per_doc: dict[str, list[int]] = {doc.doc_id: [0, 0, 0] for doc, _ in group}  # sentences, tokens, vectors
+    start = 0
+    while start < len(flat):
+        end, budget = start, 0
+        while end < len(flat) and (end == start or budget + len(flat[end][1].tokens) <= ENCODE_TOKENS):
+            budget += len(flat[end][1].tokens)
+            end += 1
+        outputs = elmo.embed([s.tokens for _, s in flat[start:end]])
+        for row, ((doc, s), layers) in enumerate(zip(flat[start:end], outputs), start=start):
+            sentence_id = first_sentence + row
+            sentence_layers[row] = pool(layers, settings.pooling)
+            starts = [a - s.start for a, _ in s.token_spans]
+            ends = [b - s.start for _, b in s.token_spans]
+            sentence_rows.append((sentence_id, doc.doc_id, doc.title, s.text, s.start, s.end, s.tokens, starts, ends))
+            counts = per_doc[doc.doc_id]
+            counts[0] += 1
+            counts[1] += len(s.tokens)
+            for position, token in enumerate(s.tokens):
+                if is_content_word(token, settings.skip_stopwords) and (keep is None or normalize(token) in keep):
+                    token_rows.append(
+                        (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
+                    )
+                    token_layers.append(layers[:, position].astype(np.float16))
+                    counts[2] += 1
+        start = end
+    docs = pd.DataFrame(
+        [(doc.doc_id, doc.title, doc.source, *per_doc[doc.doc_id]) for doc, _ in group],
+        columns=["doc_id", "title", "source", "sentences", "tokens", "token_vectors"],
+    )
+    sentences = pd.DataFrame(
+        sentence_rows,
+        columns=["sentence_id", "doc_id", "title", "text", "start", "end", "tokens", "token_starts", "token_ends"],
+    )
+    tokens = pd.DataFrame(token_rows, columns=["token_id", "sentence_id", "position", "word", "char_start", "char_end"])
+    vectors = np.stack(token_layers) if token_layers else np.zeros((0, elmo.n_layers, elmo.dim), np.float16)
+    record = {
+        "name": path.name,
+        "documents": len(group),
+        "first_doc_id": group[0][0].doc_id,
+        "sentences": len(flat),
+        "tokens": int(docs["tokens"].sum()),
+        "token_vectors": len(tokens),
+    }
+    with storage.atomic_directory(path) as tmp:
+        storage.write_parquet(tmp / "docs.parquet", docs)
+        storage.write_parquet(tmp / "sentences.parquet", sentences)
+        storage.write_parquet(tmp / "tokens.parquet", tokens)
+        storage.write_npy(tmp / "sentence_layers.npy", sentence_layers)
+        storage.write_npy(tmp / "token_layers.npy", vectors)
+        record["files"] = {name: storage.file_record(tmp / name) for name in SHARD_FILES}
+        storage.write_json(tmp / "shard.json", record)
+    return record
+
+
+def _encode(
+    out: Path,
+    files: list[tuple[Path, str]],
+    options: ReaderOptions,
+    scan: Scan,
+    first_shard: int,
+    first_sentence: int,
+    first_token: int,
+    elmo: Elmo,
+    settings: Settings,
+    keep: set[str] | None,
+    progress: bool,
+) -> list[dict]:
+    """Encode every shard of the corpus that is not on disk yet; returns the records of all its shards."""
+    records = []
+    bar = tqdm(total=scan.stats.documents, desc="encoding", unit="doc", disable=not progress)
+    encoded_tokens, started = 0, time.perf_counter()
+    groups = _shard_groups(read_corpus(files, options), settings.shard_tokens)
+    for number, group in enumerate(groups, start=first_shard):
+        path = out / SHARDS / f"{number:05d}"
+        if path.is_dir():
+            record = storage.read_json(path / "shard.json")
+            if record["documents"] != len(group) or record["first_doc_id"] != group[0][0].doc_id:
+                raise IndexFormatError(
+                    f"{path} does not match the corpus; the corpus changed since the build "
+                    "started: re-run with --overwrite to start over"
+                )
+        else:
+            record = _write_shard(path, group, first_sentence, first_token, elmo, settings, keep)
+            encoded_tokens += record["tokens"]
+            _checkpoint(f"shard-{number}")
+        records.append(record)
+        first_sentence += record["sentences"]
+        first_token += record["token_vectors"]
+        bar.update(record["documents"])
+        bar.set_postfix(
+            shards=len(records),
+            sentences=first_sentence,
+            tok_s=f"{encoded_tokens / max(time.perf_counter() - started, 1e-9):.0f}",
+        )
+    bar.close()
+    return records
+
+
+# ------------------------------------------------------------------------------------------ finalize
+def _glove(out: Path, settings: Settings, vocab: pd.DataFrame, shards: list[dict], progress: bool) -> dict:
+    """Load (``settings.glove``) or train GloVe, write ``glove.txt``; returns its manifest entry."""
+    if (out / GLOVE_FILE).is_file():  # written by this build before it was interrupted (writes are atomic)
+        return {"file": GLOVE_FILE, "source": settings.glove or "trained", **storage.file_record(out / GLOVE_FILE)}
+    if settings.glove is not None:
+        save_glove(out / GLOVE_FILE, GloveVectors.load(settings.glove).glove)
+    else:
+        words = vocab[vocab["count"] >= settings.glove_min_count].head(settings.glove_max_vocab)["word"].tolist()
+        ids = {w: i for i, w in enumerate(words)}
+
+        def sentences() -> Iterator[np.ndarray]:
+            for shard in shards:
+                for tokens in storage.read_parquet(out / SHARDS / shard["name"] / "sentences.parquet")["tokens"]:
+                    yield np.array([ids[w] for w in map(normalize, tokens) if w in ids], dtype=np.int64)
+
+        counts = cooccurrence(sentences(), len(words), settings.glove_window)
+        glove = train_glove(
+            counts, words, dim=settings.glove_dim, epochs=settings.glove_epochs, seed=settings.seed, progress=progress
+        )
+        save_glove(out / GLOVE_FILE, glove)
+    _checkpoint("glove")
+    return {"file": GLOVE_FILE, "source": settings.glove or "trained", **storage.file_record(out / GLOVE_FILE)}
+
+
+def _vocabulary(out: Path, manifest: dict | None, counts: Counter) -> pd.DataFrame:
+    """Word counts of the whole index (previous ones plus the new corpus), most frequent first."""
+    if manifest is not None:
+        previous = storage.read_parquet(out / manifest["files"]["vocab"]["file"])
+        counts = counts + Counter(dict(zip(previous["word"], previous["count"].tolist())))
+    frame = pd.DataFrame(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])), columns=["word", "count"])
+    return frame.astype({"count": np.int64})
+
+
+def _build_indexes(
+    out: Path,
+    base: dict | None,
+    shards: list[dict],
+    new_shards: list[dict],
+    settings: Settings,
+    weights: Sequence[float],
+    glove: GloveVectors,
+    dims: tuple[int, int],
+    generation: int,
+) -> dict:
+    """Write the three FAISS indexes of this generation: extend the base ones, or build them from scratch."""
+
+    def glove_chunks(selected: list[dict]) -> Iterator[np.ndarray]:
+        for shard in selected:
+            tokens = storage.read_parquet(out / SHARDS / shard["name"] / "sentences.parquet")["tokens"]
+            yield (
+                np.stack([glove.sentence_vector(t) for t in tokens])
+                if len(tokens)
+                else np.zeros((0, glove.dim), np.float32)
+            )
+
+    sources = {
+        "sentences": (dims[1], lambda sel: shard_layers(out, sel, "sentence", dims).mixed(weights)),
+        "tokens": (dims[1], lambda sel: shard_layers(out, sel, "token", dims).mixed(weights)),
+        "glove": (glove.dim, glove_chunks),
+    }
+    counts = {"sentences": "sentences", "tokens": "token_vectors", "glove": "sentences"}
+    entries = {}
+    for kind, (dim, chunks) in sources.items():
+        file = f"{kind}.g{generation}.faiss"
+        if base is not None:
+            old = base["indexes"][kind]
+            index = storage.read_faiss(out / old["file"], old["ntotal"], old["dim"])
+            for chunk in chunks(new_shards):
+                index.add(np.ascontiguousarray(chunk, dtype=np.float32))
+            factory, params = old["factory"], old["search_params"]
+        else:
+            n = sum(s[counts[kind]] for s in shards)
+            factory = settings.index_factory or choose_factory(n)
+            stream = functools.partial(chunks, shards)
+            index = build_faiss(factory, dim, n, stream, seed=settings.seed)
+            params = (
+                settings.search_params
+                if settings.search_params is not None
+                else tune_search_params(index, n, stream, seed=settings.seed)
+            )
+            apply_search_params(index, params)
+        storage.write_faiss(out / file, index)
+        entries[kind] = {
+            "file": file,
+            "factory": factory,
+            "search_params": params,
+            "ntotal": int(index.ntotal),
+            "dim": dim,
+            **storage.file_record(out / file),
+        }
+    _checkpoint("faiss")
+    return entries
+
+
+COUNTED = ("documents", "sentences", "tokens", "token_vectors")
+
+
+def _counts(shards: list[dict], deleted: dict[str, int], read: dict[str, int]) -> dict:
+    """Manifest counts: live ones, stored ones (deleted documents included), and what reading skipped."""
+    stored = {key: sum(s[key] for s in shards) for key in COUNTED}
+    return {
+        **{key: stored[key] - deleted.get(key, 0) for key in COUNTED},
+        **{f"stored_{key}": value for key, value in stored.items()},
+        "deleted_documents": deleted.get("documents", 0),
+        **read,
+    }
+
+
+def _fingerprint(files: list[tuple[Path, str]]) -> list[dict]:
+    """Name, location, size and sha256 of every corpus file."""
+    return [{"name": name, "path": str(path), **storage.file_record(path)} for path, name in files]
+
+
+def _corpus_entries(records: list[dict], scan: Scan) -> list[dict]:
+    return [
+        {
+            **r,
+            "documents": scan.per_file.get(r["name"], 0),
+            "replaced_characters": scan.stats.replaced.get(r["name"], 0),
+        }
+        for r in records
+    ]
+
+
+def _read_counts(scan: Scan, previous: dict | None = None) -> dict[str, int]:
+    previous = previous or {"skipped_empty_documents": 0, "replaced_characters": 0}
+    return {
+        "skipped_empty_documents": previous["skipped_empty_documents"] + scan.stats.empty,
+        "replaced_characters": previous["replaced_characters"] + sum(scan.stats.replaced.values()),
+    }
+
+
+def _kept_words(vocab: pd.DataFrame, settings: Settings) -> set[str] | None:
+    """Words frequent enough for token vectors (None: all of them)."""
+    return None if settings.min_freq <= 1 else set(vocab["word"][vocab["count"] >= settings.min_freq])
+
+
+def _target_status(out: Path, state: dict, overwrite: bool) -> str:
+    """``done`` (the same build already finished), ``resume`` (it was interrupted) or ``fresh``; refuses to
+    replace an index, an interrupted build of something else or a folder of other files unless allowed."""
+    if (out / MANIFEST).is_file() and not overwrite:
+        if storage.read_json(out / MANIFEST).get("build") == state:
+            return "done"
+        raise FileExistsError(
+            f"{out} already holds an index built from other inputs or settings; use "
+            "`add` to add documents, choose another --out, or pass --overwrite to replace it"
+        )
+    previous = storage.read_json(out / STATE) if (out / STATE).is_file() else None
+    if previous is not None and previous != state and not overwrite:
+        raise IndexFormatError(
+            f"{out} holds an interrupted build with other inputs or settings; re-run that "
+            "build to resume it, or pass --overwrite to start over"
+        )
+    ours = (LOCK, MANIFEST, STATE, SHARDS, GLOVE_FILE)
+    foreign = (
+        [
+            p.name
+            for p in out.iterdir()
+            if p.name not in ours and not GENERATION_FILE.fullmatch(p.name) and not p.name.startswith(".")
+        ]
+        if out.is_dir()
+        else []
+    )
+    if foreign:
+        raise FileExistsError(
+            f"{out} is not empty and not an index ({', '.join(sorted(foreign)[:5])}); choose an empty or new directory"
+        )
+    return "resume" if previous == state and not overwrite else "fresh"
+
+
+# ------------------------------------------------------------------------------------------ public
+def build_index(
+    corpus: Sequence[str | Path],
+    out: str | Path,
+    model: ModelSpec = "default",
+    layers: str | Sequence[float] = "average",
+    pooling: str = "mean",
+    index_factory: str | None = None,
+    glove: str | Path | None = None,
+    device: str = "cpu",
+    progress: bool = True,
+    *,
+    overwrite: bool = False,
+    settings: Settings | None = None,
+    **reader_options: Any,
+) -> Index:
+    """Build (or resume building) an index of ``corpus`` in ``out`` and open it.
+
+    ``settings`` sets everything else (token filter, GloVe training, shard size, seed); the
+    arguments before it override its fields. Reader options: ``text_column``, ``id_column``,
+    ``title_column``, ``doc_per_file``. Re-running a finished build with the same inputs just opens it.
+    """
+    out, device = Path(out), resolve_device(device)
+    layers_spec = layers if isinstance(layers, str) else ",".join(map(str, layers))
+    glove = str(Path(glove).resolve()) if glove else None
+    settings = Settings(
+        **{
+            **asdict(settings or Settings()),
+            "layers": layers_spec,
+            "pooling": pooling,
+            "index_factory": index_factory,
+            "glove": glove,
+        }
+    )
+    settings.check()
+    options = ReaderOptions.from_kwargs(**reader_options)
+    elmo, source = load_model(model, device)
+    mix = LayerMix.parse(layers, elmo.n_layers)
+    if settings.index_factory:
+        check_factory(settings.index_factory, elmo.dim)
+    files = corpus_files(list(corpus))
+    records = _fingerprint(files)
+    state = {
+        "kind": "build",
+        "format_version": FORMAT_VERSION,
+        "settings": asdict(settings),
+        "model": model_record(elmo, source),
+        "reader": asdict(options),
+        "corpus": [{k: r[k] for k in ("name", "size", "sha256")} for r in records],
+    }
+    status = _target_status(out, state, overwrite)
+    if status == "done":
+        return Index.open(out, model=elmo, device=device)
+    scan = _scan(files, options, set(), progress)  # validates the whole corpus before anything is written
+    if settings.glove is None and max(scan.counts.values()) < settings.glove_min_count:
+        raise CorpusError(
+            f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
+            "lower --glove-min-count or give GloVe vectors with --glove"
+        )
+
+    with _locked(out):
+        if status == "fresh":  # remove what an earlier index or build left; nothing else is touched
+            for path in out.iterdir():
+                if path.name in (MANIFEST, STATE, SHARDS, GLOVE_FILE) or GENERATION_FILE.fullmatch(path.name):
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()
+        storage.write_json(out / STATE, state)
+        _remove_unreferenced(out, None, keep_shards=[p.name for p in (out / SHARDS).glob("[0-9]*")])
+        vocab = _vocabulary(out, None, scan.counts)
+        shards = _encode(out, files, options, scan, 0, 0, 0, elmo, settings, _kept_words(vocab, settings), progress)
+        generation = 1
+        vocab_file = f"vocab.g{generation}.parquet"
+        storage.write_parquet(out / vocab_file, vocab)
+        glove_entry = _glove(out, settings, vocab, shards, progress)
+        glove_vectors = GloveVectors.load(out / GLOVE_FILE)
+        dims = (elmo.n_layers, elmo.dim)
+        indexes = _build_indexes(out, None, shards, shards, settings, mix.weights, glove_vectors, dims, generation)
+        now = _now()
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "generation": generation,
+            "created_at": now,
+            "updated_at": now,
+            "model": model_record(elmo, source),
+            "layers": {"spec": layers_spec, "weights": list(mix.weights), "description": mix.describe()},
+            "pooling": settings.pooling,
+            "settings": asdict(settings),
+            "counts": _counts(shards, {}, _read_counts(scan)),
+            "corpus": _corpus_entries(records, scan),
+            "shards": shards,
+            "files": {"vocab": {"file": vocab_file, **storage.file_record(out / vocab_file)}, "glove": glove_entry},
+            "indexes": indexes,
+            "glove": {"source": glove_entry["source"], "dim": glove_vectors.dim, "vocab_size": len(glove_vectors)},
+            "deleted_doc_ids": [],
+            "build": state,
+        }
+        storage.write_json(out / MANIFEST, manifest)
+        _checkpoint("manifest")
+        (out / STATE).unlink()
+    return Index.open(out, model=elmo, device=device, verify=False)  # just written: sizes are checked, not hashes
+
+
+def add_documents(
+    path: str | Path,
+    corpus: Sequence[str | Path],
+    model: ModelSpec | None = None,
+    device: str = "cpu",
+    progress: bool = True,
+    **reader_options: Any,
+) -> Index:
+    """Append the documents of ``corpus`` to the index at ``path`` (resumable like a build) and open it.
+
+    New documents get token vectors under the index's settings; GloVe is not retrained (words it does
+    not know do not count in GloVe sentence means), and FAISS indexes keep their type and training.
+    """
+    out, device = Path(path), resolve_device(device)
+    with _locked(out):
+        base = read_manifest(out)
+        settings = Settings(**base["settings"])
+        elmo = open_model(base, model, device)
+        options = ReaderOptions.from_kwargs(**reader_options)
+        files = corpus_files(list(corpus))
+        records = _fingerprint(files)
+        state = {
+            "kind": "add",
+            "generation": base["generation"],
+            "reader": asdict(options),
+            "corpus": [{k: r[k] for k in ("name", "size", "sha256")} for r in records],
+        }
+        previous = storage.read_json(out / STATE) if (out / STATE).is_file() else None
+        first_shard = max((int(s["name"]) for s in base["shards"]), default=-1) + 1
+        keep_shards = []
+        if previous == state:
+            keep_shards = [p.name for p in (out / SHARDS).glob("[0-9]*") if int(p.name) >= first_shard]
+        elif previous is not None and previous.get("generation") == base["generation"]:
+            raise IndexFormatError(
+                f"{out} holds an interrupted `add` of other files; re-run that add to finish it "
+                f"(or delete {out / STATE} to discard it)"
+            )
+        taken = set()
+        for shard in base["shards"]:
+            taken |= set(storage.read_parquet(out / SHARDS / shard["name"] / "docs.parquet")["doc_id"])
+        scan = _scan(files, options, taken, progress)  # validates the new documents before anything is written
+        _remove_unreferenced(out, base, keep_shards)
+        storage.write_json(out / STATE, state)
+        vocab = _vocabulary(out, base, scan.counts)
+        counts = base["counts"]
+        first_ids = (counts["stored_sentences"], counts["stored_token_vectors"])
+        new = _encode(
+            out, files, options, scan, first_shard, *first_ids, elmo, settings, _kept_words(vocab, settings), progress
+        )
+        generation = base["generation"] + 1
+        vocab_file = f"vocab.g{generation}.parquet"
+        storage.write_parquet(out / vocab_file, vocab)
+        shards = base["shards"] + new
+        glove = GloveVectors.load(out / GLOVE_FILE)
+        dims = (elmo.n_layers, elmo.dim)
+        indexes = _build_indexes(out, base, shards, new, settings, base["layers"]["weights"], glove, dims, generation)
+        deleted = {key: counts[f"stored_{key}"] - counts[key] for key in COUNTED}
+        manifest = {
+            **base,
+            "generation": generation,
+            "updated_at": _now(),
+            "shards": shards,
+            "indexes": indexes,
+            "counts": _counts(shards, deleted, _read_counts(scan, counts)),
+            "corpus": base["corpus"] + _corpus_entries(records, scan),
+            "files": {**base["files"], "vocab": {"file": vocab_file, **storage.file_record(out / vocab_file)}},
+        }
+        storage.write_json(out / MANIFEST, manifest)
+        _checkpoint("manifest")
+        (out / STATE).unlink()
+        _remove_unreferenced(out, manifest)
+    return Index.open(out, model=elmo, device=device, verify=False)
+
+
+def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> dict:
+    """Remove documents from search results (their vectors stay on disk); returns the new counts."""
+    out = Path(path)
+    with _locked(out):
+        manifest = read_manifest(out)
+        docs = pd.concat([storage.read_parquet(out / SHARDS / s["name"] / "docs.parquet") for s in manifest["shards"]])
+        live = docs[~docs["doc_id"].isin(set(manifest["deleted_doc_ids"]))].set_index("doc_id")
+        wanted = list(dict.fromkeys(doc_ids))
+        unknown = [d for d in wanted if d not in live.index]
+        if unknown:
+            raise QueryError(
+                f"{len(unknown)} document id(s) are not in the index: {', '.join(map(repr, unknown[:10]))}"
+                f"{' …' if len(unknown) > 10 else ''}; nothing was deleted (see `stats` for the documents)"
+            )
+        removed = live.loc[wanted]
+        counts = dict(manifest["counts"])
+        for key in COUNTED:
+            counts[key] -= len(removed) if key == "documents" else int(removed[key].sum())
+        counts["deleted_documents"] += len(removed)
+        deleted = manifest["deleted_doc_ids"] + wanted
+        storage.write_json(
+            out / MANIFEST, {**manifest, "updated_at": _now(), "counts": counts, "deleted_doc_ids": deleted}
+        )
+    return counts

@@ -1,0 +1,150 @@
+"""GloVe baseline (Pennington et al. 2014): co-occurrence counting and training, saving, nearest words.
+
+Reading GloVe text files is shared with the encoder's evaluation code (``encoder.eval.glove.Glove``).
+Training: symmetric windowed counts weighted 1/d, weighted least squares with f(x) = min(1, (x/x_max)^alpha),
+AdaGrad on minibatches of co-occurrence entries, word + context vectors summed. Seeded and vectorised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from tqdm.auto import tqdm
+
+from encoder.eval.glove import Glove
+from encoder.weights import atomic_path
+
+from .vectors import normalize
+
+__all__ = ["Glove", "GloveVectors", "cooccurrence", "train_glove", "save_glove"]
+
+
+def cooccurrence(sentences: Iterable[np.ndarray], vocab_size: int, window: int = 10) -> sp.csr_matrix:
+    """Symmetric counts X[i, j] = sum over pairs at distance d <= window within a sentence of 1/d.
+
+    ``sentences`` yields arrays of word ids (out-of-vocabulary words already removed); they are
+    processed in chunks so memory stays bounded by the chunk and the sparse matrix.
+    """
+    total = sp.csr_matrix((vocab_size, vocab_size), dtype=np.float64)
+    batch: list[np.ndarray] = []
+
+    def flush() -> sp.csr_matrix:
+        ids = np.concatenate(batch)
+        sentence = np.repeat(np.arange(len(batch)), [len(s) for s in batch])
+        rows, cols, vals = [], [], []
+        for d in range(1, window + 1):
+            same = sentence[d:] == sentence[:-d]
+            left, right = ids[:-d][same], ids[d:][same]
+            rows += [left, right]
+            cols += [right, left]
+            vals.append(np.full(2 * len(left), 1.0 / d))
+        batch.clear()
+        return sp.coo_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(vocab_size, vocab_size)
+        ).tocsr()
+
+    n_tokens = 0
+    for ids in sentences:
+        batch.append(np.asarray(ids, dtype=np.int64))
+        n_tokens += len(ids)
+        if n_tokens >= 1_000_000:
+            total = total + flush()
+            n_tokens = 0
+    if batch:
+        total = total + flush()
+    return total
+
+
+def train_glove(
+    counts: sp.spmatrix,
+    words: Sequence[str],
+    dim: int = 50,
+    epochs: int = 25,
+    lr: float = 0.05,
+    x_max: float = 100.0,
+    alpha: float = 0.75,
+    batch_size: int = 32_768,
+    seed: int = 0,
+    progress: bool = True,
+) -> Glove:
+    """Fit GloVe to a co-occurrence matrix; returns word + context vectors for ``words``."""
+    counts = counts.tocoo()
+    generator = torch.Generator().manual_seed(seed)
+    V = len(words)
+    i = torch.from_numpy(counts.row.astype(np.int64))
+    j = torch.from_numpy(counts.col.astype(np.int64))
+    x = torch.from_numpy(counts.data.astype(np.float32))
+    log_x, weight = torch.log(x), torch.clamp((x / x_max) ** alpha, max=1.0)
+    W, C = [(torch.rand(V, dim, generator=generator) - 0.5) / dim for _ in range(2)]
+    bw, bc = [(torch.rand(V, generator=generator) - 0.5) / dim for _ in range(2)]
+    # AdaGrad squared-gradient sums start at 1, as in the reference implementation. Entries of one minibatch
+    # are updated together from the sums before it, like the reference's lock-free parallel threads.
+    gW, gC, gbw, gbc = torch.ones_like(W), torch.ones_like(C), torch.ones_like(bw), torch.ones_like(bc)
+    bar = tqdm(range(epochs), desc="GloVe", unit="epoch", disable=not progress)
+    for _ in bar:
+        loss = 0.0
+        for batch in torch.randperm(len(x), generator=generator).split(batch_size):
+            bi, bj = i[batch], j[batch]
+            wi, cj = W[bi], C[bj]
+            diff = (wi * cj).sum(1) + bw[bi] + bc[bj] - log_x[batch]
+            fdiff = weight[batch] * diff
+            loss += 0.5 * float((fdiff * diff).sum())
+            grad_w, grad_c = fdiff[:, None] * cj, fdiff[:, None] * wi
+            W.index_add_(0, bi, grad_w * gW[bi].rsqrt_(), alpha=-lr)
+            C.index_add_(0, bj, grad_c * gC[bj].rsqrt_(), alpha=-lr)
+            bw.index_add_(0, bi, fdiff * gbw[bi].rsqrt_(), alpha=-lr)
+            bc.index_add_(0, bj, fdiff * gbc[bj].rsqrt_(), alpha=-lr)
+            gW.index_add_(0, bi, grad_w.square_())
+            gC.index_add_(0, bj, grad_c.square_())
+            fdiff2 = fdiff.square_()
+            gbw.index_add_(0, bi, fdiff2)
+            gbc.index_add_(0, bj, fdiff2)
+        bar.set_postfix(loss=f"{loss / max(len(x), 1):.4f}")
+    return Glove(list(words), (W + C).numpy())
+
+
+def save_glove(path: str | Path, glove: Glove) -> None:
+    """Write the standard GloVe text format ("word v1 v2 ..."), atomically."""
+    words = sorted(glove.index, key=glove.index.get)
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for word, row in zip(words, glove.matrix):
+            f.write(word + " " + " ".join(f"{v:.6f}" for v in row) + "\n")
+
+
+class GloveVectors:
+    """A GloVe table as search uses it: normalised sentence means and nearest words by cosine."""
+
+    def __init__(self, glove: Glove):
+        self.glove = glove
+        self.words = sorted(glove.index, key=glove.index.get)
+        self._unit: np.ndarray | None = None
+
+    @classmethod
+    def load(cls, path: str | Path) -> "GloveVectors":
+        return cls(Glove.load(path))
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @property
+    def dim(self) -> int:
+        return self.glove.dim
+
+    def sentence_vector(self, tokens: Iterable[str]) -> np.ndarray:
+        """Normalised mean of the known words' vectors (zero when none is known)."""
+        return normalize(self.glove.mean(tokens).astype(np.float32))
+
+    def nearest(self, word: str, k: int = 10) -> list[tuple[str, float]] | None:
+        """The k other words with the most similar vectors (cosine), or None if ``word`` has no vector."""
+        vector = self.glove.vector(word)
+        if vector is None:
+            return None
+        if self._unit is None:
+            self._unit = normalize(self.glove.matrix)
+        scores = self._unit @ normalize(vector)
+        hits = [(self.words[r], float(scores[r])) for r in np.argsort(-scores)[: k + 1]]
+        return [(w, s) for w, s in hits if w not in (word, word.lower())][:k]

@@ -1,0 +1,196 @@
+"""Corpus readers: documents from .txt, .jsonl, .csv and .parquet files (.gz/.xz/.bz2 too), and folders of them.
+
+Every reader yields ``Document``s in a fixed order, so two passes over a corpus see the same documents
+(a build counts and validates first, then encodes, and a resumed build skips what is done).
+Empty documents are skipped and counted; undecodable bytes become U+FFFD and are counted per file.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from encoder.text import open_text
+
+from .errors import CorpusError
+
+FORMATS = ("txt", "jsonl", "csv", "parquet")
+COMPRESSED = (".gz", ".xz", ".bz2")
+CSV_CHUNK = 10_000
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    title: str
+    text: str
+    source: str  # the corpus file, as named in the manifest
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """How to read documents: columns of tabular files, and whether a .txt file is one document."""
+
+    text_column: str = "text"
+    id_column: str | None = None  # default: "id" when the file has it, else file name + line/row number
+    title_column: str | None = None  # default: "title" when the file has it, else none
+    doc_per_file: bool = False
+
+    @classmethod
+    def from_kwargs(cls, **options: Any) -> "ReaderOptions":
+        unknown = set(options) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise TypeError(
+                f"unknown reader option(s): {', '.join(sorted(unknown))}; known: {', '.join(cls.__dataclass_fields__)}"
+            )
+        return cls(**options)
+
+
+def file_format(path: Path) -> str | None:
+    """``txt``/``jsonl``/``csv``/``parquet`` from the suffix (after .gz/.xz), or None if unsupported."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in COMPRESSED:
+        suffixes = suffixes[:-1]
+    fmt = suffixes[-1].lstrip(".") if suffixes else ""
+    if fmt == "parquet" and path.suffix.lower() in COMPRESSED:
+        return None  # parquet compresses internally
+    return fmt if fmt in FORMATS else None
+
+
+def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
+    """(file, display name) for every corpus file; folders are searched recursively in sorted order."""
+    found: dict[Path, str] = {}
+    for given in map(Path, paths):
+        if given.is_dir():
+            files = sorted(
+                p
+                for p in given.rglob("*")
+                if p.is_file()
+                and file_format(p)
+                and not any(part.startswith(".") for part in p.relative_to(given).parts)
+            )
+            if not files:
+                raise CorpusError(
+                    f"{given} holds no corpus files (.txt, .jsonl, .csv, .parquet, or .gz/.xz/.bz2 of the first three)"
+                )
+            for p in files:
+                found.setdefault(p.resolve(), str(Path(given.name) / p.relative_to(given)))
+        elif given.is_file():
+            if not file_format(given):
+                raise CorpusError(
+                    f"{given}: unsupported file type; use .txt, .jsonl, .csv or .parquet (text ones may be .gz/.xz/.bz2)"
+                )
+            found.setdefault(given.resolve(), given.name)
+        else:
+            raise CorpusError(f"{given} does not exist")
+    return [(path, name) for path, name in found.items()]
+
+
+@dataclass
+class ReadStats:
+    """What reading skipped or repaired."""
+
+    documents: int = 0
+    empty: int = 0
+    replaced: dict[str, int] = field(default_factory=dict)  # file -> U+FFFD characters (undecodable bytes)
+
+
+def read_corpus(
+    files: list[tuple[Path, str]], options: ReaderOptions, stats: ReadStats | None = None, warn: bool = False
+) -> Iterator[Document]:
+    """All non-empty documents of ``files`` in order; ``warn`` warns once per file with undecodable bytes."""
+    stats = stats if stats is not None else ReadStats()
+    for path, name in files:
+        replaced = 0
+        for doc in _read_file(path, name, options):
+            replaced += doc.text.count("\ufffd") + doc.title.count("\ufffd")
+            if not doc.text.strip():
+                stats.empty += 1
+                continue
+            stats.documents += 1
+            yield doc
+        if replaced:
+            stats.replaced[name] = replaced
+            if warn:
+                warnings.warn(f"{path}: {replaced} undecodable byte sequence(s) were replaced by U+FFFD", stacklevel=2)
+
+
+def _read_file(path: Path, name: str, options: ReaderOptions) -> Iterator[Document]:
+    fmt = file_format(path)
+    try:
+        if fmt == "txt":
+            yield from _read_txt(path, name, options)
+        elif fmt == "jsonl":
+            yield from _read_jsonl(path, name, options)
+        else:
+            yield from _read_table(path, name, options, fmt)
+    except (OSError, EOFError, ValueError, pd.errors.ParserError) as error:
+        if isinstance(error, CorpusError):
+            raise
+        raise CorpusError(f"{path} cannot be read as {fmt}: {error}") from None
+
+
+def _read_txt(path: Path, name: str, options: ReaderOptions) -> Iterator[Document]:
+    with open_text(path) as f:
+        if options.doc_per_file:
+            yield Document(name, Path(name).name.split(".")[0], f.read(), name)
+            return
+        for number, line in enumerate(f, start=1):
+            yield Document(f"{name}:{number}", "", line.rstrip("\n"), name)
+
+
+def _as_text(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def _read_jsonl(path: Path, name: str, options: ReaderOptions) -> Iterator[Document]:
+    with open_text(path) as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise CorpusError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise CorpusError(f"{path}, line {number}: expected a JSON object per line")
+            yield _record_document(record, f"{name}:{number}", name, options, f"{path}, line {number}")
+
+
+def _record_document(record: dict, default_id: str, name: str, options: ReaderOptions, where: str) -> Document:
+    if options.text_column not in record:
+        raise CorpusError(
+            f"{where} has no {options.text_column!r} field (fields: {', '.join(map(str, record))}); "
+            "name the text field with --text-column"
+        )
+    for column in (options.id_column, options.title_column):
+        if column is not None and column not in record:
+            raise CorpusError(f"{where} has no {column!r} field (fields: {', '.join(map(str, record))})")
+    doc_id = _as_text(record.get(options.id_column or "id")) or default_id
+    title = _as_text(record.get(options.title_column or "title"))
+    return Document(doc_id, title, _as_text(record[options.text_column]), name)
+
+
+def _read_table(path: Path, name: str, options: ReaderOptions, fmt: str) -> Iterator[Document]:
+    """CSV (pandas, in chunks) or parquet (pyarrow record batches), one document per row."""
+    if fmt == "csv":
+        handle = open_text(path)
+        chunks = pd.read_csv(handle, chunksize=CSV_CHUNK, dtype=str, keep_default_na=False)
+    else:
+        handle = None
+        chunks = (batch.to_pandas() for batch in pq.ParquetFile(path).iter_batches(batch_size=CSV_CHUNK))
+    try:
+        row = 0
+        for frame in chunks:
+            for record in frame.to_dict("records"):
+                row += 1
+                yield _record_document(record, f"{name}:{row}", name, options, f"{path}, row {row}")
+    finally:
+        if handle is not None:
+            handle.close()

@@ -1,0 +1,76 @@
+"""What queries return: plain dataclasses, turned into JSON by ``dataclasses.asdict``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SentenceHit:
+    """A sentence found by ``Index.search`` / ``search_glove``; score is cosine (or RRF score with hybrid)."""
+
+    rank: int
+    score: float
+    doc_id: str
+    title: str
+    sentence: str
+    sentence_id: int
+
+
+@dataclass
+class TokenHit:
+    """One use of a word in context; ``char_start:char_end`` locate the word inside ``sentence``."""
+
+    rank: int
+    score: float
+    word: str
+    doc_id: str
+    title: str
+    sentence: str
+    token_index: int
+    char_start: int
+    char_end: int
+
+
+@dataclass
+class Neighbors:
+    """Nearest uses in context of ``query_tokens[position]``, and GloVe's nearest words for contrast.
+
+    ``glove`` is empty and ``glove_note`` says why when the word has no GloVe vector.
+    """
+
+    query_tokens: list[str]
+    position: int
+    hits: list[TokenHit]
+    glove: list[tuple[str, float]]
+    glove_note: str | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SenseCluster:
+    """One sense: a label of distinctive context words, its size and its most typical sentences."""
+
+    label: str
+    size: int
+    examples: list[str]
+
+
+@dataclass
+class SensePoint:
+    """One occurrence in 2-D (PCA of its ELMo vector) for plotting, with its cluster number."""
+
+    x: float
+    y: float
+    cluster: int
+    sentence: str
+
+
+@dataclass
+class Senses:
+    word: str
+    clusters: list[SenseCluster]
+    points: list[SensePoint]
+    n_occurrences: int = 0
+    silhouette: float | None = None
+    notices: list[str] = field(default_factory=list)

@@ -1,0 +1,75 @@
+"""Word senses: k-means over the ELMo vectors of a word's occurrences, k chosen by silhouette, PCA to 2-D."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.decomposition import PCA
+from sklearn.metrics import silhouette_score
+
+from .results import SenseCluster, SensePoint, Senses
+from .words import is_content_word, normalize
+
+MAX_AUTO_K = 8
+MIN_SILHOUETTE = 0.25  # below this no split is convincing (Kaufman & Rousseeuw): report one sense
+N_EXAMPLES = 5
+
+
+def choose_clusters(vectors: np.ndarray, k: int | str = "auto", seed: int = 0) -> tuple[np.ndarray, float | None]:
+    """Cluster labels (0 = largest cluster) and the silhouette of the chosen clustering (None for one cluster)."""
+    n = len(vectors)
+    if k == "auto":
+        best: tuple[float, np.ndarray] | None = None
+        for kk in range(2, min(MAX_AUTO_K, n - 1) + 1):
+            labels = KMeans(kk, n_init=4, random_state=seed).fit_predict(vectors)
+            score = float(silhouette_score(vectors, labels, metric="cosine"))
+            if best is None or score > best[0]:
+                best = (score, labels)
+        if best is None or best[0] < MIN_SILHOUETTE:
+            return np.zeros(n, dtype=np.int64), None
+        silhouette, labels = best
+    else:
+        k = min(int(k), n)
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        if k == 1:
+            return np.zeros(n, dtype=np.int64), None
+        labels = KMeans(k, n_init=4, random_state=seed).fit_predict(vectors)
+        silhouette = float(silhouette_score(vectors, labels, metric="cosine")) if len(set(labels)) > 1 else None
+    by_size = {old: new for new, (old, _) in enumerate(Counter(labels.tolist()).most_common())}
+    return np.array([by_size[c] for c in labels.tolist()], dtype=np.int64), silhouette
+
+
+def describe_senses(
+    word: str,
+    vectors: np.ndarray,
+    sentences: Sequence[str],
+    contexts: Sequence[Sequence[str]],
+    k: int | str = "auto",
+    seed: int = 0,
+) -> Senses:
+    """Cluster the occurrences (normalised vectors, one per occurrence) of ``word`` into senses.
+
+    Each cluster is labelled by the context words most over-represented in it, and its examples are
+    the sentences whose vectors lie closest to the cluster centre.
+    """
+    labels, silhouette = choose_clusters(vectors, k, seed)
+    coords = PCA(2, random_state=seed).fit_transform(vectors) if len(vectors) > 2 else np.zeros((len(vectors), 2))
+    word_form = normalize(word)
+    context_sets = [{normalize(t) for t in c if is_content_word(t)} - {word_form} for c in contexts]
+    overall = Counter(w for s in context_sets for w in s)
+    clusters = []
+    for c in range(int(labels.max()) + 1 if len(labels) else 0):
+        members = np.flatnonzero(labels == c)
+        inside = Counter(w for m in members for w in context_sets[m])
+        distinct = sorted(inside, key=lambda w: (-(inside[w] / len(members) - overall[w] / len(labels)), w))
+        centre = vectors[members].mean(axis=0)
+        examples = list(dict.fromkeys(sentences[m] for m in members[np.argsort(-(vectors[members] @ centre))]))
+        clusters.append(
+            SenseCluster(label=", ".join(distinct[:3]) or word, size=len(members), examples=examples[:N_EXAMPLES])
+        )
+    points = [SensePoint(float(x), float(y), int(c), s) for (x, y), c, s in zip(coords, labels, sentences)]
+    return Senses(word=word, clusters=clusters, points=points, n_occurrences=len(vectors), silhouette=silhouette)

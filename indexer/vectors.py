@@ -1,0 +1,280 @@
+"""Vector search: per-layer vector stores, FAISS indexes chosen by size, and exact torch search.
+
+Stored vectors keep every ELMo layer (float16). Pooling is linear per layer, so any layer mix at query
+time is ``normalize(sum_j s_j * v_j)``: the FAISS index answers queries under the build-time mix, and an
+exact torch matmul answers any other mix (and serves as the GPU path when faiss-gpu is missing).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable, Iterator, Sequence
+
+import faiss
+import numpy as np
+import torch
+
+FLAT_LIMIT = 100_000  # up to this many vectors exact search is fast enough (a few ms per query)
+SQ8_FROM = 2_000_000  # beyond this, 8-bit scalar quantisation keeps the index in memory
+TRAIN_SAMPLE = 100_000  # vectors used to train IVF centroids / quantisers
+CHUNK = 65_536  # vectors mixed (and searched exactly) per step
+EXACT_CACHE_BYTES = 1 << 30  # keep a query-time mix's matrix in memory up to this size
+
+
+def normalize(x: np.ndarray) -> np.ndarray:
+    """L2-normalise the last axis; zero vectors stay zero (they match nothing)."""
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def mix(layers: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """(..., L+1, dim) per-layer vectors -> (..., dim) normalised mixed vectors."""
+    w = np.asarray(weights, dtype=np.float32)
+    return normalize(np.einsum("...ld,l->...d", np.asarray(layers, dtype=np.float32), w))
+
+
+def ivf_lists(n: int) -> int:
+    """IVF list count for n vectors: the power of two nearest 4·sqrt(n) (FAISS's rule of thumb)."""
+    return 1 << round(math.log2(4 * math.sqrt(max(n, 1))))
+
+
+def choose_factory(n: int) -> str:
+    """An ``index_factory`` string for n vectors: Flat (exact) when small, IVF beyond, IVF-SQ8 when huge."""
+    if n <= FLAT_LIMIT:
+        return "Flat"
+    return f"IVF{ivf_lists(n)},{'Flat' if n <= SQ8_FROM else 'SQ8'}"
+
+
+def _knob(index: faiss.Index) -> tuple[str, list[int]] | None:
+    """The search-time speed/recall parameter of an index and the values worth trying, cheapest first."""
+    try:
+        nlist = faiss.extract_index_ivf(index).nlist
+        return "nprobe", [p for p in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048) if p < nlist] + [nlist]
+    except RuntimeError:
+        pass
+    if "HNSW" in type(faiss.downcast_index(index)).__name__:
+        return "efSearch", [16, 32, 64, 128, 256, 512, 1024]
+    return None
+
+
+def tune_search_params(
+    index: faiss.Index,
+    n: int,
+    chunks: Callable[[], Iterable[np.ndarray]],
+    k: int = 10,
+    target: float = 0.95,
+    n_queries: int = 200,
+    seed: int = 0,
+) -> str:
+    """An nprobe / efSearch for recall@k >= ``target``, found on queries drawn from the data itself.
+
+    Each query is a stored vector; its exact neighbours (itself excluded) come from a brute-force pass.
+    Stored vectors are easier queries than new text, so the value returned is one step (2x) beyond the
+    cheapest that reaches the target. Returns "" for exact indexes, else faiss ParameterSpace syntax.
+    """
+    knob = _knob(index)
+    if knob is None or n <= k + 1:
+        return ""
+    name, values = knob
+    rows = np.sort(np.random.default_rng(seed + 1).choice(n, size=min(n, n_queries), replace=False))
+    queries = gather(chunks(), rows)
+    scores, ids, offset = [], [], 0
+    for chunk in chunks():  # exact top k+1 by streaming
+        part = queries @ np.asarray(chunk, dtype=np.float32).T
+        top = np.argpartition(-part, min(k, part.shape[1] - 1), axis=1)[:, : k + 1]
+        scores.append(np.take_along_axis(part, top, 1))
+        ids.append(top + offset)
+        offset += len(chunk)
+    scores, ids = np.concatenate(scores, 1), np.concatenate(ids, 1)
+    truth = np.take_along_axis(ids, np.argsort(-scores, axis=1)[:, : k + 1], 1)
+    truth = [set(t) - {r} for t, r in zip(truth.tolist(), rows.tolist())]
+    reached = len(values) - 1  # nothing reaches the target: search exhaustively
+    for step, value in enumerate(values):
+        apply_search_params(index, f"{name}={value}")
+        found = index.search(queries, k + 1)[1]
+        recall = np.mean([len((set(f) - {r}) & t) / len(t) for f, r, t in zip(found.tolist(), rows.tolist(), truth)])
+        if recall >= target:
+            reached = step
+            break
+    return f"{name}={values[min(reached + 1, len(values) - 1)]}"
+
+
+def apply_search_params(index: faiss.Index, params: str) -> None:
+    if params:
+        faiss.ParameterSpace().set_index_parameters(index, params)
+
+
+def check_factory(factory: str, dim: int) -> None:
+    """Fail before any encoding starts if FAISS does not understand ``factory``."""
+    try:
+        faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+    except RuntimeError as error:
+        raise ValueError(
+            f"FAISS cannot make an index from {factory!r} ({str(error).splitlines()[0]}); "
+            "try e.g. 'Flat', 'IVF1024,Flat', 'HNSW32' or 'IVF4096,SQ8'"
+        ) from None
+
+
+def build_faiss(
+    factory: str, dim: int, n: int, chunks: Callable[[], Iterable[np.ndarray]], seed: int = 0
+) -> faiss.Index:
+    """Train (on a seeded sample) and fill an inner-product index from a re-iterable stream of chunks."""
+    index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+    if not index.is_trained and n:
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=min(n, TRAIN_SAMPLE), replace=False))
+        index.train(gather(chunks(), rows))
+    for chunk in chunks():
+        index.add(np.ascontiguousarray(chunk, dtype=np.float32))
+    return index
+
+
+def gather(chunks: Iterable[np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """Rows (sorted global ids) of a stream of chunks."""
+    parts, offset = [], 0
+    for chunk in chunks:
+        lo, hi = np.searchsorted(rows, [offset, offset + len(chunk)])
+        parts.append(np.asarray(chunk[rows[lo:hi] - offset], dtype=np.float32))
+        offset += len(chunk)
+    return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def faiss_search(
+    index: faiss.Index, query: np.ndarray, k: int, deleted: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k live hits of one query; fetches more while deleted entries crowd the top."""
+    n_deleted = int(deleted.sum()) if deleted is not None else 0
+    fetch = min(index.ntotal, k + min(n_deleted, 4 * k + 64))
+    while True:
+        scores, ids = index.search(query[None].astype(np.float32), max(fetch, 1))
+        scores, ids = scores[0], ids[0]
+        keep = ids >= 0
+        if deleted is not None:
+            keep &= ~deleted[np.maximum(ids, 0)]
+        if keep.sum() >= k or fetch >= index.ntotal:
+            return scores[keep][:k], ids[keep][:k]
+        fetch = min(index.ntotal, fetch * 4)
+
+
+class ExactSearch:
+    """Exact inner-product top-k with torch (CPU or GPU) over a fixed matrix of normalised vectors."""
+
+    def __init__(self, vectors: np.ndarray, device: str | torch.device = "cpu"):
+        self.vectors = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32)).to(device)
+
+    @torch.inference_mode()
+    def search(self, query: np.ndarray, k: int, deleted: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        scores = self.vectors @ torch.from_numpy(np.asarray(query, dtype=np.float32)).to(self.vectors.device)
+        if deleted is not None:
+            scores[torch.from_numpy(deleted).to(scores.device)] = -torch.inf
+        n_live = len(scores) - (int(deleted.sum()) if deleted is not None else 0)
+        top = torch.topk(scores, min(k, n_live))
+        return top.values.cpu().numpy(), top.indices.cpu().numpy()
+
+
+class LayerStore:
+    """Per-layer vectors (n, L+1, dim), float16, as one (memory-mapped) array per shard."""
+
+    def __init__(self, arrays: list[np.ndarray]):
+        self.arrays = arrays
+        self.offsets = np.cumsum([0] + [len(a) for a in arrays])
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def mixed(self, weights: Sequence[float]) -> Iterator[np.ndarray]:
+        """Normalised mixed vectors in chunks, in id order."""
+        for array in self.arrays:
+            for start in range(0, len(array), CHUNK):
+                yield mix(array[start : start + CHUNK], weights)
+
+    def gather(self, ids: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+        """Normalised mixed vectors of the given ids (any order)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        shard = np.searchsorted(self.offsets, ids, side="right") - 1
+        dim = self.arrays[0].shape[-1] if self.arrays else 0
+        out = np.zeros((len(ids), dim), np.float32)
+        for s in np.unique(shard):
+            where = np.flatnonzero(shard == s)
+            local = ids[where] - self.offsets[s]
+            order = np.argsort(local)  # memory maps read fastest in order
+            out[where[order]] = mix(self.arrays[s][local[order]], weights)
+        return out
+
+
+def gpu_faiss_available() -> bool:
+    return hasattr(faiss, "index_cpu_to_all_gpus") and faiss.get_num_gpus() > 0
+
+
+def to_gpu(index: faiss.Index) -> faiss.Index:
+    """The index on the GPUs when faiss-gpu supports its type, else unchanged (HNSW stays on the CPU)."""
+    try:
+        return faiss.index_cpu_to_all_gpus(index)
+    except (RuntimeError, AttributeError):
+        return index
+
+
+class VectorSet:
+    """One searchable kind of vector (sentences or token occurrences).
+
+    Queries under the build-time mix go to the FAISS index (moved to the GPU with faiss-gpu); other
+    mixes, and every query on a GPU without faiss-gpu, go to an exact torch search over the stored
+    layers. Its mixed matrix is cached for the last mix used when it fits in ``EXACT_CACHE_BYTES``;
+    larger collections are mixed and searched chunk by chunk on every query (bounded memory, slower).
+    """
+
+    def __init__(self, layers: LayerStore, index: faiss.Index, build_weights: Sequence[float], device: str = "cpu"):
+        self.layers = layers
+        self.build_weights = tuple(build_weights)
+        self.device = device
+        cuda = device.startswith("cuda")
+        self.use_faiss = not cuda or gpu_faiss_available()
+        self.index = to_gpu(index) if cuda and self.use_faiss else index
+        self._exact: tuple[tuple[float, ...], ExactSearch] | None = None
+
+    def _cached(self, weights: tuple[float, ...]) -> ExactSearch:
+        if self._exact is None or self._exact[0] != weights:
+            self._exact = None  # free the old matrix before building the new one
+            self._exact = (weights, ExactSearch(np.concatenate(list(self.layers.mixed(weights))), self.device))
+        return self._exact[1]
+
+    def _streamed(
+        self, query: np.ndarray, k: int, weights: tuple[float, ...], deleted: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        scores, ids, offset = [], [], 0
+        for chunk in self.layers.mixed(weights):
+            part = None if deleted is None else deleted[offset : offset + len(chunk)]
+            chunk_scores, chunk_ids = ExactSearch(chunk, self.device).search(query, k, part)
+            scores.append(chunk_scores)
+            ids.append(chunk_ids + offset)
+            offset += len(chunk)
+        scores, ids = np.concatenate(scores), np.concatenate(ids)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return scores[order], ids[order]
+
+    def search(
+        self,
+        query: np.ndarray,
+        k: int,
+        weights: Sequence[float],
+        deleted: np.ndarray | None = None,
+        subset: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (scores, ids) for a normalised query vector already mixed with ``weights``.
+
+        ``subset`` restricts the search to those ids (exact, over just those vectors).
+        """
+        weights = tuple(weights)
+        if subset is not None:
+            live = subset if deleted is None else subset[~deleted[subset]]
+            scores, rows = ExactSearch(self.layers.gather(live, weights), self.device).search(query, k)
+            return scores, live[rows]
+        if self.use_faiss and weights == self.build_weights:
+            return faiss_search(self.index, query, k, deleted)
+        if len(self.layers) * len(query) * 4 <= EXACT_CACHE_BYTES:
+            return self._cached(weights).search(query, k, deleted)
+        return self._streamed(query, k, weights, deleted)
+
+
+def pool(layers: np.ndarray, pooling: str) -> np.ndarray:
+    """(L+1, n, dim) -> (L+1, dim): mean or max over the tokens, per layer, so mixing stays linear afterwards."""
+    return layers.mean(axis=1) if pooling == "mean" else layers.max(axis=1)

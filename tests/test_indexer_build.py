@@ -1,0 +1,222 @@
+"""Index building and storage: resuming a killed build, refusing to overwrite, clear errors on damage."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_indexer import SETTINGS, brute_force, write_corpus
+
+from encoder.model import BiLM, BiLMConfig
+from encoder.weights import save_model
+from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchError, Settings, build_index
+from indexer.__main__ import main
+from indexer.build import KILL_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI_SETTINGS = [
+    "--shard-tokens",
+    str(SETTINGS.shard_tokens),
+    "--glove-epochs",
+    str(SETTINGS.glove_epochs),
+    "--glove-dim",
+    str(SETTINGS.glove_dim),
+    "--glove-min-count",
+    str(SETTINGS.glove_min_count),
+]
+
+
+@pytest.fixture(scope="module")
+def indexer_built(tmp_path_factory, tiny_model_dir) -> tuple[Path, Path]:
+    """(corpus, index) built in this process: the reference a resumed build must equal."""
+    root = tmp_path_factory.mktemp("indexer-build")
+    corpus = write_corpus(root / "corpus")
+    build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
+    return corpus, root / "index"
+
+
+def _without_times(manifest: dict) -> dict:
+    return {k: v for k, v in manifest.items() if k not in ("created_at", "updated_at")}
+
+
+def _cli_build(corpus: Path, out: Path, model: Path, kill_at: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop(KILL_ENV, None)
+    if kill_at:
+        env[KILL_ENV] = kill_at
+    command = [
+        sys.executable,
+        "-m",
+        "indexer",
+        "build",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--model",
+        str(model),
+        "--quiet",
+        *CLI_SETTINGS,
+    ]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_killed_build_resumes_to_the_same_index(indexer_built, tiny_model_dir, tmp_path):
+    corpus, reference = indexer_built
+    out = tmp_path / "index"
+    killed = _cli_build(corpus, out, tiny_model_dir, kill_at="shard-1")
+    assert killed.returncode == -9, killed.stderr
+    assert sorted(p.name for p in (out / "shards").iterdir()) == ["00000", "00001"]
+    with pytest.raises(IndexFormatError, match="interrupted build"):
+        Index.open(out)
+    (out / "shards" / ".tmp-00002-leftover").mkdir()  # what a kill during a shard write leaves
+    killed = _cli_build(corpus, out, tiny_model_dir, kill_at="glove")
+    assert killed.returncode == -9, killed.stderr
+    assert (out / "glove.txt").is_file() and not (out / "manifest.json").exists()
+    resumed = build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False)  # same as the CLI's
+    clean = Index.open(reference)
+    # the manifest holds the sha256 of every shard, FAISS and GloVe file: equal manifests, equal indexes
+    assert _without_times(resumed.manifest) == _without_times(clean.manifest)
+    assert not (out / "build-state.json").exists() and not list((out / "shards").glob(".tmp-*"))
+    assert resumed.search("muddy river", k=5) == clean.search("muddy river", k=5)
+
+
+def test_rerun_refuse_and_overwrite(indexer_built, tiny_model_dir, tmp_path):
+    corpus, reference = indexer_built
+    created = Index.open(reference).manifest["created_at"]
+    again = build_index([corpus], reference, model=tiny_model_dir, settings=SETTINGS, progress=False)
+    assert again.manifest["created_at"] == created  # same inputs: opened, not rebuilt
+    with pytest.raises(FileExistsError, match="already holds an index"):
+        build_index([corpus], reference, model=tiny_model_dir, layers="top", settings=SETTINGS, progress=False)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("precious")
+    with pytest.raises(FileExistsError, match="not empty"):
+        build_index([corpus], foreign, model=tiny_model_dir, settings=SETTINGS, progress=False, overwrite=True)
+    assert (foreign / "thesis.tex").read_text() == "precious"
+    with pytest.raises(ValueError, match="FAISS cannot make"):
+        build_index([corpus], tmp_path / "bad", model=tiny_model_dir, index_factory="Nonsense42", progress=False)
+    assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
+
+
+def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir, tmp_path):
+    corpus, _ = indexer_built
+    settings = Settings(**{**SETTINGS.__dict__, "search_params": "nprobe=4", "min_freq": 3})
+    index = build_index(
+        [corpus],
+        tmp_path / "ivf",
+        model=tiny_model_dir,
+        index_factory="IVF4,Flat",
+        pooling="max",
+        settings=settings,
+        progress=False,
+    )
+    assert {e["factory"] for e in index.manifest["indexes"].values()} == {"IVF4,Flat"}
+    for query, layers in (("muddy river bank", None), ("bread", "top")):  # nprobe = nlist: exhaustive, so exact
+        weights = index.layer_mix.weights if layers is None else (0, 0, 1)
+        scores, ids = brute_force(index, query, weights, 5)
+        hits = index.search(query, k=5, layers=layers)
+        assert [h.sentence_id for h in hits] == ids.tolist()
+        np.testing.assert_allclose([h.score for h in hits], scores, atol=1e-4)
+    vocab = pd.read_parquet(tmp_path / "ivf" / index.manifest["files"]["vocab"]["file"]).set_index("word")["count"]
+    assert vocab[index.tokens["word"].str.lower()].min() >= 3 and vocab["honey"] == 1
+    assert "lunch" in set(index.tokens["word"]) and "honey" not in set(index.tokens["word"].str.lower())
+
+
+@pytest.fixture
+def indexer_copy(indexer_built, tmp_path) -> Path:
+    path = tmp_path / "index"
+    shutil.copytree(indexer_built[1], path)
+    return path
+
+
+def _first_shard_file(path: Path, name: str) -> Path:
+    return path / "shards" / "00000" / name
+
+
+def test_truncated_file_is_a_clear_error(indexer_copy):
+    faiss_file = indexer_copy / Index.open(indexer_copy).manifest["indexes"]["sentences"]["file"]
+    faiss_file.write_bytes(faiss_file.read_bytes()[:100])
+    with pytest.raises(CorruptIndexError, match="truncated"):
+        Index.open(indexer_copy)
+
+
+def test_altered_file_fails_the_hash_check(indexer_copy):
+    npy = _first_shard_file(indexer_copy, "sentence_layers.npy")
+    data = bytearray(npy.read_bytes())
+    data[-1] ^= 0xFF
+    npy.write_bytes(bytes(data))
+    with pytest.raises(CorruptIndexError, match="sha256"):
+        Index.open(indexer_copy)
+    Index.open(indexer_copy, verify=False)  # sizes still match: only the hash check can tell
+
+
+def test_missing_file_and_bad_manifest(indexer_copy):
+    _first_shard_file(indexer_copy, "tokens.parquet").unlink()
+    with pytest.raises(CorruptIndexError, match="missing"):
+        Index.open(indexer_copy)
+    manifest = indexer_copy / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**data, "format_version": 99}))
+    with pytest.raises(IndexFormatError, match="newer"):
+        Index.open(indexer_copy)
+    manifest.write_text(manifest.read_text()[:50])
+    with pytest.raises(CorruptIndexError, match="manifest.json"):
+        Index.open(indexer_copy)
+    with pytest.raises(IndexFormatError, match="not an index"):
+        Index.open(indexer_copy / "shards")
+
+
+def test_other_model_is_a_mismatch(indexer_copy, tmp_path, capsys):
+    other = BiLM(
+        BiLMConfig(char_embed_dim=4, filters=[[1, 4], [2, 8]], n_highway=1, projection_dim=8, lstm_dim=16, n_layers=2)
+    )
+    other.reset_parameters(seed=1)
+    save_model(other, tmp_path / "other", extra_config={"name": "other"})
+    with pytest.raises(IndexMismatchError, match="built with model 'tiny'"):
+        Index.open(indexer_copy, model=tmp_path / "other")
+    assert main(["search", "--index", str(indexer_copy), "--model", str(tmp_path / "other"), "bank"]) == 2
+    assert "built with model 'tiny'" in capsys.readouterr().err
+
+
+def test_bad_corpus_is_an_error_before_anything_is_written(tiny_model_dir, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1", "text": "fine"}\n{"id": "1", "text": "again"}\n')
+    assert (
+        main(["build", "--corpus", str(bad), "--out", str(tmp_path / "out"), "--model", str(tiny_model_dir), "--quiet"])
+        == 2
+    )
+    assert "appears more than once" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "shards").exists()
+    assert (
+        main(
+            [
+                "build",
+                "--corpus",
+                str(tmp_path / "missing.txt"),
+                "--out",
+                str(tmp_path / "out2"),
+                "--model",
+                str(tiny_model_dir),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
+    assert "does not exist" in capsys.readouterr().err
+    tiny = tmp_path / "tiny.txt"
+    tiny.write_text("One short document.\n")
+    assert (
+        main(
+            ["build", "--corpus", str(tiny), "--out", str(tmp_path / "out3"), "--model", str(tiny_model_dir), "--quiet"]
+        )
+        == 2
+    )
+    assert "too little text to train GloVe" in capsys.readouterr().err

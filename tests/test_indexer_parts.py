@@ -1,0 +1,169 @@
+"""Indexer building blocks on planted data: GloVe, senses, vector search paths, BM25. No model needed."""
+
+from __future__ import annotations
+
+import faiss
+import numpy as np
+import pytest
+
+from indexer import vectors
+from indexer.bm25 import BM25, reciprocal_rank_fusion
+from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
+from indexer.senses import choose_clusters, describe_senses
+from indexer.vectors import (
+    ExactSearch,
+    LayerStore,
+    VectorSet,
+    build_faiss,
+    choose_factory,
+    faiss_search,
+    mix,
+    tune_search_params,
+)
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------------------ GloVe
+def test_cooccurrence_counts_with_inverse_distance():
+    counts = cooccurrence([np.array([0, 1, 2]), np.array([2, 0])], vocab_size=3, window=2).toarray()
+    expected = np.zeros((3, 3))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.5), (2, 0, 1.0)]:  # pairs within each sentence only
+        expected[i, j] += w
+        expected[j, i] += w
+    np.testing.assert_allclose(counts, expected)
+    assert cooccurrence([np.array([0, 1, 2])], 3, window=1)[0, 2] == 0
+
+
+def test_glove_recovers_planted_topics():
+    """Two topics whose words only co-occur with each other: same-topic words must end up closer."""
+    rng = np.random.default_rng(0)
+    sentences = [rng.choice(np.arange(10) + 10 * (s % 2), size=8) for s in range(600)]
+    words = [f"w{i}" for i in range(20)]
+    glove = train_glove(cooccurrence(sentences, 20, window=5), words, dim=8, epochs=40, progress=False)
+    vectors = unit(glove.matrix)
+    similarity = vectors @ vectors.T
+    same = np.equal.outer(np.arange(20) // 10, np.arange(20) // 10) & ~np.eye(20, dtype=bool)
+    assert similarity[same].mean() > 0.5 > similarity[~np.equal.outer(np.arange(20) // 10, np.arange(20) // 10)].mean()
+    nearest = GloveVectors(glove).nearest("w3", k=5)
+    assert len(nearest) == 5 and all(int(w[1:]) < 10 for w, _ in nearest) and "w3" not in dict(nearest)
+    again = train_glove(cooccurrence(sentences, 20, window=5), words, dim=8, epochs=40, progress=False)
+    np.testing.assert_array_equal(glove.matrix, again.matrix)  # seeded
+
+
+def test_glove_text_format_round_trip(tmp_path):
+    glove = Glove(["river", "bank", "é"], np.arange(6, dtype=np.float32).reshape(3, 2) / 7)
+    save_glove(tmp_path / "glove.txt", glove)
+    lines = (tmp_path / "glove.txt").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "river 0.000000 0.142857" and len(lines) == 3
+    loaded = GloveVectors.load(tmp_path / "glove.txt")
+    np.testing.assert_allclose(loaded.glove.matrix, glove.matrix, atol=1e-6)
+    assert loaded.nearest("unknown") is None and not loaded.sentence_vector(["unknown"]).any()
+    np.testing.assert_allclose(loaded.sentence_vector(["River", "bank"]), unit(glove.matrix[:2].mean(0)), atol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------ senses
+def test_senses_of_planted_clusters():
+    rng = np.random.default_rng(0)
+    centres = unit(rng.normal(size=(2, 16)))
+    labels = np.repeat([0, 1], [30, 20])
+    vectors = unit(centres[labels] + 0.05 * rng.normal(size=(50, 16)))
+    sentences = [f"{'river' if label == 0 else 'money'} sentence {i}" for i, label in enumerate(labels)]
+    contexts = [s.split() + ["bank"] for s in sentences]
+    senses = describe_senses("bank", vectors, sentences, contexts)
+    assert [c.size for c in senses.clusters] == [30, 20] and senses.silhouette > 0.5
+    assert senses.clusters[0].label.startswith("river") and senses.clusters[1].label.startswith("money")
+    assert [p.cluster for p in senses.points] == labels.tolist() and len(senses.clusters[0].examples) == 5
+    blob = unit(rng.normal(size=(40, 16)))  # no structure: one sense
+    assert (choose_clusters(blob)[0] == 0).all()
+    assert len(describe_senses("x", vectors[:1], sentences[:1], contexts[:1]).clusters) == 1
+
+
+# ------------------------------------------------------------------------------------------ vector search
+def test_torch_exact_search_equals_faiss():
+    rng = np.random.default_rng(0)
+    vectors, query = unit(rng.normal(size=(500, 32))), unit(rng.normal(size=32))
+    flat = faiss.IndexFlatIP(32)
+    flat.add(vectors)
+    f_scores, f_ids = flat.search(query[None], 10)
+    t_scores, t_ids = ExactSearch(vectors).search(query, 10)
+    np.testing.assert_array_equal(t_ids, f_ids[0])
+    np.testing.assert_allclose(t_scores, f_scores[0], atol=1e-5)
+    deleted = np.zeros(500, bool)
+    deleted[f_ids[0][:3]] = True
+    f_scores, f_ids = faiss_search(flat, query, 10, deleted)
+    t_scores, t_ids = ExactSearch(vectors).search(query, 10, deleted)
+    np.testing.assert_array_equal(t_ids, f_ids)
+    assert not deleted[t_ids].any() and len(t_ids) == 10
+
+
+@pytest.mark.parametrize("cache_bytes", [1 << 30, 0])  # 0: every exact query streams chunk by chunk
+def test_vector_set_mixes_layers_like_numpy(monkeypatch, cache_bytes):
+    monkeypatch.setattr(vectors, "EXACT_CACHE_BYTES", cache_bytes)
+    monkeypatch.setattr(vectors, "CHUNK", 50)
+    rng = np.random.default_rng(1)
+    layers = rng.normal(size=(300, 3, 16)).astype(np.float16)
+    store = LayerStore([layers[:120], layers[120:]])
+    build = (1 / 3, 1 / 3, 1 / 3)
+    index = build_faiss("Flat", 16, 300, lambda: store.mixed(build))
+    vector_set = VectorSet(store, index, build)
+    query = unit(rng.normal(size=16))
+    deleted = np.zeros(300, bool)
+    deleted[::7] = True
+    for weights in (build, (0.0, 0.0, 1.0)):
+        expected = unit((layers.astype(np.float32) * np.asarray(weights, np.float32)[None, :, None]).sum(1)) @ query
+        scores, ids = vector_set.search(query, 5, weights)
+        np.testing.assert_array_equal(ids, np.argsort(-expected)[:5])
+        np.testing.assert_allclose(scores, np.sort(expected)[::-1][:5], atol=1e-4)
+        scores, ids = vector_set.search(query, 5, weights, deleted)
+        expected[deleted] = -np.inf
+        np.testing.assert_array_equal(ids, np.argsort(-expected)[:5])
+    subset = np.array([250, 3, 130, 77])
+    scores, ids = vector_set.search(query, 2, build, subset=subset)
+    expected = mix(layers[subset], build) @ query
+    np.testing.assert_array_equal(ids, subset[np.argsort(-expected)[:2]])
+    np.testing.assert_allclose(store.gather(subset, build), mix(layers[subset], build), atol=1e-6)
+
+
+@pytest.mark.parametrize("factory", ["IVF64,Flat", "HNSW16", "Flat"])
+def test_tuned_search_params_reach_the_recall_target(factory):
+    rng = np.random.default_rng(0)
+    data = unit(rng.normal(size=(40, 32))[rng.integers(0, 40, 4000)] + 0.6 * rng.normal(size=(4000, 32)))
+
+    def chunks():
+        return (data[i : i + 1000] for i in range(0, 4000, 1000))
+
+    index = build_faiss(factory, 32, 4000, chunks)
+    params = tune_search_params(index, 4000, chunks)
+    if factory == "Flat":
+        assert params == ""
+        return
+    queries = unit(data[:300] + 0.05 * rng.normal(size=(300, 32)))
+    truth = faiss.IndexFlatIP(32)
+    truth.add(data)
+    faiss.ParameterSpace().set_index_parameters(index, params)
+    found, exact = index.search(queries, 10)[1], truth.search(queries, 10)[1]
+    assert np.mean([len(set(f) & set(e)) / 10 for f, e in zip(found, exact)]) >= 0.9
+    name, value = params.split("=")
+    assert name == ("nprobe" if factory.startswith("IVF") else "efSearch") and int(value) < (
+        64 if name == "nprobe" else 1024
+    )
+
+
+def test_choose_factory_by_size():
+    assert choose_factory(1_000) == "Flat" and choose_factory(100_000) == "Flat"
+    assert choose_factory(1_000_000) == "IVF4096,Flat" and choose_factory(10_000_000).endswith(",SQ8")
+
+
+# ------------------------------------------------------------------------------------------ BM25
+def test_bm25_and_rank_fusion():
+    bm25 = BM25([["the", "river", "bank"], ["a", "bank", "loan", "bank"], ["bread", "oven", "."]])
+    scores, ids = bm25.search(["Bank", "loan", "!"], k=5)
+    assert ids.tolist() == [1, 0] and scores[0] > scores[1] > 0
+    deleted = np.array([False, True, False])
+    assert bm25.search(["loan"], 5, deleted)[1].tolist() == []
+    assert bm25.search(["zebra"], 5)[1].tolist() == []
+    fused = reciprocal_rank_fusion([[1, 2, 3], [3, 1]], k=3)
+    assert [i for i, _ in fused] == [1, 3, 2] and fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
