@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import text
+from . import text, train
 from .eval import cli as eval_cli
 
 
@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     text.register(commands)
     eval_cli.register(commands)
+    train.register(commands)
     return parser
 
 

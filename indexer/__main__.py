@@ -17,6 +17,7 @@ from typing import Any
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
+from .glove import save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, Index
 
 DEFAULTS = Settings()
@@ -123,6 +124,14 @@ def senses_command(args: argparse.Namespace) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ text output
+def glove_command(args: argparse.Namespace) -> dict:
+    glove = train_glove_on_text(args.corpus, max_tokens=args.max_tokens, vocab_size=args.vocab_size,
+                                min_count=args.min_count, window=args.window, dim=args.dim, epochs=args.epochs,
+                                seed=args.seed)
+    save_glove(args.out, glove)
+    return {"out": str(args.out), "words": len(glove.index), "dim": glove.dim}
+
+
 def _print_stats(result: dict) -> None:
     counts, model = result["counts"], result["model"]
     print(f"index     {result['path']}  (format {result['format_version']}, updated {result['updated_at']})")
@@ -395,6 +404,25 @@ def make_parser() -> argparse.ArgumentParser:
     )
     _add_query_options(stats)
     stats.set_defaults(run=stats_command, show=_print_stats)
+
+    glove = commands.add_parser(
+        "glove",
+        help="train GloVe vectors on a plain-text corpus (a baseline to pass to build --glove)",
+        description="Train GloVe (Pennington et al. 2014) on the first --max-tokens tokens of plain-text files "
+        "(.txt/.gz/.xz, folders), lower-cased, and write the standard GloVe text format.",
+    )
+    glove.add_argument("--corpus", nargs="+", required=True, type=Path, help="text files or folders")
+    glove.add_argument("--out", required=True, type=Path, help="GloVe text file to write (.xz compresses it)")
+    glove.add_argument("--max-tokens", type=int, default=5_000_000, help="tokens to read (default 5,000,000)")
+    glove.add_argument("--vocab-size", type=int, default=30_000, help="most frequent words kept (default 30,000)")
+    glove.add_argument("--min-count", type=int, default=5, help="drop words seen fewer times (default 5)")
+    glove.add_argument("--window", type=int, default=10, help="co-occurrence window (default 10)")
+    glove.add_argument("--dim", type=int, default=100, help="vector size (default 100)")
+    glove.add_argument("--epochs", type=int, default=15, help="AdaGrad epochs (default 15)")
+    glove.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
+    glove.set_defaults(run=glove_command, show=lambda result: print(
+        f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"))
     return parser
 
 

@@ -7,6 +7,8 @@ AdaGrad on minibatches of co-occurrence entries, word + context vectors summed. 
 
 from __future__ import annotations
 
+import lzma
+from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -16,11 +18,13 @@ import torch
 from tqdm.auto import tqdm
 
 from encoder.eval.glove import Glove
+from encoder.text import iter_lines, split_and_tokenize
 from encoder.weights import atomic_path
 
 from .vectors import normalize
+from .words import normalize as normalize_word
 
-__all__ = ["Glove", "GloveVectors", "cooccurrence", "train_glove", "save_glove"]
+__all__ = ["Glove", "GloveVectors", "cooccurrence", "train_glove", "train_glove_on_text", "save_glove"]
 
 
 def cooccurrence(sentences: Iterable[np.ndarray], vocab_size: int, window: int = 10) -> sp.csr_matrix:
@@ -107,10 +111,34 @@ def train_glove(
     return Glove(list(words), (W + C).numpy())
 
 
+def train_glove_on_text(paths: Sequence[str | Path], max_tokens: int, vocab_size: int, min_count: int = 5,
+                        window: int = 10, progress: bool = True, **training) -> Glove:
+    """GloVe on plain text files (.txt/.gz/.xz, folders): the first ``max_tokens`` tokens, split and
+    tokenized as everywhere else in the project, lower-cased, the ``vocab_size`` most frequent words."""
+    sentences: list[list[str]] = []
+    n_tokens = 0
+    bar = tqdm(total=max_tokens, unit="tok", desc="reading", disable=not progress)
+    for line in iter_lines(paths):
+        for sentence in split_and_tokenize(line):
+            tokens = [normalize_word(t) for t in sentence.tokens]
+            sentences.append(tokens)
+            n_tokens += len(tokens)
+            bar.update(len(tokens))
+        if n_tokens >= max_tokens:
+            break
+    bar.close()
+    counts = Counter(t for s in sentences for t in s)
+    words = [w for w, n in counts.most_common(vocab_size) if n >= min_count]
+    ids = {w: i for i, w in enumerate(words)}
+    id_arrays = (np.array([ids[t] for t in s if t in ids], dtype=np.int64) for s in sentences)
+    return train_glove(cooccurrence(id_arrays, len(words), window), words, progress=progress, **training)
+
+
 def save_glove(path: str | Path, glove: Glove) -> None:
-    """Write the standard GloVe text format ("word v1 v2 ..."), atomically."""
+    """Write the standard GloVe text format ("word v1 v2 ..."), atomically; xz-compressed for a .xz path."""
     words = sorted(glove.index, key=glove.index.get)
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+    opener = lzma.open if str(path).endswith(".xz") else open
+    with atomic_path(path) as tmp, opener(tmp, "wt", encoding="utf-8") as f:
         for word, row in zip(words, glove.matrix):
             f.write(word + " " + " ".join(f"{v:.6f}" for v in row) + "\n")
 

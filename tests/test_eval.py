@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import lzma
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from encoder.eval.results import GLOVE
 from encoder.eval.wordnet import SenseInventory
 
 WORDNET = Path("/usr/share/wordnet")
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+FIXTURE_DIR = SHARED / "fixtures" / "elmo"
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +29,7 @@ def embedder(tiny_model_dir) -> Embedder:
 
 # ------------------------------------------------------------------ WiC
 def write_wic(folder: Path, split: str, rows: list[tuple[str, int, int, str, str, bool]]) -> None:
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{split}.data.txt").write_text("".join(f"{t}\tN\t{i}-{j}\t{a}\t{b}\n" for t, i, j, a, b, _ in rows))
     (folder / f"{split}.gold.txt").write_text("".join("T\n" if same else "F\n" for *_, same in rows))
 
@@ -63,7 +66,7 @@ def test_pair_logistic_regression_separates_planted_pairs():
     same = np.arange(200) % 2
     v = np.where(same[:, None] == 1, u, -u)
     pairs = np.stack([u, v], axis=1)
-    predicted, weights = fit_predict(pairs, same, pairs, 2, pair=True, epochs=50)
+    predicted, weights = fit_predict(pairs, same, pairs, 2, pair=True)
     assert weights is None and (predicted == same).all()
 
 
@@ -75,7 +78,7 @@ def test_probe_learns_planted_classes_and_a_mix_that_prefers_the_informative_lay
     informative = centres[labels] + rng.normal(size=(400, 6)) * 0.1
     noise = rng.normal(size=(400, 6))
     stack = np.stack([noise, informative, noise], axis=1).astype(np.float32)  # (N, layers, D)
-    predicted, weights = fit_predict(stack, labels, stack, 4, learn_mix=True, epochs=100)
+    predicted, weights = fit_predict(stack, labels, stack, 4, learn_mix=True)
     assert (predicted == labels).mean() == 1.0
     assert np.argmax(weights) == 1
 
@@ -119,6 +122,12 @@ def test_sts_reader_survives_irregular_lines(tmp_path):
         sts.read_sts(path)
 
 
+def test_spearman_gives_ties_their_average_rank():
+    assert sts.spearman(np.array([1, 2, 2, 3]), np.array([1, 3, 2, 4])) == pytest.approx(100 * 4.5 / np.sqrt(4.5 * 5))
+    assert sts.spearman(np.array([3, 2, 1]), np.array([10, 20, 30])) == pytest.approx(-100)
+    assert sts.spearman(np.ones(3), np.arange(3)) == 0.0
+
+
 def test_sts_scores_dev_and_test(embedder, tmp_path):
     for split in ("dev", "test"):
         (tmp_path / f"sts-{split}.csv").write_text(
@@ -150,7 +159,7 @@ def test_wordsim_planted_glove_ranks_pairs_perfectly(embedder, tmp_path):
 def test_wordsim_contexts_are_found_and_averaged(embedder):
     paragraphs = ["The cat sat. A dog barked at the cat!", "Nothing here.", "Cats are not cat."]
     contexts = wordsim.find_contexts(paragraphs, {"cat", "dog", "emu"}, per_word=2)
-    assert [(tokens[i], len(tokens)) for tokens, i in contexts["cat"]] == [("cat", 4), ("cat", 8)]
+    assert [(tokens[i], len(tokens)) for tokens, i in contexts["cat"]] == [("cat", 4), ("cat", 7)]
     assert len(contexts["dog"]) == 1 and contexts["emu"] == []
     stacks = wordsim.type_stacks(embedder, ["cat", "emu"], contexts)
     alone = embedder.layers([["cat"]])[0][:, 0]
@@ -216,7 +225,8 @@ def test_wsd_falls_back_to_the_first_sense_for_lemmas_unseen_in_semcor(embedder,
     write_raganato(tmp_path / "wsd" / "Evaluation_Datasets" / "ALL")
     result = wsd.run(embedder, tmp_path / "wsd", wordnet=tmp_path / "wn")
     assert result.details["semcor senses"] == 1 and result.details["semcor occurrences"] == 2
-    with_fallback, without = result.rows["senseval2 + first-sense fallback"], result.rows["senseval2, SemCor senses only"]
+    with_fallback = result.rows["senseval2 + first-sense fallback"]
+    without = result.rows["senseval2, SemCor senses only"]
     # bank: its one SemCor sense (WordNet's second) is right; zebra: unseen, WordNet's first sense is right
     assert all(with_fallback[c] == 100.0 for c in embedder.views)
     assert all(without[c] == pytest.approx(100 * 2 * 1 * 0.5 / 1.5) for c in embedder.views)  # P 1, R 1/2
@@ -241,3 +251,86 @@ def test_real_wordnet_first_senses():
     assert inventory.first_sense("bank", "n") == "bank%1:17:01::"
     assert inventory.first_sense("peculiar", "a") == "peculiar%5:00:00:strange:00"
     assert len(inventory.senses("bank", "v")) == 8
+
+
+# ------------------------------------------------------------------ command line
+def write_tiny_data_root(root: Path) -> None:
+    """Every task's data in miniature, laid out as ../shared/data is."""
+    pairs = [("bank", 2, 2, "I sat by the bank .", "I sat by the bank .", True),
+             ("bank", 2, 1, "I sat by the bank .", "Two banks merged .", False)]
+    for split in ("train", "dev"):
+        write_wic(root / "wic", split, pairs)
+    write_semcor(root / "wsd" / "SemCor3.0-NAF")
+    write_raganato(root / "wsd" / "Evaluation_Datasets" / "ALL")
+    (root / "ud-english-ewt").mkdir()
+    for split in ("train", "test"):
+        (root / "ud-english-ewt" / f"en_ewt-ud-{split}.conllu").write_text(
+            "1\tthe\t_\tDET\t_\n2\tcat\t_\tNOUN\t_\n\n1\truns\t_\tVERB\t_\n\n")
+    (root / "stsb").mkdir()
+    for split in ("dev", "test"):
+        (root / "stsb" / f"sts-{split}.csv").write_text("g\tf\t2012\t1\t5.0\tA cat .\tA cat .\n"
+                                                        "g\tf\t2012\t2\t1.0\tA cat .\tThe sky \"is blue\n")
+    (root / "wordsim" / "simlex-999").mkdir(parents=True)
+    (root / "wordsim" / "simlex-999" / "SimLex-999.txt").write_text(
+        "w1\tw2\tPOS\tSimLex999\ncat\tdog\tN\t9\ncat\tsky\tN\t1\n")
+    (root / "wordsim" / "wordsim-353").mkdir()
+    (root / "wordsim" / "wordsim-353" / "combined.tab").write_text("Word 1\tWord 2\tHuman\ncat\tdog\t9\ncat\tsky\t1\n")
+    (root / "corpus-en").mkdir()
+    for name in ("valid.txt.xz", "test.txt.xz"):
+        with lzma.open(root / "corpus-en" / name, "wt") as f:
+            f.write("The cat saw a dog. The sky was blue.\n\nA dog barked.\n")
+
+
+def test_cli_all_writes_json_and_a_report(tiny_model_dir, tmp_path, capsys):
+    from encoder.__main__ import main
+
+    write_tiny_data_root(tmp_path / "data")
+    (tmp_path / "wn").mkdir()
+    (tmp_path / "wn" / "index.sense").write_text(FAKE_INDEX_SENSE)
+    (tmp_path / "glove.txt").write_text("cat 1 0\ndog 0.9 0.1\nsky 0 1\nthe 0.5 0.5\n")
+    main(["evaluate", "all", "--model", str(tiny_model_dir), "--data", str(tmp_path / "data"),
+          "--wordnet", str(tmp_path / "wn"), "--glove", str(tmp_path / "glove.txt"), "--json",
+          "--report", str(tmp_path / "report")])
+    output = json.loads(capsys.readouterr().out)
+    assert list(output["results"]) == ["wic", "wsd", "pos", "sts", "wordsim", "perplexity"]
+    assert output["results"]["wic"]["rows"]["cosine, threshold tuned on train"]["layer 1"] == 100.0
+    assert output["results"]["wsd"]["rows"]["senseval2 + first-sense fallback"]["token"] == 100.0
+    assert output["results"]["wordsim"]["rows"]["SimLex-999"]["GloVe"] == pytest.approx(100.0)
+    assert "not measured" in output["results"]["perplexity"]["notes"][0]  # the tiny model has no LM head
+    assert len(output["results"]["pos"]["mix_weights"]["linear probe"]) == 3
+    assert output["commands"][0].startswith("python -m encoder evaluate wic --model ")
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "## wsd" in report and "| ALL + first-sense fallback |" in report and "evaluate all" in report
+    assert r"| logistic regression [u,v,u*v,\|u-v\|] |" in report  # a "|" in a row name is escaped
+    for name in ("scores.png", "mix_weights.png", "results.json"):
+        assert (tmp_path / "report" / name).stat().st_size > 0
+
+
+def test_cli_prints_tables_and_says_when_glove_is_absent(tiny_model_dir, tmp_path, capsys):
+    from encoder.__main__ import main
+
+    write_tiny_data_root(tmp_path)
+    main(["evaluate", "sts", "--model", str(tiny_model_dir), "--data", str(tmp_path / "stsb")])
+    out = capsys.readouterr().out
+    assert out.startswith("== sts (") and "Spearman x 100" in out and "GloVe column absent" in out
+    with pytest.raises(SystemExit, match="--report goes with"):
+        main(["evaluate", "sts", "--model", str(tiny_model_dir), "--report", str(tmp_path / "r")])
+
+
+@pytest.mark.skipif(not (SHARED / "data" / "wic").is_dir() or not (FIXTURE_DIR / "lm_weights.hdf5").is_file(),
+                    reason=f"the shared data sets or the reference fixture are absent ({SHARED} is not in this clone)")
+def test_cli_reads_the_real_data_sets_in_a_quick_run(capsys):
+    from encoder.__main__ import main
+
+    main(["evaluate", "all", "--options", str(FIXTURE_DIR / "options.json"), "--weights",
+          str(FIXTURE_DIR / "lm_weights.hdf5"), "--limit", "8", "--json"])
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert results["wic"]["details"] == {**results["wic"]["details"], "train pairs": 8, "dev pairs": 8}
+    assert results["sts"]["details"] == {"dev pairs": 8, "test pairs": 8}
+    assert results["pos"]["details"]["test tokens"] > 8
+    if (WORDNET / "index.sense").is_file():
+        assert results["wsd"]["details"]["semcor occurrences"] > 0
+        assert results["wsd"]["details"]["test instances"] > 5 * 8  # 8 sentences of each part
+    else:
+        assert "not run" in results["wsd"]["notes"][0]
+    assert results["wordsim"]["details"]["SimLex-999 pairs"] == 8

@@ -1,0 +1,122 @@
+"""``python -m encoder evaluate TASK``: run evaluation tasks on a model, print tables, JSON or a report."""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from ..elmo import Elmo
+from . import DEFAULT_DATA_ROOT, perplexity, pos, sts, wic, wordsim, wsd
+from .embeddings import Embedder
+from .glove import Glove
+from .results import TaskResult
+
+TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity}
+NO_GLOVE = "GloVe column absent: no --glove file was given"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``evaluate`` sub-command."""
+    p = commands.add_parser(
+        "evaluate", help="score a model's layers on WiC, WSD, POS, STS-B, word similarity and perplexity",
+        description="Evaluate ELMo layer by layer (token, each biLSTM layer, their average, a learned scalar mix "
+                    "where the task trains a classifier) beside a GloVe baseline. Data default to the shared "
+                    f"data sets in {DEFAULT_DATA_ROOT}.")
+    p.add_argument("task", choices=[*TASKS, "all"])
+    source = p.add_argument_group("model (either --model or --options and --weights)")
+    source.add_argument("--model", default="default", help="model directory or 'default' (the default)")
+    source.add_argument("--options", type=Path, help="AllenNLP / bilm-tf options.json")
+    source.add_argument("--weights", type=Path, help="AllenNLP / bilm-tf weights .hdf5")
+    p.add_argument("--data", type=Path,
+                   help="one task: its data (folder, or text file for perplexity); all: the folder holding "
+                        f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items())})")
+    p.add_argument("--glove", type=Path, help="GloVe vectors in the standard text format (.txt, .gz or .xz)")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="quick run: at most N examples per split (WiC/STS/word pairs, POS sentences, SemCor "
+                        "sentences and test sentences per WSD part, perplexity lines)")
+    p.add_argument("--wordnet", type=Path, default=wsd.DEFAULT_WORDNET,
+                   help="WordNet 3.0 dict folder, for wsd (default %(default)s)")
+    p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default %(default)s)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default %(default)s)")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice; 1 is fastest for small "
+                                               "models or on a busy machine)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+    p.add_argument("--report", type=Path, metavar="DIR", help="with 'all': write report.md, results.json and plots")
+    p.set_defaults(func=evaluate_command)
+
+
+def run_task(name: str, args: argparse.Namespace, embedder: Embedder, data: Path, glove: Glove | None) -> TaskResult:
+    """One task, timed; the GloVe note is added here so every task says the same."""
+    started = time.perf_counter()
+    if name == "perplexity":
+        result = perplexity.run(args.options.parent if args.options else args.model, data, args.limit)
+    else:
+        extra = {"wordnet": args.wordnet} if name == "wsd" else {}
+        result = TASKS[name].run(embedder, data, glove, args.limit, **extra)
+        if glove is None:
+            result.notes.append(NO_GLOVE)
+    result.seconds = round(time.perf_counter() - started, 1)
+    return result
+
+
+def command_line(args: argparse.Namespace, task: str) -> str:
+    """The command that reproduces ``task`` (a task name or ``all``) as run now."""
+    words = ["python", "-m", "encoder", "evaluate", task]
+    words += (["--options", str(args.options), "--weights", str(args.weights)] if args.options
+              else ["--model", str(args.model)])
+    if args.data:
+        words += ["--data", str(args.data / TASKS[task].DATA if args.task == "all" and task != "all" else args.data)]
+    words += ["--glove", str(args.glove)] if args.glove else []
+    words += ["--limit", str(args.limit)] if args.limit is not None else []
+    words += ["--wordnet", str(args.wordnet)] if task in ("wsd", "all") and args.wordnet != wsd.DEFAULT_WORDNET else []
+    words += ["--report", str(args.report)] if task == "all" and args.report else []
+    return shlex.join(words)
+
+
+def evaluate_command(args: argparse.Namespace) -> None:
+    """Load the model (and GloVe), run the task(s), print tables or JSON, write the report."""
+    if (args.options is None) != (args.weights is None):
+        raise SystemExit("error: --options and --weights go together")
+    if args.report and args.task != "all":
+        raise SystemExit("error: --report goes with the task 'all'")
+    names = list(TASKS) if args.task == "all" else [args.task]
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        elmo = (Elmo.load(args.options, args.weights, device=args.device) if args.options
+                else Elmo.load(args.model, device=args.device))
+        glove = Glove.load(args.glove) if args.glove else None
+    except (FileNotFoundError, ValueError) as error:
+        raise SystemExit(f"error: {error}")
+    embedder = Embedder(elmo, args.batch_size)
+    root = args.data if args.task == "all" and args.data else DEFAULT_DATA_ROOT
+    results = {}
+    for name in names:
+        data = args.data if args.task != "all" and args.data else root / TASKS[name].DATA
+        try:
+            results[name] = run_task(name, args, embedder, data, glove)
+        except (FileNotFoundError, ValueError) as error:  # missing or malformed data
+            if args.task != "all":
+                raise SystemExit(f"error: {name}: {error}")
+            results[name] = TaskResult(name, "", [], notes=[f"not run: {error}"])  # the other tasks still run
+        embedder.clear()  # tasks share no sentences; keep memory flat
+        if not args.json:
+            print(f"== {name} ({results[name].seconds:.1f} s) ==\n{results[name].table()}\n", flush=True)
+        else:
+            print(f"{name}: {results[name].seconds:.1f} s", file=sys.stderr)
+    model = {"name": elmo.name, "hash": elmo.model_hash, "layers": elmo.n_layers, "dim": elmo.dim}
+    output = {"model": model, "glove": str(args.glove) if args.glove else None, "limit": args.limit,
+              "commands": [command_line(args, n) for n in names],
+              "results": {n: r.to_json() for n, r in results.items()}}
+    if args.json:
+        print(json.dumps(output, indent=1))
+    if args.report:
+        from .report import write_report
+
+        write_report(args.report, output, results, command_line(args, "all"))
+        print(f"wrote {args.report / 'report.md'}", file=sys.stderr)

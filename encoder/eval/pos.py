@@ -1,0 +1,84 @@
+"""POS probing: a linear softmax classifier on frozen vectors, UD English EWT train -> test UPOS accuracy.
+
+One probe per layer view, one on a learned scalar mix of all layers, and one on GloVe (the word's own
+static vector; OOV words get zeros). Sentences are embedded as the treebank tokenizes them.
+"""
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from .embeddings import Embedder
+from .glove import Glove
+from .probe import probe_views
+from .results import GLOVE, MIX, TaskResult
+
+DATA = "ud-english-ewt"
+CHUNK = 2048  # sentences embedded at a time, so only the target vectors are kept
+ANCHORS = "anchors (PTB, not EWT): ELMo layer 1 97.3, layer 2 96.8"
+
+
+def read_conllu(path: Path, limit: int | None = None) -> Iterator[tuple[list[str], list[str]]]:
+    """(forms, UPOS tags) per sentence; multi-word token ranges (1-2) and empty nodes (1.1) are skipped."""
+    opener = lzma.open if path.suffix == ".xz" else open
+    count = 0
+    with opener(path, "rt", encoding="utf-8") as f:
+        forms: list[str] = []
+        tags: list[str] = []
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                if forms:
+                    yield forms, tags
+                    count += 1
+                    if limit is not None and count >= limit:
+                        return
+                forms, tags = [], []
+            elif not line.startswith("#"):
+                fields = line.split("\t")
+                if fields[0].isdigit():
+                    forms.append(fields[1])
+                    tags.append(fields[3])
+        if forms:
+            yield forms, tags
+
+
+def split_path(folder: Path, split: str) -> Path:
+    """``en_ewt-ud-{split}.conllu``, or its ``.xz`` (train ships compressed)."""
+    plain = folder / f"en_ewt-ud-{split}.conllu"
+    return plain if plain.is_file() else plain.with_name(plain.name + ".xz")
+
+
+def token_stack(embedder: Embedder, sentences: list[list[str]]) -> np.ndarray:
+    """(n_tokens, L+1, D) for all tokens of all sentences in order, embedded a chunk at a time."""
+    parts = []
+    for start in range(0, len(sentences), CHUNK):
+        layers = embedder.layers(sentences[start : start + CHUNK], cache=False)
+        parts.extend(np.moveaxis(x, 0, 1) for x in layers)
+    return np.concatenate(parts)
+
+
+def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
+    train = list(read_conllu(split_path(data, "train"), limit))
+    test = list(read_conllu(split_path(data, "test"), limit))
+    tagset = sorted({t for _, tags in train for t in tags})
+    label = {t: i for i, t in enumerate(tagset)}
+    y_train = np.array([label[t] for _, tags in train for t in tags])
+    # a tag never seen in training can only be wrong: it gets a label the probe never predicts
+    y_test = np.array([label.get(t, len(tagset)) for _, tags in test for t in tags])
+    glove_arrays = None
+    if glove is not None:
+        glove_arrays = tuple(np.stack([glove.mean([w]) for forms, _ in sentences for w in forms])
+                             for sentences in (train, test))
+    scores, weights = probe_views(token_stack(embedder, [f for f, _ in train]), y_train,
+                                  token_stack(embedder, [f for f, _ in test]), y_test, len(tagset),
+                                  glove=glove_arrays)
+    result = TaskResult("pos", "UPOS test accuracy (%)", [*embedder.views, MIX, *([GLOVE] if glove else [])],
+                        notes=[ANCHORS], details={"train tokens": len(y_train), "test tokens": len(y_test),
+                                                  "tags": tagset})
+    result.add("linear probe", scores)
+    result.mix_weights["linear probe"] = weights
+    return result

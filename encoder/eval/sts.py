@@ -1,0 +1,73 @@
+"""STS Benchmark: Spearman x 100 between gold similarity and the cosine of mean-pooled sentence vectors.
+
+Unsupervised (nothing is trained, so there is no learned mix): dev and test are scored as they are.
+The files are tab-separated with unbalanced quotes and sometimes two trailing licence columns, so lines
+are split on tabs and nothing else (no CSV quoting).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..text import tokenize
+from .embeddings import Embedder, cosine, layer_views
+from .glove import Glove
+from .results import GLOVE, TaskResult
+
+DATA = "stsb"
+SPLITS = ("dev", "test")
+ANCHORS = "anchors (test): GloVe average 58.02, all-MiniLM-L6-v2 82.03"
+
+
+@dataclass(frozen=True)
+class StsPair:
+    score: float
+    first: str
+    second: str
+
+
+def read_sts(path: Path, limit: int | None = None) -> list[StsPair]:
+    """genre, file, year, id, score, sentence 1, sentence 2[, licence columns] per line, split on tabs."""
+    pairs = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) < 7 or not fields[5].strip() or not fields[6].strip():
+                raise ValueError(f"{path}, line {number}: expected at least 7 tab-separated fields with two sentences")
+            pairs.append(StsPair(float(fields[4]), fields[5], fields[6]))
+            if limit is not None and len(pairs) >= limit:
+                break
+    return pairs
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 0..n-1 of x, tied values sharing their mean rank (as Spearman's rho needs)."""
+    ranks = np.empty(len(x))
+    ranks[np.argsort(x, kind="stable")] = np.arange(len(x))
+    _, tie_group, tie_size = np.unique(x, return_inverse=True, return_counts=True)
+    return (np.bincount(tie_group, weights=ranks) / tie_size)[tie_group]
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho x 100 (0 for fewer than two pairs or a constant side, where rho is undefined)."""
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return 0.0
+    return 100.0 * float(np.corrcoef(average_ranks(np.asarray(x)), average_ranks(np.asarray(y)))[0, 1])
+
+
+def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
+    result = TaskResult("sts", "Spearman x 100", [*embedder.views, *([GLOVE] if glove else [])], notes=[ANCHORS],
+                        details={})
+    for split in SPLITS:
+        pairs = read_sts(data / f"sts-{split}.csv", limit)
+        gold = np.array([p.score for p in pairs])
+        tokens = [tokenize(s) for p in pairs for s in (p.first, p.second)]
+        pooled = np.stack([layers.mean(axis=1) for layers in embedder.layers(tokens)])  # (2N, L+1, D)
+        columns = layer_views(pooled)
+        if glove is not None:
+            columns[GLOVE] = np.stack([glove.mean(t) for t in tokens])
+        result.add(split, {name: spearman(cosine(v[0::2], v[1::2]), gold) for name, v in columns.items()})
+        result.details[f"{split} pairs"] = len(pairs)
+    return result

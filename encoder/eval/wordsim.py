@@ -1,0 +1,106 @@
+"""Word similarity: SimLex-999 and WordSim-353 Spearman x 100 with type-level vectors.
+
+ELMo has no vector for a word type, so two are built: the token layer (the character CNN's context-free
+vector of the word as listed), and for the biLSTM layers the average of the word's vectors over its
+first CONTEXTS sentences in held-out Wikipedia text (``corpus-en/valid.txt.xz`` beside the data folder;
+a word found in no sentence is embedded on its own). Cosine similarity, all pairs; an OOV GloVe word
+scores 0 against everything.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..text import open_text, split_and_tokenize
+from .embeddings import Embedder, cosine, layer_views
+from .glove import Glove
+from .results import GLOVE, TaskResult
+from .sts import spearman
+
+DATA = "wordsim"
+DATASETS = {"SimLex-999": ("simlex-999/SimLex-999.txt", 3), "WordSim-353": ("wordsim-353/combined.tab", 2)}
+CONTEXT_CORPUS = Path("corpus-en") / "valid.txt.xz"  # relative to the folder holding the wordsim folder
+CONTEXTS = 5
+MAX_SENTENCE_TOKENS = 80
+
+
+def read_pairs(path: Path, score_column: int, limit: int | None = None) -> list[tuple[str, str, float]]:
+    """(word 1, word 2, score) from a tab-separated file with a header line."""
+    pairs = []
+    with open(path, encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) > score_column:
+                pairs.append((fields[0].strip(), fields[1].strip(), float(fields[score_column])))
+            if limit is not None and len(pairs) >= limit:
+                break
+    return pairs
+
+
+def find_contexts(paragraphs: Iterable[str], words: set[str], per_word: int = CONTEXTS
+                  ) -> dict[str, list[tuple[list[str], int]]]:
+    """Up to ``per_word`` (sentence tokens, position) per word (lowercase match), in corpus order."""
+    found: dict[str, list[tuple[list[str], int]]] = {w: [] for w in words}
+    wanted = set(words)
+    for paragraph in paragraphs:
+        if not wanted:
+            break
+        if wanted.isdisjoint(re.findall(r"\w+", paragraph.lower())):
+            continue
+        for sentence in split_and_tokenize(paragraph):
+            if len(sentence.tokens) > MAX_SENTENCE_TOKENS:
+                continue
+            for position, token in enumerate(sentence.tokens):
+                word = token.lower()
+                if word in wanted:
+                    found[word].append((sentence.tokens, position))
+                    if len(found[word]) >= per_word:
+                        wanted.discard(word)
+    return found
+
+
+def type_stacks(embedder: Embedder, words: list[str], contexts: dict[str, list[tuple[list[str], int]]]) -> np.ndarray:
+    """(W, L+1, D): the token layer of each word as listed; other layers averaged over its contexts."""
+    stacks = np.stack([x[:, 0] for x in embedder.layers([[w] for w in words])])
+    uses = [(i, tokens, position) for i, w in enumerate(words) for tokens, position in contexts.get(w.lower(), [])]
+    if uses:
+        sums = np.zeros_like(stacks[:, 1:])
+        counts = np.zeros(len(words))
+        for (i, _, position), layers in zip(uses, embedder.layers([tokens for _, tokens, _ in uses])):
+            sums[i] += layers[1:, position]
+            counts[i] += 1
+        seen = counts > 0
+        stacks[seen, 1:] = sums[seen] / counts[seen, None, None]
+    return stacks
+
+
+def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
+    datasets = {name: read_pairs(data / path, column, limit) for name, (path, column) in DATASETS.items()}
+    words = sorted({w for pairs in datasets.values() for p in pairs for w in p[:2]})
+    corpus = data.parent / CONTEXT_CORPUS
+    result = TaskResult("wordsim", "Spearman x 100", [*embedder.views, *([GLOVE] if glove else [])], details={})
+    if corpus.is_file():
+        with open_text(corpus) as f:
+            contexts = find_contexts(f, {w.lower() for w in words})
+        result.notes.append(f"biLSTM layers: a word's vectors averaged over its first {CONTEXTS} sentences in "
+                            f"{CONTEXT_CORPUS}; token layer: the word on its own")
+    else:
+        contexts = {}
+        result.notes.append(f"{corpus} not found: every layer embeds the word on its own (no context)")
+    result.details["words without a context sentence"] = sum(not contexts.get(w.lower()) for w in words)
+    stacks = dict(zip(words, type_stacks(embedder, words, contexts)))
+    for name, pairs in datasets.items():
+        gold = np.array([p[2] for p in pairs])
+        left, right = (np.stack([stacks[p[i]] for p in pairs]) for i in (0, 1))
+        columns = {view: (a, b) for (view, a), b in zip(layer_views(left).items(), layer_views(right).values())}
+        if glove is not None:
+            columns[GLOVE] = tuple(np.stack([glove.mean([p[i]]) for p in pairs]) for i in (0, 1))
+            result.details[f"{name} pairs with a GloVe OOV word"] = sum(
+                glove.vector(a) is None or glove.vector(b) is None for a, b, _ in pairs)
+        result.add(name, {view: spearman(cosine(*pair), gold) for view, pair in columns.items()})
+        result.details[f"{name} pairs"] = len(pairs)
+    return result
