@@ -16,6 +16,8 @@ from indexer.manifest import MANIFEST
 
 from .settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT, configured_index_dir, demo_corpus
 
+SHIPPED_GLOVE = REPO_ROOT / "data" / "models" / "glove" / "glove-en-50d.txt.xz"
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m app", description=__doc__,
@@ -25,6 +27,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "built from data/demo if it holds no index")
     parser.add_argument("--model", default="default",
                         help="model to build the demo index with: 'default' (data/models/default) or a model folder")
+    parser.add_argument("--glove", type=Path, default=SHIPPED_GLOVE if SHIPPED_GLOVE.is_file() else None,
+                        help="GloVe text file for the baseline (default: the vectors we trained on English "
+                             "Wikipedia, data/models/glove; 'none' trains GloVe on the demo corpus itself)")
     parser.add_argument("--rebuild", action="store_true", help="build the index again even if it exists")
     parser.add_argument("--address", default="localhost",
                         help="address to listen on (default localhost: only this machine can connect)")
@@ -32,7 +37,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def ensure_index(index_dir: Path, model: str, rebuild: bool) -> None:
+def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: Path | None = None) -> None:
     """Build ``index_dir`` from the demo corpus unless it already holds an index; say how long it took."""
     if (index_dir / MANIFEST).is_file() and not rebuild:
         print(f"Using the index in {index_dir}")
@@ -45,7 +50,7 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool) -> None:
           "This happens once; later runs reuse the index.", flush=True)
     started = time.perf_counter()
     try:
-        build_index(corpus, index_dir, model=model, progress=True, overwrite=rebuild)
+        build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild)
     except (IndexerError, OSError, ValueError) as error:
         raise SystemExit(f"error: building the demo index failed: {error}") from None
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
@@ -63,7 +68,8 @@ def streamlit_command(address: str, port: int) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     index_dir = args.index.expanduser().resolve()
-    ensure_index(index_dir, args.model, args.rebuild)
+    glove = None if args.glove is None or str(args.glove) == "none" else args.glove
+    ensure_index(index_dir, args.model, args.rebuild, glove)
     host = "localhost" if args.address in ("0.0.0.0", "::") else args.address
     print(f"\nELMo Search is starting: open http://{host}:{args.port} in your browser (Ctrl+C stops it).", flush=True)
     env = {**os.environ, INDEX_ENV: str(index_dir),
