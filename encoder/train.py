@@ -1,0 +1,503 @@
+"""biLM training (and the ``train`` / ``perplexity`` sub-commands): one loop, config as a dataclass.
+
+The objective is the reference one (bilm-tf): forward and backward LMs over separate streams, sharing the char
+CNN and one softmax (here an adaptive softmax, see ``lm_head``); loss = mean of the two directions' token
+cross-entropies, scaled by the unroll length for the gradient; dropout on every LSTM layer's input and on the
+top output; global-norm gradient clipping; LSTM state carried between windows and detached (truncated BPTT).
+
+A run writes into ``--out``: ``log.jsonl`` (learning curve), ``learning_curve.png``, ``checkpoints/`` (the
+latest two, each complete: model, head, vocabulary, optimizer, data position, carried state, RNG; named by
+``checkpoints/latest.json``, written last, so a run killed at any moment resumes from a whole checkpoint) and,
+when it stops, the model directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``,
+``vocab.txt``). Distributed: under ``torchrun`` each rank reads its own lines of the corpus, gradients are
+averaged across ranks every step (gloo on CPU, NCCL on GPU) and rank 0 writes the files.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from safetensors.torch import load_file, save_file
+
+from .lm_data import VOCAB_FILE, LMBatches, Vocabulary, corpus_files, count_words
+from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, perplexity
+from .model import BiLM, BiLMConfig, State
+from .text import open_text
+from .weights import CONFIG_FILE, atomic_path, load_hdf5, load_model, save_model
+
+SIZES = {
+    # for tests and smoke runs
+    "tiny": BiLMConfig(char_embed_dim=8, filters=[[1, 16], [2, 16], [3, 32]], n_highway=1, projection_dim=32,
+                       lstm_dim=64),
+    # the shipped default: what 2 CPU cores train best in about 90 minutes (see data/models/default/README.md)
+    "small": BiLMConfig(filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]], n_highway=1, projection_dim=128,
+                        lstm_dim=512),
+    # the published "small" ELMo shape (2x1024 cells, 128 projection, 2048 filters, 1 highway)
+    "base": BiLMConfig(n_highway=1, projection_dim=128, lstm_dim=1024),
+}
+
+
+@dataclass
+class TrainConfig:
+    """Everything a run needs; the CLI options map one to one onto these fields."""
+
+    corpus: list[str]
+    out: str
+    name: str | None = None  # written into config.json; default: the output folder's name
+    size: str = "small"
+    config: str | None = None  # a JSON file of BiLMConfig fields, overrides --size
+    init_from: str | None = None
+    vocab: str | None = None  # a vocabulary file to use instead of counting one
+    vocab_size: int = 100_000
+    vocab_sample_tokens: int = 5_000_000
+    batch_size: int = 64
+    unroll: int = 20
+    optimizer: str = "adagrad"
+    lr: float = 0.2
+    clip: float = 10.0
+    dropout: float = 0.1
+    max_tokens: int | None = None
+    time_budget: float | None = None  # minutes of this invocation
+    resume: bool = False
+    device: str = "cpu"
+    seed: int = 0
+    threads: int | None = None
+    valid: str | None = None
+    valid_tokens: int = 20_000
+    valid_every: int = 500  # steps
+    checkpoint_every: float = 5.0  # minutes
+    log_every: int = 20  # steps
+    progress: bool = True
+
+
+# ---------------------------------------------------------------------------------------------- distributed
+def _init_distributed(device: str) -> tuple[int, int, torch.device]:
+    """(rank, world size, device); starts a process group when launched by torchrun with more than one rank."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.startswith("cuda") else "gloo")
+    rank = dist.get_rank() if world > 1 else 0
+    if device.startswith("cuda"):
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        return rank, world, torch.device("cuda", local)
+    return rank, world, torch.device(device)
+
+
+def _average_gradients(params: list[torch.nn.Parameter], world: int) -> None:
+    """One all-reduce over all gradients flattened together (a parameter without gradient counts as zero)."""
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    flat /= world
+    offset = 0
+    for p in params:
+        p.grad = flat[offset : offset + p.numel()].view_as(p).clone()
+        offset += p.numel()
+
+
+def _agree(flags: list[bool], world: int) -> list[bool]:
+    """Rank 0's decisions (stop, checkpoint), which depend on its clock, made the same on every rank."""
+    if world == 1:
+        return flags
+    tensor = torch.tensor([float(f) for f in flags])
+    dist.broadcast(tensor, src=0)
+    return [bool(v) for v in tensor.tolist()]
+
+
+def _barrier(world: int) -> None:
+    if world > 1:
+        dist.barrier()
+
+
+# ---------------------------------------------------------------------------------------------- model setup
+def model_config(cfg: TrainConfig) -> BiLMConfig:
+    if cfg.config:
+        return BiLMConfig.from_json(cfg.config)
+    if cfg.size not in SIZES:
+        raise ValueError(f"unknown size {cfg.size!r}; choose from {', '.join(SIZES)}")
+    return SIZES[cfg.size]
+
+
+def load_pretrained(path: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary | None]:
+    """A biLM to start from: our model directory (with its head and vocabulary when it has them), or a
+    published AllenNLP one: its weights ``.hdf5`` file with ``options.json`` beside it, or a directory holding
+    both (the ``.hdf5`` whose name contains "weights" if there are several). Those files have no softmax."""
+    from .elmo import resolve_model_path
+
+    path = resolve_model_path(path)
+    if (path / CONFIG_FILE).is_file():
+        bilm = load_model(path)
+        if (path / HEAD_FILE).is_file() and (path / VOCAB_FILE).is_file():
+            return bilm, LMHead.load(path / HEAD_FILE), Vocabulary.load(path / VOCAB_FILE)
+        return bilm, None, None
+    if path.suffix == ".hdf5":
+        path, candidates = path.parent, [path]
+    else:
+        candidates = sorted(path.glob("*.hdf5"))
+        if len(candidates) > 1:
+            candidates = [p for p in candidates if "weights" in p.name]
+    if not (path / "options.json").is_file() or len(candidates) != 1:
+        raise FileNotFoundError(f"{path} holds neither {CONFIG_FILE} nor options.json with one weights .hdf5 file")
+    return load_hdf5(path / "options.json", candidates[0]), None, None
+
+
+def _build_vocabulary(cfg: TrainConfig, rank: int, world: int) -> Vocabulary:
+    """Counted once on rank 0 over a sample of the corpus, written to the output, read by the other ranks."""
+    path = Path(cfg.out) / VOCAB_FILE
+    if rank == 0:
+        counts = count_words(corpus_files(cfg.corpus), cfg.vocab_sample_tokens)
+        Vocabulary.from_counts(counts, cfg.vocab_size).save(path)
+    _barrier(world)
+    return Vocabulary.load(path)
+
+
+def build_language_model(cfg: TrainConfig, rank: int = 0, world: int = 1) -> tuple[LanguageModel, Vocabulary]:
+    """Fresh (seeded) or ``--init-from``; a head is made fresh whenever the starting point has none."""
+    head, vocab = None, None
+    if cfg.init_from:
+        bilm, head, vocab = load_pretrained(cfg.init_from)
+    else:
+        bilm = BiLM(model_config(cfg))
+        bilm.reset_parameters(cfg.seed)
+    if head is None:
+        vocab = Vocabulary.load(cfg.vocab) if cfg.vocab else _build_vocabulary(cfg, rank, world)
+        head = LMHead(bilm.config.projection_dim, len(vocab))
+        head.reset_parameters(cfg.seed)
+    return LanguageModel(bilm, head).train(), vocab
+
+
+def make_optimizer(cfg: TrainConfig, params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
+    if cfg.optimizer == "adagrad":  # the reference: initial accumulator 1.0
+        return torch.optim.Adagrad(params, lr=cfg.lr, initial_accumulator_value=1.0)
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.lr)
+    raise ValueError(f"unknown optimizer {cfg.optimizer!r} (adagrad or adam)")
+
+
+# ---------------------------------------------------------------------------------------------- checkpoints
+CHECKPOINTS, LATEST = "checkpoints", "latest.json"
+LOG_FILE, PLOT_FILE = "log.jsonl", "learning_curve.png"
+
+
+def save_language_model(lm: LanguageModel, vocab: Vocabulary, directory: Path, info: dict, fp16: bool = False) -> None:
+    """A model directory: what ``Elmo.load`` reads, plus the head and vocabulary for perplexity and fine-tuning."""
+    save_model(lm.bilm, directory, extra_config={"vocab_size": len(vocab), **info}, fp16=fp16)
+    lm.head.save(directory / HEAD_FILE, fp16=fp16)
+    vocab.save(directory / VOCAB_FILE)
+
+
+def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
+    """What config.json records besides the architecture."""
+    return {"name": cfg.name or out.resolve().name, "training": progress}
+
+
+def _save_rank_state(directory: Path, rank: int, data: LMBatches, state: State) -> None:
+    """What differs between ranks: data position, carried LSTM state, RNG."""
+    tensors = {f"lstm.{l}.{k}": t.detach().cpu().contiguous() for l, (h, c) in enumerate(state)
+               for k, t in (("h", h), ("c", c))}
+    tensors["rng.cpu"] = torch.get_rng_state()
+    if torch.cuda.is_available() and state[0][0].is_cuda:
+        tensors["rng.cuda"] = torch.cuda.get_rng_state()
+    with atomic_path(directory / f"rank{rank}.safetensors") as tmp:
+        save_file(tensors, tmp)
+    with atomic_path(directory / f"rank{rank}.json") as tmp:
+        Path(tmp).write_text(json.dumps(data.state()))
+
+
+def _load_rank_state(directory: Path, rank: int, data: LMBatches, device: torch.device) -> State:
+    tensors = load_file(str(directory / f"rank{rank}.safetensors"))
+    torch.set_rng_state(tensors["rng.cpu"])
+    if "rng.cuda" in tensors and device.type == "cuda":
+        torch.cuda.set_rng_state(tensors["rng.cuda"])
+    data.load_state(json.loads((directory / f"rank{rank}.json").read_text()))
+    n_layers = sum(1 for k in tensors if k.endswith(".h"))
+    return [(tensors[f"lstm.{l}.h"].to(device), tensors[f"lstm.{l}.c"].to(device)) for l in range(n_layers)]
+
+
+def _optimizer_files(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
+    """Optimizer state as safetensors tensors + JSON (its ``state_dict`` would otherwise need pickle)."""
+    sd = optimizer.state_dict()
+    tensors = {f"{i}.{k}": v.detach().cpu().contiguous() for i, s in sd["state"].items() for k, v in s.items()}
+    return tensors, {"param_groups": sd["param_groups"]}
+
+
+def _restore_optimizer(optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict) -> None:
+    state: dict[int, dict] = {}
+    for name, tensor in tensors.items():
+        index, key = name.split(".", 1)
+        state.setdefault(int(index), {})[key] = tensor
+    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+
+
+def save_checkpoint(out: Path, lm: LanguageModel, vocab: Vocabulary, optimizer: torch.optim.Optimizer,
+                    data: LMBatches, state: State, progress: dict, cfg: TrainConfig, rank: int, world: int) -> None:
+    """Every rank writes its own state into the step's folder; rank 0 adds the rest and moves ``latest`` last."""
+    directory = out / CHECKPOINTS / f"step-{progress['step']:08d}"
+    if rank == 0:
+        directory.mkdir(parents=True, exist_ok=True)
+    _barrier(world)
+    _save_rank_state(directory, rank, data, state)
+    _barrier(world)
+    if rank != 0:
+        return
+    save_language_model(lm, vocab, directory, _model_info(cfg, out, progress))
+    tensors, meta = _optimizer_files(optimizer)
+    with atomic_path(directory / "optimizer.safetensors") as tmp:
+        save_file(tensors, tmp)
+    with atomic_path(directory / "trainer.json") as tmp:
+        Path(tmp).write_text(json.dumps({**meta, "progress": progress, "world_size": world, "config": asdict(cfg)}))
+    with atomic_path(out / CHECKPOINTS / LATEST) as tmp:
+        Path(tmp).write_text(json.dumps({"checkpoint": directory.name}))
+    for old in sorted((out / CHECKPOINTS).glob("step-*"))[:-2]:
+        shutil.rmtree(old)
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    pointer = out / CHECKPOINTS / LATEST
+    return out / CHECKPOINTS / json.loads(pointer.read_text())["checkpoint"] if pointer.is_file() else None
+
+
+# ---------------------------------------------------------------------------------------------- logging
+def _append_log(out: Path, record: dict) -> None:
+    with open(out / LOG_FILE, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def _truncate_log(out: Path, step: int) -> None:
+    """On resume, drop what the interrupted run logged after the checkpoint it resumes from."""
+    path = out / LOG_FILE
+    if path.is_file():
+        kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step]
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text("".join(line + "\n" for line in kept))
+
+
+def plot_learning_curve(out: Path) -> None:
+    """``learning_curve.png``: training and validation perplexity against tokens seen."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = [json.loads(line) for line in (out / LOG_FILE).read_text().splitlines()]
+    train = [(r["tokens"], r["train_ppl"]) for r in records if "train_ppl" in r]
+    valid = [(r["tokens"], r["valid"]["mean"]) for r in records if "valid" in r]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for points, label in ((train, "train (running, both directions)"), (valid, "validation (mean of directions)")):
+        if points:
+            ax.plot(*zip(*points), label=label, marker="o" if label.startswith("valid") else None, markersize=3)
+    ax.set_xlabel("tokens seen (per direction)")
+    ax.set_ylabel("perplexity")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    with atomic_path(out / PLOT_FILE) as tmp:
+        fig.savefig(tmp, format="png", dpi=100)
+    plt.close(fig)
+
+
+def _valid_lines(path: str | None, n_tokens: int) -> list[str]:
+    """The first lines of the validation file holding about ``n_tokens`` words (read once, kept in memory)."""
+    if path is None:
+        return []
+    lines, words = [], 0
+    with open_text(path) as f:
+        for line in f:
+            lines.append(line)
+            words += len(line.split())
+            if words >= n_tokens:
+                break
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------- the loop
+def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
+    """Run (or resume) training until ``max_tokens`` or ``time_budget``; returns the trained model."""
+    started = time.monotonic()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    rank, world, device = _init_distributed(cfg.device)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoint = latest_checkpoint(out) if cfg.resume else None
+    if checkpoint is not None:
+        lm = LanguageModel(load_model(checkpoint), LMHead.load(checkpoint / HEAD_FILE)).train()
+        vocab = Vocabulary.load(checkpoint / VOCAB_FILE)
+    else:
+        lm, vocab = build_language_model(cfg, rank, world)
+    lm.to(device)
+    params = [p for p in lm.parameters()]
+    optimizer = make_optimizer(cfg, params)
+    data = LMBatches(corpus_files(cfg.corpus), vocab, cfg.batch_size, cfg.unroll, cfg.seed, rank, world)
+    torch.manual_seed(cfg.seed * 1000 + rank)  # dropout masks: reproducible, different on every rank
+    state = lm.bilm.lstm.zero_state(cfg.batch_size, device)
+    progress = {"step": 0, "tokens": 0, "train_seconds": 0.0}
+    if checkpoint is not None:
+        trainer = json.loads((checkpoint / "trainer.json").read_text())
+        _restore_optimizer(optimizer, load_file(str(checkpoint / "optimizer.safetensors")), trainer)
+        state = _load_rank_state(checkpoint, rank, data, device)
+        progress = trainer["progress"]
+        if rank == 0:
+            _truncate_log(out, progress["step"])
+    elif rank == 0 and (out / LOG_FILE).exists():
+        (out / LOG_FILE).unlink()
+    valid_lines = _valid_lines(cfg.valid, cfg.valid_tokens) if rank == 0 else []
+    tokens_per_step = cfg.batch_size * cfg.unroll * world
+    if rank == 0:
+        n_params = sum(p.numel() for p in lm.bilm.parameters())
+        print(f"biLM {n_params / 1e6:.1f}M parameters, head {sum(p.numel() for p in lm.head.parameters()) / 1e6:.1f}M, "
+              f"vocabulary {len(vocab)}, {world} rank(s) on {device}, {tokens_per_step} tokens per step",
+              file=sys.stderr)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=cfg.max_tokens, initial=progress["tokens"], unit="tok", unit_scale=True, dynamic_ncols=True,
+               disable=rank != 0 or not cfg.progress, mininterval=2.0)
+    interval_nll, interval_count, last_checkpoint = torch.zeros(2, dtype=torch.float64), 0, time.monotonic()
+    step_started = time.monotonic()
+    batches = iter(data)
+    while True:
+        done = cfg.max_tokens is not None and progress["tokens"] >= cfg.max_tokens
+        out_of_time = cfg.time_budget is not None and time.monotonic() - started >= cfg.time_budget * 60
+        due = time.monotonic() - last_checkpoint >= cfg.checkpoint_every * 60
+        stop, checkpoint_now = _agree([done or out_of_time, due], world)
+        if stop:
+            break
+        if checkpoint_now:
+            save_checkpoint(out, lm, vocab, optimizer, data, state, progress, cfg, rank, world)
+            last_checkpoint = time.monotonic()
+
+        batch = next(batches).to(device)
+        nll, count, state = lm(batch, state, dropout=cfg.dropout)
+        loss = (nll / count).mean()
+        optimizer.zero_grad(set_to_none=True)
+        (loss * cfg.unroll).backward()  # the reference's gradient scale (matters for Adagrad and the clip)
+        if world > 1:
+            _average_gradients(params, world)
+        torch.nn.utils.clip_grad_norm_(params, cfg.clip)
+        optimizer.step()
+        state = [(h.detach(), c.detach()) for h, c in state]
+
+        now = time.monotonic()
+        progress["step"] += 1
+        progress["tokens"] += tokens_per_step
+        progress["train_seconds"] += now - step_started
+        step_started = now
+        interval_nll += nll.detach().double().cpu()
+        interval_count += int(count[0])
+        bar.update(tokens_per_step)
+        if progress["step"] % cfg.log_every == 0:  # rank 0's running loss stands for all ranks
+            per_direction = (interval_nll / interval_count).tolist()
+            interval_nll.zero_()
+            interval_count = 0
+            train_ppl = math.exp(sum(per_direction) / 2)
+            bar.set_postfix(loss=f"{sum(per_direction) / 2:.3f}", ppl=f"{train_ppl:.1f}", refresh=False)
+            if rank == 0:
+                _append_log(out, {**progress, "train_loss": per_direction, "train_ppl": train_ppl})
+        if rank == 0 and valid_lines and progress["step"] % cfg.valid_every == 0:
+            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens)
+            bar.write(f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
+                      f"backward {result['backward']:.1f} mean {result['mean']:.1f}")
+            _append_log(out, {**progress, "valid": result})
+            plot_learning_curve(out)
+    bar.close()
+
+    save_checkpoint(out, lm, vocab, optimizer, data, state, progress, cfg, rank, world)
+    if rank == 0:
+        if valid_lines:
+            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens)
+            _append_log(out, {**progress, "valid": result})
+            print(f"final validation perplexity: mean {result['mean']:.1f} (vocabulary {len(vocab)})", file=sys.stderr)
+        save_language_model(lm, vocab, out, _model_info(cfg, out, progress))
+        if (out / LOG_FILE).is_file():
+            plot_learning_curve(out)
+        print(f"{progress['tokens']} tokens in {progress['step']} steps; model written to {out}", file=sys.stderr)
+    _barrier(world)
+    return lm, vocab
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def train_command(args: argparse.Namespace) -> None:
+    names = {f.name for f in fields(TrainConfig)}
+    cfg = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
+    try:
+        train(cfg)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def perplexity_command(args: argparse.Namespace) -> None:
+    with open_text(args.corpus) as f:
+        try:
+            result = perplexity(args.model, f, args.max_tokens)
+        except (FileNotFoundError, ValueError) as error:
+            raise SystemExit(f"error: {error}")
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "
+              f"{result['forward']:.2f}, backward {result['backward']:.2f}, mean {result['mean']:.2f}")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``train`` and ``perplexity`` sub-commands."""
+    defaults = TrainConfig(corpus=[], out="")
+    p = commands.add_parser(
+        "train", help="train or fine-tune a biLM on plain text",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz, one paragraph per line) or folders")
+    p.add_argument("--out", required=True, help="output folder: model, checkpoints, log, plot")
+    p.add_argument("--name", help="model name written into config.json (default: the --out folder's name)")
+    p.add_argument("--size", choices=sorted(SIZES), default=defaults.size, help="architecture (default %(default)s)")
+    p.add_argument("--config", help="JSON file of BiLMConfig fields (overrides --size)")
+    p.add_argument("--init-from", help="start from a model: our directory, 'default', or AllenNLP weights (a .hdf5 "
+                                       "file with options.json beside it, or their directory); those have no "
+                                       "softmax, so the head is made fresh and the vocabulary counted")
+    p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
+    p.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="softmax classes (default %(default)s)")
+    p.add_argument("--vocab-sample-tokens", type=int, default=defaults.vocab_sample_tokens,
+                   help="tokens counted for the vocabulary, from the start of every file (default %(default)s)")
+    p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="rows per rank (default %(default)s)")
+    p.add_argument("--unroll", type=int, default=defaults.unroll, help="truncated-BPTT window (default %(default)s)")
+    p.add_argument("--optimizer", choices=["adagrad", "adam"], default=defaults.optimizer,
+                   help="default %(default)s")
+    p.add_argument("--lr", type=float, default=defaults.lr, help="learning rate (default %(default)s)")
+    p.add_argument("--clip", type=float, default=defaults.clip, help="global gradient-norm clip (default %(default)s)")
+    p.add_argument("--dropout", type=float, default=defaults.dropout, help="default %(default)s")
+    p.add_argument("--max-tokens", type=int, help="stop after this many tokens per direction (all ranks)")
+    p.add_argument("--time-budget", type=float, help="stop after this many minutes, with a final checkpoint")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument("--device", default=defaults.device, help="cpu or cuda (default %(default)s)")
+    p.add_argument("--seed", type=int, default=defaults.seed, help="default %(default)s")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--valid", help="held-out text for periodic validation perplexity")
+    p.add_argument("--valid-tokens", type=int, default=defaults.valid_tokens,
+                   help="validation tokens (first lines of --valid, default %(default)s)")
+    p.add_argument("--valid-every", type=int, default=defaults.valid_every, help="steps (default %(default)s)")
+    p.add_argument("--checkpoint-every", type=float, default=defaults.checkpoint_every,
+                   help="minutes between checkpoints (default %(default)s)")
+    p.add_argument("--log-every", type=int, default=defaults.log_every, help="steps between log lines (default %(default)s)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.set_defaults(func=train_command)
+
+    q = commands.add_parser(
+        "perplexity", help="forward, backward and mean perplexity of a model on a text file",
+        description="Perplexity over the model's full softmax vocabulary (out-of-vocabulary words count as <UNK>). "
+                    "Each input line (paragraph) starts from a zero LSTM state carried across its sentences.")
+    q.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
+    q.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
+    q.add_argument("--max-tokens", type=int, help="stop after the lines holding this many tokens")
+    q.add_argument("--json", action="store_true", help='print {"forward", "backward", "mean", "tokens", "vocab_size"}')
+    q.set_defaults(func=perplexity_command)

@@ -1,0 +1,289 @@
+"""Training, perplexity and the shipped default model (issue 3), on tiny models and text written here."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import socket
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from encoder.elmo import DEFAULT_MODEL_DIR, Elmo
+from encoder.lm_data import UNK_ID, ParagraphSource, Vocabulary, paragraph_pairs
+from encoder.lm_head import evaluate, load_language_model, perplexity
+from encoder.train import TrainConfig, train
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+TINY = {"size": "tiny", "batch_size": 8, "unroll": 10, "vocab_size": 200, "progress": False, "threads": 1,
+        "checkpoint_every": 60.0, "log_every": 5}
+
+
+def _synthetic_paragraphs(n: int, seed: int) -> list[str]:
+    """A small grammar with agreement and topical structure, so a tiny LM has something to learn."""
+    rng = random.Random(seed)
+    topics = {
+        "river": (["river", "bank", "boat", "water", "fisherman"], ["flooded", "crossed", "watched", "reached"]),
+        "money": (["bank", "loan", "account", "teller", "customer"], ["approved", "closed", "opened", "checked"]),
+        "music": (["band", "song", "guitar", "singer", "crowd"], ["played", "recorded", "heard", "loved"]),
+    }
+    adjectives = ["old", "new", "quiet", "busy", "small", "famous"]
+    paragraphs = []
+    for _ in range(n):
+        nouns, verbs = topics[rng.choice(sorted(topics))]
+        sentences = []
+        for _ in range(rng.randint(2, 4)):
+            sentences.append(f"The {rng.choice(adjectives)} {rng.choice(nouns)} {rng.choice(verbs)} "
+                             f"the {rng.choice(nouns)} near the {rng.choice(nouns)}.")
+        paragraphs.append(" ".join(sentences))
+    return paragraphs
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    directory = tmp_path_factory.mktemp("corpus")
+    train_file, valid_file = directory / "train.txt", directory / "valid.txt"
+    train_file.write_text("\n".join(_synthetic_paragraphs(400, seed=1)) + "\n", encoding="utf-8")
+    valid_file.write_text("\n".join(_synthetic_paragraphs(40, seed=2)) + "\n", encoding="utf-8")
+    return {"train": train_file, "valid": valid_file}
+
+
+@pytest.fixture(scope="module")
+def trained(corpus, tmp_path_factory) -> tuple[Path, dict, dict]:
+    """A tiny model trained for 200 steps: its directory, validation perplexity before and after."""
+    out = tmp_path_factory.mktemp("trained")
+    cfg = TrainConfig(corpus=[str(corpus["train"])], out=str(out), max_tokens=8 * 10 * 200, lr=0.2, **TINY)
+    valid = corpus["valid"].read_text().splitlines()
+    torch.manual_seed(0)
+    from encoder.train import build_language_model
+
+    fresh, vocab = build_language_model(cfg)
+    before = evaluate(fresh, vocab, valid)
+    train(cfg)
+    lm, vocab = load_language_model(out)
+    after = evaluate(lm, vocab, valid)
+    return out, before, after
+
+
+def test_vocabulary_frequency_order_and_unk(tmp_path):
+    vocab = Vocabulary.from_counts(Counter({"the": 5, "bank": 3, "river": 3, "rare": 1}), size=5)
+    assert vocab.words == ["<S>", "</S>", "<UNK>", "the", "bank"]  # ties broken alphabetically, size cut
+    assert vocab.ids(["the", "river", "unseen"]) == [3, UNK_ID, UNK_ID]
+    vocab.save(tmp_path / "vocab.txt")
+    assert Vocabulary.load(tmp_path / "vocab.txt").words == vocab.words
+    with pytest.raises(ValueError):
+        Vocabulary(["the", "<S>"])
+
+
+def test_paragraph_framing_both_directions():
+    inputs, targets = paragraph_pairs("The bank closed. It rained.")
+    assert inputs == ["<S>", "The", "bank", "closed", ".", "<S>", "It", "rained", "."]
+    assert targets == ["The", "bank", "closed", ".", "</S>", "It", "rained", ".", "</S>"]
+    back_in, back_out = paragraph_pairs("The bank closed. It rained.", backward=True)
+    assert back_in == ["</S>", ".", "rained", "It", "</S>", ".", "closed", "bank", "The"]
+    assert back_out == [".", "rained", "It", "<S>", ".", "closed", "bank", "The", "<S>"]
+
+
+def test_source_is_deterministic_resumable_and_rank_strided(tmp_path):
+    lines = [f"line {i}." for i in range(10)]
+    (tmp_path / "a.txt").write_text("\n".join(lines[:6]) + "\n\n")
+    (tmp_path / "b.txt").write_text("\n".join(lines[6:]) + "\n")
+    files = sorted(tmp_path.glob("*.txt"))
+    full = ParagraphSource(files, seed=3)
+    first = [full.next() for _ in range(25)]
+    assert sorted(set(first)) == sorted(line + "\n" for line in lines)  # every line, empty ones skipped
+    resumed = ParagraphSource(files, seed=3)
+    for _ in range(7):
+        resumed.next()
+    again = ParagraphSource(files, seed=3)
+    again.load_state(resumed.state())
+    assert [again.next() for _ in range(18)] == first[7:]
+    ranks = [ParagraphSource(files, seed=3, rank=r, world_size=2) for r in (0, 1)]
+    halves = [{ranks[r].next() for _ in range(5)} for r in (0, 1)]
+    assert not halves[0] & halves[1] and len(halves[0] | halves[1]) == 10
+
+
+def test_training_lowers_validation_perplexity(trained):
+    out, before, after = trained
+    assert before["vocab_size"] == after["vocab_size"] <= 200
+    assert before["tokens"] == after["tokens"] > 1000
+    assert after["forward"] < 0.5 * before["forward"] and after["backward"] < 0.5 * before["backward"]
+    assert after["mean"] < 20, after
+    records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert records[-1]["train_ppl"] < records[0]["train_ppl"]
+    assert (out / "learning_curve.png").stat().st_size > 1000
+    for name in ("config.json", "model.safetensors", "head.safetensors", "vocab.txt"):
+        assert (out / name).is_file()
+
+
+def test_resume_reproduces_uninterrupted_run(corpus, tmp_path):
+    common = dict(corpus=[str(corpus["train"])], **TINY)
+    train(TrainConfig(out=str(tmp_path / "straight"), max_tokens=8 * 10 * 12, **common))
+    train(TrainConfig(out=str(tmp_path / "split"), max_tokens=8 * 10 * 5, **common))
+    train(TrainConfig(out=str(tmp_path / "split"), max_tokens=8 * 10 * 12, resume=True, **common))
+    for name in ("model.safetensors", "head.safetensors"):
+        a, b = load_file(tmp_path / "straight" / name), load_file(tmp_path / "split" / name)
+        assert a.keys() == b.keys()
+        for key in a:
+            assert torch.equal(a[key], b[key]), f"{name}:{key} differs after resume"
+    steps = [json.loads(line)["step"] for line in (tmp_path / "split" / "log.jsonl").read_text().splitlines()]
+    assert steps == sorted(steps)
+
+
+def test_time_budget_stops_cleanly_with_a_checkpoint(corpus, tmp_path):
+    train(TrainConfig(corpus=[str(corpus["train"])], out=str(tmp_path), time_budget=0.0, **TINY))
+    pointer = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
+    assert (tmp_path / "checkpoints" / pointer["checkpoint"] / "optimizer.safetensors").is_file()
+    assert load_language_model(tmp_path)[1].words[:3] == ["<S>", "</S>", "<UNK>"]
+
+
+DDP_WORKER = """
+import sys, torch
+from safetensors.torch import save_file
+from encoder.train import TrainConfig, train
+lm, _ = train(TrainConfig(corpus=[sys.argv[1]], out=sys.argv[2], size="tiny", batch_size=4, unroll=8,
+                          vocab_size=100, max_tokens=4 * 8 * 2 * 4, progress=False, threads=1))
+save_file({k: v.contiguous() for k, v in lm.state_dict().items()}, sys.argv[3])
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_process_ddp_stays_in_sync(corpus, tmp_path):
+    port = _free_port()
+    procs = []
+    for rank in (0, 1):
+        env = {**os.environ, "PYTHONPATH": str(REPO), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+               "WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": str(rank), "OMP_NUM_THREADS": "1"}
+        procs.append(subprocess.Popen(
+            [sys.executable, "-c", DDP_WORKER, str(corpus["train"]), str(tmp_path / "out"), str(tmp_path / f"rank{rank}.st")],
+            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    for proc in procs:
+        output, _ = proc.communicate(timeout=180)
+        assert proc.returncode == 0, output
+    ranks = [load_file(tmp_path / f"rank{r}.st") for r in (0, 1)]
+    saved = load_language_model(tmp_path / "out")[0].state_dict()  # written by rank 0 at the end
+    for key in ranks[0]:
+        assert torch.equal(ranks[0][key], ranks[1][key]), f"ranks differ in {key}"
+        assert torch.equal(ranks[0][key], saved[key])
+    progress = json.loads((tmp_path / "out" / "config.json").read_text())["training"]
+    assert progress["tokens"] == 4 * 8 * 2 * 4 and progress["step"] == 4  # 2 ranks x 4 rows x 8 steps per step
+    assert {p.name for p in (tmp_path / "out" / "checkpoints").glob("step-*/rank*.json")} == {"rank0.json", "rank1.json"}
+
+
+def test_perplexity_cli_json(trained, corpus):
+    out, _, after = trained
+    result = subprocess.run(
+        [sys.executable, "-m", "encoder", "perplexity", "--model", str(out), "--corpus", str(corpus["valid"]), "--json"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    numbers = json.loads(result.stdout)
+    assert list(numbers) == ["forward", "backward", "mean", "tokens", "vocab_size"]
+    assert numbers == pytest.approx(after)
+    limited = perplexity(str(out), corpus["valid"].read_text().splitlines(), max_tokens=100)
+    assert 100 <= limited["tokens"] < 200
+
+
+def test_fine_tune_from_our_model_keeps_head_and_vocabulary(trained, corpus, tmp_path):
+    out, _, _ = trained
+    train(TrainConfig(corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3,
+                      **TINY))
+    assert (tmp_path / "vocab.txt").read_text() == (out / "vocab.txt").read_text()
+
+
+def test_fine_tune_from_allennlp_weights_makes_a_fresh_head(corpus, tmp_path):
+    fixture = SHARED / "fixtures" / "elmo"
+    if not (fixture / "lm_weights.hdf5").is_file():
+        pytest.skip(f"reference fixture not found at {fixture} (../shared is absent in this clone)")
+    train(TrainConfig(corpus=[str(corpus["train"])], out=str(tmp_path), init_from=str(fixture),
+                      max_tokens=8 * 10 * 3, **TINY))
+    lm, vocab = load_language_model(tmp_path)
+    assert lm.bilm.config.lstm_dim == 64 and len(vocab) <= 200
+
+
+KOREAN = [
+    "서울은 대한민국의 수도이다. 한강이 도시를 가로질러 흐른다.",
+    "나는 아침마다 공원에서 산책을 한다. 날씨가 좋으면 친구와 함께 간다.",
+    "이 책은 조선 시대의 역사를 다룬다. 많은 학생들이 이 책을 읽었다.",
+    "강가에 앉아 물소리를 들었다. 배 한 척이 천천히 지나갔다.",
+    "은행에서 새 계좌를 열었다. 직원이 친절하게 설명해 주었다.",
+]
+
+
+def test_korean_text_trains(tmp_path):
+    corpus_file = tmp_path / "ko.txt"
+    corpus_file.write_text("\n".join(KOREAN * 20) + "\n", encoding="utf-8")
+    lm, vocab = train(TrainConfig(corpus=[str(corpus_file)], out=str(tmp_path / "out"), max_tokens=8 * 10 * 10, **TINY))
+    assert "서울은" in vocab.words
+    result = evaluate(lm, vocab, KOREAN)
+    assert math.isfinite(result["mean"]) and result["tokens"] > 40
+
+
+def test_shared_korean_corpus_trains(tmp_path):
+    source = SHARED / "data" / "corpus-ko" / "valid.txt.xz"
+    if not source.is_file():
+        pytest.skip(f"{source} not found (../shared is absent in this clone)")
+    from encoder.text import open_text
+
+    with open_text(source) as f:
+        lines = [line for _, line in zip(range(30), f)]
+    (tmp_path / "ko.txt").write_text("".join(lines), encoding="utf-8")
+    lm, vocab = train(TrainConfig(corpus=[str(tmp_path / "ko.txt")], out=str(tmp_path / "out"), max_tokens=8 * 10 * 3,
+                                  **TINY))
+    assert math.isfinite(evaluate(lm, vocab, lines[:5])["mean"])
+
+
+@pytest.fixture(scope="module")
+def default_elmo() -> Elmo:
+    if not (DEFAULT_MODEL_DIR / "config.json").is_file():
+        pytest.skip("the default model is not in data/models/default yet")
+    return Elmo.load("default")
+
+
+def test_default_model_loads_embeds_and_has_its_head(default_elmo):
+    layers = default_elmo.embed(["The bank of the river was flooded ."])[0]
+    assert layers.shape == (3, 8, default_elmo.dim) and layers.dtype == "float32"
+    result = perplexity(default_elmo, ["The bank of the river was flooded. Nobody crossed it."])
+    assert result["vocab_size"] >= 100_000 and math.isfinite(result["mean"])
+
+
+SENSES = {  # the sense probe of data/models/default/README.md
+    "bank": (["We sat on the bank of the river and watched the boats .",
+              "The river overflowed its bank after the heavy rain .",
+              "Fishermen lined the muddy bank of the stream ."],
+             ["She deposited the money in the bank on Monday .",
+              "The bank approved his loan for the new house .",
+              "He works as a teller at a large bank in London ."]),
+    "play": (["The children play football in the park every afternoon .",
+              "The dogs play in the garden all day .",
+              "They like to play cards after dinner ."],
+             ["We saw a play by Shakespeare at the theatre .",
+              "The play was performed in three acts .",
+              "She wrote a play about the war ."]),
+}
+
+
+@pytest.mark.parametrize("word", sorted(SENSES))
+def test_default_model_separates_senses(default_elmo, word):
+    """Top-layer vectors of a word are closer within a sense than across senses (on average)."""
+    groups = []
+    for sentences in SENSES[word]:
+        tokens = [s.split() for s in sentences]
+        top = [layers[2, t.index(word)] for layers, t in zip(default_elmo.embed(tokens), tokens)]
+        groups.append(torch.nn.functional.normalize(torch.tensor(np.array(top)), dim=1))
+    within = torch.cat([(g @ g.T)[torch.triu_indices(3, 3, 1).unbind()] for g in groups]).mean()
+    across = (groups[0] @ groups[1].T).mean()
+    assert within > across, (float(within), float(across))
