@@ -80,9 +80,8 @@ class Elmo:
         if weights is not None:
             options = Path(name_or_path)
             model = load_hdf5(options, weights)
-            elmo = cls(model, name=Path(weights).stem, model_hash=_file_digest([options, Path(weights)]),
+            return cls(model, name=Path(weights).stem, model_hash=_file_digest([options, Path(weights)]),
                        device=device, stateful=stateful)
-            return elmo
         path = resolve_model_path(name_or_path)
         if not (path / CONFIG_FILE).is_file() and (path / "options.json").is_file():
             hdf5 = sorted(path.glob("*.hdf5"))
