@@ -26,8 +26,8 @@ from pathlib import Path
 import torch
 
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
-from .text import (  # _text_files: the folder rule that iter_lines uses
-    _text_files,
+from .text import (
+    text_files,
     open_text,
     sentences,
     tokenize,
@@ -75,7 +75,7 @@ class Vocabulary:
 
 def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
     """The text files named by ``paths`` (folders searched as ``text.iter_lines`` searches them), at least one."""
-    files = list(_text_files(paths))
+    files = list(text_files(paths))
     if not files:
         raise FileNotFoundError(f"no text files in {', '.join(map(str, paths))}")
     return files

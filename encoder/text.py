@@ -108,7 +108,7 @@ def iter_lines(
     line read from ``path`` -- bytes that were not valid UTF-8 (and any U+FFFD already in the
     file) -- so the caller can warn, even if it stops reading early.
     """
-    for path in _text_files(paths):
+    for path in text_files(paths):
         with open_text(path) as lines:
             for line in lines:
                 if replaced is not None and REPLACEMENT_CHAR in line:
@@ -116,7 +116,7 @@ def iter_lines(
                 yield line.rstrip("\n")
 
 
-def _text_files(
+def text_files(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
 ) -> Iterator[Path]:
     """Files given by name, in the order given, and the text files inside folders, sorted."""
