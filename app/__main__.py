@@ -10,9 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+from encoder.elmo import model_hash
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import MANIFEST
+from indexer.manifest import MANIFEST, read_manifest
 
 from .settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT, configured_index_dir, demo_corpus
 
@@ -38,10 +39,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: Path | None = None) -> None:
-    """Build ``index_dir`` from the demo corpus unless it already holds an index; say how long it took."""
+    """Build ``index_dir`` from the demo corpus unless it already holds an index; say how long it took.
+
+    An index built with ``model`` before that model changed (the shipped one, after a ``git pull``) is rebuilt;
+    an index of any other model is used as it is (it may be the user's own).
+    """
     if (index_dir / MANIFEST).is_file() and not rebuild:
-        print(f"Using the index in {index_dir}")
-        return
+        built_with = read_manifest(index_dir).get("model", {})
+        source = model if model == "default" else str(Path(model).resolve())  # as the manifest names it
+        if built_with.get("source") != source or built_with.get("hash") == model_hash(model):
+            print(f"Using the index in {index_dir}")
+            return
+        print(f"The {model!r} model has changed since the index in {index_dir} was built with it: rebuilding it.",
+              flush=True)
+        rebuild = True
     corpus = demo_corpus()
     if not corpus:
         raise SystemExit("error: the demo corpus (data/demo/*.jsonl) is missing; restore it: git checkout data/demo")

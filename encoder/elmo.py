@@ -49,15 +49,41 @@ def _file_digest(paths: Iterable[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
+def _reference_files(path: Path) -> tuple[Path, Path] | None:
+    """``options.json`` and the one ``.hdf5`` of a folder of published weights; None for one of our models."""
+    if (path / CONFIG_FILE).is_file() or not (path / "options.json").is_file():
+        return None
+    hdf5 = sorted(path.glob("*.hdf5"))
+    if len(hdf5) != 1:
+        raise FileNotFoundError(f"{path} has options.json but not exactly one .hdf5 weight file")
+    return path / "options.json", hdf5[0]
+
+
+def model_hash(name_or_path: str | Path = "default", weights: str | Path | None = None) -> str:
+    """The content hash of a model's weights (what an index records), without loading it; same arguments as
+    ``Elmo.load``."""
+    if weights is not None:
+        return _file_digest([Path(name_or_path), Path(weights)])
+    path = resolve_model_path(name_or_path)
+    reference = _reference_files(path)
+    return _file_digest(reference) if reference else _file_digest([path / WEIGHTS_FILE])
+
+
+PRECISIONS = ("fp32", "tf32", "bf16")
+
+
 class Elmo:
     """A loaded biLM with batching, a char-CNN token cache and optional state carrying."""
 
     def __init__(self, model: BiLM, name: str = "model", model_hash: str = "", device: str = "cpu",
-                 stateful: bool = False, info: dict | None = None):
+                 stateful: bool = False, info: dict | None = None, precision: str = "fp32"):
+        if precision not in PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})")
         self.device = torch.device(device)
-        if self.device.type == "cuda":  # TF32 would break parity with the float32 reference
-            torch.backends.cuda.matmul.allow_tf32 = False
-            torch.backends.cudnn.allow_tf32 = False
+        self.precision = precision
+        if self.device.type == "cuda":  # fp32 keeps TF32 off: it would break parity with the float32 reference
+            torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+            torch.backends.cudnn.allow_tf32 = precision == "tf32"
         self.model = model.to(self.device).eval()
         self.config = model.config
         self.name = name
@@ -71,27 +97,27 @@ class Elmo:
     # ---------------------------------------------------------------- loading and saving
     @classmethod
     def load(cls, name_or_path: str | Path = "default", weights: str | Path | None = None, *,
-             device: str = "cpu", stateful: bool = False, cache_vocab_size: int = 0) -> "Elmo":
+             device: str = "cpu", stateful: bool = False, cache_vocab_size: int = 0,
+             precision: str = "fp32") -> "Elmo":
         """Load ``default``, one of our model directories, or reference ``options.json`` + ``weights`` (hdf5).
 
         ``cache_vocab_size`` > 0 precomputes the char-CNN vectors of that many of the most frequent words
         of one of our models' training vocabulary (otherwise words are cached as they are first seen).
+        ``precision``: ``fp32`` (exact), ``tf32`` (TF32 matrix products on a GPU) or ``bf16`` (autocast);
+        outputs are float32 in every case.
         """
         if weights is not None:
-            options = Path(name_or_path)
-            model = load_hdf5(options, weights)
-            return cls(model, name=Path(weights).stem, model_hash=_file_digest([options, Path(weights)]),
-                       device=device, stateful=stateful)
+            model = load_hdf5(name_or_path, weights)
+            return cls(model, name=Path(weights).stem, model_hash=model_hash(name_or_path, weights),
+                       device=device, stateful=stateful, precision=precision)
         path = resolve_model_path(name_or_path)
-        if not (path / CONFIG_FILE).is_file() and (path / "options.json").is_file():
-            hdf5 = sorted(path.glob("*.hdf5"))
-            if len(hdf5) != 1:
-                raise FileNotFoundError(f"{path} has options.json but not exactly one .hdf5 weight file")
-            return cls.load(path / "options.json", hdf5[0], device=device, stateful=stateful)
+        reference = _reference_files(path)
+        if reference:
+            return cls.load(*reference, device=device, stateful=stateful, precision=precision)
         info = read_config(path)
         model = load_model(path)
-        elmo = cls(model, name=info.get("name", path.name), model_hash=_file_digest([path / WEIGHTS_FILE]),
-                   device=device, stateful=stateful, info=info)
+        elmo = cls(model, name=info.get("name", path.name), model_hash=model_hash(path),
+                   device=device, stateful=stateful, info=info, precision=precision)
         vocab_file = path / "vocab.txt"
         if cache_vocab_size and vocab_file.is_file():
             with open(vocab_file, encoding="utf-8") as f:
@@ -119,10 +145,14 @@ class Elmo:
             chunk = new[start : start + batch_size]
             self.token_cache.add(chunk, self._char_cnn(chunk))
 
+    def _autocast(self) -> torch.autocast:
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+
     @torch.inference_mode()
     def _char_cnn(self, words: list[str]) -> torch.Tensor:
         ids = torch.from_numpy(batch_to_ids([words])[0]).to(self.device)
-        return self.model.char_cnn(ids)
+        with self._autocast():
+            return self.model.char_cnn(ids).float()
 
     def token_vectors(self, words: Sequence[str]) -> np.ndarray:
         """Context-free token-layer vectors (n, P) of words, as the first ELMo layer has them."""
@@ -181,10 +211,11 @@ class Elmo:
         tokens = self._lookup_tokens(framed, use_cache)
         lengths = torch.tensor([len(s) for s in framed], device=self.device)
         mask = torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths[:, None]
-        layers, state = self.model.contextualize(tokens, mask, self._initial_state(len(sentences)))
+        with self._autocast():
+            layers, state = self.model.contextualize(tokens, mask, self._initial_state(len(sentences)))
         if self.stateful:
             self._keep_state(state)
-        stacked = torch.stack(layers, dim=1).float().cpu().numpy()  # (B, L+1, T, 2P)
+        stacked = torch.stack([layer.float() for layer in layers], dim=1).cpu().numpy()  # (B, L+1, T, 2P)
         return [stacked[b, :, 1 : 1 + len(s)].copy() for b, s in enumerate(sentences)]
 
     def embed(self, sentences: str | Sequence[str | Sequence[str]], mix: str | LayerMix | Sequence[float] | None = None,

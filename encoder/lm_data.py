@@ -1,37 +1,44 @@
-"""Training data for the biLM: the softmax vocabulary and streaming batches built as bilm-tf builds them.
+"""Training data for the biLM: the softmax vocabulary and the batches of both LMs, built as bilm-tf builds them.
 
 The biLM's input is always characters, so the vocabulary only names the softmax classes: ``<S>``, ``</S>``,
-``<UNK>``, then words by descending frequency (counted over a sample); other words are predicted as ``<UNK>``.
+``<UNK>``, then words by descending frequency; other words are predicted as ``<UNK>``.
 
-A *source* reads the paragraph lines of the corpus files in a deterministic order (files shuffled per pass
-from the seed; rank r of a distributed run keeps lines r, r+W, r+2W, ...). Each batch row is its own
-stream: when it runs dry it takes the next paragraph from the source, splits it into sentences and appends
-them framed as ``<S> w... </S>``. For every sentence the inputs are tokens[:-1] and the targets tokens[1:],
-so ``</S>`` is only ever a target. A training window is the next ``unroll`` (input, target) pairs of every
-row; the LSTM state is carried from one window to the next.
+Text is tokenized once, before training, by ``encoder/text.py`` in parallel processes (tokenizing while
+training could not keep a GPU busy: one process splits about 50k tokens a second). Every file becomes an
+array of word-type ids holding its sentences framed as ``<S> w... </S>`` (``TokenizedCorpus``); types are
+shared by all files, and each type's character ids and softmax class are looked up once.
 
-The backward LM gets its own stream (files in the opposite order, so different text at each step) whose
-paragraphs are reversed word by word: it reads ``</S> w_n ... w_1 <S>`` and its carried state comes from the
-sentences that follow. Everything a stream holds (source position, the rest of each row) is plain JSON, so a
-checkpoint resumes the data exactly; the resumed source skips lines without tokenizing them.
+A *pass* concatenates the files in an order shuffled from the seed, and cuts the stream into one contiguous
+segment per batch row (per rank: rank r takes rows r*B ... r*B+B-1), from a pass-dependent offset so that
+passes cut different windows. Each row reads its segment front to back, ``unroll`` tokens a window, and the
+LSTM state is carried from one window to the next, as bilm-tf's row streams do. Inputs and targets of a
+sentence are s[:-1] and s[1:], so ``</S>`` is only a target and ``<S>`` only an input.
+
+The backward LM reads the same pass reversed word by word (``</S> w_n ... w_1 <S>``, documents in reverse
+order) with its own rows, so its carried state comes from the text that follows and at any step it sees other
+text than the forward LM. A position is (pass, its files, window): plain JSON, so a checkpoint resumes the
+data exactly. Files that appear in the corpus folders while a run goes on (``watch``) join at the next pass.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
+import queue
 import random
+import sys
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
-from .text import (
-    text_files,
-    open_text,
-    sentences,
-    tokenize,
-)
+from .chars import BOS_TOKEN, EOS_TOKEN, MAX_CHARS, batch_to_ids, word_to_ids
+from .text import open_text, sentences, text_files, tokenize
 from .weights import atomic_path
 
 UNK_TOKEN = "<UNK>"
@@ -93,99 +100,6 @@ def paragraph_pairs(paragraph: str, backward: bool = False) -> tuple[list[str], 
     return inputs, targets
 
 
-def count_words(files: Sequence[Path], max_tokens: int) -> Counter:
-    """Word counts over about ``max_tokens`` tokens, taken from the start of every file in equal shares."""
-    counts: Counter = Counter()
-    share = max(max_tokens // len(files), 1)
-    for path in files:
-        seen = 0
-        with open_text(path) as f:
-            for line in f:
-                for sentence in sentences(line):
-                    tokens = tokenize(sentence)
-                    counts.update(tokens)
-                    seen += len(tokens)
-                if seen >= share:
-                    break
-    return counts
-
-
-class ParagraphSource:
-    """Endless, deterministic, resumable stream of the non-empty paragraph lines of ``files``."""
-
-    def __init__(self, files: Sequence[Path], seed: int, rank: int = 0, world_size: int = 1, reverse: bool = False):
-        self.files, self.seed, self.rank, self.world_size, self.reverse = list(files), seed, rank, world_size, reverse
-        self.pass_no = self.file_no = self.line_no = 0
-        self._file = None
-
-    def _order(self) -> list[int]:
-        order = list(range(len(self.files)))
-        random.Random(self.seed * 1_000_003 + self.pass_no).shuffle(order)
-        return order[::-1] if self.reverse else order
-
-    def _open(self) -> None:
-        self._file = open_text(self.files[self._order()[self.file_no]])
-        for _ in range(self.line_no):  # resuming: skip what was already read
-            self._file.readline()
-
-    def next(self) -> str:
-        # a pass that starts at its beginning and finds no line for this rank would loop forever
-        lines_this_pass = 0 if (self.file_no, self.line_no) == (0, 0) else 1
-        while True:
-            if self._file is None:
-                self._open()
-            line = self._file.readline()
-            if not line:
-                self._file.close()
-                self._file = None
-                self.file_no, self.line_no = self.file_no + 1, 0
-                if self.file_no == len(self.files):
-                    if not lines_this_pass:
-                        raise ValueError(f"rank {self.rank} gets no text from {', '.join(map(str, self.files))}")
-                    self.pass_no, self.file_no, lines_this_pass = self.pass_no + 1, 0, 0
-                continue
-            self.line_no += 1
-            if (self.line_no - 1) % self.world_size == self.rank and line.strip():
-                lines_this_pass += 1
-                return line
-
-    def state(self) -> dict:
-        return {"pass": self.pass_no, "file": self.file_no, "line": self.line_no}
-
-    def load_state(self, state: dict) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        self.pass_no, self.file_no, self.line_no = state["pass"], state["file"], state["line"]
-
-
-class RowStreams:
-    """``batch_size`` rows of (input, target) word pairs for one direction, refilled paragraph by paragraph."""
-
-    def __init__(self, source: ParagraphSource, batch_size: int, backward: bool):
-        self.source, self.backward = source, backward
-        self.rows: list[tuple[list[str], list[str]]] = [([], []) for _ in range(batch_size)]
-
-    def window(self, unroll: int) -> tuple[list[list[str]], list[list[str]]]:
-        """The next ``unroll`` inputs and targets of every row."""
-        inputs, targets = [], []
-        for b, (row_in, row_out) in enumerate(self.rows):
-            while len(row_in) < unroll:
-                more_in, more_out = paragraph_pairs(self.source.next(), self.backward)
-                row_in, row_out = row_in + more_in, row_out + more_out
-            inputs.append(row_in[:unroll])
-            targets.append(row_out[:unroll])
-            self.rows[b] = (row_in[unroll:], row_out[unroll:])
-        return inputs, targets
-
-    def state(self) -> dict:
-        return {"source": self.source.state(), "rows": [list(row) for row in self.rows]}
-
-    def load_state(self, state: dict) -> None:
-        self.source.load_state(state["source"])
-        self.rows = [(list(i), list(t)) for i, t in state["rows"]]
-
-
 @dataclass
 class Batch:
     """One training window of both directions (axis 0: forward, backward).
@@ -199,7 +113,11 @@ class Batch:
     targets: torch.Tensor
 
     def to(self, device: torch.device | str) -> Batch:
-        return Batch(self.char_ids.to(device), self.token_index.to(device), self.targets.to(device))
+        return Batch(*(t.to(device, non_blocking=True) for t in (self.char_ids, self.token_index, self.targets)))
+
+    def pin_memory(self) -> Batch:
+        """Page-locked copies, so that ``to(cuda)`` overlaps with the GPU's work."""
+        return Batch(*(t.pin_memory() for t in (self.char_ids, self.token_index, self.targets)))
 
 
 def make_batch(inputs: Sequence[Sequence[Sequence[str]]], targets: Sequence[Sequence[Sequence[str]]],
@@ -212,26 +130,240 @@ def make_batch(inputs: Sequence[Sequence[Sequence[str]]], targets: Sequence[Sequ
     return Batch(char_ids, torch.tensor(index), torch.tensor(target_ids))
 
 
+
+
+# ---------------------------------------------------------------------------------------------- tokenized text
+TOKENIZE_CHUNK_LINES = 500  # paragraphs handed to a worker process at a time
+IN_PROCESS_BYTES = 200_000  # corpora smaller than this (on disk) are tokenized without worker processes
+
+
+def tokenize_paragraphs(lines: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Paragraph lines -> (their word types, the framed stream as ids into those types; <S> is 0, </S> is 1)."""
+    types = {BOS_TOKEN: 0, EOS_TOKEN: 1}
+    ids: list[int] = []
+    for line in lines:
+        for sentence in sentences(line):
+            tokens = tokenize(sentence)
+            if tokens:
+                ids.append(0)
+                ids.extend(types.setdefault(t, len(types)) for t in tokens)
+                ids.append(1)
+    return list(types), np.asarray(ids, dtype=np.uint32)
+
+
+def _chunks(path: Path) -> Iterator[list[str]]:
+    chunk: list[str] = []
+    with open_text(path) as f:
+        for line in f:
+            if line.strip():
+                chunk.append(line)
+                if len(chunk) == TOKENIZE_CHUNK_LINES:
+                    yield chunk
+                    chunk = []
+    if chunk:
+        yield chunk
+
+
+def default_workers() -> int:
+    """Tokenizing processes: all cores but one (the training loop's)."""
+    return max((os.cpu_count() or 2) - 1, 1)
+
+
+class TokenizedCorpus:
+    """Corpus files as arrays of shared word-type ids (``<S>`` = 0, ``</S>`` = 1), tokenized once, in parallel.
+
+    ``add`` tokenizes a file (in ``workers`` processes, started on first need and kept); ``watch`` keeps adding
+    the files that appear in the corpus folders from a background thread. Thread-safe.
+    """
+
+    def __init__(self, workers: int | None = None):
+        self.types: list[str] = [BOS_TOKEN, EOS_TOKEN]
+        self.type_index: dict[str, int] = {BOS_TOKEN: 0, EOS_TOKEN: 1}
+        self.files: dict[str, np.ndarray] = {}  # file path -> framed type ids
+        self.workers = default_workers() if workers is None else workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._watcher: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    @classmethod
+    def from_paths(cls, paths: Sequence[str | Path], workers: int | None = None, progress: bool = True) -> TokenizedCorpus:
+        """Every text file under ``paths`` (at least one), tokenized before this returns."""
+        files = corpus_files(paths)
+        if workers is None and sum(f.stat().st_size for f in files) < IN_PROCESS_BYTES:
+            workers = 0
+        corpus = cls(workers)
+        started = time.monotonic()
+        for path in files:
+            corpus.add(path)
+        if progress:
+            print(f"tokenized {len(files)} file(s), {corpus.n_tokens():,} tokens, {len(corpus.types):,} word types "
+                  f"in {time.monotonic() - started:.0f} s ({corpus.workers or 'no'} worker processes)", file=sys.stderr)
+        return corpus
+
+    def add(self, path: Path) -> None:
+        """Tokenize one file (a no-op if it was added before)."""
+        if str(path) in self.files:
+            return
+        if self.workers and self._pool is None:
+            # spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        results = (self._pool.map(tokenize_paragraphs, _chunks(path)) if self._pool is not None
+                   else map(tokenize_paragraphs, _chunks(path)))
+        parts = []
+        for types, ids in results:
+            with self._lock:
+                index = self.type_index
+                for t in types:
+                    if t not in index:
+                        index[t] = len(self.types)
+                        self.types.append(t)
+                mapping = np.fromiter((index[t] for t in types), dtype=np.uint32, count=len(types))
+            parts.append(mapping[ids])
+        with self._lock:
+            self.files[str(path)] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+
+    def watch(self, paths: Sequence[str | Path], interval: float = 15.0) -> None:
+        """Add new files under ``paths`` every ``interval`` seconds until ``close``. Put files there atomically
+        (write them under another name, then rename), or a half-copied file may be read."""
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    for path in text_files(paths):
+                        if str(path) not in self.files and not self._stop.is_set():
+                            self.add(path)
+                            print(f"added {path} to the corpus ({len(self.files[str(path)]):,} ids)", file=sys.stderr)
+                except Exception as error:  # e.g. a file still being written: try again at the next scan
+                    if self._stop.is_set():  # closing: the pool was shut down under it
+                        return
+                    print(f"warning: corpus watch: {error}", file=sys.stderr)
+
+        self._watcher = threading.Thread(target=loop, name="corpus-watch", daemon=True)
+        self._watcher.start()
+
+    def close(self) -> None:
+        """Stop watching and end the worker processes, without waiting for a file being tokenized."""
+        self._stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(self.files)
+
+    def n_tokens(self) -> int:
+        with self._lock:
+            return sum(len(ids) for ids in self.files.values())
+
+    def word_counts(self) -> Counter:
+        """Occurrences of every word type (the framing tokens left out)."""
+        with self._lock:
+            counts = np.zeros(len(self.types), dtype=np.int64)
+            for ids in self.files.values():
+                counts += np.bincount(ids, minlength=len(self.types))
+            types = list(self.types)
+        return Counter({t: int(n) for t, n in zip(types[2:], counts[2:]) if n})
+
+
 class LMBatches:
-    """Endless training windows for both directions of one rank; ``state``/``load_state`` for checkpoints."""
+    """Endless training windows of both directions for one rank (see the module's docstring).
 
-    def __init__(self, files: Sequence[Path], vocab: Vocabulary, batch_size: int, unroll: int, seed: int,
+    Iterating yields ``(batch, position)``; ``position`` is where the next window starts, for ``load_state``.
+    """
+
+    def __init__(self, corpus: TokenizedCorpus, vocab: Vocabulary, batch_size: int, unroll: int, seed: int,
                  rank: int = 0, world_size: int = 1):
-        self.vocab, self.unroll = vocab, unroll
-        self.streams = [
-            RowStreams(ParagraphSource(files, seed, rank, world_size, reverse=backward), batch_size, backward)
-            for backward in (False, True)
-        ]
-
-    def __iter__(self) -> Iterator[Batch]:
-        while True:
-            windows = [stream.window(self.unroll) for stream in self.streams]
-            yield make_batch([w[0] for w in windows], [w[1] for w in windows], self.vocab)
+        self.corpus, self.vocab = corpus, vocab
+        self.batch_size, self.unroll, self.seed, self.rank, self.world_size = batch_size, unroll, seed, rank, world_size
+        self.position: dict = {"pass": 0, "files": None, "window": 0}
+        self._chars = np.zeros((0, MAX_CHARS), dtype=np.int64)  # per word type, filled on first use
+        self._classes = np.zeros(0, dtype=np.int64)
+        self._known = np.zeros(0, dtype=bool)
 
     def state(self) -> dict:
-        return {"forward": self.streams[0].state(), "backward": self.streams[1].state()}
+        return dict(self.position)
 
     def load_state(self, state: dict) -> None:
-        self.streams[0].load_state(state["forward"])
-        self.streams[1].load_state(state["backward"])
+        missing = [name for name in state["files"] or [] if name not in self.corpus.files]
+        if missing:
+            raise FileNotFoundError(f"resuming needs the corpus files it was reading: {', '.join(missing)}")
+        self.position = dict(state)
 
+    def _pass_rows(self, pass_no: int, names: list[str]) -> list[np.ndarray]:
+        """Forward inputs, forward targets, backward inputs, backward targets of a pass: (rows, length) each."""
+        stream = np.concatenate([self.corpus.files[name] for name in names])
+        inputs, targets = stream[stream != 1], stream[stream != 0]  # s[:-1] and s[1:] of every sentence
+        rows = self.batch_size * self.world_size
+        length = len(inputs) // rows
+        if length < self.unroll:
+            raise ValueError(f"the corpus holds {len(inputs):,} tokens: too few for {rows} rows of {self.unroll}")
+        shift = random.Random(self.seed * 1_000_003 + pass_no).randrange(len(inputs))
+        arrays = [np.roll(inputs, -shift), np.roll(targets, -shift)]
+        arrays += [arrays[1][::-1], arrays[0][::-1]]  # reversed text: the targets become inputs and vice versa
+        mine = slice(self.rank * self.batch_size, (self.rank + 1) * self.batch_size)
+        return [a[: rows * length].reshape(rows, length)[mine] for a in arrays]
+
+    def _lookup(self, type_ids: np.ndarray) -> None:
+        """Make sure the character ids and softmax classes of these types are known."""
+        n_types = len(self.corpus.types)
+        if len(self._known) < n_types:
+            grow = n_types - len(self._known)
+            self._chars = np.concatenate([self._chars, np.zeros((grow, MAX_CHARS), dtype=np.int64)])
+            self._classes = np.concatenate([self._classes, np.zeros(grow, dtype=np.int64)])
+            self._known = np.concatenate([self._known, np.zeros(grow, dtype=bool)])
+        for t in type_ids[~self._known[type_ids]].tolist():
+            word = self.corpus.types[t]
+            self._chars[t] = word_to_ids(word)
+            self._classes[t] = self.vocab.index.get(word, UNK_ID)
+            self._known[t] = True
+
+    def __iter__(self) -> Iterator[tuple[Batch, dict]]:
+        T = self.unroll
+        while True:
+            pass_no = self.position["pass"]
+            names = self.position["files"]
+            if names is None:  # a new pass: the files there are now, in this pass's order
+                names = self.corpus.names()
+                random.Random(self.seed * 1_000_003 + pass_no).shuffle(names)
+            rows = self._pass_rows(pass_no, names)
+            n_windows = rows[0].shape[1] // T
+            for window in range(self.position["window"], n_windows):
+                steps = slice(window * T, (window + 1) * T)
+                inputs = np.stack([rows[0][:, steps], rows[2][:, steps]])  # (2, B, T) type ids
+                targets = np.stack([rows[1][:, steps], rows[3][:, steps]])
+                types, index = np.unique(inputs, return_inverse=True)
+                self._lookup(np.union1d(types, targets))
+                batch = Batch(torch.from_numpy(self._chars[types]), torch.from_numpy(index.reshape(inputs.shape).astype(np.int64)),
+                              torch.from_numpy(self._classes[targets]))
+                self.position = {"pass": pass_no, "files": names, "window": window + 1}
+                yield batch, dict(self.position)
+            self.position = {"pass": pass_no + 1, "files": None, "window": 0}
+
+
+def prefetch(batches: Iterable, depth: int = 4, pin_memory: bool = False) -> Iterator:
+    """Items of ``batches`` made ahead in a background thread (numpy and torch release the GIL for their work).
+
+    ``(Batch, position)`` items have their batch pinned when ``pin_memory``. An error in the thread is raised here.
+    """
+    items: queue.Queue = queue.Queue(depth)
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in batches:
+                if pin_memory:
+                    item = (item[0].pin_memory(), item[1])
+                items.put(item)
+        except BaseException as error:  # handed to the consumer
+            items.put(error)
+        items.put(done)
+
+    threading.Thread(target=produce, name="batches", daemon=True).start()
+    while True:
+        item = items.get()
+        if item is done:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .lm_data import VOCAB_FILE, Batch, Vocabulary, make_batch, paragraph_pairs
 from .model import BiLM, State
-from .weights import WEIGHTS_FILE, atomic_path, load_model
+from .weights import atomic_path, load_model
 
 if TYPE_CHECKING:
     from .elmo import Elmo
@@ -50,7 +50,8 @@ class LMHead(nn.Module):
         self.softmax = nn.AdaptiveLogSoftmaxWithLoss(input_dim, vocab_size, self.cutoffs, div_value)
 
     def forward(self, hidden: Tensor, targets: Tensor) -> Tensor:
-        return self.softmax(hidden, targets).output
+        # float32 in: the adaptive softmax writes its float32 log-probabilities into a tensor shaped like its input
+        return self.softmax(hidden.float(), targets).output
 
     def reset_parameters(self, seed: int) -> None:
         generator = torch.Generator().manual_seed(seed)
@@ -92,12 +93,14 @@ class LanguageModel(nn.Module):
         ``mask`` (2, B, T) marks real positions (evaluation of padded rows); training windows are full.
         """
         tokens = self.bilm.char_cnn(batch.char_ids)[batch.token_index]  # (2, B, T, P)
-        if mask is None:
-            mask = torch.ones(batch.targets.shape, dtype=torch.bool, device=tokens.device)
         outputs, state = self.bilm.lstm(tokens, mask, state, dropout=dropout)
         top = outputs[-1]
         if dropout > 0.0:
             top = nn.functional.dropout(top, dropout, training=True)
+        if mask is None:  # full windows: no data-dependent shapes, no wait for the GPU
+            log_probs = self.head(top.reshape(-1, top.shape[-1]), batch.targets.reshape(-1))
+            nll = -log_probs.float().view(2, -1).sum(dim=1)
+            return nll, torch.full((2,), batch.targets[0].numel(), device=top.device), state
         log_probs = self.head(top[mask], batch.targets[mask])
         direction = torch.arange(2, device=mask.device)[:, None, None].expand_as(mask)[mask]
         nll = torch.zeros(2, device=top.device).index_add(0, direction, -log_probs)
@@ -171,11 +174,11 @@ def perplexity(model: Elmo | str | Path, lines: Iterable[str], max_tokens: int |
     An ``Elmo`` has no LM head, so its head and vocabulary are read from ``model_dir`` (default: the shipped
     model), whose weights must be the ones the ``Elmo`` holds.
     """
-    from .elmo import Elmo, _file_digest, resolve_model_path
+    from .elmo import Elmo, model_hash, resolve_model_path
 
     if isinstance(model, Elmo):
         directory = resolve_model_path(model_dir or "default")
-        if _file_digest([directory / WEIGHTS_FILE]) != model.model_hash:
+        if model_hash(directory) != model.model_hash:
             raise ValueError(f"the Elmo's weights are not those of {directory}; pass model_dir= its directory")
         lm, vocab = load_language_model(directory)
         lm.bilm = model.model

@@ -12,6 +12,7 @@ variable-length batches) and training (full windows, state carried between windo
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,11 @@ from torch import Tensor, nn
 from .chars import MAX_CHARS, N_CHARACTERS
 
 FORWARD, BACKWARD = 0, 1
+
+# The fused path hands torch's LSTM weights rebuilt from ours on every call (so the files keep one layout): cuDNN
+# then copies them into its own buffer, and oneDNN (CPU) falls back to torch's kernel for projections. Both say so.
+warnings.filterwarnings("ignore", message="RNN module weights are not part of single contiguous chunk")
+warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
 
 
 @dataclass
@@ -166,17 +172,83 @@ class LstmLayer(nn.Module):
         self.bias = nn.Parameter(torch.zeros(2, 4 * D))
         self.w_proj = nn.Parameter(torch.zeros(2, D, P))
 
-    def forward(self, x: Tensor, mask: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """x (2, B, T, in), mask (2, B, T) bool, state (h (2, B, P), c (2, B, D)) -> outputs (2, B, T, P), state.
+    @property
+    def fused(self) -> bool:
+        """Without clipping the layer is exactly ``torch.nn.LSTM(proj_size=P)``, which runs cuDNN's fused kernel."""
+        return self.config.cell_clip is None and self.config.proj_clip is None
+
+    def _bias_with_forget(self, dtype: torch.dtype) -> Tensor:
+        D = self.config.lstm_dim
+        forget_bias = torch.zeros(4 * D, dtype=dtype, device=self.bias.device)
+        forget_bias[2 * D : 3 * D] = 1.0  # TF's LSTMCell adds 1.0 to the forget gate at run time
+        return self.bias + forget_bias
+
+    def forward(self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """x (2, B, T, in), mask (2, B, T) bool or None (all valid), state (h (2, B, P), c (2, B, D))
+        -> outputs (2, B, T, P), state.
 
         Each row's mask must be a prefix (valid steps first). Steps past a row's length output zeros and
-        do not count: the returned state is the one after the row's last valid step. Those steps are
-        still computed (cheaper than masking every step) and then discarded.
+        do not count: the returned state is the one after the row's last valid step.
+        """
+        if self.fused:
+            return self._forward_fused(x, mask, state)
+        if mask is None:
+            mask = torch.ones(x.shape[:3], dtype=torch.bool, device=x.device)
+        return self._forward_steps(x, mask, state)
+
+    def torch_lstm_weights(self, direction: int) -> list[Tensor]:
+        """This direction's weights as ``torch.nn.LSTM(proj_size=P)`` holds them: w_ih, w_hh, b_ih, b_hh, w_hr.
+
+        TF's gate blocks i, j, f, o become torch's i, f, g, o; the +1 forget bias is folded into b_ih.
+        Built from our parameters on every call (cheap), so gradients reach them and the files keep one layout.
         """
         D = self.config.lstm_dim
-        forget_bias = torch.zeros(4 * D, dtype=x.dtype, device=x.device)
-        forget_bias[2 * D : 3 * D] = 1.0  # TF's LSTMCell adds 1.0 to the forget gate at run time
-        bias = self.bias + forget_bias
+
+        def reorder(w: Tensor) -> Tensor:  # last axis: blocks i, j, f, o -> i, f, j, o
+            i, j, f, o = w.split(D, dim=-1)
+            return torch.cat([i, f, j, o], dim=-1)
+
+        bias = reorder(self._bias_with_forget(self.bias.dtype)[direction])
+        return [reorder(self.w_input[direction]).t(), reorder(self.w_state[direction]).t(), bias,
+                torch.zeros_like(bias), self.w_proj[direction].t()]
+
+    def _forward_fused(self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Both directions through torch's LSTM kernel (cuDNN on a GPU); under autocast it runs in the autocast dtype."""
+        h0, c0 = state
+        dtype = x.dtype
+        if x.is_cuda and torch.is_autocast_enabled("cuda"):
+            dtype = torch.get_autocast_dtype("cuda")
+        lengths = None if mask is None else mask[0].sum(dim=-1)  # both directions share row lengths
+        outputs, final_h, final_c = [], [], []
+        for d in range(2):
+            weights = [w.to(dtype).contiguous() for w in self.torch_lstm_weights(d)]  # cuDNN needs them dense
+            hx = (h0[d : d + 1].to(dtype), c0[d : d + 1].to(dtype))
+            if lengths is None:
+                out, h, c = torch._VF.lstm(x[d].to(dtype), hx, weights, True, 1, 0.0, self.training, False, True)
+            else:
+                packed = nn.utils.rnn.pack_padded_sequence(x[d].to(dtype), lengths.cpu().clamp(min=1),
+                                                           batch_first=True, enforce_sorted=False)
+                out, h, c = torch._VF.lstm(packed.data, packed.batch_sizes, _permute(hx, packed.sorted_indices),
+                                           weights, True, 1, 0.0, self.training, False)
+                h, c = _permute((h, c), packed.unsorted_indices)
+                packed_out = nn.utils.rnn.PackedSequence(out, packed.batch_sizes, packed.sorted_indices,
+                                                         packed.unsorted_indices)
+                out = nn.utils.rnn.pad_packed_sequence(packed_out, batch_first=True, total_length=x.shape[2])[0]
+                empty = (lengths == 0)[:, None]  # an empty row keeps its initial state
+                h, c = torch.where(empty, hx[0][0], h[0])[None], torch.where(empty, hx[1][0], c[0])[None]
+            outputs.append(out)
+            final_h.append(h[0])
+            final_c.append(c[0])
+        output = torch.stack(outputs)
+        if mask is not None:
+            output = output * mask[..., None]
+        return output, (torch.stack(final_h), torch.stack(final_c))
+
+    def _forward_steps(self, x: Tensor, mask: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """The reference recurrence, step by step (the only way to clip). Steps past a row's length are still
+        computed (cheaper than masking every step) and then discarded."""
+        D = self.config.lstm_dim
+        bias = self._bias_with_forget(x.dtype)
         _, B, T, _ = x.shape
         # the input half of every step at once: one large matrix product instead of T small ones
         x_part = torch.baddbmm(bias[:, None, :], x.reshape(2, B * T, -1), self.w_input).view(2, B, T, 4 * D)
@@ -210,6 +282,11 @@ class LstmLayer(nn.Module):
             self.bias.zero_()
 
 
+def _permute(hx: tuple[Tensor, Tensor], order: Tensor | None) -> tuple[Tensor, Tensor]:
+    """Rows of an LSTM state (1, B, .) in ``order`` (what ``pack_padded_sequence`` sorted them into)."""
+    return hx if order is None else (hx[0].index_select(1, order), hx[1].index_select(1, order))
+
+
 State = list[tuple[Tensor, Tensor]]  # per layer: h (2, B, P), c (2, B, D)
 
 
@@ -230,8 +307,9 @@ class LstmStack(nn.Module):
             for _ in range(self.config.n_layers)
         ]
 
-    def forward(self, x: Tensor, mask: Tensor, state: State, dropout: float = 0.0) -> tuple[list[Tensor], State]:
+    def forward(self, x: Tensor, mask: Tensor | None, state: State, dropout: float = 0.0) -> tuple[list[Tensor], State]:
         """x (2, B, T, P): each direction's input in its own time order -> per-layer outputs, final state.
+        ``mask`` (2, B, T) marks valid steps (None: all are).
 
         ``dropout`` (training only) drops each layer's input; the residual adds the dropped input, as in bilm-tf.
         """

@@ -28,21 +28,27 @@ import torch
 import torch.distributed as dist
 from safetensors.torch import load_file, save_file
 
-from .lm_data import VOCAB_FILE, LMBatches, Vocabulary, corpus_files, count_words
+from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, perplexity
 from .model import BiLM, BiLMConfig, State
 from .text import open_text
-from .weights import CONFIG_FILE, atomic_path, load_hdf5, load_model, save_model
+from .elmo import resolve_model_path
+from .weights import CONFIG_FILE, atomic_path, load_hdf5, load_model, read_config, save_model
 
 SIZES = {
     # for tests and smoke runs
     "tiny": BiLMConfig(char_embed_dim=8, filters=[[1, 16], [2, 16], [3, 32]], n_highway=1, projection_dim=32,
                        lstm_dim=64),
-    # the shipped default: what 2 CPU cores train best in about 90 minutes (see data/models/default/README.md)
+    # the first shipped default (clipped): what 2 CPU cores trained in 75 minutes
     "small": BiLMConfig(filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]], n_highway=1, projection_dim=128,
                         lstm_dim=512),
     # the published "small" ELMo shape (2x1024 cells, 128 projection, 2048 filters, 1 highway)
     "base": BiLMConfig(n_highway=1, projection_dim=128, lstm_dim=1024),
+    # the shipped default, trained on a GPU (data/models/default/README.md): 2x1024 cells without clipping (cuDNN's
+    # fused LSTM), 1024 filters so that the float16 model stays under 16 MB (7.1M parameters; the published
+    # shape's 13.6M sit mostly in its 2048-wide highway)
+    "medium": BiLMConfig(filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]], n_highway=1,
+                         projection_dim=128, lstm_dim=1024, cell_clip=None, proj_clip=None),
 }
 
 
@@ -55,10 +61,11 @@ class TrainConfig:
     name: str | None = None  # written into config.json; default: the output folder's name
     size: str = "small"
     config: str | None = None  # a JSON file of BiLMConfig fields, overrides --size
-    init_from: str | None = None
+    init_from: str | None = None  # fine-tune (paper 3.4): new data, fresh counters
+    continue_from: str | None = None  # carry on a model's own pretraining: its counters, a fresh optimizer
+    warmup_steps: int = 300  # with continue_from: linear learning-rate warm-up of that fresh optimizer
     vocab: str | None = None  # a vocabulary file to use instead of counting one
     vocab_size: int = 100_000
-    vocab_sample_tokens: int = 5_000_000
     batch_size: int = 64
     unroll: int = 20
     optimizer: str = "adagrad"
@@ -69,8 +76,11 @@ class TrainConfig:
     time_budget: float | None = None  # minutes of this invocation
     resume: bool = False
     device: str = "cpu"
+    precision: str = "auto"  # fp32 | bf16 (autocast, fp32 weights) | auto: bf16 on CUDA, fp32 on CPU
     seed: int = 0
     threads: int | None = None
+    workers: int | None = None  # tokenizing processes (default: all cores but one; none for small corpora)
+    watch: bool = False  # add files that appear in the corpus folders while the run goes on
     valid: str | None = None
     valid_tokens: int = 20_000
     valid_every: int = 500  # steps
@@ -132,8 +142,6 @@ def load_pretrained(path: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary |
     """A biLM to start from: our model directory (with its head and vocabulary when it has them), or a
     published AllenNLP one: its weights ``.hdf5`` file with ``options.json`` beside it, or a directory holding
     both (the ``.hdf5`` whose name contains "weights" if there are several). Those files have no softmax."""
-    from .elmo import resolve_model_path
-
     path = resolve_model_path(path)
     if (path / CONFIG_FILE).is_file():
         bilm = load_model(path)
@@ -151,26 +159,42 @@ def load_pretrained(path: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary |
     return load_hdf5(path / "options.json", candidates[0]), None, None
 
 
-def _build_vocabulary(cfg: TrainConfig, rank: int, world: int) -> Vocabulary:
-    """Counted once on rank 0 over a sample of the corpus, written to the output, read by the other ranks."""
+def _build_vocabulary(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int, world: int) -> Vocabulary:
+    """Counted once on rank 0 over the whole tokenized corpus, written to the output, read by the other ranks."""
     path = Path(cfg.out) / VOCAB_FILE
     if rank == 0:
-        counts = count_words(corpus_files(cfg.corpus), cfg.vocab_sample_tokens)
-        Vocabulary.from_counts(counts, cfg.vocab_size).save(path)
+        Vocabulary.from_counts(corpus.word_counts(), cfg.vocab_size).save(path)
     _barrier(world)
     return Vocabulary.load(path)
 
 
-def build_language_model(cfg: TrainConfig, rank: int = 0, world: int = 1) -> tuple[LanguageModel, Vocabulary]:
-    """Fresh (seeded) or ``--init-from``; a head is made fresh whenever the starting point has none."""
+def check_modes(cfg: TrainConfig) -> None:
+    """``--resume``, ``--init-from`` and ``--continue`` each mean one thing; refuse combinations."""
+    given = [flag for flag, value in (("--resume", cfg.resume), ("--init-from", cfg.init_from),
+                                      ("--continue", cfg.continue_from)) if value]
+    if len(given) > 1:
+        raise ValueError(f"{' and '.join(given)} exclude each other: --resume continues a run folder exactly, "
+                         "--init-from fine-tunes a model on new data with fresh counters, --continue carries on a "
+                         "model's own pretraining")
+    if cfg.continue_from and cfg.vocab:
+        raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
+
+
+def build_language_model(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int = 0,
+                         world: int = 1) -> tuple[LanguageModel, Vocabulary]:
+    """Fresh (seeded), ``--init-from`` or ``--continue``; a head is made fresh whenever the starting point has none
+    (which ``--continue`` refuses: carrying on pretraining needs the model's own softmax)."""
     head, vocab = None, None
-    if cfg.init_from:
-        bilm, head, vocab = load_pretrained(cfg.init_from)
+    if cfg.init_from or cfg.continue_from:
+        bilm, head, vocab = load_pretrained(cfg.init_from or cfg.continue_from)
+        if cfg.continue_from and head is None:
+            raise ValueError(f"{cfg.continue_from} has no LM head and vocabulary to continue with; "
+                             "fine-tune it with --init-from instead")
     else:
         bilm = BiLM(model_config(cfg))
         bilm.reset_parameters(cfg.seed)
     if head is None:
-        vocab = Vocabulary.load(cfg.vocab) if cfg.vocab else _build_vocabulary(cfg, rank, world)
+        vocab = Vocabulary.load(cfg.vocab) if cfg.vocab else _build_vocabulary(cfg, corpus, rank, world)
         head = LMHead(bilm.config.projection_dim, len(vocab))
         head.reset_parameters(cfg.seed)
     return LanguageModel(bilm, head).train(), vocab
@@ -197,11 +221,21 @@ def save_language_model(lm: LanguageModel, vocab: Vocabulary, directory: Path, i
 
 
 def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
-    """What config.json records besides the architecture."""
-    return {"name": cfg.name or out.resolve().name, "training": progress}
+    """What config.json records besides the architecture; a continued model keeps its name unless given one."""
+    continued = read_config(resolve_model_path(cfg.continue_from)).get("name") if cfg.continue_from else None
+    return {"name": cfg.name or continued or out.resolve().name, "training": progress}
 
 
-def _save_rank_state(directory: Path, rank: int, data: LMBatches, state: State) -> None:
+def _continued_progress(cfg: TrainConfig) -> dict:
+    """The counters a continued model carries on from, and a data seed of its own so that it reads the corpus in
+    another order than the run it continues (whose exact data position is not shipped)."""
+    progress = {"step": 0, "tokens": 0, "train_seconds": 0.0,
+                **read_config(resolve_model_path(cfg.continue_from)).get("training", {})}
+    progress["data_seed"] = cfg.seed + progress["step"]
+    return progress
+
+
+def _save_rank_state(directory: Path, rank: int, position: dict, state: State) -> None:
     """What differs between ranks: data position, carried LSTM state, RNG."""
     tensors = {f"lstm.{l}.{k}": t.detach().cpu().contiguous() for l, (h, c) in enumerate(state)
                for k, t in (("h", h), ("c", c))}
@@ -211,7 +245,7 @@ def _save_rank_state(directory: Path, rank: int, data: LMBatches, state: State) 
     with atomic_path(directory / f"rank{rank}.safetensors") as tmp:
         save_file(tensors, tmp)
     with atomic_path(directory / f"rank{rank}.json") as tmp:
-        Path(tmp).write_text(json.dumps(data.state()))
+        Path(tmp).write_text(json.dumps(position))
 
 
 def _load_rank_state(directory: Path, rank: int, data: LMBatches, device: torch.device) -> State:
@@ -240,13 +274,14 @@ def _restore_optimizer(optimizer: torch.optim.Optimizer, tensors: dict[str, torc
 
 
 def save_checkpoint(out: Path, lm: LanguageModel, vocab: Vocabulary, optimizer: torch.optim.Optimizer,
-                    data: LMBatches, state: State, progress: dict, cfg: TrainConfig, rank: int, world: int) -> None:
-    """Every rank writes its own state into the step's folder; rank 0 adds the rest and moves ``latest`` last."""
+                    position: dict, state: State, progress: dict, cfg: TrainConfig, rank: int, world: int) -> None:
+    """Every rank writes its own state into the step's folder; rank 0 adds the rest and moves ``latest`` last.
+    ``position``: where this rank's data continues (``LMBatches.state``)."""
     directory = out / CHECKPOINTS / f"step-{progress['step']:08d}"
     if rank == 0:
         directory.mkdir(parents=True, exist_ok=True)
     _barrier(world)
-    _save_rank_state(directory, rank, data, state)
+    _save_rank_state(directory, rank, position, state)
     _barrier(world)
     if rank != 0:
         return
@@ -322,51 +357,90 @@ def _valid_lines(path: str | None, n_tokens: int) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------- the loop
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``auto`` is bf16 on CUDA (autocast; weights, optimizer and loss stay float32) and fp32 elsewhere."""
+    if precision == "auto":
+        return "bf16" if device.type == "cuda" else "fp32"
+    if precision not in ("fp32", "bf16"):
+        raise ValueError(f"unknown precision {precision!r} (fp32, bf16 or auto)")
+    if precision == "bf16" and device.type != "cuda":  # CPU autocast keeps the softmax in bf16, and gains nothing
+        raise ValueError("bf16 training needs a CUDA device; use --precision fp32 on the CPU")
+    return precision
+
+
+def train_step(lm: LanguageModel, optimizer: torch.optim.Optimizer, batch: Batch, state: State, cfg: TrainConfig,
+               precision: str = "fp32", world: int = 1) -> tuple[torch.Tensor, State]:
+    """One optimizer step on one window -> its summed NLL per direction (left on the device), the carried state."""
+    with torch.autocast(batch.targets.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+        nll, count, state = lm(batch, state, dropout=cfg.dropout)
+        loss = (nll / count).mean()
+    optimizer.zero_grad(set_to_none=True)
+    (loss * cfg.unroll).backward()  # the reference's gradient scale (matters for Adagrad and the clip)
+    params = [p for p in lm.parameters()]
+    if world > 1:
+        _average_gradients(params, world)
+    torch.nn.utils.clip_grad_norm_(params, cfg.clip)
+    optimizer.step()
+    return nll.detach(), [(h.detach(), c.detach()) for h, c in state]
+
+
 def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     """Run (or resume) training until ``max_tokens`` or ``time_budget``; returns the trained model."""
     started = time.monotonic()
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    rank, world, device = _init_distributed(cfg.device)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
+    corpus = TokenizedCorpus.from_paths(cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0")  # before CUDA
+    rank, world, device = _init_distributed(cfg.device)
+    precision = resolve_precision(cfg.precision, device)
+    check_modes(cfg)
     checkpoint = latest_checkpoint(out) if cfg.resume else None
     if checkpoint is not None:
         lm = LanguageModel(load_model(checkpoint), LMHead.load(checkpoint / HEAD_FILE)).train()
         vocab = Vocabulary.load(checkpoint / VOCAB_FILE)
     else:
-        lm, vocab = build_language_model(cfg, rank, world)
+        lm, vocab = build_language_model(cfg, corpus, rank, world)
     lm.to(device)
-    params = [p for p in lm.parameters()]
-    optimizer = make_optimizer(cfg, params)
-    data = LMBatches(corpus_files(cfg.corpus), vocab, cfg.batch_size, cfg.unroll, cfg.seed, rank, world)
+    optimizer = make_optimizer(cfg, list(lm.parameters()))
     torch.manual_seed(cfg.seed * 1000 + rank)  # dropout masks: reproducible, different on every rank
     state = lm.bilm.lstm.zero_state(cfg.batch_size, device)
-    progress = {"step": 0, "tokens": 0, "train_seconds": 0.0}
-    if checkpoint is not None:
-        trainer = json.loads((checkpoint / "trainer.json").read_text())
+    trainer = json.loads((checkpoint / "trainer.json").read_text()) if checkpoint is not None else None
+    if trainer is not None:
+        progress = trainer["progress"]
+    elif cfg.continue_from:
+        progress = _continued_progress(cfg)
+    else:
+        progress = {"step": 0, "tokens": 0, "train_seconds": 0.0, "data_seed": cfg.seed}
+    data = LMBatches(corpus, vocab, cfg.batch_size, cfg.unroll, progress.get("data_seed", cfg.seed), rank, world)
+    if trainer is not None:
         _restore_optimizer(optimizer, load_file(str(checkpoint / "optimizer.safetensors")), trainer)
         state = _load_rank_state(checkpoint, rank, data, device)
-        progress = trainer["progress"]
         if rank == 0:
             _truncate_log(out, progress["step"])
     elif rank == 0 and (out / LOG_FILE).exists():
         (out / LOG_FILE).unlink()
+    warmup_from = progress["step"] if cfg.continue_from and cfg.warmup_steps > 0 else None
+    if cfg.watch:
+        corpus.watch(cfg.corpus)
     valid_lines = _valid_lines(cfg.valid, cfg.valid_tokens) if rank == 0 else []
     tokens_per_step = cfg.batch_size * cfg.unroll * world
     if rank == 0:
         n_params = sum(p.numel() for p in lm.bilm.parameters())
+        fused = "fused LSTM" if lm.bilm.lstm.layers[0].fused else "step-by-step LSTM (clipped)"
         print(f"biLM {n_params / 1e6:.1f}M parameters, head {sum(p.numel() for p in lm.head.parameters()) / 1e6:.1f}M, "
-              f"vocabulary {len(vocab)}, {world} rank(s) on {device}, {tokens_per_step} tokens per step",
-              file=sys.stderr)
+              f"vocabulary {len(vocab)}, {world} rank(s) on {device}, {precision}, {fused}, "
+              f"{tokens_per_step} tokens per step", file=sys.stderr)
 
     from tqdm.auto import tqdm
 
     bar = tqdm(total=cfg.max_tokens, initial=progress["tokens"], unit="tok", unit_scale=True, dynamic_ncols=True,
                disable=rank != 0 or not cfg.progress, mininterval=2.0)
-    interval_nll, interval_count, last_checkpoint = torch.zeros(2, dtype=torch.float64), 0, time.monotonic()
-    step_started = time.monotonic()
-    batches = iter(data)
+    # the running loss stays on the device: reading it every step would make the CPU wait for the GPU
+    interval_nll, interval_count = torch.zeros(2, dtype=torch.float64, device=device), 0
+    last_checkpoint = step_started = last_log = time.monotonic()
+    position = data.state()
+    batches = prefetch(data, pin_memory=device.type == "cuda")
     while True:
         done = cfg.max_tokens is not None and progress["tokens"] >= cfg.max_tokens
         out_of_time = cfg.time_budget is not None and time.monotonic() - started >= cfg.time_budget * 60
@@ -375,27 +449,22 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         if stop:
             break
         if checkpoint_now:
-            save_checkpoint(out, lm, vocab, optimizer, data, state, progress, cfg, rank, world)
+            save_checkpoint(out, lm, vocab, optimizer, position, state, progress, cfg, rank, world)
             last_checkpoint = time.monotonic()
 
-        batch = next(batches).to(device)
-        nll, count, state = lm(batch, state, dropout=cfg.dropout)
-        loss = (nll / count).mean()
-        optimizer.zero_grad(set_to_none=True)
-        (loss * cfg.unroll).backward()  # the reference's gradient scale (matters for Adagrad and the clip)
-        if world > 1:
-            _average_gradients(params, world)
-        torch.nn.utils.clip_grad_norm_(params, cfg.clip)
-        optimizer.step()
-        state = [(h.detach(), c.detach()) for h, c in state]
+        if warmup_from is not None and progress["step"] - warmup_from <= cfg.warmup_steps:
+            for group in optimizer.param_groups:
+                group["lr"] = cfg.lr * min(1.0, (progress["step"] - warmup_from + 1) / cfg.warmup_steps)
+        batch, position = next(batches)
+        nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world)
 
         now = time.monotonic()
         progress["step"] += 1
         progress["tokens"] += tokens_per_step
         progress["train_seconds"] += now - step_started
         step_started = now
-        interval_nll += nll.detach().double().cpu()
-        interval_count += int(count[0])
+        interval_nll += nll.double()
+        interval_count += cfg.batch_size * cfg.unroll
         bar.update(tokens_per_step)
         if progress["step"] % cfg.log_every == 0:  # rank 0's running loss stands for all ranks
             per_direction = (interval_nll / interval_count).tolist()
@@ -404,7 +473,9 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
             train_ppl = math.exp(sum(per_direction) / 2)
             bar.set_postfix(loss=f"{sum(per_direction) / 2:.3f}", ppl=f"{train_ppl:.1f}", refresh=False)
             if rank == 0:
-                _append_log(out, {**progress, "train_loss": per_direction, "train_ppl": train_ppl})
+                _append_log(out, {**progress, "train_loss": per_direction, "train_ppl": train_ppl,
+                                  "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log))})
+            last_log = now
         if rank == 0 and valid_lines and progress["step"] % cfg.valid_every == 0:
             result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens)
             bar.write(f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
@@ -412,8 +483,9 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
             _append_log(out, {**progress, "valid": result})
             plot_learning_curve(out)
     bar.close()
+    corpus.close()
 
-    save_checkpoint(out, lm, vocab, optimizer, data, state, progress, cfg, rank, world)
+    save_checkpoint(out, lm, vocab, optimizer, position, state, progress, cfg, rank, world)
     if rank == 0:
         if valid_lines:
             result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens)
@@ -465,10 +537,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--init-from", help="start from a model: our directory, 'default', or AllenNLP weights (a .hdf5 "
                                        "file with options.json beside it, or their directory); those have no "
                                        "softmax, so the head is made fresh and the vocabulary counted")
+    p.add_argument("--continue", dest="continue_from", metavar="MODEL",
+                   help="carry on the pretraining of one of our models ('default' or a directory with its head and "
+                        "vocabulary): its weights, tokens and steps seen go on, with a fresh optimizer warmed up "
+                        "over --warmup-steps (optimizer state is not shipped, so this restart is not exact)")
+    p.add_argument("--warmup-steps", type=int, default=defaults.warmup_steps,
+                   help="with --continue: steps of linear learning-rate warm-up (default %(default)s)")
     p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
     p.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="softmax classes (default %(default)s)")
-    p.add_argument("--vocab-sample-tokens", type=int, default=defaults.vocab_sample_tokens,
-                   help="tokens counted for the vocabulary, from the start of every file (default %(default)s)")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="rows per rank (default %(default)s)")
     p.add_argument("--unroll", type=int, default=defaults.unroll, help="truncated-BPTT window (default %(default)s)")
     p.add_argument("--optimizer", choices=["adagrad", "adam"], default=defaults.optimizer,
@@ -480,6 +556,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--time-budget", type=float, help="stop after this many minutes, with a final checkpoint")
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
     p.add_argument("--device", default=defaults.device, help="cpu or cuda (default %(default)s)")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default=defaults.precision,
+                   help="bf16: autocast with float32 weights and optimizer; auto: bf16 on CUDA, fp32 on CPU "
+                        "(default %(default)s)")
+    p.add_argument("--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora "
+                                               "under 200 kB)")
+    p.add_argument("--watch", action="store_true",
+                   help="keep adding text files that appear under --corpus folders; they join at the next pass "
+                        "(copy them in under another name, then rename)")
     p.add_argument("--seed", type=int, default=defaults.seed, help="default %(default)s")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--valid", help="held-out text for periodic validation perplexity")

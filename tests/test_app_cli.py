@@ -65,6 +65,30 @@ def test_first_run_builds_the_demo_index_then_serves_on_localhost(
     assert option(served["argv"], "--server.port") == "9000"
 
 
+def test_index_of_a_model_that_changed_is_rebuilt(tmp_path: Path, tiny_model_dir: Path, served: dict,
+                                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """After a `git pull` brings a new shipped model, the demo index built with the old one is rebuilt."""
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    corpus = tmp_path / "demo.jsonl"
+    corpus.write_text(json.dumps({"id": "d1", "title": "Banks", "text": "The bank flooded. The bank lent money."}))
+    monkeypatch.setattr(cli, "demo_corpus", lambda: [corpus])
+    index = tmp_path / "index"
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(model)])
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes() + b" ")  # other content, as a new model would have
+    builds = []
+    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
+    capsys.readouterr()
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(model)])
+    assert "has changed since the index" in capsys.readouterr().out
+    assert builds and builds[0]["overwrite"] is True
+
+
 def test_rebuild_replaces_the_index(tmp_path: Path, served: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "manifest.json").write_text("{}")
     builds = []

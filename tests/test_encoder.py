@@ -184,3 +184,74 @@ def test_embed_cli_writes_empty_lines_and_rejects_bad_utf8(tiny_model_dir, tmp_p
 def test_missing_default_or_directory_gives_a_clear_error(tmp_path):
     done = _embed_cli("--model", str(tmp_path / "nowhere"), "--input", __file__, "--output", str(tmp_path / "o.h5"))
     assert done.returncode != 0 and "config.json is missing" in done.stderr
+
+
+# ---------------------------------------------------------------------------------------------- fused LSTM, precision
+UNCLIPPED = BiLMConfig(char_embed_dim=8, filters=[[1, 16], [2, 16]], n_highway=1, projection_dim=16, lstm_dim=32,
+                       cell_clip=None, proj_clip=None)
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_fused_lstm_equals_the_step_by_step_recurrence(ragged):
+    """torch's LSTM(proj_size) path against the reference recurrence: outputs, final state and all gradients."""
+    from encoder.model import LstmLayer
+
+    torch.manual_seed(0)
+    layer = LstmLayer(16, UNCLIPPED)
+    layer.reset_parameters(torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        layer.bias.normal_()
+    x = torch.randn(2, 5, 9, 16, requires_grad=True)
+    state = (torch.randn(2, 5, 16), torch.randn(2, 5, 32))
+    lengths = torch.tensor([9, 3, 0, 6, 1]) if ragged else torch.full((5,), 9)
+    mask = (torch.arange(9)[None] < lengths[:, None]).expand(2, -1, -1)
+    assert layer.fused
+    results = []
+    for run in (layer._forward_fused, layer._forward_steps):
+        out, (h, c) = run(x, mask if ragged or run == layer._forward_steps else None, state)
+        loss = (out ** 2).sum() + (h * c[..., :16]).sum() + c.sum()
+        grads = torch.autograd.grad(loss, [x, *layer.parameters()])
+        results.append([out, h, c, *grads])
+    for fused, steps in zip(*results):
+        assert (fused - steps).abs().max() <= 1e-5 * max(1.0, steps.abs().max().item())
+
+
+def test_training_step_on_full_windows_equals_the_masked_objective():
+    """The training path (no mask: no data-dependent shapes) gives the masked evaluation path's loss and gradients."""
+    from encoder.lm_data import make_batch, paragraph_pairs, Vocabulary
+    from encoder.lm_head import LanguageModel, LMHead
+
+    words = "the bank of the river flooded . the bank approved the loan .".split()
+    vocab = Vocabulary(["<S>", "</S>", "<UNK>", *dict.fromkeys(words)])
+    inputs, targets = paragraph_pairs(" ".join(words)), paragraph_pairs(" ".join(words), backward=True)
+    batch = make_batch([[inputs[0][:8]] * 2, [targets[0][:8]] * 2], [[inputs[1][:8]] * 2, [targets[1][:8]] * 2], vocab)
+    for config in (UNCLIPPED, BiLMConfig(char_embed_dim=8, filters=[[1, 16]], projection_dim=16, lstm_dim=32)):
+        bilm = BiLM(config)
+        bilm.reset_parameters(0)
+        lm = LanguageModel(bilm, LMHead(16, len(vocab), cutoffs=[5]))
+        lm.head.reset_parameters(0)
+        state = bilm.lstm.zero_state(2)
+        results = []
+        for mask in (None, torch.ones(2, 2, 8, dtype=torch.bool)):
+            nll, count, _ = lm(batch, state, mask)
+            grads = torch.autograd.grad((nll / count).mean(), list(lm.parameters()))
+            results.append([nll, *grads])
+        for full, masked in zip(*results):
+            assert torch.allclose(full, masked, atol=1e-6)
+
+
+def test_bf16_embeddings_stay_close_to_fp32():
+    """bf16 autocast (on the CPU here; the README gives the figures measured on a GPU): every layer within 0.05 abs
+    and cosine >= 0.999 of fp32, float32 out."""
+    model = BiLM(UNCLIPPED)
+    model.reset_parameters(0)
+    sentences = ["The bank of the river flooded .", "She paid the bank back .", "Play it again ."]
+    exact = Elmo(model, precision="fp32").embed(sentences)
+    fast = Elmo(model, precision="bf16").embed(sentences)
+    for a, b in zip(exact, fast):
+        assert b.dtype == np.float32 and a.shape == b.shape
+        assert np.abs(a - b).max() < 0.05
+        cosine = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
+        assert cosine.min() >= 0.999
+    with pytest.raises(ValueError, match="precision"):
+        Elmo(model, precision="fp8")

@@ -292,7 +292,7 @@ def test_cli_all_writes_json_and_a_report(tiny_model_dir, tmp_path, capsys):
           "--wordnet", str(tmp_path / "wn"), "--glove", str(tmp_path / "glove.txt"), "--json",
           "--report", str(tmp_path / "report")])
     output = json.loads(capsys.readouterr().out)
-    assert list(output["results"]) == ["wic", "wsd", "pos", "sts", "wordsim", "perplexity"]
+    assert list(output["results"]) == ["wic", "wsd", "pos", "sts", "wordsim", "perplexity", "senses"]
     assert output["results"]["wic"]["rows"]["cosine, threshold tuned on train"]["layer 1"] == 100.0
     assert output["results"]["wsd"]["rows"]["senseval2 + first-sense fallback"]["token"] == 100.0
     assert output["results"]["wordsim"]["rows"]["SimLex-999"]["GloVe"] == pytest.approx(100.0)

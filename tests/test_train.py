@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file
 
 from encoder.elmo import DEFAULT_MODEL_DIR, Elmo
-from encoder.lm_data import UNK_ID, ParagraphSource, Vocabulary, paragraph_pairs
+from encoder.lm_data import UNK_ID, LMBatches, TokenizedCorpus, Vocabulary, paragraph_pairs
 from encoder.lm_head import evaluate, load_language_model, perplexity
 from encoder.train import TrainConfig, train
 
@@ -66,7 +66,7 @@ def trained(corpus, tmp_path_factory) -> tuple[Path, dict, dict]:
     torch.manual_seed(0)
     from encoder.train import build_language_model
 
-    fresh, vocab = build_language_model(cfg)
+    fresh, vocab = build_language_model(cfg, TokenizedCorpus.from_paths(cfg.corpus, progress=False))
     before = evaluate(fresh, vocab, valid)
     train(cfg)
     lm, vocab = load_language_model(out)
@@ -93,23 +93,67 @@ def test_paragraph_framing_both_directions():
     assert back_out == [".", "rained", "It", "<S>", ".", "closed", "bank", "The", "<S>"]
 
 
-def test_source_is_deterministic_resumable_and_rank_strided(tmp_path):
-    lines = [f"line {i}." for i in range(10)]
-    (tmp_path / "a.txt").write_text("\n".join(lines[:6]) + "\n\n")
-    (tmp_path / "b.txt").write_text("\n".join(lines[6:]) + "\n")
-    files = sorted(tmp_path.glob("*.txt"))
-    full = ParagraphSource(files, seed=3)
-    first = [full.next() for _ in range(25)]
-    assert sorted(set(first)) == sorted(line + "\n" for line in lines)  # every line, empty ones skipped
-    resumed = ParagraphSource(files, seed=3)
-    for _ in range(7):
-        resumed.next()
-    again = ParagraphSource(files, seed=3)
-    again.load_state(resumed.state())
-    assert [again.next() for _ in range(18)] == first[7:]
-    ranks = [ParagraphSource(files, seed=3, rank=r, world_size=2) for r in (0, 1)]
-    halves = [{ranks[r].next() for _ in range(5)} for r in (0, 1)]
-    assert not halves[0] & halves[1] and len(halves[0] | halves[1]) == 10
+def _words(corpus: TokenizedCorpus, ids) -> list[str]:
+    return [corpus.types[i] for i in np.asarray(ids).ravel()]
+
+
+def _rows(corpus: TokenizedCorpus, vocab: Vocabulary, batches, n: int) -> dict:
+    """The first n windows joined per (direction, row): (input words, target words)."""
+    from encoder.chars import word_to_ids
+
+    word_of = {tuple(word_to_ids(w)): w for w in corpus.types}
+    rows: dict = {}
+    for _, (batch, _) in zip(range(n), batches):
+        for d, b in np.ndindex(*batch.targets.shape[:2]):
+            words, targets = rows.setdefault((d, b), ([], []))
+            words.extend(word_of[tuple(batch.char_ids[i].tolist())] for i in batch.token_index[d, b].tolist())
+            targets.extend(vocab.words[t] for t in batch.targets[d, b].tolist())
+    return rows
+
+
+@pytest.fixture()
+def small_text(tmp_path) -> tuple[TokenizedCorpus, Vocabulary, list[str]]:
+    paragraphs = ["The bank closed. It rained.", "A boat sank near the bank.", "We swam. They ran home. Done."]
+    (tmp_path / "a.txt").write_text("\n".join(paragraphs[:2]) + "\n\n")
+    (tmp_path / "b.txt").write_text(paragraphs[2] + "\n")
+    corpus = TokenizedCorpus.from_paths([tmp_path], workers=0, progress=False)
+    return corpus, Vocabulary.from_counts(corpus.word_counts(), 100), paragraphs
+
+
+def test_tokenized_files_hold_framed_sentences(small_text):
+    corpus, _, _ = small_text
+    first = corpus.names()[0]
+    assert _words(corpus, corpus.files[first]) == (
+        "<S> The bank closed . </S> <S> It rained . </S> <S> A boat sank near the bank . </S>".split())
+    assert corpus.word_counts()["bank"] == 2 and "<S>" not in corpus.word_counts()
+
+
+def test_windows_are_the_reference_pairs_in_both_directions(small_text):
+    corpus, vocab, paragraphs = small_text
+    n_pairs = sum(len(paragraph_pairs(p)[0]) for p in paragraphs)
+    rows = _rows(corpus, vocab, iter(LMBatches(corpus, vocab, batch_size=1, unroll=3, seed=5)), n_pairs // 3)
+    for d in (0, 1):
+        reference = {pair for p in paragraphs for pair in zip(*paragraph_pairs(p, backward=d == 1))}
+        words, targets = rows[(d, 0)]
+        assert len(words) == 3 * (n_pairs // 3)
+        assert set(zip(words, targets)) <= reference  # every (input, target) is one the reference makes
+        assert len(set(zip(words, targets))) >= len(reference) - 3  # and a pass makes nearly all of them
+    assert rows[(0, 0)][0][:3] != rows[(1, 0)][1][:3][::-1]  # the backward LM reads other text at the same step
+
+
+def test_batches_resume_exactly_and_ranks_split_rows(small_text):
+    corpus, vocab, _ = small_text
+    straight = iter(LMBatches(corpus, vocab, batch_size=2, unroll=2, seed=3))
+    first = [next(straight) for _ in range(12)]  # more than one pass
+    assert first[-1][1]["pass"] >= 1
+    resumed = LMBatches(corpus, vocab, batch_size=2, unroll=2, seed=3)
+    resumed.load_state(first[4][1])
+    for (expected, _), (got, _) in zip(first[5:], iter(resumed)):
+        assert torch.equal(expected.targets, got.targets) and torch.equal(expected.char_ids, got.char_ids)
+    ranks = [iter(LMBatches(corpus, vocab, batch_size=1, unroll=2, seed=3, rank=r, world_size=2)) for r in (0, 1)]
+    for expected, _ in first[:3]:
+        parts = [next(ranks[r])[0] for r in (0, 1)]
+        assert torch.equal(torch.cat([p.targets for p in parts], dim=1), expected.targets)
 
 
 def test_training_lowers_validation_perplexity(trained):
@@ -287,3 +331,37 @@ def test_default_model_separates_senses(default_elmo, word):
     within = torch.cat([(g @ g.T)[torch.triu_indices(3, 3, 1).unbind()] for g in groups]).mean()
     across = (groups[0] @ groups[1].T).mean()
     assert within > across, (float(within), float(across))
+
+
+def test_continue_carries_counters_and_does_not_start_the_loss_over(trained, corpus, tmp_path):
+    """--continue: tokens and steps go on from the model's own; the first logged loss stays near where the model
+    left off (within 25 % of its last training perplexity), far from a fresh model's."""
+    model, _, _ = trained
+    before = json.loads((model / "config.json").read_text())["training"]
+    last_ppl = [json.loads(line) for line in (model / "log.jsonl").read_text().splitlines()
+                if "train_ppl" in json.loads(line)][-1]["train_ppl"]
+    cfg = TrainConfig(corpus=[str(corpus["train"])], out=str(tmp_path / "continued"), continue_from=str(model),
+                      max_tokens=before["tokens"] + 8 * 10 * 10, warmup_steps=5, **TINY)
+    train(cfg)
+    after = json.loads((tmp_path / "continued" / "config.json").read_text())
+    assert after["training"]["tokens"] == before["tokens"] + 8 * 10 * 10
+    assert after["training"]["step"] == before["step"] + 10
+    assert after["name"] == json.loads((model / "config.json").read_text())["name"]
+    first = [json.loads(line) for line in (tmp_path / "continued" / "log.jsonl").read_text().splitlines()][0]
+    assert first["train_ppl"] < 1.25 * last_ppl
+    assert (model / "model.safetensors").stat().st_mtime < (tmp_path / "continued" / "model.safetensors").stat().st_mtime
+
+
+def test_training_modes_refuse_each_others_misuse(trained, corpus, tmp_path):
+    model, _, _ = trained
+    common = dict(corpus=[str(corpus["train"])], out=str(tmp_path / "x"), max_tokens=80, **TINY)
+    with pytest.raises(ValueError, match="exclude each other"):
+        train(TrainConfig(resume=True, continue_from=str(model), **common))
+    with pytest.raises(ValueError, match="exclude each other"):
+        train(TrainConfig(init_from=str(model), continue_from=str(model), **common))
+    headless = tmp_path / "headless"
+    headless.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (headless / name).write_bytes((model / name).read_bytes())
+    with pytest.raises(ValueError, match="no LM head"):
+        train(TrainConfig(continue_from=str(headless), **common))

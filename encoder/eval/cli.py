@@ -11,34 +11,37 @@ from pathlib import Path
 import torch
 
 from ..elmo import Elmo
-from . import DEFAULT_DATA_ROOT, perplexity, pos, sts, wic, wordsim, wsd
+from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
 from .glove import Glove
 from .results import TaskResult
 
-TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity}
+TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity,
+         "senses": senses}
 NO_GLOVE = "GloVe column absent: no --glove file was given"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the ``evaluate`` sub-command."""
     p = commands.add_parser(
-        "evaluate", help="score a model's layers on WiC, WSD, POS, STS-B, word similarity and perplexity",
+        "evaluate", help="score a model's layers on WiC, WSD, POS, STS-B, word similarity, perplexity and a "
+                         "word-sense probe",
         description="Evaluate ELMo layer by layer (token, each biLSTM layer, their average, a learned scalar mix "
                     "where the task trains a classifier) beside a GloVe baseline. Data default to the shared "
-                    f"data sets in {DEFAULT_DATA_ROOT}.")
+                    f"data sets in {DEFAULT_DATA_ROOT} (the sense probe's sentences ship with the code).")
     p.add_argument("task", choices=[*TASKS, "all"])
     source = p.add_argument_group("model (either --model or --options and --weights)")
     source.add_argument("--model", default="default", help="model directory or 'default' (the default)")
     source.add_argument("--options", type=Path, help="AllenNLP / bilm-tf options.json")
     source.add_argument("--weights", type=Path, help="AllenNLP / bilm-tf weights .hdf5")
     p.add_argument("--data", type=Path,
-                   help="one task: its data (folder, or text file for perplexity); all: the folder holding "
-                        f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items())})")
+                   help="one task: its data (folder, or file for perplexity and senses); all: the folder holding "
+                        f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items() if n != 'senses')}; "
+                        "with all, senses reads the TSV shipped with the code)")
     p.add_argument("--glove", type=Path, help="GloVe vectors in the standard text format (.txt, .gz or .xz)")
     p.add_argument("--limit", type=int, metavar="N",
                    help="quick run: at most N examples per split (WiC/STS/word pairs, POS sentences, SemCor "
-                        "sentences and test sentences per WSD part, perplexity lines)")
+                        "sentences and test sentences per WSD part, perplexity lines, senses words)")
     p.add_argument("--wordnet", type=Path, default=wsd.DEFAULT_WORDNET,
                    help="WordNet 3.0 dict folder, for wsd (default %(default)s)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default %(default)s)")

@@ -1,0 +1,156 @@
+"""Every GPU speed figure in one command (a few minutes on one H100); prints three tables.
+
+1. Training steps (tokens of text per second; both directions predict each token): the published small shape
+   with clipping (step-by-step LSTM) and without (fused cuDNN LSTM), and our ``medium`` size, in fp32 and bf16,
+   at batch 256 and 1024 x 20. Real windows of ``--corpus`` (the same data pipeline as ``encoder train``); the
+   vocabulary is the corpus's words padded to ``--vocab-size`` classes so that the softmax has its full width.
+2. Embedding (``Elmo.embed``, stateless, batches of 512 sentences): the published original shape (4096 cells,
+   clipped) and ``medium`` (fused), in fp32, tf32 and bf16.
+3. Deviation of tf32 and bf16 from fp32 embeddings of ``--model`` (default: random ``medium`` weights):
+   max abs difference and min cosine per layer over ``--sentences`` sentences.
+
+    python bench/gpu.py --corpus FILE [--model DIR] [--steps 10] [--sentences 2000]
+
+The whole-run training figure is the ``tokens_per_second`` that ``encoder train`` writes into its log.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.train_speed import padded_vocabulary, train_speed  # noqa: E402
+from encoder import Elmo  # noqa: E402
+from encoder.lm_data import TokenizedCorpus  # noqa: E402
+from encoder.model import BiLM, BiLMConfig  # noqa: E402
+from encoder.text import open_text, sentences as split_sentences, tokenize  # noqa: E402
+from encoder.train import SIZES  # noqa: E402
+from encoder.weights import load_model  # noqa: E402
+
+UNCLIPPED_BASE = BiLMConfig(n_highway=1, projection_dim=128, lstm_dim=1024, cell_clip=None, proj_clip=None)
+TRAIN_SHAPES = {"published small, clipped": SIZES["base"], "published small, unclipped": UNCLIPPED_BASE,
+                "medium (our GPU size)": SIZES["medium"]}
+EMBED_SHAPES = {"published original, clipped": BiLMConfig(lstm_dim=4096, projection_dim=512, n_highway=2),
+                "medium": SIZES["medium"]}
+
+
+DEVICE = "cuda"  # --device cpu runs the same code on the CPU (a smoke test, not a measurement)
+
+
+def _sync() -> None:
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def embed_speed(model: BiLM, sentences: list[list[str]], precision: str) -> float:
+    elmo = Elmo(model, device=DEVICE, precision=precision)
+    elmo.embed(sentences[:512], batch_size=512, max_tokens=10**9)  # warm-up, fills the token cache
+    _sync()
+    started = time.perf_counter()
+    elmo.embed(sentences, batch_size=512, max_tokens=10**9)
+    _sync()
+    return sum(map(len, sentences)) / (time.perf_counter() - started)
+
+
+def deviation(model: BiLM, sentences: list[list[str]]) -> list[str]:
+    exact = Elmo(model, device=DEVICE, precision="fp32").embed(sentences, batch_size=512, max_tokens=10**9)
+    rows = []
+    for precision in ("tf32", "bf16"):
+        fast = Elmo(model, device=DEVICE, precision=precision).embed(sentences, batch_size=512, max_tokens=10**9)
+        cells = []
+        for layer in range(exact[0].shape[0]):
+            x = np.concatenate([e[layer] for e in exact])
+            y = np.concatenate([f[layer] for f in fast])
+            cosine = (x * y).sum(-1) / np.maximum(np.linalg.norm(x, axis=-1) * np.linalg.norm(y, axis=-1), 1e-12)
+            cells.append(f"{np.abs(x - y).max():.2e} / {cosine.min():.5f}")
+        rows.append(f"| {precision} | " + " | ".join(cells) + " |")
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    return rows
+
+
+def load_sentences(path: str, n: int) -> list[list[str]]:
+    result = []
+    with open_text(path) as f:
+        for line in f:
+            for sentence in split_sentences(line):
+                tokens = tokenize(sentence)
+                if 0 < len(tokens) <= 100:
+                    result.append(tokens)
+                if len(result) == n:
+                    return result
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", required=True, help="text file (.txt/.xz) for training windows and sentences")
+    parser.add_argument("--model", help="model directory for the deviation table (default: random medium weights)")
+    parser.add_argument("--steps", type=int, default=10, help="timed training steps per row (default %(default)s)")
+    parser.add_argument("--sentences", type=int, default=2000, help="sentences embedded (default %(default)s)")
+    parser.add_argument("--vocab-size", type=int, default=100_000, help="softmax classes (default %(default)s)")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: train, embed, deviation")
+    parser.add_argument("--batch-sizes", default="256,1024", help="training batch sizes (default %(default)s)")
+    parser.add_argument("--device", default="cuda", help="cuda; cpu only checks that the script runs (its bf16 "
+                                                         "training rows fail: bf16 training needs CUDA)")
+    args = parser.parse_args()
+    global DEVICE
+    DEVICE = args.device
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("bench/gpu.py needs a CUDA GPU")
+    skip = set(filter(None, args.skip.split(",")))
+    if DEVICE == "cuda":
+        print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
+              f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    corpus = TokenizedCorpus.from_paths([args.corpus])
+    sentences = load_sentences(args.corpus, args.sentences)
+    torch.manual_seed(0)
+
+    if "train" not in skip:
+        vocab = padded_vocabulary(corpus, args.vocab_size)
+        print(f"\n## Training steps ({args.steps} timed after 3 warm-up, unroll 20, vocabulary {len(vocab):,})\n")
+        print("| shape | LSTM | precision | batch | tokens/s |\n|---|---|---|---:|---:|")
+        for name, config in TRAIN_SHAPES.items():
+            lstm = "fused (cuDNN)" if config.cell_clip is None and config.proj_clip is None else "step by step"
+            for precision in ("fp32", "bf16"):
+                for batch_size in map(int, args.batch_sizes.split(",")):
+                    try:
+                        speed = f"{train_speed(config, corpus, vocab, batch_size, precision, args.steps, DEVICE):,.0f}"
+                    except RuntimeError as error:  # report and go on: one failing row must not lose the table
+                        speed = f"failed: {str(error).splitlines()[0][:80]}"
+                    print(f"| {name} | {lstm} | {precision} | {batch_size} | {speed} |", flush=True)
+
+    if "embed" not in skip:
+        print(f"\n## Embedding ({len(sentences)} sentences, {sum(map(len, sentences)):,} tokens, batches of 512)\n")
+        print("| shape | LSTM | precision | tokens/s |\n|---|---|---|---:|")
+        for name, config in EMBED_SHAPES.items():
+            model = BiLM(config)
+            model.reset_parameters(0)
+            lstm = "fused (cuDNN)" if config.cell_clip is None and config.proj_clip is None else "step by step"
+            for precision in ("fp32", "tf32", "bf16"):
+                try:
+                    speed = f"{embed_speed(model, sentences, precision):,.0f}"
+                except RuntimeError as error:
+                    speed = f"failed: {str(error).splitlines()[0][:80]}"
+                print(f"| {name} | {lstm} | {precision} | {speed} |", flush=True)
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+
+    if "deviation" not in skip:
+        if args.model:
+            model, label = load_model(args.model), args.model
+        else:
+            model, label = BiLM(SIZES["medium"]), "random medium weights"
+            model.reset_parameters(0)
+        print(f"\n## Deviation from fp32 ({label}, {len(sentences)} sentences): max abs / min cosine per layer\n")
+        print("| precision | " + " | ".join(f"layer {j}" for j in range(model.config.n_layers + 1)) + " |")
+        print("|---|" + "---|" * (model.config.n_layers + 1))
+        print("\n".join(deviation(model, sentences)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
