@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install demo test bench
+.PHONY: install demo test bench train-default
 
 $(VENV)/installed.stamp: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,3 +20,13 @@ test: install  ## the whole test suite (CI runs exactly this through .ci/run)
 
 bench: install  ## benchmarks: print tables, write nothing the tests use
 	$(PY) bench/encoder_speed.py
+
+BUDGET ?= 30
+DEVICE ?= cpu
+CORPUS ?= ../shared/data/corpus-en
+RUN ?= runs/train-default
+train-default: install  ## carry on the default model's pretraining for BUDGET minutes on DEVICE, then ship it
+	$(PY) -m encoder train --continue default --corpus $(wildcard $(CORPUS)/shard-*.txt.xz) --out $(RUN) \
+	  --time-budget $(BUDGET) --device $(DEVICE) --batch-size 512 --valid $(CORPUS)/valid.txt.xz \
+	  --valid-tokens 50000 --valid-every 2000
+	$(PY) -m encoder ship --run $(RUN) --to data/models/default

@@ -11,13 +11,12 @@ import time
 from pathlib import Path
 
 from encoder.elmo import model_hash
+from encoder.glove import STANFORD
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import MANIFEST, read_manifest
 
 from .settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT, configured_index_dir, demo_corpus
-
-SHIPPED_GLOVE = REPO_ROOT / "data" / "models" / "glove" / "glove-en-50d.txt.xz"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -28,9 +27,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "built from data/demo if it holds no index")
     parser.add_argument("--model", default="default",
                         help="model to build the demo index with: 'default' (data/models/default) or a model folder")
-    parser.add_argument("--glove", type=Path, default=SHIPPED_GLOVE if SHIPPED_GLOVE.is_file() else None,
-                        help="GloVe text file for the baseline (default: the vectors we trained on English "
-                             "Wikipedia, data/models/glove; 'none' trains GloVe on the demo corpus itself)")
+    parser.add_argument("--glove", default=STANFORD,
+                        help="GloVe baseline of the demo index: 'stanford' (Stanford's glove.6B 50-d vectors, the "
+                             "default), a GloVe text file, or 'train' (trained on the demo corpus itself)")
     parser.add_argument("--rebuild", action="store_true", help="build the index again even if it exists")
     parser.add_argument("--address", default="localhost",
                         help="address to listen on (default localhost: only this machine can connect)")
@@ -38,7 +37,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: Path | None = None) -> None:
+def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFORD) -> None:
     """Build ``index_dir`` from the demo corpus unless it already holds an index; say how long it took.
 
     An index built with ``model`` before that model changed (the shipped one, after a ``git pull``) is rebuilt;
@@ -79,8 +78,7 @@ def streamlit_command(address: str, port: int) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     index_dir = args.index.expanduser().resolve()
-    glove = None if args.glove is None or str(args.glove) == "none" else args.glove
-    ensure_index(index_dir, args.model, args.rebuild, glove)
+    ensure_index(index_dir, args.model, args.rebuild, args.glove)
     host = "localhost" if args.address in ("0.0.0.0", "::") else args.address
     print(f"\nELMo Search is starting: open http://{host}:{args.port} in your browser (Ctrl+C stops it).", flush=True)
     env = {**os.environ, INDEX_ENV: str(index_dir),

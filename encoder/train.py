@@ -29,7 +29,7 @@ import torch.distributed as dist
 from safetensors.torch import load_file, save_file
 
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
-from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, perplexity
+from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model, perplexity
 from .model import BiLM, BiLMConfig, State
 from .text import open_text
 from .elmo import resolve_model_path
@@ -421,6 +421,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     elif rank == 0 and (out / LOG_FILE).exists():
         (out / LOG_FILE).unlink()
     warmup_from = progress["step"] if cfg.continue_from and cfg.warmup_steps > 0 else None
+    hardware = f"{world} x {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'}"
+    progress["hardware"] = sorted({*progress.get("hardware", []), hardware})  # every kind that trained the model
     if cfg.watch:
         corpus.watch(cfg.corpus)
     valid_lines = _valid_lines(cfg.valid, cfg.valid_tokens) if rank == 0 else []
@@ -499,6 +501,45 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     return lm, vocab
 
 
+# ---------------------------------------------------------------------------------------------- shipping
+def ship(run: str | Path, destination: str | Path) -> None:
+    """A finished run as a model folder for the repository: float16 weights and head, the vocabulary, and the
+    learning curve; when the run continued the model already at ``destination``, its log goes on from that
+    model's log and the model card (README.md) is kept. The new folder replaces the old one only when whole."""
+    run, destination = Path(run), Path(destination)
+    lm, vocab = load_language_model(run)
+    info = {k: v for k, v in read_config(run).items() if k in ("name", "training")}
+    staging = destination.with_name(f".{destination.name}.shipping")
+    shutil.rmtree(staging, ignore_errors=True)
+    save_language_model(lm, vocab, staging, info, fp16=True)
+    run_log = [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()] if (run / LOG_FILE).is_file() else []
+    first_step = run_log[0]["step"] if run_log else info["training"]["step"]
+    earlier = []
+    if (destination / LOG_FILE).is_file():
+        earlier = [r for r in map(json.loads, (destination / LOG_FILE).read_text().splitlines()) if r["step"] < first_step]
+    (staging / LOG_FILE).write_text("".join(json.dumps(r) + "\n" for r in earlier + run_log))
+    if earlier or run_log:
+        plot_learning_curve(staging)
+    if (destination / "README.md").is_file():
+        shutil.copy2(destination / "README.md", staging / "README.md")
+    old = destination.with_name(f".{destination.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if destination.exists():
+        destination.rename(old)
+    staging.rename(destination)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def ship_command(args: argparse.Namespace) -> None:
+    try:
+        ship(args.run, args.to)
+    except (FileNotFoundError, ValueError) as error:
+        raise SystemExit(f"error: {error}")
+    training = read_config(args.to)["training"]
+    print(f"shipped {args.run} into {args.to}: {training['tokens']:,} tokens, {training['step']:,} steps, "
+          f"{training['train_seconds'] / 3600:.2f} training hours")
+
+
 # ---------------------------------------------------------------------------------------------- CLI
 def train_command(args: argparse.Namespace) -> None:
     names = {f.name for f in fields(TrainConfig)}
@@ -575,6 +616,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--log-every", type=int, default=defaults.log_every, help="steps between log lines (default %(default)s)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.set_defaults(func=train_command)
+
+    r = commands.add_parser(
+        "ship", help="turn a finished training run into a model folder for the repository (float16)",
+        description=ship.__doc__)
+    r.add_argument("--run", required=True, help="the run's --out folder")
+    r.add_argument("--to", default="data/models/default", help="model folder to write (default %(default)s)")
+    r.set_defaults(func=ship_command)
 
     q = commands.add_parser(
         "perplexity", help="forward, backward and mean perplexity of a model on a text file",

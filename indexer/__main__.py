@@ -282,7 +282,10 @@ def make_parser() -> argparse.ArgumentParser:
         help="FAISS search parameters, e.g. nprobe=32 or efSearch=128 (default: chosen for recall@10 of about 0.95)",
     )
     build.add_argument(
-        "--glove", type=Path, help="GloVe text file to use as the baseline (default: train GloVe on the corpus)"
+        "--glove",
+        default=DEFAULTS.glove,
+        help="the GloVe baseline: 'stanford' (Stanford's glove.6B 50-d vectors, the default), a GloVe text file "
+        "(both referred to by the index, not copied), or 'train' (GloVe trained on the corpus, kept in the index)",
     )
     build.add_argument("--keep-stopwords", action="store_true", help="give stopwords token vectors too")
     build.add_argument(

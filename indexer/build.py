@@ -29,6 +29,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from encoder import Elmo, LayerMix
+from encoder.glove import STANFORD
+from encoder.glove import resolve as resolve_glove
 from encoder.text import Sentence, split_and_tokenize
 
 from . import storage
@@ -46,6 +48,7 @@ from .manifest import (
     ModelSpec,
     load_model,
     model_record,
+    open_glove,
     open_model,
     read_manifest,
     shard_layers,
@@ -56,6 +59,7 @@ from .words import is_content_word, is_word, normalize
 
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 ENCODE_TOKENS = 8_192  # tokens embedded at once: bounds the float32 layer outputs held in memory
+TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 KILL_ENV = "ELMO_SEARCH_KILL_AT"  # tests: SIGKILL the build at this checkpoint (e.g. "shard-2", "glove")
 GENERATION_FILE = re.compile(r".+\.g\d+\.(faiss|parquet)")  # files that belong to one manifest generation
 
@@ -70,7 +74,7 @@ class Settings:
     search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
     skip_stopwords: bool = True
     min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
-    glove: str | None = None  # a GloVe text file to load; None trains GloVe on the corpus
+    glove: str = STANFORD  # "stanford", a GloVe text file (both referred to, not copied), or "train": on the corpus
     glove_dim: int = 50
     glove_epochs: int = 25
     glove_window: int = 10
@@ -85,8 +89,9 @@ class Settings:
         for name in ("min_freq", "glove_dim", "glove_epochs", "glove_window", "glove_min_count", "shard_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        if self.glove is not None and not Path(self.glove).is_file():
-            raise FileNotFoundError(f"GloVe file {self.glove} does not exist")
+        if self.glove not in (STANFORD, TRAIN_GLOVE) and not Path(self.glove).is_file():
+            raise FileNotFoundError(f"GloVe file {self.glove} does not exist (or say {STANFORD!r} or "
+                                    f"{TRAIN_GLOVE!r})")
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -296,12 +301,11 @@ def _encode(
 
 # ------------------------------------------------------------------------------------------ finalize
 def _glove(out: Path, settings: Settings, vocab: pd.DataFrame, shards: list[dict], progress: bool) -> dict:
-    """Load (``settings.glove``) or train GloVe, write ``glove.txt``; returns its manifest entry."""
-    if (out / GLOVE_FILE).is_file():  # written by this build before it was interrupted (writes are atomic)
-        return {"file": GLOVE_FILE, "source": settings.glove or "trained", **storage.file_record(out / GLOVE_FILE)}
-    if settings.glove is not None:
-        save_glove(out / GLOVE_FILE, GloveVectors.load(settings.glove).glove)
-    else:
+    """The manifest entry of the index's GloVe: a reference to Stanford's or a file's vectors, or (``train``)
+    GloVe trained on the corpus and written to ``glove.txt``."""
+    if settings.glove != TRAIN_GLOVE:
+        return resolve_glove(settings.glove)
+    if not (out / GLOVE_FILE).is_file():  # else written by this build before it was interrupted (writes are atomic)
         words = vocab[vocab["count"] >= settings.glove_min_count].head(settings.glove_max_vocab)["word"].tolist()
         ids = {w: i for i, w in enumerate(words)}
 
@@ -311,12 +315,12 @@ def _glove(out: Path, settings: Settings, vocab: pd.DataFrame, shards: list[dict
                     yield np.array([ids[w] for w in map(normalize, tokens) if w in ids], dtype=np.int64)
 
         counts = cooccurrence(sentences(), len(words), settings.glove_window)
-        glove = train_glove(
+        trained = train_glove(
             counts, words, dim=settings.glove_dim, epochs=settings.glove_epochs, seed=settings.seed, progress=progress
         )
-        save_glove(out / GLOVE_FILE, glove)
+        save_glove(out / GLOVE_FILE, trained)
     _checkpoint("glove")
-    return {"file": GLOVE_FILE, "source": settings.glove or "trained", **storage.file_record(out / GLOVE_FILE)}
+    return {"file": GLOVE_FILE, "source": "trained", **storage.file_record(out / GLOVE_FILE)}
 
 
 def _vocabulary(out: Path, manifest: dict | None, counts: Counter) -> pd.DataFrame:
@@ -489,14 +493,17 @@ def build_index(
     """
     out, device = Path(out), resolve_device(device)
     layers_spec = layers if isinstance(layers, str) else ",".join(map(str, layers))
-    glove = str(Path(glove).resolve()) if glove else None
+    settings = settings or Settings()
+    glove_spec = str(glove or settings.glove)
+    if glove_spec not in (STANFORD, TRAIN_GLOVE):
+        glove_spec = str(Path(glove_spec).resolve())
     settings = Settings(
         **{
-            **asdict(settings or Settings()),
+            **asdict(settings),
             "layers": layers_spec,
             "pooling": pooling,
             "index_factory": index_factory,
-            "glove": glove,
+            "glove": glove_spec,
         }
     )
     settings.check()
@@ -519,7 +526,7 @@ def build_index(
     if status == "done":
         return Index.open(out, model=elmo, device=device)
     scan = _scan(files, options, set(), progress)  # validates the whole corpus before anything is written
-    if settings.glove is None and max(scan.counts.values()) < settings.glove_min_count:
+    if settings.glove == TRAIN_GLOVE and max(scan.counts.values()) < settings.glove_min_count:
         raise CorpusError(
             f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
             "lower --glove-min-count or give GloVe vectors with --glove"
@@ -538,7 +545,7 @@ def build_index(
         vocab_file = f"vocab.g{generation}.parquet"
         storage.write_parquet(out / vocab_file, vocab)
         glove_entry = _glove(out, settings, vocab, shards, progress)
-        glove_vectors = GloveVectors.load(out / GLOVE_FILE)
+        glove_vectors = open_glove(out, glove_entry)
         dims = (elmo.n_layers, elmo.dim)
         indexes = _build_indexes(out, None, shards, shards, settings, mix.weights, glove_vectors, dims, generation)
         now = _now()
@@ -556,7 +563,8 @@ def build_index(
             "shards": shards,
             "files": {"vocab": {"file": vocab_file, **storage.file_record(out / vocab_file)}, "glove": glove_entry},
             "indexes": indexes,
-            "glove": {"source": glove_entry["source"], "dim": glove_vectors.dim, "vocab_size": len(glove_vectors)},
+            "glove": {**{k: v for k, v in glove_entry.items() if k in ("source", "package", "license", "sha256")},
+                      "dim": glove_vectors.dim, "vocab_size": len(glove_vectors)},
             "deleted_doc_ids": [],
             "build": state,
         }
@@ -619,9 +627,10 @@ def add_documents(
         vocab_file = f"vocab.g{generation}.parquet"
         storage.write_parquet(out / vocab_file, vocab)
         shards = base["shards"] + new
-        glove = GloveVectors.load(out / GLOVE_FILE)
+        glove_vectors = open_glove(out, base["files"]["glove"])
         dims = (elmo.n_layers, elmo.dim)
-        indexes = _build_indexes(out, base, shards, new, settings, base["layers"]["weights"], glove, dims, generation)
+        indexes = _build_indexes(out, base, shards, new, settings, base["layers"]["weights"], glove_vectors, dims,
+                                 generation)
         deleted = {key: counts[f"stored_{key}"] - counts[key] for key in COUNTED}
         manifest = {
             **base,

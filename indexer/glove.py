@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import torch
 from tqdm.auto import tqdm
 
-from encoder.eval.glove import Glove
+from encoder.glove import Glove
 from encoder.text import iter_lines, split_and_tokenize
 from encoder.weights import atomic_path
 

@@ -25,7 +25,7 @@ from . import storage
 from .bm25 import BM25, reciprocal_rank_fusion
 from .errors import CorruptIndexError, QueryError, QueryNotice
 from .glove import GloveVectors
-from .manifest import GLOVE_FILE, SHARDS, ModelSpec, check_files, open_model, read_manifest, shard_layers
+from .manifest import SHARDS, ModelSpec, check_files, open_glove, open_model, read_manifest, shard_layers
 from .results import Neighbors, Senses, SentenceHit, TokenHit
 from .senses import describe_senses
 from .vectors import VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix, pool
@@ -108,7 +108,7 @@ class Index:
     @property
     def glove(self) -> GloveVectors:
         if self._glove is None:
-            self._glove = GloveVectors.load(self.path / GLOVE_FILE)
+            self._glove = open_glove(self.path, self.manifest["files"]["glove"])
         return self._glove
 
     @property
@@ -327,7 +327,7 @@ class Index:
             },
             "glove": m["glove"],
             "corpus": [{key: c[key] for key in ("name", "size", "documents")} for c in m["corpus"]],
-            "disk_bytes": sum(f["size"] for f in files),
+            "disk_bytes": sum(f["size"] for f in files if "file" in f),  # GloVe referred to lies outside
             "device": self.device,
             "backend": self.backend,
         }

@@ -6,7 +6,8 @@ INDEX_DIR/shards/NNNNN/              one directory per shard of documents (appea
     docs.parquet sentences.parquet tokens.parquet sentence_layers.npy token_layers.npy shard.json
 INDEX_DIR/{sentences,tokens,glove}.gG.faiss   FAISS indexes of generation G (``add`` writes G+1)
 INDEX_DIR/vocab.gG.parquet           word counts of the indexed text
-INDEX_DIR/glove.txt                  the GloVe baseline, standard GloVe text format
+INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (``--glove train``); Stanford's
+                                     vectors or another GloVe file are referred to by the manifest, not copied
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from encoder import Elmo
+from encoder.glove import Glove
+from encoder.glove import check as check_glove
 
 from . import storage
 from .errors import IndexFormatError, IndexMismatchError
+from .glove import GloveVectors
 from .vectors import LayerStore
 
 FORMAT_VERSION = 1
@@ -56,7 +60,26 @@ def check_files(out: Path, manifest: dict, verify_hashes: bool) -> None:
         for name, record in shard["files"].items():
             storage.check_file(out / SHARDS / shard["name"] / name, record, verify_hashes)
     for entry in [*manifest["files"].values(), *manifest["indexes"].values()]:
-        storage.check_file(out / entry["file"], entry, verify_hashes)
+        if "file" in entry:
+            storage.check_file(out / entry["file"], entry, verify_hashes)
+        else:  # GloVe outside the index: Stanford's package or a file elsewhere
+            _check_glove(out, entry)
+
+
+def _check_glove(out: Path, entry: dict) -> None:
+    try:
+        check_glove(entry)
+    except ValueError as error:
+        raise IndexFormatError(f"{out}: {error}; rebuild the index") from None
+
+
+def open_glove(out: Path, entry: dict) -> GloveVectors:
+    """The GloVe an index uses: trained on its corpus (a file in the index), or the one it refers to (Stanford's
+    package, or a GloVe file elsewhere), checked against what it recorded. Never copied into the index."""
+    if "file" in entry:
+        return GloveVectors.load(out / entry["file"])
+    _check_glove(out, entry)
+    return GloveVectors(Glove.open(entry["source"]))
 
 
 def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, Any]:

@@ -48,7 +48,7 @@ def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     corpus = root / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCUMENTS))
     build_index([corpus], root / "index", model=model_dir, progress=False,
-                settings=Settings(glove_dim=16, glove_epochs=2, glove_min_count=1))  # GloVe quality is not tested
+                settings=Settings(glove="train", glove_dim=16, glove_epochs=2, glove_min_count=1))  # not tested
     return root / "index"
 
 
@@ -167,6 +167,19 @@ def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
     assert texts(at.subheader)[0] == "ELMo · “play” in A"
 
 
+def test_table4_example_compares_uses_of_the_same_word(index_dir: Path) -> None:
+    from app.examples import EXAMPLES, TABLE4
+
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert not at.toggle(key="ui.wic.same_word").value
+    next(b for b in at.button if b.label == TABLE4).click().run()
+    assert_clean(at)
+    assert at.text_input(key="ui.wic.sentence_a").value == EXAMPLES[TABLE4][0][0]
+    assert at.text_input(key="ui.wic.sentence_b").value == EXAMPLES[TABLE4][1][0]
+    assert at.toggle(key="ui.wic.same_word").value
+    assert texts(at.subheader)[:2] == ["ELMo · “play” in A", "ELMo · “play” in B"]
+
+
 def test_word_missing_from_a_new_sentence_is_explained(index_dir: Path) -> None:
     at = open_app(index_dir, "views/word_in_context.py")
     at.toggle(key="ui.wic.compare").set_value(False)
@@ -219,6 +232,7 @@ def test_about_shows_model_card_statistics_weights_and_diagram(index_dir: Path) 
     assert texts(at.header) == ["How ELMo works", "Model card", "Model", "Index", "Layer weights in use"]
     facts = dict(zip(*(at.dataframe[1].value[column] for column in ("", "value"))))
     assert facts["documents"] == "4" and facts["sentences"] == "16"
+    assert facts["GloVe baseline"].startswith("trained on this index's corpus")
     assert "s2 = 0.33" in at.get("graphviz_chart")[0].proto.spec
     assert len(at.get("vega_lite_chart")) == 1  # the layer weights
 

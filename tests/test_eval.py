@@ -12,7 +12,7 @@ import pytest
 from encoder import Elmo
 from encoder.eval import pos, sts, wic, wordsim, wsd
 from encoder.eval.embeddings import Embedder
-from encoder.eval.glove import Glove
+from encoder.glove import Glove
 from encoder.eval.probe import fit_predict
 from encoder.eval.results import GLOVE
 from encoder.eval.wordnet import SenseInventory
@@ -310,7 +310,7 @@ def test_cli_prints_tables_and_says_when_glove_is_absent(tiny_model_dir, tmp_pat
     from encoder.__main__ import main
 
     write_tiny_data_root(tmp_path)
-    main(["evaluate", "sts", "--model", str(tiny_model_dir), "--data", str(tmp_path / "stsb")])
+    main(["evaluate", "sts", "--model", str(tiny_model_dir), "--data", str(tmp_path / "stsb"), "--glove", "none"])
     out = capsys.readouterr().out
     assert out.startswith("== sts (") and "Spearman x 100" in out and "GloVe column absent" in out
     with pytest.raises(SystemExit, match="--report goes with"):

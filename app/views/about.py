@@ -28,6 +28,17 @@ def model_dir() -> Path | None:
     return Path(source) if isinstance(source, str) else None
 
 
+def glove_description(glove: dict) -> str:
+    """Which GloVe the index compares with: Stanford's (source, licence, SHA-256), a file, or trained on the corpus."""
+    size = f"{glove['vocab_size']:,} words × {glove['dim']}"
+    if glove["source"] == "stanford":
+        return (f"Stanford's glove.6B {glove['dim']}-d (Pennington et al. 2014), {size}, from {glove['package']}; "
+                f"licence {glove['license']}; vectors SHA-256 {glove['sha256']}")
+    if glove["source"] == "trained":
+        return f"trained on this index's corpus, {size}"
+    return f"{glove['source']}, {size}" + (f", SHA-256 {glove['sha256']}" if "sha256" in glove else "")
+
+
 def table(facts: dict[str, object]) -> None:
     """A two-column fact sheet."""
     st.dataframe(pd.DataFrame({"": list(facts), "value": [str(v) for v in facts.values()]}),
@@ -98,7 +109,7 @@ with numbers:
     counts, glove = stats["counts"], stats["glove"]
     table({"documents": f"{counts['documents']:,}", "sentences": f"{counts['sentences']:,}",
            "tokens": f"{counts['tokens']:,}", "words with vectors": f"{counts['token_vectors']:,}",
-           "GloVe vocabulary": f"{glove['vocab_size']:,} words × {glove['dim']} ({glove['source']})",
+           "GloVe baseline": glove_description(glove),
            "FAISS indexes": ", ".join(f"{kind}: {entry['factory']}" for kind, entry in stats["indexes"].items()),
            "size on disk": f"{stats['disk_bytes'] / 2**20:.1f} MiB", "built": stats["created_at"],
            "corpus files": ", ".join(c["name"] for c in stats["corpus"]), "folder": stats["path"]})

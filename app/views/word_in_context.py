@@ -4,15 +4,10 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
+from app.examples import EXAMPLES, SAME_WORD
 from app.render import errors_in_page, escape, notices, token_hits
 from app.widgets import choose_word, layer_selector, token_picker
 
-EXAMPLES = {
-    "bank: river vs money": (("The otters dug a den in the muddy bank of the river.", "bank"),
-                             ("She opened a savings account at the bank on the high street.", "bank")),
-    "play: theatre vs game": (("The actors rehearsed the new play for six weeks before opening night.", "play"),
-                              ("After school the children went outside to play football in the park.", "play")),
-}
 SIDES = ("a", "b")
 
 
@@ -22,6 +17,7 @@ def load_example(name: str) -> None:
         st.session_state[f"ui.wic.sentence_{side}"] = sentence
         choose_word(f"ui.wic.word_{side}", word)
     st.session_state["ui.wic.compare"] = True
+    st.session_state["ui.wic.same_word"] = name in SAME_WORD
 
 
 index = state.current_index()

@@ -13,12 +13,12 @@ import torch
 from ..elmo import Elmo
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
-from .glove import Glove
+from ..glove import NONE, STANFORD, Glove
 from .results import TaskResult
 
 TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity,
          "senses": senses}
-NO_GLOVE = "GloVe column absent: no --glove file was given"
+NO_GLOVE = "GloVe column absent: --glove none"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -38,7 +38,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                    help="one task: its data (folder, or file for perplexity and senses); all: the folder holding "
                         f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items() if n != 'senses')}; "
                         "with all, senses reads the TSV shipped with the code)")
-    p.add_argument("--glove", type=Path, help="GloVe vectors in the standard text format (.txt, .gz or .xz)")
+    p.add_argument("--glove", default=STANFORD,
+                   help="the GloVe column: 'stanford' (Stanford's glove.6B 50-d vectors, the default), a GloVe "
+                        "text file (.txt, .gz or .xz), or 'none'")
     p.add_argument("--limit", type=int, metavar="N",
                    help="quick run: at most N examples per split (WiC/STS/word pairs, POS sentences, SemCor "
                         "sentences and test sentences per WSD part, perplexity lines, senses words)")
@@ -74,7 +76,7 @@ def command_line(args: argparse.Namespace, task: str) -> str:
               else ["--model", str(args.model)])
     if args.data:
         words += ["--data", str(args.data / TASKS[task].DATA if args.task == "all" and task != "all" else args.data)]
-    words += ["--glove", str(args.glove)] if args.glove else []
+    words += ["--glove", str(args.glove)] if args.glove != STANFORD else []
     words += ["--limit", str(args.limit)] if args.limit is not None else []
     words += ["--wordnet", str(args.wordnet)] if task in ("wsd", "all") and args.wordnet != wsd.DEFAULT_WORDNET else []
     words += ["--report", str(args.report)] if task == "all" and args.report else []
@@ -93,7 +95,7 @@ def evaluate_command(args: argparse.Namespace) -> None:
     try:
         elmo = (Elmo.load(args.options, args.weights, device=args.device) if args.options
                 else Elmo.load(args.model, device=args.device))
-        glove = Glove.load(args.glove) if args.glove else None
+        glove = Glove.open(args.glove) if args.glove != NONE else None
     except (FileNotFoundError, ValueError) as error:
         raise SystemExit(f"error: {error}")
     embedder = Embedder(elmo, args.batch_size)
@@ -113,7 +115,7 @@ def evaluate_command(args: argparse.Namespace) -> None:
         else:
             print(f"{name}: {results[name].seconds:.1f} s", file=sys.stderr)
     model = {"name": elmo.name, "hash": elmo.model_hash, "layers": elmo.n_layers, "dim": elmo.dim}
-    output = {"model": model, "glove": str(args.glove) if args.glove else None, "limit": args.limit,
+    output = {"model": model, "glove": str(args.glove) if args.glove != NONE else None, "limit": args.limit,
               "commands": [command_line(args, n) for n in names],
               "results": {n: r.to_json() for n, r in results.items()}}
     if args.json:

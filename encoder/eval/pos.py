@@ -12,7 +12,7 @@ from typing import Iterator
 import numpy as np
 
 from .embeddings import Embedder
-from .glove import Glove
+from ..glove import Glove
 from .probe import probe_views
 from .results import GLOVE, MIX, TaskResult
 

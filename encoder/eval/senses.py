@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .embeddings import Embedder, cosine, layer_views
-from .glove import Glove
+from ..glove import Glove
 from .results import GLOVE, TaskResult
 
 DATA = Path(__file__).with_name("sense_probe_en.tsv")  # absolute: it ships with the code, whatever the data root

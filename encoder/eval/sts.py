@@ -13,7 +13,7 @@ import numpy as np
 
 from ..text import tokenize
 from .embeddings import Embedder, cosine, layer_views
-from .glove import Glove
+from ..glove import Glove
 from .results import GLOVE, TaskResult
 
 DATA = "stsb"

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .embeddings import Embedder, cosine, layer_views
-from .glove import Glove
+from ..glove import Glove
 from .probe import probe_views
 from .results import GLOVE, MIX, TaskResult
 

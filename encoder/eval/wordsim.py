@@ -16,7 +16,7 @@ import numpy as np
 
 from ..text import open_text, split_and_tokenize
 from .embeddings import Embedder, cosine, layer_views
-from .glove import Glove
+from ..glove import Glove
 from .results import GLOVE, TaskResult
 from .sts import spearman
 

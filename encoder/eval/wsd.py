@@ -19,7 +19,7 @@ from typing import Iterator
 import numpy as np
 
 from .embeddings import Embedder, cosine, layer_views, span_vector
-from .glove import Glove
+from ..glove import Glove
 from .results import GLOVE, TaskResult
 from .wordnet import DEFAULT_DIR as DEFAULT_WORDNET, SenseInventory
 

@@ -1,0 +1,40 @@
+"""The paper's Table 4 on the demo index with the shipped model: GloVe's part exactly, the biLM's structure.
+
+The share of nearest uses that match each sentence's sense is printed (run pytest with -s), not asserted: it
+measures the model, which is still being trained.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.settings import demo_corpus
+from encoder.elmo import DEFAULT_MODEL_DIR
+from indexer import build_index
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.table4 import DEMO_PLAY_SENSES, QUERIES, table4  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory):
+    if not (DEFAULT_MODEL_DIR / "config.json").is_file():
+        pytest.skip("the default model is not in data/models/default")
+    return build_index(demo_corpus(), tmp_path_factory.mktemp("demo") / "index", progress=False)
+
+
+def test_table4_glove_row_and_the_bilm_rows(demo_index):
+    rows = table4(demo_index, k=5)
+    assert [row.sense for row in rows] == ["sport", "stage"] and [row.sentence for row in rows] == list(QUERIES.values())
+    for row in rows:  # GloVe: one vector for "play", whatever the sentence
+        assert [w for w, _ in row.result.glove] == ["playing", "game", "played", "player", "plays"]
+    labelled = set(DEMO_PLAY_SENSES.values())
+    for row in rows:
+        assert len(row.result.hits) == 5
+        for hit, sense in zip(row.result.hits, row.senses):
+            assert hit.sentence[hit.char_start : hit.char_end].lower() == "play"
+            assert sense in labelled  # every use of "play" in the demo corpus carries our label
+        assert row.share == sum(s == row.sense for s in row.senses) / 5
+        print(f"\n{row.sense}: {row.share:.0%} of the 5 nearest uses share its sense: {row.senses}")
