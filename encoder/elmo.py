@@ -23,7 +23,7 @@ from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .mix import LayerMix
 from .model import BiLM, State
 from .text import tokenize
-from .weights import CONFIG_FILE, WEIGHTS_FILE, load_hdf5, load_model, read_config, save_model
+from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "data" / "models" / "default"
 
@@ -66,7 +66,7 @@ def model_hash(name_or_path: str | Path = "default", weights: str | Path | None 
         return _file_digest([Path(name_or_path), Path(weights)])
     path = resolve_model_path(name_or_path)
     reference = _reference_files(path)
-    return _file_digest(reference) if reference else _file_digest([path / WEIGHTS_FILE])
+    return _file_digest(reference or weight_files(path))
 
 
 PRECISIONS = ("fp32", "tf32", "bf16")

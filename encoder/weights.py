@@ -1,6 +1,7 @@
 """Weight formats: the published AllenNLP / bilm-tf ``options.json`` + hdf5, and our own model directory.
 
-Our format is a directory with ``config.json`` (the architecture), ``model.safetensors`` (the biLM) and,
+Our format is a directory with ``config.json`` (the architecture), ``model.safetensors`` (the biLM; shards
+named by ``model.safetensors.index.json`` when it would exceed 16 MB) and,
 for models we trained, ``vocab.txt`` and ``head.safetensors`` (the LM softmax, needed only to fine-tune
 or measure perplexity). Nothing here ever unpickles a file.
 """
@@ -20,8 +21,11 @@ from safetensors.torch import load_file, save_file
 
 from .model import BiLM, BiLMConfig
 
-CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
+CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX = "config.json", "model.safetensors", "model.safetensors.index.json"
 FORMAT_VERSION = 1
+MAX_FILE_BYTES = 16_000_000
+"""Weights larger than this are split into shards with an index, as Hugging Face splits safetensors: model
+folders travel to GPU machines and live in git, where files of at most 16 MB move best."""
 
 
 class WeightsError(ValueError):
@@ -157,16 +161,45 @@ def atomic_path(target: str | Path) -> Iterator[str]:
             os.remove(tmp)
 
 
-def save_model(model: BiLM, directory: str | Path, extra_config: dict | None = None, fp16: bool = False) -> None:
-    """Write ``config.json`` + ``model.safetensors``; ``fp16`` halves the file (the loader restores float32)."""
+def save_model(model: BiLM, directory: str | Path, extra_config: dict | None = None, fp16: bool = False,
+               max_file_bytes: int = MAX_FILE_BYTES) -> None:
+    """Write ``config.json`` + ``model.safetensors``, or shards of at most ``max_file_bytes`` (a tensor larger than
+    that gets one of its own) named by ``model.safetensors.index.json``; ``fp16`` halves the files (the loader
+    restores float32)."""
     directory = Path(directory)
     dtype = torch.float16 if fp16 else torch.float32
     tensors = {k: v.detach().cpu().to(dtype).contiguous() for k, v in model.state_dict().items()}
+    shards: list[dict[str, torch.Tensor]] = [{}]
+    for name, tensor in tensors.items():
+        size = tensor.numel() * tensor.element_size()
+        if shards[-1] and sum(t.numel() * t.element_size() for t in shards[-1].values()) + size > max_file_bytes:
+            shards.append({})
+        shards[-1][name] = tensor
+    metadata = {"format": "elmo-search-bilm", "format_version": str(FORMAT_VERSION)}
+    names = [WEIGHTS_FILE] if len(shards) == 1 else [f"model-{i:05d}-of-{len(shards):05d}.safetensors"
+                                                     for i in range(1, len(shards) + 1)]
+    for old in {*directory.glob("model-*-of-*.safetensors"), directory / WEIGHTS_FILE, directory / WEIGHTS_INDEX}:
+        if old.name not in names and old.exists():  # what an earlier save of another size left
+            old.unlink()
+    for name, shard in zip(names, shards):
+        with atomic_path(directory / name) as tmp:
+            save_file(shard, tmp, metadata=metadata)
+    if len(shards) > 1:
+        with atomic_path(directory / WEIGHTS_INDEX) as tmp:
+            weight_map = {k: name for name, shard in zip(names, shards) for k in shard}
+            Path(tmp).write_text(json.dumps({"metadata": metadata, "weight_map": weight_map}, indent=1))
     config = {"format_version": FORMAT_VERSION, **model.config.to_dict(), **(extra_config or {})}
-    with atomic_path(directory / WEIGHTS_FILE) as tmp:
-        save_file(tensors, tmp, metadata={"format": "elmo-search-bilm", "format_version": str(FORMAT_VERSION)})
     with atomic_path(directory / CONFIG_FILE) as tmp:
         Path(tmp).write_text(json.dumps(config, indent=2))
+
+
+def weight_files(directory: str | Path) -> list[Path]:
+    """The files holding a model's weights: ``model.safetensors``, or the shards its index names, in order."""
+    directory = Path(directory)
+    index = directory / WEIGHTS_INDEX
+    if not index.is_file():
+        return [directory / WEIGHTS_FILE]
+    return [directory / name for name in sorted(set(json.loads(index.read_text())["weight_map"].values()))]
 
 
 def read_config(directory: str | Path) -> dict:
@@ -184,10 +217,12 @@ def load_model(directory: str | Path) -> BiLM:
     directory = Path(directory)
     config = BiLMConfig(**{k: v for k, v in read_config(directory).items() if k in BiLMConfig.__dataclass_fields__})
     model = BiLM(config)
-    weights_path = directory / WEIGHTS_FILE
-    if not weights_path.is_file():
-        raise FileNotFoundError(f"{weights_path} is missing")
-    tensors = load_file(str(weights_path))
+    files, tensors = weight_files(directory), {}
+    for path in files:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing")
+        tensors.update(load_file(str(path)))
+    weights_path = files[0] if len(files) == 1 else directory / WEIGHTS_INDEX
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))

@@ -255,3 +255,26 @@ def test_bf16_embeddings_stay_close_to_fp32():
         assert cosine.min() >= 0.999
     with pytest.raises(ValueError, match="precision"):
         Elmo(model, precision="fp8")
+
+
+def test_weights_over_the_file_limit_are_sharded_with_an_index(tiny, tmp_path):
+    """Model folders travel and live in git: a save splits weights into files under the limit, named by an index;
+    loading and the content hash cover every shard, and a smaller save removes the shards."""
+    from encoder.elmo import model_hash
+    from encoder.weights import WEIGHTS_INDEX, weight_files
+
+    sizes = [t.numel() * 4 for t in tiny.model.state_dict().values()]
+    limit = sum(sizes) // 4
+    save_model(tiny.model, tmp_path, max_file_bytes=limit)
+    files = weight_files(tmp_path)
+    assert len(files) > 2 and (tmp_path / WEIGHTS_INDEX).is_file() and not (tmp_path / "model.safetensors").exists()
+    assert all(f.stat().st_size <= max(limit, max(sizes)) + 4096 for f in files)  # + the safetensors header
+    loaded = load_model(tmp_path)
+    for key, value in tiny.model.state_dict().items():
+        assert torch.equal(loaded.state_dict()[key], value)
+    sharded_hash = model_hash(tmp_path)
+    files[-1].write_bytes(files[-1].read_bytes()[:-1] + b"\0")
+    assert model_hash(tmp_path) != sharded_hash
+    save_model(tiny.model, tmp_path)
+    assert weight_files(tmp_path) == [tmp_path / "model.safetensors"] and not (tmp_path / WEIGHTS_INDEX).exists()
+    assert not list(tmp_path.glob("model-*-of-*.safetensors"))
