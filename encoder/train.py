@@ -502,10 +502,34 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
 
 
 # ---------------------------------------------------------------------------------------------- shipping
+CARD_FILE = "README.md"
+FIGURES_START, FIGURES_END = "<!-- training figures: written by `encoder ship` -->", "<!-- end of training figures -->"
+
+
+def update_card_figures(card: str, training: dict, log: list[dict]) -> str:
+    """The model card with its block of training figures (between the two markers, if it has them) rewritten
+    from the model's counters and learning curve; the rest of the card is the authors' to keep true."""
+    if FIGURES_START not in card or FIGURES_END not in card:
+        return card
+    valid = [r for r in log if "valid" in r]
+    lines = [f"| tokens seen | {training['tokens']:,} |", f"| steps | {training['step']:,} |",
+             f"| training time | {training['train_seconds'] / 3600:.2f} hours |",
+             f"| hardware | {', '.join(training.get('hardware', [])) or 'not recorded'} |"]
+    if valid:
+        last = valid[-1]["valid"]
+        lines.append(f"| validation perplexity (last, {last['tokens']:,} tokens) | forward {last['forward']:.1f}, "
+                     f"backward {last['backward']:.1f}, mean {last['mean']:.1f} |")
+    block = "\n".join([FIGURES_START, "", "| | |", "|---|---|", *lines, "", "![learning curve](learning_curve.png)",
+                       "", FIGURES_END])
+    before, rest = card.split(FIGURES_START, 1)
+    return before + block + rest.split(FIGURES_END, 1)[1]
+
+
 def ship(run: str | Path, destination: str | Path) -> None:
     """A finished run as a model folder for the repository: float16 weights and head, the vocabulary, and the
     learning curve; when the run continued the model already at ``destination``, its log goes on from that
-    model's log and the model card (README.md) is kept. The new folder replaces the old one only when whole."""
+    model's log and the model card (README.md) is kept, its block of training figures rewritten (see
+    ``update_card_figures``). The new folder replaces the old one only when whole."""
     run, destination = Path(run), Path(destination)
     lm, vocab = load_language_model(run)
     info = {k: v for k, v in read_config(run).items() if k in ("name", "training")}
@@ -520,8 +544,9 @@ def ship(run: str | Path, destination: str | Path) -> None:
     (staging / LOG_FILE).write_text("".join(json.dumps(r) + "\n" for r in earlier + run_log))
     if earlier or run_log:
         plot_learning_curve(staging)
-    if (destination / "README.md").is_file():
-        shutil.copy2(destination / "README.md", staging / "README.md")
+    if (destination / CARD_FILE).is_file():
+        card = (destination / CARD_FILE).read_text()
+        (staging / CARD_FILE).write_text(update_card_figures(card, info["training"], earlier + run_log))
     old = destination.with_name(f".{destination.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if destination.exists():

@@ -375,7 +375,9 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
     model, _, _ = trained
     shipped = tmp_path / "models" / "default"
     shutil.copytree(model, shipped, ignore=shutil.ignore_patterns("checkpoints"))
-    (shipped / "README.md").write_text("the model card\n")
+    from encoder.train import FIGURES_END, FIGURES_START
+
+    (shipped / "README.md").write_text(f"the model card\n{FIGURES_START}\nold figures\n{FIGURES_END}\nmore card\n")
     weights = (shipped / "model.safetensors").read_bytes()
     before = json.loads((shipped / "config.json").read_text())["training"]
     run = tmp_path / "run"
@@ -386,7 +388,9 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
     after = json.loads((shipped / "config.json").read_text())["training"]
     assert after["tokens"] == before["tokens"] + 8 * 10 * 10 and after["hardware"] == ["1 x CPU"]
     assert {t.dtype for t in load_file(shipped / "model.safetensors").values()} == {torch.float16}
-    assert (shipped / "README.md").read_text() == "the model card\n"
+    card = (shipped / "README.md").read_text()
+    assert card.startswith("the model card\n") and card.endswith(f"{FIGURES_END}\nmore card\n")
+    assert "old figures" not in card and f"| tokens seen | {after['tokens']:,} |" in card and "1 x CPU" in card
     steps = [json.loads(line)["step"] for line in (shipped / "log.jsonl").read_text().splitlines()]
     assert steps[0] < before["step"] < steps[-1] == after["step"] and steps == sorted(steps)
     assert sorted(p.name for p in shipped.parent.iterdir()) == ["default"]  # no staging or old folder left
