@@ -219,6 +219,7 @@ class LstmLayer(nn.Module):
         if x.is_cuda and torch.is_autocast_enabled("cuda"):
             dtype = torch.get_autocast_dtype("cuda")
         lengths = None if mask is None else mask[0].sum(dim=-1)  # both directions share row lengths
+        packed_lengths = None if lengths is None else lengths.cpu().clamp(min=1)  # one wait for the GPU, not two
         outputs, final_h, final_c = [], [], []
         for d in range(2):
             weights = [w.to(dtype).contiguous() for w in self.torch_lstm_weights(d)]  # cuDNN needs them dense
@@ -226,8 +227,8 @@ class LstmLayer(nn.Module):
             if lengths is None:
                 out, h, c = torch._VF.lstm(x[d].to(dtype), hx, weights, True, 1, 0.0, self.training, False, True)
             else:
-                packed = nn.utils.rnn.pack_padded_sequence(x[d].to(dtype), lengths.cpu().clamp(min=1),
-                                                           batch_first=True, enforce_sorted=False)
+                packed = nn.utils.rnn.pack_padded_sequence(x[d].to(dtype), packed_lengths, batch_first=True,
+                                                           enforce_sorted=False)
                 out, h, c = torch._VF.lstm(packed.data, packed.batch_sizes, _permute(hx, packed.sorted_indices),
                                            weights, True, 1, 0.0, self.training, False)
                 h, c = _permute((h, c), packed.unsorted_indices)

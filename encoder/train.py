@@ -376,7 +376,7 @@ def train_step(lm: LanguageModel, optimizer: torch.optim.Optimizer, batch: Batch
         loss = (nll / count).mean()
     optimizer.zero_grad(set_to_none=True)
     (loss * cfg.unroll).backward()  # the reference's gradient scale (matters for Adagrad and the clip)
-    params = [p for p in lm.parameters()]
+    params = list(lm.parameters())
     if world > 1:
         _average_gradients(params, world)
     torch.nn.utils.clip_grad_norm_(params, cfg.clip)
@@ -387,6 +387,7 @@ def train_step(lm: LanguageModel, optimizer: torch.optim.Optimizer, batch: Batch
 def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     """Run (or resume) training until ``max_tokens`` or ``time_budget``; returns the trained model."""
     started = time.monotonic()
+    check_modes(cfg)  # before the corpus is tokenized, which can take a minute
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
@@ -394,7 +395,6 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     corpus = TokenizedCorpus.from_paths(cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0")  # before CUDA
     rank, world, device = _init_distributed(cfg.device)
     precision = resolve_precision(cfg.precision, device)
-    check_modes(cfg)
     checkpoint = latest_checkpoint(out) if cfg.resume else None
     if checkpoint is not None:
         lm = LanguageModel(load_model(checkpoint), LMHead.load(checkpoint / HEAD_FILE)).train()

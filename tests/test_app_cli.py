@@ -34,13 +34,18 @@ def option(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
 
-def test_first_run_builds_the_demo_index_then_serves_on_localhost(
-        tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+def one_document_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A demo corpus of one document in place of data/demo; returns where its index goes."""
     corpus = tmp_path / "demo.jsonl"
     corpus.write_text(json.dumps({"id": "d1", "title": "Banks", "text": "The bank flooded. The bank lent money."}))
     monkeypatch.setattr(cli, "demo_corpus", lambda: [corpus])
-    index = tmp_path / "index"
+    return tmp_path / "index"
+
+
+def test_first_run_builds_the_demo_index_then_serves_on_localhost(
+        tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    index = one_document_demo(tmp_path, monkeypatch)
     with pytest.raises(Served):
         cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
     out = capsys.readouterr().out
@@ -72,10 +77,7 @@ def test_index_of_a_model_that_changed_is_rebuilt(tmp_path: Path, tiny_model_dir
 
     model = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model)
-    corpus = tmp_path / "demo.jsonl"
-    corpus.write_text(json.dumps({"id": "d1", "title": "Banks", "text": "The bank flooded. The bank lent money."}))
-    monkeypatch.setattr(cli, "demo_corpus", lambda: [corpus])
-    index = tmp_path / "index"
+    index = one_document_demo(tmp_path, monkeypatch)
     with pytest.raises(Served):
         cli.main(["--index", str(index), "--model", str(model)])
     weights = model / "model.safetensors"
