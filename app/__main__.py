@@ -14,7 +14,8 @@ from encoder.elmo import model_hash
 from encoder.glove import STANFORD
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import MANIFEST, read_manifest
+from indexer.manifest import FORMAT_VERSION, MANIFEST
+from indexer.storage import read_json
 
 from .settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT, configured_index_dir, demo_corpus
 
@@ -40,17 +41,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFORD) -> None:
     """Build ``index_dir`` from the demo corpus unless it already holds an index; say how long it took.
 
-    An index built with ``model`` before that model changed (the shipped one, after a ``git pull``) is rebuilt;
-    an index of any other model is used as it is (it may be the user's own).
+    An index built with ``model`` before that model changed (the shipped one, after a ``git pull``), or by another
+    version of the index format, is rebuilt; an index of any other model is used as it is (it may be the user's own).
     """
     if (index_dir / MANIFEST).is_file() and not rebuild:
-        built_with = read_manifest(index_dir).get("model", {})
+        manifest = read_json(index_dir / MANIFEST)  # not read_manifest: an older format is read to be replaced
+        built_with = manifest.get("model", {})
         source = model if model == "default" else str(Path(model).resolve())  # as the manifest names it
-        if built_with.get("source") != source or built_with.get("hash") == model_hash(model):
+        if built_with.get("source") != source:
             print(f"Using the index in {index_dir}")
             return
-        print(f"The {model!r} model has changed since the index in {index_dir} was built with it: rebuilding it.",
-              flush=True)
+        if manifest.get("format_version") != FORMAT_VERSION:
+            print(f"The index in {index_dir} was built by another version of ELMo Search (format "
+                  f"{manifest.get('format_version')}, this one uses {FORMAT_VERSION}): rebuilding it.", flush=True)
+        elif built_with.get("hash") == model_hash(model):
+            print(f"Using the index in {index_dir}")
+            return
+        else:
+            print(f"The {model!r} model has changed since the index in {index_dir} was built with it: rebuilding it.",
+                  flush=True)
         rebuild = True
     corpus = demo_corpus()
     if not corpus:

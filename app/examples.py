@@ -1,4 +1,5 @@
-"""The example sentences of the Word-in-context page (``bench/table4.py`` prints the Table 4 one as a table)."""
+"""Examples: sentences of the Word-in-context page (``bench/table4.py`` prints the Table 4 one as a table) and
+queries of the Search page."""
 from __future__ import annotations
 
 TABLE4 = "play: the paper's Table 4"
@@ -12,5 +13,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {  # name -> two 
     TABLE4: (("The shortstop made a spectacular play to stop the ball and end the game.", "play"),
              ("The actress signed to star in a Broadway play that opens in the spring.", "play")),
 }
-SAME_WORD = {TABLE4}
-"""Examples shown with "Same word only" on, as the paper's table compares uses of the same word."""
+
+QUERIES = ("how do volcanoes form", "my laptop will not start", "bass fishing on a quiet lake",
+           "keeping banknotes safe from forgers", "actors on stage")
+"""Example queries of the Search page, for the demo corpus."""

@@ -5,12 +5,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.state import INDEX_DIR_KEY, index_dir
-from app.widgets import STATE_PREFIX
+st.set_page_config(page_title="ELMo Search", page_icon=":material/search:", layout="wide")
+loading = st.empty()  # shown while the first run imports torch and the index code (seconds on a cold start)
+loading.caption(":material/hourglass_top: Loading ELMo Search…")
+
+from app.state import INDEX_DIR_KEY, index_dir  # noqa: E402  (after the placeholder: these imports are slow)
+from app.widgets import STATE_PREFIX  # noqa: E402
 
 VIEWS = Path(__file__).resolve().parent / "views"
-
-st.set_page_config(page_title="ELMo Search", page_icon=":material/search:", layout="wide")
 
 # Streamlit forgets a widget's value when its page is not shown; re-setting the value keeps it.
 for key in [k for k in st.session_state if str(k).startswith(STATE_PREFIX)]:
@@ -22,10 +24,12 @@ page = st.navigation([
     st.Page(VIEWS / "senses.py", title="Senses", icon=":material/scatter_plot:"),
     st.Page(VIEWS / "about.py", title="About", icon=":material/info:"),
 ])
+st.set_page_config(page_title=f"{page.title} · ELMo Search")  # each page its own browser title
 
 with st.sidebar:
     index_dir()  # seeds the field from the ELMO_SEARCH_INDEX setting
     st.text_input("Index folder", key=INDEX_DIR_KEY,
                   help="Any folder built by `python -m indexer build` or `python -m app --index DIR`.")
 
+loading.empty()
 page.run()

@@ -19,7 +19,7 @@ from encoder import LayerMix
 from indexer import Index
 from indexer.errors import IndexerError, QueryNotice
 from indexer.manifest import MANIFEST, STATE
-from indexer.results import Neighbors, Senses, SentenceHit
+from indexer.results import DocumentHit, Neighbors, Senses
 
 from .settings import build_command, configured_index_dir
 
@@ -86,24 +86,14 @@ def _ask(question: Callable[[], T]) -> tuple[T, list[str]]:
 
 
 @st.cache_data(max_entries=128, show_spinner="Searching…")
-def _search(_index: Index, key: str, query: str, k: int, weights: tuple[float, ...],
-            hybrid: bool) -> tuple[list[SentenceHit], list[str]]:
-    return _ask(lambda: _index.search(query, k=k, layers=list(weights), hybrid=hybrid))
+def _search(_index: Index, key: str, query: str, k: int, method: str,
+            weights: tuple[float, ...]) -> tuple[list[DocumentHit], list[str]]:
+    return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights)))
 
 
-def search(index: Index, query: str, k: int, mix: LayerMix, hybrid: bool) -> tuple[list[SentenceHit], list[str]]:
-    """ELMo sentence search and its notices (cached per question; γ does not change cosine rankings)."""
-    return _search(index, _key(), query, k, mix.weights, hybrid)
-
-
-@st.cache_data(max_entries=128, show_spinner="Searching with GloVe…")
-def _search_glove(_index: Index, key: str, query: str, k: int) -> tuple[list[SentenceHit], list[str]]:
-    return _ask(lambda: _index.search_glove(query, k=k))
-
-
-def search_glove(index: Index, query: str, k: int) -> tuple[list[SentenceHit], list[str]]:
-    """GloVe-mean sentence search, the context-free baseline, and its notices (cached per question)."""
-    return _search_glove(index, _key(), query, k)
+def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> tuple[list[DocumentHit], list[str]]:
+    """Document search and its notices (cached per question; γ does not change cosine rankings)."""
+    return _search(index, _key(), query, k, method, mix.weights)
 
 
 @st.cache_data(max_entries=128, show_spinner="Finding the nearest uses…")

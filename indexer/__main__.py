@@ -19,6 +19,8 @@ from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_do
 from .errors import IndexerError, QueryNotice
 from .glove import save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, Index
+from .ranking import METHODS
+from .vectors import POOLINGS
 
 DEFAULTS = Settings()
 
@@ -66,6 +68,7 @@ def build_command(args: argparse.Namespace) -> dict:
         args.out,
         model=_model(args) or "default",
         layers=args.layers,
+        search_layers=args.search_layers,
         pooling=args.pooling,
         index_factory=args.index_factory,
         glove=args.glove,
@@ -102,12 +105,18 @@ def search_command(args: argparse.Namespace) -> dict:
     result = {
         "query": args.query[:MAX_QUERY_CHARS],
         "k": args.k,
-        "layers": args.layers or index.manifest["layers"]["spec"],
-        "hybrid": args.hybrid,
-        "results": [asdict(h) for h in index.search(args.query, k=args.k, layers=args.layers, hybrid=args.hybrid)],
+        "method": args.method,
+        "layers": args.layers or index.manifest["search_layers"]["spec"],
+        "sentences": args.sentences,
     }
-    if args.baseline:
-        result["glove"] = [asdict(h) for h in index.search_glove(args.query, k=args.k)]
+    if args.sentences:
+        result["results"] = [asdict(h) for h in index.search_sentences(args.query, args.k, "elmo", args.layers)]
+        if args.baseline:
+            result["glove"] = [asdict(h) for h in index.search_sentences(args.query, args.k, "glove")]
+    else:
+        result["results"] = [asdict(h) for h in index.search(args.query, args.k, args.method, args.layers)]
+        if args.baseline:
+            result["glove"] = [asdict(h) for h in index.search(args.query, args.k, "glove")]
     return result
 
 
@@ -156,17 +165,25 @@ def _print_stats(result: dict) -> None:
 
 
 def _print_hits(hits: list[dict], title: str) -> None:
+    """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, matched words."""
     print(title)
     for hit in hits:
-        print(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}\n      {hit['sentence']}")
+        if "sentence" in hit:
+            print(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}\n      {hit['sentence']}")
+            continue
+        matched = f"  (matched: {', '.join(hit['matched_words'])})" if hit["matched_words"] else ""
+        print(f"{hit['rank']:3d}. relevance {hit['relevance']:.2f}  [{hit['doc_id']}] {hit['title']}{matched}")
+        for passage in hit["passages"][:1]:
+            print(f"      {passage['text']}")
     if not hits:
         print("     (no results)")
 
 
 def _print_search(result: dict) -> None:
-    _print_hits(result["results"], f"ELMo ({result['layers']}{', hybrid BM25' if result['hybrid'] else ''}):")
+    what = "sentences" if result["sentences"] else f"documents, {result['method']}"
+    _print_hits(result["results"], f"ELMo search ({what}; layers {result['layers']}):")
     if "glove" in result:
-        _print_hits(result["glove"], "GloVe mean baseline:")
+        _print_hits(result["glove"], "GloVe baseline:")
 
 
 def _print_neighbors(result: dict) -> None:
@@ -239,7 +256,7 @@ def _add_layers_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--layers",
         help="layer mix for this query: token, top, average or weights like 0.2,0.3,0.5 "
-        "(default: the mix the index was built with; other mixes search exactly)",
+        "(default: the index's mix for this kind of question; other mixes search exactly)",
     )
 
 
@@ -263,14 +280,22 @@ def make_parser() -> argparse.ArgumentParser:
     _add_model_options(build, "default")
     build.add_argument(
         "--layers",
-        default="average",
-        help="layer mix: token, top, average or weights like 0.2,0.3,0.5 (default: average)",
+        default=DEFAULTS.layers,
+        help="layer mix of the token index (word in context, senses): token, top, average or weights like "
+        "0.2,0.3,0.5 (default: %(default)s)",
+    )
+    build.add_argument(
+        "--search-layers",
+        default=DEFAULTS.search_layers,
+        help="layer mix of passage search (default: %(default)s, the best on bench/queries_en.jsonl; any other "
+        "mix can still be asked for at query time, searched exactly)",
     )
     build.add_argument(
         "--pooling",
-        default="mean",
-        choices=["mean", "max"],
-        help="how token vectors become a sentence vector, per layer (default: mean)",
+        default=DEFAULTS.pooling,
+        choices=POOLINGS,
+        help="how token vectors become a passage vector, per layer: sif (weighted by smooth inverse word "
+        "frequency), mean or max (default: %(default)s)",
     )
     build.add_argument(
         "--index-factory",
@@ -352,19 +377,25 @@ def make_parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser(
         "search",
-        help="sentences nearest in meaning to a query",
-        description="Find the sentences nearest in meaning to the query (cosine of pooled ELMo "
-        f"vectors). Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
+        help="documents (or sentences) that answer a query",
+        description="Find the documents that answer the query, each with its best passage, the query words it "
+        "contains and a relevance from 0 to 1 (the share of random-word queries whose best document scores "
+        f"lower; below 0.5 is chance). Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
     )
     search.add_argument("query", help="the query text")
     search.add_argument("--k", type=int, default=10, help="number of results (default: 10)")
+    search.add_argument(
+        "--method",
+        default=METHODS[0],
+        choices=METHODS,
+        help="hybrid: ELMo passages fused with BM25 keywords (default, the best measured); elmo: ELMo passages "
+        "only; keywords: BM25 over documents; glove: mean GloVe vectors (the static baseline)",
+    )
     _add_layers_option(search)
     search.add_argument(
-        "--hybrid",
-        action="store_true",
-        help="fuse with BM25 keyword ranking (reciprocal rank fusion); scores are then RRF scores",
+        "--sentences", action="store_true", help="rank single sentences by ELMo cosine instead of documents"
     )
-    search.add_argument("--baseline", action="store_true", help="also list the GloVe-mean baseline results")
+    search.add_argument("--baseline", action="store_true", help="also list the GloVe baseline's results")
     _add_query_options(search)
     search.set_defaults(run=search_command, show=_print_search)
 

@@ -54,8 +54,16 @@ from .manifest import (
     shard_layers,
 )
 from .readers import Document, ReaderOptions, ReadStats, corpus_files, read_corpus
-from .vectors import apply_search_params, build_faiss, check_factory, choose_factory, pool, tune_search_params
-from .words import is_content_word, is_word, normalize
+from .vectors import (
+    POOLINGS,
+    apply_search_params,
+    build_faiss,
+    check_factory,
+    choose_factory,
+    pool,
+    tune_search_params,
+)
+from .words import WordFrequencies, is_content_word, is_word, normalize
 
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 ENCODE_TOKENS = 8_192  # tokens embedded at once: bounds the float32 layer outputs held in memory
@@ -68,8 +76,9 @@ GENERATION_FILE = re.compile(r".+\.g\d+\.(faiss|parquet)")  # files that belong 
 class Settings:
     """How an index is built; fixed for its lifetime (``add`` reuses them) and compared on resume."""
 
-    layers: str = "average"
-    pooling: str = "mean"
+    layers: str = "average"  # the mix of the token index (word in context, senses)
+    search_layers: str = "token"  # the mix of passage search; chosen on bench/queries_en.jsonl (bench/search_quality.py)
+    pooling: str = "sif"  # how a passage's token vectors become one: sif, mean or max (see vectors.pool)
     index_factory: str | None = None  # None: chosen by size (see vectors.choose_factory)
     search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
     skip_stopwords: bool = True
@@ -84,8 +93,8 @@ class Settings:
     seed: int = 0
 
     def check(self) -> None:
-        if self.pooling not in ("mean", "max"):
-            raise ValueError(f"pooling must be 'mean' or 'max', not {self.pooling!r}")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
         for name in ("min_freq", "glove_dim", "glove_epochs", "glove_window", "glove_min_count", "shard_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
@@ -174,12 +183,22 @@ def _scan(files: list[tuple[Path, str]], options: ReaderOptions, taken: set[str]
 
 
 # ------------------------------------------------------------------------------------------ shards
-def _shard_groups(docs: Iterable[Document], shard_tokens: int) -> Iterator[list[tuple[Document, list[Sentence]]]]:
+@dataclass
+class Parsed:
+    """A document split into sentences, and its title's tokens (empty when it has none)."""
+
+    doc: Document
+    sentences: list[Sentence]
+    title_tokens: list[str]
+
+
+def _shard_groups(docs: Iterable[Document], shard_tokens: int) -> Iterator[list[Parsed]]:
     """Whole documents grouped into shards of about ``shard_tokens`` tokens (deterministic)."""
     group, tokens = [], 0
     for doc in docs:
         sentences = [s for s in split_and_tokenize(doc.text) if s.tokens]
-        group.append((doc, sentences))
+        title_tokens = [t for s in split_and_tokenize(doc.title) for t in s.tokens]
+        group.append(Parsed(doc, sentences, title_tokens))
         tokens += sum(len(s.tokens) for s in sentences)
         if tokens >= shard_tokens:
             yield group
@@ -188,58 +207,72 @@ def _shard_groups(docs: Iterable[Document], shard_tokens: int) -> Iterator[list[
         yield group
 
 
-def _write_shard(
-    path: Path,
-    group: list[tuple[Document, list[Sentence]]],
-    first_sentence: int,
-    first_token: int,
-    elmo: Elmo,
-    settings: Settings,
-    keep: set[str] | None,
-) -> dict:
-    """Encode one shard and write it as a directory that appears atomically; returns its record."""
-    flat = [(doc, s) for doc, sentences in group for s in sentences]
-    sentence_layers = np.zeros((len(flat), elmo.n_layers, elmo.dim), np.float16)
-    sentence_rows, token_rows, token_layers = [], [], []
-    per_doc: dict[str, list[int]] = {doc.doc_id: [0, 0, 0] for doc, _ in group}  # sentences, tokens, vectors
+def _embed(elmo: Elmo, token_lists: Sequence[list[str]]) -> Iterator[np.ndarray]:
+    """(L+1, n, dim) layers of each token list, embedded about ``ENCODE_TOKENS`` tokens at a time."""
     start = 0
-    while start < len(flat):
+    while start < len(token_lists):
         end, budget = start, 0
-        while end < len(flat) and (end == start or budget + len(flat[end][1].tokens) <= ENCODE_TOKENS):
-            budget += len(flat[end][1].tokens)
+        while end < len(token_lists) and (end == start or budget + len(token_lists[end]) <= ENCODE_TOKENS):
+            budget += len(token_lists[end])
             end += 1
-        outputs = elmo.embed([s.tokens for _, s in flat[start:end]])
-        for row, ((doc, s), layers) in enumerate(zip(flat[start:end], outputs), start=start):
-            sentence_id = first_sentence + row
-            sentence_layers[row] = pool(layers, settings.pooling)
-            starts = [a - s.start for a, _ in s.token_spans]
-            ends = [b - s.start for _, b in s.token_spans]
-            sentence_rows.append((sentence_id, doc.doc_id, doc.title, s.text, s.start, s.end, s.tokens, starts, ends))
-            counts = per_doc[doc.doc_id]
-            counts[0] += 1
-            counts[1] += len(s.tokens)
-            for position, token in enumerate(s.tokens):
-                if is_content_word(token, settings.skip_stopwords) and (keep is None or normalize(token) in keep):
-                    token_rows.append(
-                        (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
-                    )
-                    token_layers.append(layers[:, position].astype(np.float16))
-                    counts[2] += 1
+        yield from elmo.embed(list(token_lists[start:end]))
         start = end
+
+
+@dataclass
+class Encoding:
+    """What encoding a shard needs besides its documents: the model, the settings, the word counts that
+    weigh pooling, and the words that get token vectors (None: all)."""
+
+    elmo: Elmo
+    settings: Settings
+    frequencies: WordFrequencies
+    keep: set[str] | None
+
+
+def _write_shard(path: Path, group: list[Parsed], first_sentence: int, first_token: int, encoding: Encoding) -> dict:
+    """Encode one shard and write it as a directory that appears atomically; returns its record."""
+    elmo, settings, frequencies, keep = encoding.elmo, encoding.settings, encoding.frequencies, encoding.keep
+    flat = [(p.doc, s) for p in group for s in p.sentences]
+    dims = (elmo.n_layers, elmo.dim)
+    sentence_layers = np.zeros((len(flat), *dims), np.float16)
+    sentence_rows, token_rows, token_layers = [], [], []
+    per_doc: dict[str, list[int]] = {p.doc.doc_id: [0, 0, 0] for p in group}  # sentences, tokens, vectors
+    for row, ((doc, s), layers) in enumerate(zip(flat, _embed(elmo, [s.tokens for _, s in flat]))):
+        sentence_id = first_sentence + row
+        sentence_layers[row] = pool(layers, settings.pooling, frequencies.weights(s.tokens))
+        starts = [a - s.start for a, _ in s.token_spans]
+        ends = [b - s.start for _, b in s.token_spans]
+        sentence_rows.append((sentence_id, doc.doc_id, doc.title, s.text, s.start, s.end, s.tokens, starts, ends))
+        counts = per_doc[doc.doc_id]
+        counts[0] += 1
+        counts[1] += len(s.tokens)
+        for position, token in enumerate(s.tokens):
+            if is_content_word(token, settings.skip_stopwords) and (keep is None or normalize(token) in keep):
+                token_rows.append(
+                    (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
+                )
+                token_layers.append(layers[:, position].astype(np.float16))
+                counts[2] += 1
+    titled = [p for p in group if p.title_tokens]
+    title_layers = np.zeros((len(group), *dims), np.float16)  # zeros: no title (it then matches nothing)
+    title_rows = {id(p): i for i, p in enumerate(group)}
+    for p, layers in zip(titled, _embed(elmo, [p.title_tokens for p in titled])):
+        title_layers[title_rows[id(p)]] = pool(layers, settings.pooling, frequencies.weights(p.title_tokens))
     docs = pd.DataFrame(
-        [(doc.doc_id, doc.title, doc.source, *per_doc[doc.doc_id]) for doc, _ in group],
-        columns=["doc_id", "title", "source", "sentences", "tokens", "token_vectors"],
+        [(p.doc.doc_id, p.doc.title, p.title_tokens, p.doc.source, *per_doc[p.doc.doc_id]) for p in group],
+        columns=["doc_id", "title", "title_tokens", "source", "sentences", "tokens", "token_vectors"],
     )
     sentences = pd.DataFrame(
         sentence_rows,
         columns=["sentence_id", "doc_id", "title", "text", "start", "end", "tokens", "token_starts", "token_ends"],
     )
     tokens = pd.DataFrame(token_rows, columns=["token_id", "sentence_id", "position", "word", "char_start", "char_end"])
-    vectors = np.stack(token_layers) if token_layers else np.zeros((0, elmo.n_layers, elmo.dim), np.float16)
+    vectors = np.stack(token_layers) if token_layers else np.zeros((0, *dims), np.float16)
     record = {
         "name": path.name,
         "documents": len(group),
-        "first_doc_id": group[0][0].doc_id,
+        "first_doc_id": group[0].doc.doc_id,
         "sentences": len(flat),
         "tokens": int(docs["tokens"].sum()),
         "token_vectors": len(tokens),
@@ -250,6 +283,7 @@ def _write_shard(
         storage.write_parquet(tmp / "tokens.parquet", tokens)
         storage.write_npy(tmp / "sentence_layers.npy", sentence_layers)
         storage.write_npy(tmp / "token_layers.npy", vectors)
+        storage.write_npy(tmp / "title_layers.npy", title_layers)
         record["files"] = {name: storage.file_record(tmp / name) for name in SHARD_FILES}
         storage.write_json(tmp / "shard.json", record)
     return record
@@ -263,27 +297,25 @@ def _encode(
     first_shard: int,
     first_sentence: int,
     first_token: int,
-    elmo: Elmo,
-    settings: Settings,
-    keep: set[str] | None,
+    encoding: Encoding,
     progress: bool,
 ) -> list[dict]:
     """Encode every shard of the corpus that is not on disk yet; returns the records of all its shards."""
     records = []
     bar = tqdm(total=scan.stats.documents, desc="encoding", unit="doc", disable=not progress)
     encoded_tokens, started = 0, time.perf_counter()
-    groups = _shard_groups(read_corpus(files, options), settings.shard_tokens)
+    groups = _shard_groups(read_corpus(files, options), encoding.settings.shard_tokens)
     for number, group in enumerate(groups, start=first_shard):
         path = out / SHARDS / f"{number:05d}"
         if path.is_dir():
             record = storage.read_json(path / "shard.json")
-            if record["documents"] != len(group) or record["first_doc_id"] != group[0][0].doc_id:
+            if record["documents"] != len(group) or record["first_doc_id"] != group[0].doc.doc_id:
                 raise IndexFormatError(
                     f"{path} does not match the corpus; the corpus changed since the build "
                     "started: re-run with --overwrite to start over"
                 )
         else:
-            record = _write_shard(path, group, first_sentence, first_token, elmo, settings, keep)
+            record = _write_shard(path, group, first_sentence, first_token, encoding)
             encoded_tokens += record["tokens"]
             _checkpoint(f"shard-{number}")
         records.append(record)
@@ -338,12 +370,15 @@ def _build_indexes(
     shards: list[dict],
     new_shards: list[dict],
     settings: Settings,
-    weights: Sequence[float],
+    mixes: dict[str, Sequence[float]],
     glove: GloveVectors,
     dims: tuple[int, int],
     generation: int,
 ) -> dict:
-    """Write the three FAISS indexes of this generation: extend the base ones, or build them from scratch."""
+    """Write the three FAISS indexes of this generation: extend the base ones, or build them from scratch.
+
+    ``mixes`` are the layer weights of the sentence index (``search_layers``) and token index (``layers``).
+    """
 
     def glove_chunks(selected: list[dict]) -> Iterator[np.ndarray]:
         for shard in selected:
@@ -355,8 +390,8 @@ def _build_indexes(
             )
 
     sources = {
-        "sentences": (dims[1], lambda sel: shard_layers(out, sel, "sentence", dims).mixed(weights)),
-        "tokens": (dims[1], lambda sel: shard_layers(out, sel, "token", dims).mixed(weights)),
+        "sentences": (dims[1], lambda sel: shard_layers(out, sel, "sentence", dims).mixed(mixes["search_layers"])),
+        "tokens": (dims[1], lambda sel: shard_layers(out, sel, "token", dims).mixed(mixes["layers"])),
         "glove": (glove.dim, glove_chunks),
     }
     counts = {"sentences": "sentences", "tokens": "token_vectors", "glove": "sentences"}
@@ -393,6 +428,7 @@ def _build_indexes(
     return entries
 
 
+MIXES = ("layers", "search_layers")  # the two layer mixes an index is built with (Settings fields, manifest entries)
 COUNTED = ("documents", "sentences", "tokens", "token_vectors")
 
 
@@ -475,7 +511,8 @@ def build_index(
     out: str | Path,
     model: ModelSpec = "default",
     layers: str | Sequence[float] = "average",
-    pooling: str = "mean",
+    search_layers: str | Sequence[float] = "token",
+    pooling: str = "sif",
     index_factory: str | None = None,
     glove: str | Path | None = None,
     device: str = "cpu",
@@ -492,7 +529,6 @@ def build_index(
     ``title_column``, ``doc_per_file``. Re-running a finished build with the same inputs just opens it.
     """
     out, device = Path(out), resolve_device(device)
-    layers_spec = layers if isinstance(layers, str) else ",".join(map(str, layers))
     settings = settings or Settings()
     glove_spec = str(glove or settings.glove)
     if glove_spec not in (STANFORD, TRAIN_GLOVE):
@@ -500,7 +536,8 @@ def build_index(
     settings = Settings(
         **{
             **asdict(settings),
-            "layers": layers_spec,
+            "layers": layers if isinstance(layers, str) else ",".join(map(str, layers)),
+            "search_layers": search_layers if isinstance(search_layers, str) else ",".join(map(str, search_layers)),
             "pooling": pooling,
             "index_factory": index_factory,
             "glove": glove_spec,
@@ -509,7 +546,7 @@ def build_index(
     settings.check()
     options = ReaderOptions.from_kwargs(**reader_options)
     elmo, source = load_model(model, device)
-    mix = LayerMix.parse(layers, elmo.n_layers)
+    mixes = {name: LayerMix.parse(getattr(settings, name), elmo.n_layers) for name in MIXES}
     if settings.index_factory:
         check_factory(settings.index_factory, elmo.dim)
     files = corpus_files(list(corpus))
@@ -540,14 +577,16 @@ def build_index(
         storage.write_json(out / STATE, state)
         _remove_unreferenced(out, None, keep_shards=[p.name for p in (out / SHARDS).glob("[0-9]*")])
         vocab = _vocabulary(out, None, scan.counts)
-        shards = _encode(out, files, options, scan, 0, 0, 0, elmo, settings, _kept_words(vocab, settings), progress)
+        encoding = Encoding(elmo, settings, WordFrequencies(scan.counts), _kept_words(vocab, settings))
+        shards = _encode(out, files, options, scan, 0, 0, 0, encoding, progress)
         generation = 1
         vocab_file = f"vocab.g{generation}.parquet"
         storage.write_parquet(out / vocab_file, vocab)
         glove_entry = _glove(out, settings, vocab, shards, progress)
         glove_vectors = open_glove(out, glove_entry)
         dims = (elmo.n_layers, elmo.dim)
-        indexes = _build_indexes(out, None, shards, shards, settings, mix.weights, glove_vectors, dims, generation)
+        weights = {name: mix.weights for name, mix in mixes.items()}
+        indexes = _build_indexes(out, None, shards, shards, settings, weights, glove_vectors, dims, generation)
         now = _now()
         manifest = {
             "format_version": FORMAT_VERSION,
@@ -555,7 +594,8 @@ def build_index(
             "created_at": now,
             "updated_at": now,
             "model": model_record(elmo, source),
-            "layers": {"spec": layers_spec, "weights": list(mix.weights), "description": mix.describe()},
+            **{name: {"spec": getattr(settings, name), "weights": list(mix.weights), "description": mix.describe()}
+               for name, mix in mixes.items()},
             "pooling": settings.pooling,
             "settings": asdict(settings),
             "counts": _counts(shards, {}, _read_counts(scan)),
@@ -620,17 +660,17 @@ def add_documents(
         vocab = _vocabulary(out, base, scan.counts)
         counts = base["counts"]
         first_ids = (counts["stored_sentences"], counts["stored_token_vectors"])
-        new = _encode(
-            out, files, options, scan, first_shard, *first_ids, elmo, settings, _kept_words(vocab, settings), progress
-        )
+        counts_now = dict(zip(vocab["word"], vocab["count"].tolist()))
+        encoding = Encoding(elmo, settings, WordFrequencies(counts_now), _kept_words(vocab, settings))
+        new = _encode(out, files, options, scan, first_shard, *first_ids, encoding, progress)
         generation = base["generation"] + 1
         vocab_file = f"vocab.g{generation}.parquet"
         storage.write_parquet(out / vocab_file, vocab)
         shards = base["shards"] + new
         glove_vectors = open_glove(out, base["files"]["glove"])
         dims = (elmo.n_layers, elmo.dim)
-        indexes = _build_indexes(out, base, shards, new, settings, base["layers"]["weights"], glove_vectors, dims,
-                                 generation)
+        weights = {name: base[name]["weights"] for name in MIXES}
+        indexes = _build_indexes(out, base, shards, new, settings, weights, glove_vectors, dims, generation)
         deleted = {key: counts[f"stored_{key}"] - counts[key] for key in COUNTED}
         manifest = {
             **base,

@@ -22,6 +22,7 @@ from encoder.text import iter_lines, split_and_tokenize
 from encoder.weights import atomic_path
 
 from .vectors import normalize
+from .words import WordFrequencies
 from .words import normalize as normalize_word
 
 __all__ = ["Glove", "GloveVectors", "cooccurrence", "train_glove", "train_glove_on_text", "save_glove"]
@@ -165,6 +166,15 @@ class GloveVectors:
     def sentence_vector(self, tokens: Iterable[str]) -> np.ndarray:
         """Normalised mean of the known words' vectors (zero when none is known)."""
         return normalize(self.glove.mean(tokens).astype(np.float32))
+
+    def pooled(self, tokens: Sequence[str], frequencies: WordFrequencies) -> np.ndarray:
+        """Normalised average of the known words' vectors weighted by smooth inverse frequency (zero if none)."""
+        pairs = [(v, frequencies.weight(t)) for t in tokens if (v := self.glove.vector(normalize_word(t))) is not None]
+        pairs = [(v, w) for v, w in pairs if w > 0]
+        if not pairs:
+            return np.zeros(self.dim, np.float32)
+        vectors, weights = zip(*pairs)
+        return normalize(np.asarray(weights, np.float32) @ np.asarray(vectors, np.float32))
 
     def nearest(self, word: str, k: int = 10) -> list[tuple[str, float]] | None:
         """The k other words with the most similar vectors (cosine), or None if ``word`` has no vector."""

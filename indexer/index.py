@@ -1,7 +1,8 @@
 """``Index``: open a built index and answer its questions.
 
     idx = Index.open("demo-index")
-    idx.search("volcanic eruptions", k=5)                        # sentences nearest in meaning
+    idx.search("volcanic eruptions", k=5)                        # documents that answer it (hybrid ranking)
+    idx.search_sentences("volcanic eruptions", k=5)              # sentences nearest in meaning
     idx.neighbors("I sat on the bank of the river", "bank")      # other uses of words in context
     idx.senses("bank")                                           # the word's uses, clustered
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,18 +23,33 @@ from encoder import Elmo, LayerMix
 from encoder.text import split_and_tokenize
 
 from . import storage
-from .bm25 import BM25, reciprocal_rank_fusion
+from .bm25 import BM25, terms
 from .errors import CorruptIndexError, QueryError, QueryNotice
 from .glove import GloveVectors
 from .manifest import SHARDS, ModelSpec, check_files, open_glove, open_model, read_manifest, shard_layers
-from .results import Neighbors, Senses, SentenceHit, TokenHit
+from .ranking import (
+    CANDIDATES,
+    HYBRID_ELMO_WEIGHT,
+    METHODS,
+    NO_GOOD_MATCH,
+    NO_GOOD_MATCH_NOTICE,
+    NO_MATCH_NOTICE,
+    NULL_QUERY_WORDS,
+    PASSAGE_CANDIDATES,
+    Chance,
+    Ranking,
+    best_per_document,
+    fuse,
+    random_queries,
+)
+from .results import DocumentHit, Neighbors, Passage, Senses, SentenceHit, TokenHit
 from .senses import describe_senses
-from .vectors import VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix, pool
-from .words import STOPWORDS, is_word, normalize
+from .vectors import ExactSearch, VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix, pool
+from .words import STOPWORDS, WordFrequencies, is_word, normalize
 
 MAX_QUERY_CHARS = 10_000
-HYBRID_DEPTH = 100  # each ranking contributes its top HYBRID_DEPTH (at least k) to the fusion
 MAX_K = 1_000
+PASSAGES = 2  # passages shown under each document found
 
 
 def resolve_device(device: str) -> str:
@@ -57,7 +73,8 @@ class Index:
         self.manifest = manifest
         self.elmo = elmo
         self.device = device
-        self.layer_mix = LayerMix(tuple(manifest["layers"]["weights"]))
+        self.layer_mix = LayerMix(tuple(manifest["layers"]["weights"]))  # word in context and senses
+        self.search_mix = LayerMix(tuple(manifest["search_layers"]["weights"]))  # search
         shards = manifest["shards"]
 
         def read(name: str) -> pd.DataFrame:
@@ -67,9 +84,17 @@ class Index:
 
         self.docs, self.sentences, self.tokens = read("docs.parquet"), read("sentences.parquet"), read("tokens.parquet")
         counts = manifest["counts"]
-        if len(self.sentences) != counts["stored_sentences"] or len(self.tokens) != counts["stored_token_vectors"]:
+        if (
+            len(self.docs) != counts["stored_documents"]
+            or len(self.sentences) != counts["stored_sentences"]
+            or len(self.tokens) != counts["stored_token_vectors"]
+        ):
             raise CorruptIndexError(f"{path}: the shard metadata does not match the manifest counts; rebuild the index")
-        deleted = self.sentences["doc_id"].isin(set(manifest["deleted_doc_ids"])).to_numpy()
+        deleted_docs = self.docs["doc_id"].isin(set(manifest["deleted_doc_ids"])).to_numpy()
+        self._deleted_docs = deleted_docs if deleted_docs.any() else None
+        doc_rows = pd.Series(np.arange(len(self.docs)), index=self.docs["doc_id"])
+        self._sentence_docs = doc_rows.loc[self.sentences["doc_id"]].to_numpy()  # document row of each sentence
+        deleted = deleted_docs[self._sentence_docs]
         self._deleted_sentences = deleted if deleted.any() else None
         self._deleted_tokens = deleted[self.tokens["sentence_id"].to_numpy()] if deleted.any() else None
         dims = (elmo.n_layers, elmo.dim)
@@ -77,16 +102,20 @@ class Index:
         for kind, entry in manifest["indexes"].items():
             faiss_indexes[kind] = storage.read_faiss(path / entry["file"], entry["ntotal"], entry["dim"])
             apply_search_params(faiss_indexes[kind], entry["search_params"])
-        weights = self.layer_mix.weights
         self._sentence_vectors = VectorSet(
-            shard_layers(path, shards, "sentence", dims), faiss_indexes["sentences"], weights, device
+            shard_layers(path, shards, "sentence", dims), faiss_indexes["sentences"], self.search_mix.weights, device
         )
+        self._title_vectors = VectorSet(shard_layers(path, shards, "title", dims), None, (), device)
         self._token_vectors = VectorSet(
-            shard_layers(path, shards, "token", dims), faiss_indexes["tokens"], weights, device
+            shard_layers(path, shards, "token", dims), faiss_indexes["tokens"], self.layer_mix.weights, device
         )
         self._glove_index = faiss_indexes["glove"]
         self._glove: GloveVectors | None = None
+        self._frequencies: WordFrequencies | None = None
+        self._document_terms: list[list[str]] | None = None
         self._bm25: BM25 | None = None
+        self._glove_documents: ExactSearch | None = None
+        self._chance: dict[tuple, Chance] = {}
         self._word_ids: dict[str, np.ndarray] | None = None
 
     @classmethod
@@ -112,10 +141,37 @@ class Index:
         return self._glove
 
     @property
+    def frequencies(self) -> WordFrequencies:
+        """Word counts of the indexed text: they weigh a query's words as the passages' were weighed."""
+        if self._frequencies is None:
+            vocab = storage.read_parquet(self.path / self.manifest["files"]["vocab"]["file"])
+            self._frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
+        return self._frequencies
+
+    @property
+    def document_terms(self) -> list[list[str]]:
+        """Each document's BM25 terms: its title's, then its sentences'."""
+        if self._document_terms is None:
+            documents = [terms(t) for t in self.docs["title_tokens"]]
+            for row, tokens in zip(self._sentence_docs.tolist(), self.sentences["tokens"]):
+                documents[row].extend(terms(tokens))
+            self._document_terms = documents
+        return self._document_terms
+
+    @property
     def bm25(self) -> BM25:
+        """Okapi BM25 over whole documents."""
         if self._bm25 is None:
-            self._bm25 = BM25(self.sentences["tokens"])
+            self._bm25 = BM25(self.document_terms)
         return self._bm25
+
+    @property
+    def glove_documents(self) -> ExactSearch:
+        """SIF-weighted mean GloVe vectors of whole documents, searched exactly."""
+        if self._glove_documents is None:
+            vectors = [self.glove.pooled(t, self.frequencies) for t in self.document_terms]
+            self._glove_documents = ExactSearch(np.stack(vectors) if vectors else np.zeros((0, self.glove.dim)))
+        return self._glove_documents
 
     def word_ids(self, word: str) -> np.ndarray:
         """Ids of the live token vectors of ``word`` (any case); QueryError if it has none."""
@@ -137,7 +193,8 @@ class Index:
 
     # ------------------------------------------------------------------------------ query helpers
     @staticmethod
-    def _tokens(text: Any, what: str = "query") -> list[str]:
+    def query_tokens(text: Any, what: str = "query") -> list[str]:
+        """The tokens of a query or sentence as every question uses them (QueryError when it has no words)."""
         if not isinstance(text, str) or not text.strip():
             raise QueryError(f"the {what} is empty; type a few words")
         if len(text) > MAX_QUERY_CHARS:
@@ -151,13 +208,18 @@ class Index:
             raise QueryError(f"the {what} has no words")
         return tokens
 
-    def _weights(self, layers: str | Sequence[float] | LayerMix | None) -> tuple[float, ...]:
+    def _weights(self, layers: str | Sequence[float] | LayerMix | None, default: LayerMix) -> tuple[float, ...]:
         if layers is None:
-            return self.layer_mix.weights
+            return default.weights
         try:
             return LayerMix.parse(layers, self.elmo.n_layers).weights
         except ValueError as error:
             raise QueryError(f"bad layer mix: {error}") from None
+
+    def _query_vector(self, tokens: list[str], weights: Sequence[float]) -> np.ndarray:
+        """The query pooled as passages are (the index's pooling and word weights), then mixed."""
+        layers = self.elmo.embed([tokens])[0]
+        return mix(pool(layers, self.manifest["pooling"], self.frequencies.weights(tokens)), weights)
 
     @staticmethod
     def _k(k: Any) -> int:
@@ -171,33 +233,137 @@ class Index:
 
     # ------------------------------------------------------------------------------ queries
     def search(
-        self, query: str, k: int = 10, layers: str | Sequence[float] | None = None, hybrid: bool = False
-    ) -> list[SentenceHit]:
-        """Sentences nearest in meaning to ``query`` (cosine of pooled ELMo vectors under the layer mix).
+        self, query: str, k: int = 10, method: str = "hybrid", layers: str | Sequence[float] | None = None
+    ) -> list[DocumentHit]:
+        """Documents that answer ``query``, best first, each with its best passages and the words it matched.
 
-        ``hybrid`` fuses this ranking with BM25 keyword ranking by reciprocal rank fusion; scores are then
-        RRF scores. ``layers`` other than the build-time mix are searched exactly.
+        ``method``: ``hybrid`` (ELMo + BM25 keywords, the default), ``elmo``, ``keywords`` or ``glove`` (the
+        static baseline); see ``indexer.ranking``. ``layers``: the ELMo layer mix (default: the index's search
+        mix). A ``QueryNotice`` says when even the best document scores like random words do.
         """
         k = self._k(k)
-        tokens = self._tokens(query)
-        weights = self._weights(layers)
-        query_vector = mix(pool(self.elmo.embed([tokens])[0], self.manifest["pooling"]), weights)
-        depth = max(HYBRID_DEPTH, k) if hybrid else k
-        scores, ids = self._sentence_vectors.search(query_vector, depth, weights, self._deleted_sentences)
-        if not hybrid:
-            return [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
-        _, keyword_ids = self.bm25.search(tokens, depth, self._deleted_sentences)
-        fused = reciprocal_rank_fusion([ids, keyword_ids], k)
-        return [self._sentence_hit(rank, s, i) for rank, (i, s) in enumerate(fused, start=1)]
-
-    def search_glove(self, query: str, k: int = 10) -> list[SentenceHit]:
-        """The GloVe baseline for ``search``: cosine of mean GloVe vectors (empty, with a notice, if no word is known)."""
-        k = self._k(k)
-        query_vector = self.glove.sentence_vector(self._tokens(query))
-        if not query_vector.any():
-            warnings.warn(QueryNotice("none of the query's words has a GloVe vector"), stacklevel=2)
+        if method not in METHODS:
+            raise QueryError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+        tokens = self.query_tokens(query)
+        weights = self._weights(layers, self.search_mix)
+        rankings = self._rankings(tokens, method, weights, max(k, CANDIDATES))
+        ranking = rankings[method]
+        if not len(ranking.ids):
+            warnings.warn(QueryNotice(NO_MATCH_NOTICE), stacklevel=2)
             return []
-        scores, ids = faiss_search(self._glove_index, query_vector, k, self._deleted_sentences)
+        query_terms = list(dict.fromkeys(t for t in terms(tokens) if t not in STOPWORDS))
+        relevance = self._relevance(rankings, method, weights, len(query_terms))
+        if relevance(int(ranking.ids[0])) < NO_GOOD_MATCH:
+            warnings.warn(QueryNotice(NO_GOOD_MATCH_NOTICE), stacklevel=2)
+        hits = []
+        query_vector = (
+            self.glove.pooled(tokens, self.frequencies) if method == "glove" else self._query_vector(tokens, weights)
+        )
+        for rank, (row, score) in enumerate(zip(ranking.ids[:k].tolist(), ranking.scores[:k].tolist()), start=1):
+            document_terms = set(self.document_terms[row])
+            matched = [t for t in query_terms if t in document_terms]
+            doc = self.docs.iloc[row]
+            passages = self._passages(row, query_vector, method, weights, matched)
+            hits.append(DocumentHit(rank, score, relevance(row), doc["doc_id"], doc["title"], passages, matched))
+        return hits
+
+    def _rankings(self, tokens: list[str], method: str, weights: tuple[float, ...], depth: int) -> dict[str, Ranking]:
+        """The ``depth`` best documents of ``method`` (fewer when fewer match), and for ``hybrid`` its parts."""
+        if method == "keywords":
+            scores, ids = self.bm25.search(tokens, depth, self._deleted_docs)
+            return {method: Ranking(ids, scores)}
+        if method == "glove":
+            query_vector = self.glove.pooled(tokens, self.frequencies)
+            if not query_vector.any():
+                return {method: Ranking(np.zeros(0, np.int64), np.zeros(0, np.float32))}
+            scores, ids = self.glove_documents.search(query_vector, depth, self._deleted_docs)
+            return {method: Ranking(ids, scores)}
+        query_vector = self._query_vector(tokens, weights)
+        n_sentences = min(PASSAGE_CANDIDATES, len(self._sentence_vectors.layers))
+        scores, ids = self._sentence_vectors.search(query_vector, n_sentences, weights, self._deleted_sentences)
+        best = best_per_document(scores, self._sentence_docs[ids])
+        n_titles = min(PASSAGE_CANDIDATES, len(self._title_vectors.layers))
+        scores, ids = self._title_vectors.search(query_vector, n_titles, weights, self._deleted_docs)
+        for row, score in zip(ids.tolist(), scores.tolist()):
+            best[row] = max(score, best.get(row, -np.inf))
+        rankings = {"elmo": Ranking.of(best, depth)}
+        if method == "hybrid":
+            rankings |= self._rankings(tokens, "keywords", weights, CANDIDATES)
+            rankings["hybrid"] = fuse(rankings["elmo"], rankings["keywords"], depth)
+        return rankings
+
+    def _relevance(
+        self, rankings: dict[str, Ranking], method: str, weights: tuple[float, ...], n_words: int
+    ) -> Callable[[int], float]:
+        """A found document's relevance (document row -> [0, 1]): where its score falls among the best scores of
+        random queries of as many content words; for ``hybrid``, the weighted mean of its parts' relevance (0
+        where absent), with the fusion's weights."""
+        parts = {"elmo": HYBRID_ELMO_WEIGHT, "keywords": 1 - HYBRID_ELMO_WEIGHT} if method == "hybrid" else {method: 1.0}
+        scores = {part: dict(zip(rankings[part].ids.tolist(), rankings[part].scores.tolist())) for part in parts}
+        chances = {part: self._chance_of(part, weights, n_words) for part in parts}
+
+        def relevance(row: int) -> float:
+            return sum(
+                share * chances[part].relevance(scores[part][row]) for part, share in parts.items() if row in scores[part]
+            )
+
+        return relevance
+
+    def _chance_of(self, method: str, weights: tuple[float, ...], n_words: int) -> Chance:
+        """Best scores of seeded random queries of ``n_words`` (1 to NULL_QUERY_WORDS) content words under this
+        method and mix (computed once, then kept)."""
+        n_words = min(max(n_words, 1), NULL_QUERY_WORDS)
+        key = (method, weights, n_words)
+        if key not in self._chance:
+            vocab = storage.read_parquet(self.path / self.manifest["files"]["vocab"]["file"])
+            best = []
+            for tokens in random_queries(vocab, words=n_words, seed=self.manifest["settings"]["seed"]):
+                ranking = self._rankings(tokens, method, weights, 1)[method]
+                best.append(float(ranking.scores[0]) if len(ranking.ids) else -np.inf)
+            self._chance[key] = Chance(best)
+        return self._chance[key]
+
+    def _passages(
+        self, row: int, query_vector: np.ndarray, method: str, weights: tuple[float, ...], matched: list[str]
+    ) -> list[Passage]:
+        """The document's sentences nearest the query: by cosine (GloVe's for ``glove``, else ELMo's); for
+        keyword methods, sentences holding more of the matched words come first."""
+        ids = self._document_sentences(row)
+        if method == "glove":
+            vectors = np.stack([self.glove.pooled(t, self.frequencies) for t in self.sentences["tokens"].iloc[ids]])
+        else:
+            vectors = self._sentence_vectors.layers.gather(ids, weights)
+        cosines = vectors @ query_vector
+        wanted = set(matched) if method in ("hybrid", "keywords") else set()
+        hits = [len(wanted & set(terms(t))) for t in self.sentences["tokens"].iloc[ids]]
+        order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]
+        return [Passage(int(ids[i]), self.sentences["text"].iloc[ids[i]], float(cosines[i])) for i in order]
+
+    def _document_sentences(self, row: int) -> np.ndarray:
+        """Ids of a document's sentences (stored contiguously, in document order)."""
+        start, end = np.searchsorted(self._sentence_docs, [row, row + 1])
+        return np.arange(start, end)
+
+    def search_sentences(
+        self, query: str, k: int = 10, method: str = "elmo", layers: str | Sequence[float] | None = None
+    ) -> list[SentenceHit]:
+        """Single sentences nearest in meaning to ``query``: cosine of pooled ELMo vectors (``elmo``), or of
+        mean GloVe vectors (``glove``; empty, with a notice, when no query word has one)."""
+        k = self._k(k)
+        if method not in ("elmo", "glove"):
+            raise QueryError(f"sentence search method must be 'elmo' or 'glove', not {method!r}")
+        tokens = self.query_tokens(query)
+        if method == "glove":
+            query_vector = self.glove.sentence_vector(tokens)
+            if not query_vector.any():
+                warnings.warn(QueryNotice("none of the query's words has a GloVe vector"), stacklevel=2)
+                return []
+            scores, ids = faiss_search(self._glove_index, query_vector, k, self._deleted_sentences)
+        else:
+            weights = self._weights(layers, self.search_mix)
+            scores, ids = self._sentence_vectors.search(
+                self._query_vector(tokens, weights), k, weights, self._deleted_sentences
+            )
         return [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
 
     def neighbors(
@@ -214,7 +380,7 @@ class Index:
         ``same_word`` keeps only occurrences of the same word (any case). GloVe's nearest words come along.
         """
         k = self._k(k)
-        tokens = self._tokens(sentence, "sentence")
+        tokens = self.query_tokens(sentence, "sentence")
         if not isinstance(word, str) or not word.strip():
             raise QueryError("the word is empty; give one word of the sentence")
         word = word.strip()
@@ -240,7 +406,7 @@ class Index:
                 f"token {position} of the sentence is {tokens[position]!r}, not {word!r}"
                 + (f"; {word!r} is at position(s) {matches}" if matches else "")
             )
-        weights = self._weights(layers)
+        weights = self._weights(layers, self.layer_mix)
         subset = self.word_ids(word) if same_word else None
         if not len(self._token_vectors.layers):
             raise QueryError("the index holds no token vectors (its documents have no content words)")
@@ -281,7 +447,7 @@ class Index:
             raise QueryError("the word is empty")
         if k != "auto" and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 50):
             raise QueryError(f"k must be 'auto' or a whole number from 1 to 50, not {k!r}")
-        weights = self._weights(layers)
+        weights = self._weights(layers, self.layer_mix)
         ids = self.word_ids(word.strip())
         notices = []
         if len(ids) > max_occurrences:
@@ -318,6 +484,7 @@ class Index:
             "updated_at": m["updated_at"],
             "model": m["model"],
             "layers": m["layers"],
+            "search_layers": m["search_layers"],
             "pooling": m["pooling"],
             "counts": m["counts"],
             "shards": len(m["shards"]),

@@ -3,7 +3,7 @@
 INDEX_DIR/manifest.json              what the index is; written last, atomically (the commit point)
 INDEX_DIR/build-state.json           only while a build/add runs or after one was killed (for resuming)
 INDEX_DIR/shards/NNNNN/              one directory per shard of documents (appears atomically)
-    docs.parquet sentences.parquet tokens.parquet sentence_layers.npy token_layers.npy shard.json
+    docs.parquet sentences.parquet tokens.parquet sentence_layers.npy token_layers.npy title_layers.npy shard.json
 INDEX_DIR/{sentences,tokens,glove}.gG.faiss   FAISS indexes of generation G (``add`` writes G+1)
 INDEX_DIR/vocab.gG.parquet           word counts of the indexed text
 INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (``--glove train``); Stanford's
@@ -24,9 +24,11 @@ from .errors import IndexFormatError, IndexMismatchError
 from .glove import GloveVectors
 from .vectors import LayerStore
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST, STATE, SHARDS, GLOVE_FILE, LOCK = "manifest.json", "build-state.json", "shards", "glove.txt", ".lock"
-SHARD_FILES = ("docs.parquet", "sentences.parquet", "tokens.parquet", "sentence_layers.npy", "token_layers.npy")
+SHARD_FILES = (
+    "docs.parquet", "sentences.parquet", "tokens.parquet", "sentence_layers.npy", "token_layers.npy", "title_layers.npy"
+)
 
 ModelSpec = str | Path | Sequence[str | Path] | Elmo
 
@@ -50,6 +52,12 @@ def read_manifest(out: Path) -> dict:
         raise IndexFormatError(
             f"{out} was written in index format {version}, newer than this code reads "
             f"({FORMAT_VERSION}); update ELMo Search or rebuild the index"
+        )
+    if version < FORMAT_VERSION:
+        raise IndexFormatError(
+            f"{out} was written in index format {version} by an older ELMo Search (this one writes "
+            f"{FORMAT_VERSION}: documents, titles and weighted pooling); rebuild it with the same command and "
+            "--overwrite"
         )
     return manifest
 
@@ -125,8 +133,8 @@ def open_model(manifest: dict, model: ModelSpec | None, device: str) -> Elmo:
 
 
 def shard_layers(out: Path, shards: list[dict], kind: str, dims: tuple[int, int]) -> LayerStore:
-    """The per-layer vectors of ``kind`` ("sentence" or "token") of the shards, memory-mapped."""
-    count = "sentences" if kind == "sentence" else "token_vectors"
+    """The per-layer vectors of ``kind`` ("sentence", "token" or "title") of the shards, memory-mapped."""
+    count = {"sentence": "sentences", "token": "token_vectors", "title": "documents"}[kind]
     return LayerStore(
         [storage.read_npy(out / SHARDS / s["name"] / f"{kind}_layers.npy", (s[count], *dims)) for s in shards]
     )

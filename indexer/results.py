@@ -18,6 +18,33 @@ class SentenceHit:
 
 
 @dataclass
+class Passage:
+    """A sentence of a found document, with its similarity to the query (the method's own measure)."""
+
+    sentence_id: int
+    text: str
+    score: float
+
+
+@dataclass
+class DocumentHit:
+    """A document found by ``Index.search``, with why it came up.
+
+    ``score`` is the method's own number (cosine, BM25, fused); ``relevance`` puts it on one scale for every
+    method: the share of random-word queries whose best document scores lower (see ``ranking.Chance``).
+    ``passages`` are its sentences nearest the query, best first; ``matched_words`` the query words it contains.
+    """
+
+    rank: int
+    score: float
+    relevance: float
+    doc_id: str
+    title: str
+    passages: list[Passage]
+    matched_words: list[str]
+
+
+@dataclass
 class TokenHit:
     """One use of a word in context; ``char_start:char_end`` locate the word inside ``sentence``."""
 

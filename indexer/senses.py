@@ -43,6 +43,14 @@ def choose_clusters(vectors: np.ndarray, k: int | str = "auto", seed: int = 0) -
     return np.array([by_size[c] for c in labels.tolist()], dtype=np.int64), silhouette
 
 
+def label_score(count: int, size: int, clusters_with_word: int, n_clusters: int) -> float:
+    """TF-IDF of a context word in a cluster against the other clusters: its share of the cluster's uses
+    times log(1 + n_clusters / clusters using it); a word seen once in a large cluster says little."""
+    if count < 2 <= size:
+        return 0.0
+    return count / size * np.log1p(n_clusters / clusters_with_word)
+
+
 def describe_senses(
     word: str,
     vectors: np.ndarray,
@@ -53,19 +61,21 @@ def describe_senses(
 ) -> Senses:
     """Cluster the occurrences (normalised vectors, one per occurrence) of ``word`` into senses.
 
-    Each cluster is labelled by the context words most over-represented in it, and its examples are
+    Each cluster is labelled by its most distinctive context words (``label_score``), and its examples are
     the sentences whose vectors lie closest to the cluster centre.
     """
     labels, silhouette = choose_clusters(vectors, k, seed)
     coords = PCA(2, random_state=seed).fit_transform(vectors) if len(vectors) > 2 else np.zeros((len(vectors), 2))
     word_form = normalize(word)
     context_sets = [{normalize(t) for t in c if is_content_word(t)} - {word_form} for c in contexts]
-    overall = Counter(w for s in context_sets for w in s)
+    n_clusters = int(labels.max()) + 1 if len(labels) else 0
+    inside = [Counter(w for m in np.flatnonzero(labels == c) for w in context_sets[m]) for c in range(n_clusters)]
+    in_clusters = Counter(w for counts in inside for w in counts)  # how many clusters use each word
     clusters = []
-    for c in range(int(labels.max()) + 1 if len(labels) else 0):
+    for c in range(n_clusters):
         members = np.flatnonzero(labels == c)
-        inside = Counter(w for m in members for w in context_sets[m])
-        distinct = sorted(inside, key=lambda w: (-(inside[w] / len(members) - overall[w] / len(labels)), w))
+        scores = {w: label_score(n, len(members), in_clusters[w], n_clusters) for w, n in inside[c].items()}
+        distinct = sorted((w for w in scores if scores[w] > 0), key=lambda w: (-scores[w], w))
         centre = vectors[members].mean(axis=0)
         examples = list(dict.fromkeys(sentences[m] for m in members[np.argsort(-(vectors[members] @ centre))]))
         clusters.append(

@@ -165,7 +165,7 @@ class ExactSearch:
     def search(self, query: np.ndarray, k: int, deleted: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         scores = self.vectors @ torch.from_numpy(np.asarray(query, dtype=np.float32)).to(self.vectors.device)
         if deleted is not None:
-            scores[torch.from_numpy(deleted).to(scores.device)] = -torch.inf
+            scores[torch.tensor(deleted, device=scores.device)] = -torch.inf
         n_live = len(scores) - (int(deleted.sum()) if deleted is not None else 0)
         top = torch.topk(scores, min(k, n_live))
         return top.values.cpu().numpy(), top.indices.cpu().numpy()
@@ -216,18 +216,20 @@ def to_gpu(index: faiss.Index) -> faiss.Index:
 class VectorSet:
     """One searchable kind of vector (sentences or token occurrences).
 
-    Queries under the build-time mix go to the FAISS index (moved to the GPU with faiss-gpu); other
+    Queries under the build-time mix go to the FAISS index (moved to the GPU with faiss-gpu; None: none); other
     mixes, and every query on a GPU without faiss-gpu, go to an exact torch search over the stored
     layers. Its mixed matrix is cached for the last mix used when it fits in ``EXACT_CACHE_BYTES``;
     larger collections are mixed and searched chunk by chunk on every query (bounded memory, slower).
     """
 
-    def __init__(self, layers: LayerStore, index: faiss.Index, build_weights: Sequence[float], device: str = "cpu"):
+    def __init__(
+        self, layers: LayerStore, index: faiss.Index | None, build_weights: Sequence[float], device: str = "cpu"
+    ):
         self.layers = layers
         self.build_weights = tuple(build_weights)
         self.device = device
         cuda = device.startswith("cuda")
-        self.use_faiss = not cuda or gpu_faiss_available()
+        self.use_faiss = index is not None and (not cuda or gpu_faiss_available())
         self.index = to_gpu(index) if cuda and self.use_faiss else index
         self._exact: tuple[tuple[float, ...], ExactSearch] | None = None
 
@@ -275,6 +277,15 @@ class VectorSet:
         return self._streamed(query, k, weights, deleted)
 
 
-def pool(layers: np.ndarray, pooling: str) -> np.ndarray:
-    """(L+1, n, dim) -> (L+1, dim): mean or max over the tokens, per layer, so mixing stays linear afterwards."""
+POOLINGS = ("sif", "mean", "max")
+
+
+def pool(layers: np.ndarray, pooling: str, weights: np.ndarray | None = None) -> np.ndarray:
+    """(L+1, n, dim) -> (L+1, dim), per layer so mixing stays linear afterwards.
+
+    ``sif``: the average weighted by ``weights`` (one per token, see ``words.WordFrequencies``); ``mean``;
+    ``max``: the largest value of each feature.
+    """
+    if pooling == "sif":
+        return np.einsum("lnd,n->ld", layers, weights / weights.sum())
     return layers.mean(axis=1) if pooling == "mean" else layers.max(axis=1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -72,8 +73,13 @@ def texts(elements) -> list[str]:
 
 
 def results(at: AppTest) -> list[str]:
-    """The ranked result entries (markdown starting with the rank) of the page, in order."""
+    """The ranked uses of a word (markdown starting with the rank and a score in backticks), in order."""
     return [m.value for m in at.markdown if m.value.startswith("**") and "`" in m.value.split("\n")[0]]
+
+
+def documents(at: AppTest) -> list[str]:
+    """The titles of the documents found, in page order (both tabs)."""
+    return [m.value for m in at.markdown if re.match(r"\*\*\d+\. ", m.value)]
 
 
 # ------------------------------------------------------------------------------------------ Search
@@ -81,29 +87,58 @@ def test_search_asks_for_a_query_first(index_dir: Path) -> None:
     at = open_app(index_dir)
     assert_clean(at)
     assert any("Type a query" in text for text in texts(at.info))
-    assert not results(at)
+    assert not documents(at)
+    assert [b.label for b in at.button] == ["Search"] and not at.expander[0].proto.expanded  # advanced: collapsed
 
 
-def test_search_shows_elmo_results_beside_glove(index_dir: Path) -> None:
+def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> None:
     at = open_app(index_dir)
     at.text_input(key="ui.search.query").set_value("otters by the river")
     at.slider(key="ui.search.k").set_value(3)
+    at.button[0].click().run()
+    assert_clean(at)
+    assert [t.label for t in at.tabs] == ["ELMo + keywords", "GloVe (static baseline)"]
+    found = documents(at)
+    assert len(found) == 6  # k documents in each tab
+    assert [hit.split(".")[0] for hit in found] == ["**1", "**2", "**3"] * 2
+    assert found[0] == "**1. Life by the river**"  # the words match; the GloVe of 16 sentences is not tested
+    assert any(":orange-background[**otters**]" in m.value for m in at.markdown)  # matched words marked
+    assert any(c.value.startswith("matched words") and "otters, river" in c.value for c in at.caption)
+    assert all(0 <= p.value <= 100 for p in at.get("progress"))  # one relevance bar per document
+
+    at.radio(key="ui.search.method").set_value("keywords").run()
+    assert_clean(at)
+    assert at.tabs[0].label == "Keywords (BM25)"
+    assert dict(at.query_params) == {"q": "otters by the river", "method": "keywords", "k": "3", "layers": "token"}
+
+
+def test_a_shared_url_opens_its_search_and_examples_fill_the_query(index_dir: Path) -> None:
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.session_state["index_dir"] = str(index_dir)
+    at.query_params.update({"q": "a loan from the bank", "method": "elmo", "k": "2", "layers": "top"})
     at.run()
     assert_clean(at)
-    assert texts(at.subheader) == ["ELMo", "GloVe mean"]
-    hits = results(at)
-    assert len(hits) == 6  # k results in each column
-    assert [hit.split(".")[0] for hit in hits] == ["**1", "**2", "**3"] * 2
-    assert any("Life by the river" in hit for hit in hits[3:])  # GloVe matches the words "river" and "otters"
+    assert at.text_input(key="ui.search.query").value == "a loan from the bank"
+    assert at.radio(key="ui.search.method").value == "elmo" and at.slider(key="ui.search.k").value == 2
+    assert at.radio(key="ui.search.mix.preset").value == "top" and len(documents(at)) == 4
 
-    at.toggle(key="ui.search.hybrid").set_value(True).run()
+    from app.examples import QUERIES
+
+    at.button_group[0].set_value(QUERIES[0]).run()
+    assert at.text_input(key="ui.search.query").value == QUERIES[0]
+
+
+def test_nonsense_gets_a_no_good_match_warning(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("qwxzt blorft").run()
     assert_clean(at)
-    assert texts(at.subheader)[0] == "ELMo + keywords"
+    assert any(text.startswith("No good match") for text in texts(at.warning))
+    assert any(text.startswith("No document contains") for text in texts(at.warning))  # GloVe knows no word
 
 
 def test_layer_mix_presets_and_sliders_update_the_formula(index_dir: Path) -> None:
     at = open_app(index_dir)
-    assert "0.33\\,\\mathbf{h}_0 + 0.33\\,\\mathbf{h}_1 + 0.33\\,\\mathbf{h}_2" in at.latex[0].value  # the index's mix
+    assert "1.00\\,\\mathbf{h}_0 + 0.00\\,\\mathbf{h}_1 + 0.00\\,\\mathbf{h}_2" in at.latex[0].value  # search mix
 
     at.radio(key="ui.search.mix.preset").set_value("top").run()
     assert [at.slider(key=f"ui.search.mix.s{j}").value for j in range(3)] == [0.0, 0.0, 1.0]
@@ -126,18 +161,18 @@ def test_a_mix_of_zero_weights_is_refused_in_the_page(index_dir: Path) -> None:
     at.run()
     assert_clean(at)
     assert any("at least one layer" in text for text in texts(at.warning))
-    assert not at.latex
+    assert not at.latex and not documents(at)
 
 
 def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> None:
     at = open_app(index_dir)
     at.text_input(key="ui.search.query").set_value("the river bank")
-    at.radio(key="ui.search.mix.preset").set_value("token").run()
+    at.radio(key="ui.search.mix.preset").set_value("average").run()
     at.switch_page("views/about.py").run()
     at.switch_page("views/search.py").run()
     assert at.text_input(key="ui.search.query").value == "the river bank"
-    assert at.radio(key="ui.search.mix.preset").value == "token"
-    assert len(results(at)) == 20
+    assert at.radio(key="ui.search.mix.preset").value == "average"
+    assert len(documents(at)) == 8  # all 4 documents, in each tab
 
 
 # ------------------------------------------------------------------------------------------ Word in context
@@ -171,7 +206,8 @@ def test_table4_example_compares_uses_of_the_same_word(index_dir: Path) -> None:
     from app.examples import EXAMPLES, TABLE4
 
     at = open_app(index_dir, "views/word_in_context.py")
-    assert not at.toggle(key="ui.wic.same_word").value
+    assert at.toggle(key="ui.wic.same_word").value  # on from the start: nearest uses of the same word
+    at.toggle(key="ui.wic.same_word").set_value(False).run()
     next(b for b in at.button if b.label == TABLE4).click().run()
     assert_clean(at)
     assert at.text_input(key="ui.wic.sentence_a").value == EXAMPLES[TABLE4][0][0]
@@ -270,7 +306,7 @@ def test_damaged_index_is_reported_not_raised(index_dir: Path, tmp_path: Path) -
 
 # ------------------------------------------------------------------------------------------ real browser
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-quic", "--window-size=1400,1500")
+                  "--disable-component-update", "--disable-sync", "--disable-quic")
 
 
 def free_port() -> int:
@@ -308,39 +344,57 @@ def served_app(index_dir: Path, tmp_path: Path):
         log.close()
 
 
-def test_in_a_real_browser(served_app: str, tmp_path: Path) -> None:
-    """Search, then the word-in-context page, in headless Chromium; screenshots are left in tmp_path."""
+def open_browser(tmp_path: Path, width: int, height: int):
+    """Headless Chromium at ``width`` x ``height`` (skips the test when no browser is installed)."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or driver_path is None:
         pytest.skip("no headless browser: install the Debian packages chromium and chromium-driver")
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import WebDriverWait
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"):
+    for flag in (*CHROMIUM_FLAGS, f"--window-size={width},{height}", f"--user-data-dir={tmp_path / 'profile'}"):
         options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=Service(driver_path))
+    return webdriver.Chrome(options=options, service=Service(driver_path))
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
+    """Search (button, tabs, URL, title), then the word-in-context page, in headless Chromium at a desktop and a
+    phone size; screenshots are left in tmp_path."""
+    width, height = {"desktop": (1400, 1000), "phone": (390, 844)}[size]
+    browser = open_browser(tmp_path, width, height)
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
     try:
         page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
         wait = WebDriverWait(browser, 90)
         browser.get(served_app)
         query = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]'))
-        query.send_keys("otters by the river", Keys.ENTER)
-        wait.until(lambda b: "GloVe mean" in page_text() and "Life by the river" in page_text())
+        assert browser.title == "Search · ELMo Search"
+        query.send_keys("otters by the river")
+        browser.find_element(By.XPATH, '//button[contains(., "Search")]').click()
+        wait.until(lambda b: "1. Life by the river" in page_text() and "GloVe (static baseline)" in page_text())
+        assert "q=otters+by+the+river" in browser.current_url or "q=otters%20by%20the%20river" in browser.current_url
+        first = browser.find_element(By.XPATH, '//*[contains(text(), "1. Life by the river")]')
+        assert first.location["y"] < height  # the first result is on the first screen
+        assert first.rect["x"] + first.rect["width"] <= width  # nothing wider than the screen
         time.sleep(1)  # let the last elements paint
-        browser.save_screenshot(str(tmp_path / "search.png"))
+        browser.save_screenshot(str(tmp_path / f"search-{size}.png"))
 
-        browser.find_element(By.XPATH, '//a[contains(., "Word in context")]').click()
+        browser.get(browser.current_url)  # a reload (or a shared link) keeps the search
+        wait.until(lambda b: "1. Life by the river" in page_text())
+
+        browser.get(f"{served_app}/word_in_context")
         wait.until(lambda b: "GloVe · nearest words" in page_text())
+        assert browser.title == "Word in context · ELMo Search"
         time.sleep(1)
-        browser.save_screenshot(str(tmp_path / "word-in-context.png"))
+        browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
         assert "ELMo · “bank” in A" in page_text()
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
         assert "Traceback" not in page_text()
     finally:
         browser.quit()
-    assert (tmp_path / "search.png").stat().st_size > 10_000
+    assert (tmp_path / f"search-{size}.png").stat().st_size > 10_000

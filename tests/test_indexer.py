@@ -67,48 +67,115 @@ def indexer_index(tmp_path_factory, tiny_model_dir) -> Index:
     return build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
 
 
-def brute_force(index: Index, query: str, weights: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k by plain numpy over every stored sentence layer, independent of the indexer's search code."""
-    stored = np.concatenate(
-        [
-            np.load(index.path / "shards" / s["name"] / "sentence_layers.npy").astype(np.float32)
-            for s in index.manifest["shards"]
-        ]
+def sif_pool(layers: np.ndarray, tokens: list[str], counts: dict[str, int]) -> np.ndarray:
+    """Smooth-inverse-frequency pooling written out: weight a / (a + p(word)), punctuation 0."""
+    total = sum(counts.values())
+    weights = np.array(
+        [1e-3 / (1e-3 + counts.get(t.lower(), 0) / total) if any(c.isalnum() for c in t) else 0.0 for t in tokens]
     )
-    matrix = (stored * np.asarray(weights, np.float32)[None, :, None]).sum(1)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    layers = index.elmo.embed([tokenize(query)])[0]
-    pooled = layers.mean(1) if index.manifest["pooling"] == "mean" else layers.max(1)
-    query_vector = (pooled * np.asarray(weights)[:, None]).sum(0)
-    scores = matrix @ (query_vector / np.linalg.norm(query_vector))
-    order = np.argsort(-scores, kind="stable")[:k]
-    return scores[order], order
+    return (layers * weights[None, :, None]).sum(1) / weights.sum()
+
+
+def brute_force(index: Index, query: str, weights: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cosines of the query to every sentence and every title, by plain numpy over the stored layers,
+    independent of the indexer's search code: (sentence scores, title scores, query tokens' counts)."""
+    counts: dict[str, int] = {}
+    for tokens in index.sentences["tokens"]:
+        for t in tokens:
+            if any(c.isalnum() for c in t):
+                counts[t.lower()] = counts.get(t.lower(), 0) + 1
+    w = np.asarray(weights, np.float32)
+
+    def cosines(kind: str) -> np.ndarray:
+        stored = np.concatenate(
+            [np.load(index.path / "shards" / s["name"] / f"{kind}_layers.npy").astype(np.float32)
+             for s in index.manifest["shards"]]
+        )
+        matrix = (stored * w[None, :, None]).sum(1)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        layers = index.elmo.embed([tokenize(query)])[0]
+        pooled = {"sif": lambda: sif_pool(layers, tokenize(query), counts), "mean": lambda: layers.mean(1),
+                  "max": lambda: layers.max(1)}[index.manifest["pooling"]]()
+        query_vector = (pooled * w[:, None]).sum(0)
+        return matrix @ (query_vector / np.linalg.norm(query_vector))
+
+    return cosines("sentence"), cosines("title"), counts
 
 
 @pytest.mark.parametrize("layers", [None, "top", "0.2,0.5,0.3"])
-def test_search_equals_brute_force(indexer_index, layers):
+def test_sentence_search_equals_brute_force(indexer_index, layers):
     weights = (
-        indexer_index.layer_mix.weights
+        indexer_index.search_mix.weights
         if layers is None
         else {"top": [0, 0, 1], "0.2,0.5,0.3": [0.2, 0.5, 0.3]}[layers]
     )
-    hits = indexer_index.search("the river bank after lunch", k=8, layers=layers)
-    scores, ids = brute_force(indexer_index, "the river bank after lunch", weights, 8)
+    hits = indexer_index.search_sentences("the river bank after lunch", k=8, layers=layers)
+    scores = brute_force(indexer_index, "the river bank after lunch", weights)[0]
+    ids = np.argsort(-scores, kind="stable")[:8]
     assert [h.sentence_id for h in hits] == ids.tolist()
-    np.testing.assert_allclose([h.score for h in hits], scores, atol=1e-4)
+    np.testing.assert_allclose([h.score for h in hits], scores[ids], atol=1e-4)
     assert [h.rank for h in hits] == list(range(1, 9))
     first = indexer_index.sentences.iloc[ids[0]]
     assert (hits[0].doc_id, hits[0].sentence, hits[0].title) == (first["doc_id"], first["text"], first["title"])
 
 
+def test_document_search_scores_each_document_by_its_best_passage(indexer_index):
+    """ELMo: a document's score is its best sentence's or title's cosine; passages are its best sentences."""
+    query = "the muddy river bank"
+    sentence_scores, title_scores, _ = brute_force(indexer_index, query, indexer_index.search_mix.weights)
+    docs = indexer_index.docs["doc_id"].tolist()
+    best = {doc: title_scores[row] for row, doc in enumerate(docs)}
+    for doc, score in zip(indexer_index.sentences["doc_id"], sentence_scores):
+        best[doc] = max(best[doc], score)
+    expected = sorted(best, key=lambda d: (-best[d], docs.index(d)))[:5]
+    hits = indexer_index.search(query, k=5, method="elmo")
+    assert [h.doc_id for h in hits] == expected
+    np.testing.assert_allclose([h.score for h in hits], [best[d] for d in expected], atol=1e-4)
+    own = indexer_index.sentences[indexer_index.sentences["doc_id"] == hits[0].doc_id]
+    assert hits[0].passages[0].text in own["text"].tolist()
+    assert hits[0].passages[0].score == pytest.approx(sentence_scores[own.index].max(), abs=1e-4)
+
+
+def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
+    hits = indexer_index.search("telescope galaxies", k=3, method="keywords")
+    assert hits[0].matched_words == ["telescope", "galaxies"] and hits[0].score > hits[-1].score > 0
+    assert "telescope" in hits[0].passages[0].text  # the passage holding the matched words comes first
+    hybrid = indexer_index.search("telescope galaxies", k=3)  # the default method
+    assert hybrid[0].doc_id == hits[0].doc_id and all(0 <= h.relevance <= 1 for h in hybrid)
+    assert "telescope" in hybrid[0].passages[0].text
+    glove = indexer_index.search("telescope galaxies", k=3, method="glove")
+    assert len(glove) == 3 and all(0 <= h.relevance <= 1 for h in glove)
+    with pytest.warns(QueryNotice, match="no document contains"):
+        assert indexer_index.search("zzzqqq", k=3, method="keywords") == []
+
+
+def test_nonsense_gets_a_no_good_match_notice(indexer_index):
+    """With no keyword match, hybrid relevance is at most the ELMo share (0.3): below chance's 0.5."""
+    with pytest.warns(QueryNotice, match="no good match"):
+        hits = indexer_index.search("zzzqqq blorft", k=3)
+    assert hits and all(h.relevance <= 0.3 + 1e-9 for h in hits)
+
+
+def test_relevance_is_the_share_of_random_queries_beaten(indexer_index):
+    """A document that scores above every random query of its length has relevance 1; one below all, 0."""
+    from indexer.ranking import Chance
+
+    chance = Chance([0.1, 0.2, 0.3, 0.4])
+    assert [chance.relevance(s) for s in (0.05, 0.25, 0.4, 0.9)] == [0.0, 0.5, 0.75, 1.0]
+    for method in ("elmo", "keywords", "glove"):  # one method: relevance falls as the score does
+        relevance = [h.relevance for h in indexer_index.search("savings and loan bank", k=10, method=method)]
+        assert relevance == sorted(relevance, reverse=True) and 0 <= relevance[-1] <= relevance[0] <= 1
+
+
 def test_manifest_and_counts(indexer_index):
     m = indexer_index.manifest
     assert (
-        m["format_version"] == 1
+        m["format_version"] == 2
         and m["model"]["name"] == "tiny"
         and m["model"]["hash"] == indexer_index.elmo.model_hash
     )
-    assert m["pooling"] == "mean" and m["layers"]["spec"] == "average" and len(m["shards"]) > 2
+    assert m["pooling"] == "sif" and m["layers"]["spec"] == "average" and m["search_layers"]["spec"] == "token"
+    assert len(m["shards"]) > 2
     assert m["counts"]["documents"] == 34 and m["counts"]["skipped_empty_documents"] == 1
     assert {c["name"] for c in m["corpus"]} == {"corpus/docs.jsonl", "corpus/notes.txt"}
     assert all(len(c["sha256"]) == 64 for c in m["corpus"]) and m["created_at"]
@@ -126,17 +193,17 @@ def test_persistence_round_trip(indexer_index):
     again = Index.open(indexer_index.path)
     assert again.manifest == indexer_index.manifest and again.stats() == indexer_index.stats()
     for query in ("bread in the oven", "money"):
-        assert again.search(query, k=5) == indexer_index.search(query, k=5)
-    assert again.search_glove("bread oven", k=3) == indexer_index.search_glove("bread oven", k=3)
+        hits, before = again.search(query, k=5), indexer_index.search(query, k=5)
+        assert [(h.doc_id, h.passages[0].text) for h in hits] == [(h.doc_id, h.passages[0].text) for h in before]
+        np.testing.assert_allclose([h.score for h in hits], [h.score for h in before], atol=1e-5)
+    assert again.search_sentences("bread oven", 3, "glove") == indexer_index.search_sentences("bread oven", 3, "glove")
 
 
-def test_hybrid_and_glove(indexer_index):
-    hits = indexer_index.search("telescope galaxies", k=3, hybrid=True)
-    assert "telescope" in hits[0].sentence and hits[0].score > hits[-1].score > 0
-    glove = indexer_index.search_glove("telescope galaxies", k=3)
+def test_sentence_search_with_glove(indexer_index):
+    glove = indexer_index.search_sentences("telescope galaxies", k=3, method="glove")
     assert "telescope" in glove[0].sentence and len(glove) == 3
     with pytest.warns(QueryNotice, match="GloVe"):
-        assert indexer_index.search_glove("zzzqqq", k=3) == []
+        assert indexer_index.search_sentences("zzzqqq", k=3, method="glove") == []
 
 
 def test_neighbors(indexer_index):
@@ -220,9 +287,12 @@ def test_add_and_delete(indexer_index, tmp_path):
     counts = delete_documents(path, ["new-1", "river-0"])
     index = Index.open(path)
     assert counts["documents"] == before["counts"]["documents"] - 1 and counts["deleted_documents"] == 2
-    hits = index.search("A comet grows a bright tail near the sun.", k=40)
-    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in hits) and len(hits) == 40
-    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in index.search("comet bank", k=40, hybrid=True))
+    hits = index.search("A comet grows a bright tail near the sun.", k=40, method="elmo")
+    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in hits) and len(hits) == counts["documents"]
+    sentences = index.search_sentences("A comet grows a bright tail near the sun.", k=40)
+    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in sentences) and len(sentences) == 40
+    for method in ("hybrid", "keywords", "glove"):
+        assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in index.search("comet bank", k=40, method=method))
     assert index.senses("bank").n_occurrences == 46
 
 
@@ -238,13 +308,21 @@ def test_cli_json(indexer_index, capsys):
                 "2",
                 "--json",
                 "--baseline",
-                "--hybrid",
+                "--method",
+                "keywords",
             ]
         )
         == 0
     )
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"query", "k", "layers", "hybrid", "results", "glove", "notices"}
+    assert set(result) == {"query", "k", "method", "layers", "sentences", "results", "glove", "notices"}
+    assert set(result["results"][0]) == {
+        "rank", "score", "relevance", "doc_id", "title", "passages", "matched_words"
+    }
+    assert set(result["results"][0]["passages"][0]) == {"sentence_id", "text", "score"}
+    assert result["results"][0]["matched_words"] == ["muddy", "river", "bank"]
+    assert main(["search", "--index", str(indexer_index.path), "muddy river", "--sentences", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
     assert set(result["results"][0]) == {"rank", "score", "doc_id", "title", "sentence", "sentence_id"}
     assert (
         main(

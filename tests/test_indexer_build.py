@@ -116,17 +116,19 @@ def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir
         tmp_path / "ivf",
         model=tiny_model_dir,
         index_factory="IVF4,Flat",
+        search_layers="average",  # the token layer alone max-pools sentences of the same words into ties
         pooling="max",
         settings=settings,
         progress=False,
     )
     assert {e["factory"] for e in index.manifest["indexes"].values()} == {"IVF4,Flat"}
     for query, layers in (("muddy river bank", None), ("bread", "top")):  # nprobe = nlist: exhaustive, so exact
-        weights = index.layer_mix.weights if layers is None else (0, 0, 1)
-        scores, ids = brute_force(index, query, weights, 5)
-        hits = index.search(query, k=5, layers=layers)
+        weights = index.search_mix.weights if layers is None else (0, 0, 1)
+        scores = brute_force(index, query, weights)[0]
+        ids = np.argsort(-scores, kind="stable")[:5]
+        hits = index.search_sentences(query, k=5, layers=layers)
         assert [h.sentence_id for h in hits] == ids.tolist()
-        np.testing.assert_allclose([h.score for h in hits], scores, atol=1e-4)
+        np.testing.assert_allclose([h.score for h in hits], scores[ids], atol=1e-4)
     vocab = pd.read_parquet(tmp_path / "ivf" / index.manifest["files"]["vocab"]["file"]).set_index("word")["count"]
     assert vocab[index.tokens["word"].str.lower()].min() >= 3 and vocab["honey"] == 1
     assert "lunch" in set(index.tokens["word"]) and "honey" not in set(index.tokens["word"].str.lower())

@@ -11,8 +11,8 @@ from app.widgets import layer_name
 from encoder import BiLMConfig
 from encoder.elmo import DEFAULT_MODEL_DIR
 
+# config.json entries described elsewhere on the page; any others (e.g. a perplexity) are listed as they are.
 SHOWN_CONFIG_KEYS = {*BiLMConfig.__dataclass_fields__, "name", "format_version"}
-"""config.json entries described elsewhere on the page; any others (e.g. a perplexity) are listed as they are."""
 
 index = state.current_index()
 elmo = index.elmo
@@ -117,7 +117,10 @@ with numbers:
         st.json(stats)
 
     st.header("Layer weights in use")
-    st.caption(f"The index stores sentence and word vectors mixed as `{index.layer_mix.describe()}`; "
-               "the sliders on the Search page re-mix them per query.")
-    st.bar_chart(pd.DataFrame({"layer": [layer_name(j, n_layers) for j in range(n_layers)],
-                               "weight s_j": list(index.layer_mix.weights)}), x="layer", y="weight s_j")
+    st.caption(f"Search compares passages mixed as `{index.search_mix.describe()}` (the best mix on the judged "
+               f"demo queries); word in context and senses use `{index.layer_mix.describe()}`. The index keeps "
+               "every layer, so the sliders on the Search page re-mix them per query.")
+    layers = [layer_name(j, n_layers) for j in range(n_layers)]
+    st.bar_chart(pd.DataFrame({"layer": layers * 2, "weight s_j": [*index.search_mix.weights, *index.layer_mix.weights],
+                               "used by": ["search"] * n_layers + ["words in context"] * n_layers}),
+                 x="layer", y="weight s_j", color="used by", stack=False)

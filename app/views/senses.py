@@ -10,6 +10,9 @@ from app.render import errors_in_page, escape, highlight_word, notices
 
 SUGGESTIONS = ("bank", "play", "stick", "bat", "pitch", "spring", "seal", "mouse", "cell", "interest")
 CARDS_PER_ROW = 3
+# Okabe & Ito's colour-blind-safe palette, most distinct first, and a shape per sense as a second cue.
+SENSE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442"]
+SENSE_SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left", "wedge"]
 
 
 def suggest() -> None:
@@ -59,11 +62,15 @@ with errors_in_page():
         "sense": [f"{p.cluster + 1}: {result.clusters[p.cluster].label}" for p in result.points],
         "sentence": [p.sentence for p in result.points],
     })
-    chart = alt.Chart(points).mark_circle(size=70, opacity=0.75).encode(
-        x=alt.X("x", title="PCA 1"), y=alt.Y("y", title="PCA 2"),
-        color=alt.Color("sense:N", title="sense", legend=alt.Legend(orient="bottom", columns=2, labelLimit=400)),
+    senses = sorted(set(points["sense"]), key=lambda s: int(s.split(":")[0]))
+    legend = alt.Legend(orient="bottom", columns=2, labelLimit=400)
+    chart = alt.Chart(points).mark_point(size=80, filled=True, opacity=0.8).encode(
+        x=alt.X("x", title="PCA 1", scale=alt.Scale(zero=False, padding=16)),
+        y=alt.Y("y", title="PCA 2", scale=alt.Scale(zero=False, padding=16)),
+        color=alt.Color("sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_COLOURS), legend=legend),
+        shape=alt.Shape("sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_SHAPES), legend=legend),
         tooltip=["sense", "sentence"],
-    ).interactive()
+    ).properties(padding={"left": 8, "right": 24, "top": 8, "bottom": 8}).interactive()
     st.subheader(f"All {len(points)} occurrences of “{result.word}”")
     st.caption("Hover over a point to read its sentence; scroll to zoom.")
     st.altair_chart(chart, width="stretch")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
-from app.examples import EXAMPLES, SAME_WORD
+from app.examples import EXAMPLES
 from app.render import errors_in_page, escape, notices, token_hits
 from app.widgets import choose_word, layer_selector, token_picker
 
@@ -12,12 +12,12 @@ SIDES = ("a", "b")
 
 
 def load_example(name: str) -> None:
-    """Fill both sentences and their words, and turn the comparison on."""
+    """Fill both sentences and their words, and turn the comparison and "Same word only" on."""
     for side, (sentence, word) in zip(SIDES, EXAMPLES[name]):
         st.session_state[f"ui.wic.sentence_{side}"] = sentence
         choose_word(f"ui.wic.word_{side}", word)
     st.session_state["ui.wic.compare"] = True
-    st.session_state["ui.wic.same_word"] = name in SAME_WORD
+    st.session_state["ui.wic.same_word"] = True
 
 
 index = state.current_index()
@@ -48,8 +48,10 @@ with settings[0]:
     mix = layer_selector("ui.wic.layer", index.elmo.n_layers)
 st.session_state.setdefault("ui.wic.k", 8)
 k = settings[1].slider("Neighbours", 1, 30, key="ui.wic.k")
+st.session_state.setdefault("ui.wic.same_word", True)
 same_word = settings[2].toggle("Same word only", key="ui.wic.same_word",
-                               help="Only uses of the same word: shows which of its senses each sentence gets.")
+                               help="Only uses of the same word: shows which of its senses each sentence gets. "
+                                    "Off: the nearest uses of any word.")
 if not queries:
     st.stop()
 
