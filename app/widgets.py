@@ -7,7 +7,7 @@ import streamlit as st
 
 from encoder import LayerMix
 from encoder.mix import PRESETS
-from encoder.text import tokenize
+from encoder.text import text_tokens
 from indexer.words import is_word, normalize
 
 CUSTOM = "custom"
@@ -102,7 +102,7 @@ def choose_word(key: str, word: str) -> None:
 
 def token_picker(label: str, sentence: str, key: str) -> tuple[str, int] | None:
     """Clickable tokens of ``sentence``; the chosen word (``key``) carries over when the sentence is edited."""
-    tokens = tokenize(sentence)
+    tokens = [t for t, _, _ in text_tokens(sentence)]  # as the index tokenizes it, so positions agree
     words = [i for i, token in enumerate(tokens) if is_word(token)]
     if not words:
         st.info("This sentence has no words to pick.")

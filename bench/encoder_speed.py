@@ -135,8 +135,8 @@ def main() -> None:
         del model
         print(f"shape {args.shape}: {json.dumps(SHAPES[args.shape].to_options()['lstm'])}, "
               f"{n_params / 1e6:.1f}M parameters; {len(sentences)} sentences, {tokens} tokens; device {args.device}")
-        print(f"| batch | mode | tokens/s | seconds | precompute s | peak RSS MB |")
-        print(f"|---:|---|---:|---:|---:|---:|")
+        print("| batch | mode | tokens/s | seconds | precompute s | peak RSS MB |")
+        print("|---:|---|---:|---:|---:|---:|")
         context = mp.get_context("spawn")
         results = {}
         for batch_size in (int(b) for b in args.batch_sizes.split(",")):

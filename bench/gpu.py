@@ -29,7 +29,8 @@ from bench.train_speed import padded_vocabulary, train_speed  # noqa: E402
 from encoder import Elmo  # noqa: E402
 from encoder.lm_data import TokenizedCorpus  # noqa: E402
 from encoder.model import BiLM, BiLMConfig  # noqa: E402
-from encoder.text import open_text, sentences as split_sentences, tokenize  # noqa: E402
+from encoder.files import open_text  # noqa: E402
+from encoder.text import sentences as split_sentences, tokenize  # noqa: E402
 from encoder.train import SIZES  # noqa: E402
 from encoder.weights import load_model  # noqa: E402
 

@@ -75,7 +75,7 @@ def method_rankings(index: Index, queries: list[dict], method: str, layers: str 
 
 
 def table(rows: dict[str, np.ndarray], reference: np.ndarray) -> None:
-    print(f"| method | recall@10 | MRR | nDCG@10 | recall@10 vs TF-IDF | MRR vs TF-IDF |\n|---|---:|---:|---:|---:|---:|")
+    print("| method | recall@10 | MRR | nDCG@10 | recall@10 vs TF-IDF | MRR vs TF-IDF |\n|---|---:|---:|---:|---:|---:|")
     for name, (recall, mrr, ndcg) in rows.items():
         print(f"| {name} | {recall:.3f} | {mrr:.3f} | {ndcg:.3f} | {recall - reference[0]:+.3f} | "
               f"{mrr - reference[1]:+.3f} |")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from . import text, train
+from .elmo import add_model_options
 from .eval import cli as eval_cli
 
 
@@ -27,19 +28,11 @@ def embed_command(args: argparse.Namespace) -> None:
     import h5py
 
     from .elmo import Elmo
-    from .weights import atomic_path
+    from .files import atomic_path
 
-    if (args.options is None) != (args.weights is None):
-        raise SystemExit("error: --options and --weights go together")
-    if args.options is not None and args.model is not None:
-        raise SystemExit("error: give either --model or --options/--weights, not both")
     try:
-        if args.options is not None:
-            elmo = Elmo.load(args.options, args.weights, device=args.device, stateful=args.stateful,
-                             precision=args.precision)
-        else:
-            elmo = Elmo.load(args.model or "default", device=args.device, stateful=args.stateful,
-                             precision=args.precision)
+        elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful,
+                         precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
         raise SystemExit(f"error: {error}")
     sentences = _read_tokenized_lines(args.input)
@@ -64,10 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Embed one pre-tokenized sentence per line (tokens separated by spaces) into hdf5, in the "
                     "layout of AllenNLP's `elmo --all`: dataset 'i' = float32 (L+1, n_tokens, 2*projection_dim) "
                     "for input line i, plus a JSON dataset 'sentence_to_index'.")
-    source = embed.add_argument_group("model (either --model or --options and --weights)")
-    source.add_argument("--model", help="model directory of ours, or 'default' for the shipped model (the default)")
-    source.add_argument("--options", type=Path, help="AllenNLP / bilm-tf options.json")
-    source.add_argument("--weights", type=Path, help="AllenNLP / bilm-tf weights .hdf5")
+    add_model_options(embed)
     embed.add_argument("--input", type=Path, required=True, help="UTF-8 text, one tokenized sentence per line")
     embed.add_argument("--output", type=Path, required=True, help="hdf5 file to write (replaced atomically)")
     embed.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")

@@ -11,7 +11,8 @@ reference implementations do; batches are then taken in input order, never sorte
 """
 from __future__ import annotations
 
-import hashlib
+import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -19,54 +20,97 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from .files import sha256_of
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .mix import LayerMix
 from .model import BiLM, State
-from .text import tokenize
+from .text import text_tokens
 from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "data" / "models" / "default"
 
 
+@dataclass(frozen=True)
+class ModelFiles:
+    """Where a model's weights are: one of our folders (``config.json`` + safetensors), or a published
+    AllenNLP / bilm-tf model (``options.json`` + weights ``.hdf5``)."""
 
-def resolve_model_path(name_or_path: str | Path) -> Path:
-    """``default`` -> the shipped model directory; anything else is a path."""
-    if str(name_or_path) == "default":
+    folder: Path | None = None
+    options: Path | None = None
+    weights: Path | None = None
+
+    @property
+    def files(self) -> list[Path]:
+        """The files the content hash covers."""
+        return weight_files(self.folder) if self.folder is not None else [self.options, self.weights]
+
+    def hash(self) -> str:
+        return sha256_of(self.files)[:16]
+
+
+MODEL_SPEC_HELP = ("'default' (the shipped model), one of our model folders, a folder of published AllenNLP "
+                   "weights (options.json + .hdf5), an options.json (give --weights too) or a weights .hdf5 "
+                   "(options.json beside it)")
+"""How every command line explains ``--model`` (and ``--weights``): the forms ``resolve_model`` takes."""
+
+
+def add_model_options(parser: argparse.ArgumentParser, default: str | None = "default",
+                      default_help: str = "default: %(default)s") -> None:
+    """``--model`` and ``--weights``, spelled and explained the same way by every command line."""
+    parser.add_argument("--model", default=default, metavar="MODEL", help=f"{MODEL_SPEC_HELP} ({default_help})")
+    parser.add_argument("--weights", type=Path, metavar="FILE.hdf5",
+                        help="published weights, when --model is their options.json")
+
+
+def resolve_model(spec: str | Path = "default", weights: str | Path | None = None) -> ModelFiles:
+    """The one rule for finding a model: ``default``; one of our folders; a folder of published weights
+    (``options.json`` and one ``.hdf5``, or the one whose name contains "weights"); ``options.json`` with
+    ``weights``; or a weights ``.hdf5`` with ``options.json`` beside it. Clear errors otherwise."""
+    if weights is not None:
+        options, weights = Path(spec), Path(weights)
+        for path in (options, weights):
+            if not path.is_file():
+                raise FileNotFoundError(f"{path} does not exist")
+        return ModelFiles(options=options, weights=weights)
+    if str(spec) == "default":
         if not (DEFAULT_MODEL_DIR / CONFIG_FILE).is_file():
             raise FileNotFoundError(
                 f"the default model is not installed at {DEFAULT_MODEL_DIR}; train one with "
-                "`python -m encoder train` or pass a model directory / --options and --weights")
-        return DEFAULT_MODEL_DIR
-    return Path(name_or_path)
+                "`python -m encoder train` or pass a model folder, or --model options.json --weights FILE.hdf5")
+        return ModelFiles(folder=DEFAULT_MODEL_DIR)
+    path = Path(spec)
+    if path.suffix == ".hdf5" and path.is_file():
+        return resolve_model(path.parent / "options.json", path)
+    if path.suffix == ".json" and path.is_file():
+        raise FileNotFoundError(f"{path} is an options file: give its weights too (--weights FILE.hdf5)")
+    if (path / CONFIG_FILE).is_file():
+        return ModelFiles(folder=path)
+    if (path / "options.json").is_file():
+        candidates = sorted(path.glob("*.hdf5"))
+        if len(candidates) > 1:
+            candidates = [p for p in candidates if "weights" in p.name]
+        if len(candidates) != 1:
+            raise FileNotFoundError(f"{path} has options.json but not exactly one weights .hdf5 file")
+        return ModelFiles(options=path / "options.json", weights=candidates[0])
+    if not path.exists():
+        raise FileNotFoundError(f"there is no model at {path}: {MODEL_SPEC_HELP}")
+    raise FileNotFoundError(f"{path} holds neither {CONFIG_FILE} (our format) nor options.json (published weights)")
 
 
-def _file_digest(paths: Iterable[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()[:16]
+def model_folder(spec: str | Path = "default") -> Path:
+    """The folder of one of our models (``resolve_model``'s rule); published weights are refused, as they have
+    no language-model head, vocabulary or training record."""
+    found = resolve_model(spec)
+    if found.folder is None:
+        raise ValueError(f"{spec} is a published AllenNLP model: it has no LM head, vocabulary or training "
+                         "record; this needs one of our model folders")
+    return found.folder
 
 
-def _reference_files(path: Path) -> tuple[Path, Path] | None:
-    """``options.json`` and the one ``.hdf5`` of a folder of published weights; None for one of our models."""
-    if (path / CONFIG_FILE).is_file() or not (path / "options.json").is_file():
-        return None
-    hdf5 = sorted(path.glob("*.hdf5"))
-    if len(hdf5) != 1:
-        raise FileNotFoundError(f"{path} has options.json but not exactly one .hdf5 weight file")
-    return path / "options.json", hdf5[0]
-
-
-def model_hash(name_or_path: str | Path = "default", weights: str | Path | None = None) -> str:
+def model_hash(spec: str | Path = "default", weights: str | Path | None = None) -> str:
     """The content hash of a model's weights (what an index records), without loading it; same arguments as
     ``Elmo.load``."""
-    if weights is not None:
-        return _file_digest([Path(name_or_path), Path(weights)])
-    path = resolve_model_path(name_or_path)
-    reference = _reference_files(path)
-    return _file_digest(reference or weight_files(path))
+    return resolve_model(spec, weights).hash()
 
 
 PRECISIONS = ("fp32", "tf32", "bf16")
@@ -96,29 +140,25 @@ class Elmo:
 
     # ---------------------------------------------------------------- loading and saving
     @classmethod
-    def load(cls, name_or_path: str | Path = "default", weights: str | Path | None = None, *,
+    def load(cls, spec: str | Path = "default", weights: str | Path | None = None, *,
              device: str = "cpu", stateful: bool = False, cache_vocab_size: int = 0,
              precision: str = "fp32") -> "Elmo":
-        """Load ``default``, one of our model directories, or reference ``options.json`` + ``weights`` (hdf5).
+        """Load a model found by ``resolve_model(spec, weights)``: ``default``, one of our folders, or published
+        AllenNLP weights.
 
         ``cache_vocab_size`` > 0 precomputes the char-CNN vectors of that many of the most frequent words
         of one of our models' training vocabulary (otherwise words are cached as they are first seen).
         ``precision``: ``fp32`` (exact), ``tf32`` (TF32 matrix products on a GPU) or ``bf16`` (autocast);
         outputs are float32 in every case.
         """
-        if weights is not None:
-            model = load_hdf5(name_or_path, weights)
-            return cls(model, name=Path(weights).stem, model_hash=model_hash(name_or_path, weights),
+        found = resolve_model(spec, weights)
+        if found.folder is None:
+            return cls(load_hdf5(found.options, found.weights), name=found.weights.stem, model_hash=found.hash(),
                        device=device, stateful=stateful, precision=precision)
-        path = resolve_model_path(name_or_path)
-        reference = _reference_files(path)
-        if reference:
-            return cls.load(*reference, device=device, stateful=stateful, precision=precision)
-        info = read_config(path)
-        model = load_model(path)
-        elmo = cls(model, name=info.get("name", path.name), model_hash=model_hash(path),
+        info = read_config(found.folder)
+        elmo = cls(load_model(found.folder), name=info.get("name", found.folder.name), model_hash=found.hash(),
                    device=device, stateful=stateful, info=info, precision=precision)
-        vocab_file = path / "vocab.txt"
+        vocab_file = found.folder / "vocab.txt"
         if cache_vocab_size and vocab_file.is_file():
             with open(vocab_file, encoding="utf-8") as f:
                 words = [line.rstrip("\n") for _, line in zip(range(cache_vocab_size), f)]
@@ -223,13 +263,14 @@ class Elmo:
               use_cache: bool = True) -> list[np.ndarray]:
         """ELMo vectors for each sentence: (L+1, n, 2P) per sentence, or (n, 2P) when ``mix`` is given.
 
-        Each sentence is a plain string (tokenized with nltk) or a list/tuple of tokens (taken as they
-        are); a single string gives a one-element list. ``batch_size`` caps sentences per batch and
+        Each sentence is a list/tuple of tokens (taken as they are) or a string, tokenized by
+        ``text.text_tokens`` (split into sentences, then words) and embedded as one sequence: pass the
+        sentences of a text separately to embed them separately. A single string gives a one-element list. ``batch_size`` caps sentences per batch and
         ``max_tokens`` the padded tokens per batch (stateless mode sorts by length to waste little padding).
         """
         if isinstance(sentences, str):
             sentences = [sentences]
-        token_lists = [tokenize(s) if isinstance(s, str) else list(s) for s in sentences]
+        token_lists = [[t for t, _, _ in text_tokens(s)] if isinstance(s, str) else list(s) for s in sentences]
         layer_mix = LayerMix.parse(mix, self.n_layers) if mix is not None else None
         results: list[np.ndarray | None] = [None] * len(token_lists)
         bar = tqdm(total=sum(len(s) for s in token_lists), unit="tok", desc="embedding", disable=not progress)

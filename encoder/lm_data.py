@@ -38,8 +38,8 @@ import numpy as np
 import torch
 
 from .chars import BOS_TOKEN, EOS_TOKEN, MAX_CHARS, batch_to_ids, word_to_ids
-from .text import open_text, sentences, text_files, tokenize
-from .weights import atomic_path
+from .files import atomic_path, open_text
+from .text import sentences, text_files, tokenize
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)

@@ -23,7 +23,8 @@ from torch import Tensor, nn
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .lm_data import VOCAB_FILE, Batch, Vocabulary, make_batch, paragraph_pairs
 from .model import BiLM, State
-from .weights import atomic_path, load_model
+from .files import atomic_path
+from .weights import load_model
 
 if TYPE_CHECKING:
     from .elmo import Elmo
@@ -174,15 +175,15 @@ def perplexity(model: Elmo | str | Path, lines: Iterable[str], max_tokens: int |
     An ``Elmo`` has no LM head, so its head and vocabulary are read from ``model_dir`` (default: the shipped
     model), whose weights must be the ones the ``Elmo`` holds.
     """
-    from .elmo import Elmo, model_hash, resolve_model_path
+    from .elmo import Elmo, model_folder, model_hash
 
     if isinstance(model, Elmo):
-        directory = resolve_model_path(model_dir or "default")
+        directory = model_folder(model_dir or "default")
         if model_hash(directory) != model.model_hash:
             raise ValueError(f"the Elmo's weights are not those of {directory}; pass model_dir= its directory")
         lm, vocab = load_language_model(directory)
         lm.bilm = model.model
         lm.to(model.device)
     else:
-        lm, vocab = load_language_model(resolve_model_path(model))
+        lm, vocab = load_language_model(model_folder(model))
     return evaluate(lm, vocab, lines, max_tokens)

@@ -14,12 +14,9 @@ no data.
 from __future__ import annotations
 
 import argparse
-import bz2
 import collections
 import functools
-import gzip
 import json
-import lzma
 import os
 import re
 import sys
@@ -27,10 +24,11 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from nltk.tokenize import NLTKWordTokenizer
 from nltk.tokenize.punkt import _ORTHO_LC, PunktParameters, PunktSentenceTokenizer, PunktTrainer
+
+from .files import open_text
 
 PUNKT_PATH = Path(__file__).with_name("punkt_en.json")
 """The shipped Punkt parameters, used by :func:`split_sentences`."""
@@ -68,7 +66,6 @@ circa, died, flourished: "(d. 1157)"). Unlike abbreviations, they leave "vitamin
 
 _TRAIN_CHUNK_CHARS = 1_000_000  # text handed to PunktTrainer at a time, to bound its memory
 _TEXT_FILE_SUFFIXES = (".txt", ".txt.gz", ".txt.xz", ".txt.bz2")
-_OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 # A paragraph: from a non-space character to the end of its line, and the lines after it up to
 # a blank line.
 _PARAGRAPH = re.compile(r"\S.*(?:\n(?![^\S\n]*\n).*)*")
@@ -82,16 +79,6 @@ REPLACEMENT_CHAR = "\ufffd"
 
 # ---------------------------------------------------------------------------------------------
 # Reading files
-
-
-def open_text(path: str | os.PathLike[str]) -> TextIO:
-    """Open a .txt, .gz, .xz or .bz2 file as UTF-8 text.
-
-    Undecodable bytes become U+FFFD instead of raising, so one bad byte cannot stop a long
-    training run; :func:`iter_lines` can count them. A UTF-8 byte order mark is dropped.
-    """
-    opener = _OPENERS.get(Path(path).suffix.lower(), open)
-    return opener(path, "rt", encoding="utf-8-sig", errors="replace")
 
 
 def iter_lines(
@@ -304,6 +291,13 @@ def tokenize(sentence: str) -> list[str]:
     Split text into sentences first: the word tokenizer only splits off the period at the very
     end of its input, and would leave "them." of an earlier sentence as one token."""
     return [token for token, _, _ in tokenize_with_spans(sentence)]
+
+
+def text_tokens(text: str) -> list[tuple[str, int, int]]:
+    """The tokens of a text of any length (a query, a sentence a user typed) as ``(token, start, end)`` with
+    ``text[start:end] == token``: split into sentences first, then into words. The one way a query is tokenized,
+    so the index, the encoder and the app agree on every token's position."""
+    return [(token, a, b) for s in split_and_tokenize(text) for token, (a, b) in zip(s.tokens, s.token_spans)]
 
 
 def split_and_tokenize(text: str) -> list[Sentence]:

@@ -31,9 +31,9 @@ from safetensors.torch import load_file, save_file
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model, perplexity
 from .model import BiLM, BiLMConfig, State
-from .text import open_text
-from .elmo import resolve_model_path
-from .weights import CONFIG_FILE, atomic_path, load_hdf5, load_model, read_config, save_model
+from .files import atomic_path, open_text
+from .elmo import MODEL_SPEC_HELP, model_folder, resolve_model
+from .weights import load_hdf5, load_model, read_config, save_model
 
 SIZES = {
     # for tests and smoke runs
@@ -138,25 +138,16 @@ def model_config(cfg: TrainConfig) -> BiLMConfig:
     return SIZES[cfg.size]
 
 
-def load_pretrained(path: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary | None]:
-    """A biLM to start from: our model directory (with its head and vocabulary when it has them), or a
-    published AllenNLP one: its weights ``.hdf5`` file with ``options.json`` beside it, or a directory holding
-    both (the ``.hdf5`` whose name contains "weights" if there are several). Those files have no softmax."""
-    path = resolve_model_path(path)
-    if (path / CONFIG_FILE).is_file():
-        bilm = load_model(path)
-        if (path / HEAD_FILE).is_file() and (path / VOCAB_FILE).is_file():
-            return bilm, LMHead.load(path / HEAD_FILE), Vocabulary.load(path / VOCAB_FILE)
-        return bilm, None, None
-    if path.suffix == ".hdf5":
-        path, candidates = path.parent, [path]
-    else:
-        candidates = sorted(path.glob("*.hdf5"))
-        if len(candidates) > 1:
-            candidates = [p for p in candidates if "weights" in p.name]
-    if not (path / "options.json").is_file() or len(candidates) != 1:
-        raise FileNotFoundError(f"{path} holds neither {CONFIG_FILE} nor options.json with one weights .hdf5 file")
-    return load_hdf5(path / "options.json", candidates[0]), None, None
+def load_pretrained(spec: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary | None]:
+    """A biLM to start from, found by ``resolve_model``: our model (with its head and vocabulary when it has
+    them), or published AllenNLP weights, which have no softmax."""
+    found = resolve_model(spec)
+    if found.folder is None:
+        return load_hdf5(found.options, found.weights), None, None
+    bilm = load_model(found.folder)
+    if (found.folder / HEAD_FILE).is_file() and (found.folder / VOCAB_FILE).is_file():
+        return bilm, LMHead.load(found.folder / HEAD_FILE), Vocabulary.load(found.folder / VOCAB_FILE)
+    return bilm, None, None
 
 
 def _build_vocabulary(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int, world: int) -> Vocabulary:
@@ -222,7 +213,7 @@ def save_language_model(lm: LanguageModel, vocab: Vocabulary, directory: Path, i
 
 def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
     """What config.json records besides the architecture; a continued model keeps its name unless given one."""
-    continued = read_config(resolve_model_path(cfg.continue_from)).get("name") if cfg.continue_from else None
+    continued = read_config(model_folder(cfg.continue_from)).get("name") if cfg.continue_from else None
     return {"name": cfg.name or continued or out.resolve().name, "training": progress}
 
 
@@ -230,7 +221,7 @@ def _continued_progress(cfg: TrainConfig) -> dict:
     """The counters a continued model carries on from, and a data seed of its own so that it reads the corpus in
     another order than the run it continues (whose exact data position is not shipped)."""
     progress = {"step": 0, "tokens": 0, "train_seconds": 0.0,
-                **read_config(resolve_model_path(cfg.continue_from)).get("training", {})}
+                **read_config(model_folder(cfg.continue_from)).get("training", {})}
     progress["data_seed"] = cfg.seed + progress["step"]
     return progress
 
@@ -600,9 +591,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="model name written into config.json (default: the --out folder's name)")
     p.add_argument("--size", choices=sorted(SIZES), default=defaults.size, help="architecture (default %(default)s)")
     p.add_argument("--config", help="JSON file of BiLMConfig fields (overrides --size)")
-    p.add_argument("--init-from", help="start from a model: our directory, 'default', or AllenNLP weights (a .hdf5 "
-                                       "file with options.json beside it, or their directory); those have no "
-                                       "softmax, so the head is made fresh and the vocabulary counted")
+    p.add_argument("--init-from", metavar="MODEL",
+                   help=f"start from a model: {MODEL_SPEC_HELP}; published weights have no softmax, so the head "
+                        "is made fresh and the vocabulary counted")
     p.add_argument("--continue", dest="continue_from", metavar="MODEL",
                    help="carry on the pretraining of one of our models ('default' or a directory with its head and "
                         "vocabulary): its weights, tokens and steps seen go on, with a fresh optimizer warmed up "

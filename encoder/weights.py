@@ -8,17 +8,14 @@ or measure perplexity). Nothing here ever unpickles a file.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import h5py
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from .files import atomic_path
 from .model import BiLM, BiLMConfig
 
 CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX = "config.json", "model.safetensors", "model.safetensors.index.json"
@@ -144,21 +141,6 @@ def save_hdf5(model: BiLM, options_file: str | Path, weights_file: str | Path) -
                 f.create_dataset(name, data=np.ascontiguousarray(array, dtype=np.float32))
     with atomic_path(options_file) as tmp:
         Path(tmp).write_text(json.dumps(config.to_options(), indent=2))
-
-
-@contextmanager
-def atomic_path(target: str | Path) -> Iterator[str]:
-    """Yield a temporary path beside ``target``; it replaces the target only if the block succeeds."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def save_model(model: BiLM, directory: str | Path, extra_config: dict | None = None, fp16: bool = False,

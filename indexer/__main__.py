@@ -15,6 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from encoder.elmo import add_model_options
+
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
 from .glove import save_glove, train_glove_on_text
@@ -28,7 +30,7 @@ DEFAULTS = Settings()
 def _model(args: argparse.Namespace) -> Any:
     if args.weights is not None:
         if args.model is None:
-            raise SystemExit("error: --weights needs --model OPTIONS_JSON (the reference options file)")
+            raise SystemExit("error: --weights needs --model OPTIONS.json (the published options file)")
         return [args.model, args.weights]
     return args.model
 
@@ -211,14 +213,8 @@ def _print_senses(result: dict) -> None:
 
 # ------------------------------------------------------------------------------------------ parser
 def _add_model_options(parser: argparse.ArgumentParser, default: str | None) -> None:
-    where = "default: the model named in the index manifest" if default is None else f"default: {default}"
-    parser.add_argument(
-        "--model",
-        default=default,
-        help=f"'default' (the shipped model), a model directory, or a reference options.json "
-        f"together with --weights ({where})",
-    )
-    parser.add_argument("--weights", type=Path, help="reference .hdf5 weights, when --model is an options.json")
+    where = "default: the model named in the index manifest" if default is None else "default: %(default)s"
+    add_model_options(parser, default, where)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
 
 

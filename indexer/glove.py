@@ -7,7 +7,6 @@ AdaGrad on minibatches of co-occurrence entries, word + context vectors summed. 
 
 from __future__ import annotations
 
-import lzma
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -19,7 +18,7 @@ from tqdm.auto import tqdm
 
 from encoder.glove import Glove
 from encoder.text import iter_lines, split_and_tokenize
-from encoder.weights import atomic_path
+from encoder.files import atomic_path, open_text
 
 from .vectors import normalize
 from .words import WordFrequencies
@@ -138,8 +137,7 @@ def train_glove_on_text(paths: Sequence[str | Path], max_tokens: int, vocab_size
 def save_glove(path: str | Path, glove: Glove) -> None:
     """Write the standard GloVe text format ("word v1 v2 ..."), atomically; xz-compressed for a .xz path."""
     words = sorted(glove.index, key=glove.index.get)
-    opener = lzma.open if str(path).endswith(".xz") else open
-    with atomic_path(path) as tmp, opener(tmp, "wt", encoding="utf-8") as f:
+    with atomic_path(path) as tmp, open_text(tmp, "wt", suffix=Path(path).suffix) as f:
         for word, row in zip(words, glove.matrix):
             f.write(word + " " + " ".join(f"{v:.6f}" for v in row) + "\n")
 

@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 
 from encoder import Elmo, LayerMix
-from encoder.text import split_and_tokenize
+from encoder.text import text_tokens
 
 from . import storage
 from .bm25 import BM25, terms
@@ -203,7 +203,7 @@ class Index:
                 stacklevel=3,
             )
             text = text[:MAX_QUERY_CHARS]
-        tokens = [t for sentence in split_and_tokenize(text) for t in sentence.tokens]
+        tokens = [t for t, _, _ in text_tokens(text)]
         if not tokens:
             raise QueryError(f"the {what} has no words")
         return tokens

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from encoder import Elmo
+from encoder.elmo import resolve_model
 from encoder.glove import Glove
 from encoder.glove import check as check_glove
 
@@ -91,15 +92,18 @@ def open_glove(out: Path, entry: dict) -> GloveVectors:
 
 
 def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, Any]:
-    """The Elmo for ``model`` and how the manifest names it: "default", a directory, or [options, weights]."""
+    """The Elmo for ``model`` and how the manifest names it: "default", our model folder, or [options, weights]
+    (found by ``encoder.elmo.resolve_model``)."""
     if isinstance(model, Elmo):
         return model, None
-    if isinstance(model, (list, tuple)):
-        options, weights = (Path(p).resolve() for p in model)
-        return Elmo.load(options, weights, device=device), [str(options), str(weights)]
+    found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
     if str(model) == "default":
-        return Elmo.load("default", device=device), "default"
-    return Elmo.load(Path(model), device=device), str(Path(model).resolve())
+        source: Any = "default"
+    elif found.folder is not None:
+        source = str(found.folder.resolve())
+    else:
+        source = [str(found.options.resolve()), str(found.weights.resolve())]
+    return Elmo.load(*(source if isinstance(source, list) else [source]), device=device), source
 
 
 def model_record(elmo: Elmo, source: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import pandas as pd
 import pyarrow.parquet as pq
 
-from encoder.text import open_text
+from encoder.files import open_text
 
 from .errors import CorpusError
 

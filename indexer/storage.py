@@ -6,7 +6,6 @@ the old file or the new one. Shards are whole directories renamed into place the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from encoder.weights import atomic_path
+from encoder.files import atomic_path, sha256_of
 
 from .errors import CorruptIndexError
 
@@ -30,11 +29,7 @@ TMP_PREFIX = ".tmp-"
 
 def file_record(path: Path) -> dict[str, Any]:
     """Size and sha256 of a file, as stored in the manifest."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+    return {"size": path.stat().st_size, "sha256": sha256_of(path)}
 
 
 def check_file(path: Path, record: dict[str, Any], verify_hash: bool) -> None:

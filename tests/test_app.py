@@ -225,6 +225,15 @@ def test_word_missing_from_a_new_sentence_is_explained(index_dir: Path) -> None:
     assert not results(at)
 
 
+def test_a_two_sentence_text_picks_the_word_the_index_sees(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.toggle(key="ui.wic.compare").set_value(False)
+    at.text_input(key="ui.wic.sentence_a").set_value("I sat down. The bank was muddy.").run()
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo · “bank” in A" and results(at)  # bank is token 5 for both
+    assert not at.warning
+
+
 def test_layer_zero_knows_only_spelling(index_dir: Path) -> None:
     """At the char-CNN layer every "bank" has the same vector, so the same-word neighbours all score 1."""
     at = open_app(index_dir, "views/word_in_context.py")

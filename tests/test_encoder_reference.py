@@ -83,7 +83,7 @@ def test_embed_cli_stateful_reproduces_reference_file_by_file(reference_fixture,
     lines = [sentences[k][i] for i in range(10) for k in range(3)]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     subprocess.run(
-        [sys.executable, "-m", "encoder", "embed", "--options", str(reference_fixture / "options.json"),
+        [sys.executable, "-m", "encoder", "embed", "--model", str(reference_fixture / "options.json"),
          "--weights", str(reference_fixture / "lm_weights.hdf5"), "--input", str(tmp_path / "in.txt"),
          "--output", str(tmp_path / "out.hdf5"), "--batch-size", "3", "--stateful", "--quiet"],
         check=True, cwd=REPO)
@@ -94,3 +94,24 @@ def test_embed_cli_stateful_reproduces_reference_file_by_file(reference_fixture,
             layers = out[str(n)][...]
             assert layers.shape == (3, len(line.split()), 32)
             assert np.allclose(layers[2], _expected_top_layer(reference_fixture, row, batch), atol=1e-6)
+
+
+def test_one_rule_finds_a_model_in_every_form(reference_fixture, tiny_model_dir, tmp_path):
+    """``resolve_model``: our folder; options.json + weights; the weights .hdf5 alone (options beside it);
+    a folder of published weights (the .hdf5 named "weights" among several); clear errors otherwise."""
+    from encoder.elmo import model_folder, model_hash, resolve_model
+
+    options, weights = reference_fixture / "options.json", reference_fixture / "lm_weights.hdf5"
+    assert resolve_model(tiny_model_dir).folder == tiny_model_dir
+    published = resolve_model(options, weights)
+    assert (published.options, published.weights) == (options, weights)
+    assert resolve_model(weights) == published and resolve_model(reference_fixture) == published
+    assert model_hash(reference_fixture) == model_hash(options, weights) == Elmo.load(weights).model_hash
+    with pytest.raises(FileNotFoundError, match="give its weights too"):
+        resolve_model(options)
+    with pytest.raises(FileNotFoundError, match="there is no model at"):
+        resolve_model(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="neither config.json"):
+        resolve_model(tmp_path)
+    with pytest.raises(ValueError, match="no LM head"):
+        model_folder(reference_fixture)

@@ -322,7 +322,7 @@ def test_cli_prints_tables_and_says_when_glove_is_absent(tiny_model_dir, tmp_pat
 def test_cli_reads_the_real_data_sets_in_a_quick_run(capsys):
     from encoder.__main__ import main
 
-    main(["evaluate", "all", "--options", str(FIXTURE_DIR / "options.json"), "--weights",
+    main(["evaluate", "all", "--model", str(FIXTURE_DIR / "options.json"), "--weights",
           str(FIXTURE_DIR / "lm_weights.hdf5"), "--limit", "8", "--json"])
     results = json.loads(capsys.readouterr().out)["results"]
     assert results["wic"]["details"] == {**results["wic"]["details"], "train pairs": 8, "dev pairs": 8}

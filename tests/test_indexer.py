@@ -199,6 +199,13 @@ def test_persistence_round_trip(indexer_index):
     assert again.search_sentences("bread oven", 3, "glove") == indexer_index.search_sentences("bread oven", 3, "glove")
 
 
+def test_a_sentence_typed_as_two_is_tokenized_as_the_app_shows_it(indexer_index):
+    """Positions come from ``text_tokens`` (sentences first): "bank" is token 5 of "I sat down. The bank was muddy."."""
+    found = indexer_index.neighbors("I sat down. The bank was muddy.", "bank", position=5, k=2)
+    assert found.query_tokens[4:6] == ["The", "bank"] and len(found.hits) == 2
+    assert indexer_index.elmo.embed("I sat down. The bank was muddy.")[0].shape[1] == 9
+
+
 def test_sentence_search_with_glove(indexer_index):
     glove = indexer_index.search_sentences("telescope galaxies", k=3, method="glove")
     assert "telescope" in glove[0].sentence and len(glove) == 3

@@ -9,7 +9,7 @@ import streamlit as st
 from app import state
 from app.widgets import layer_name
 from encoder import BiLMConfig
-from encoder.elmo import DEFAULT_MODEL_DIR
+from encoder.elmo import resolve_model
 
 # config.json entries described elsewhere on the page; any others (e.g. a perplexity) are listed as they are.
 SHOWN_CONFIG_KEYS = {*BiLMConfig.__dataclass_fields__, "name", "format_version"}
@@ -21,11 +21,12 @@ n_layers = elmo.n_layers
 
 
 def model_dir() -> Path | None:
-    """Where the index's model lives (its card is the README.md there); None for AllenNLP hdf5 weights."""
+    """Where the index's model lives (its card is the README.md there); None for published hdf5 weights."""
     source = manifest["model"]["source"]
-    if source == "default":
-        return DEFAULT_MODEL_DIR
-    return Path(source) if isinstance(source, str) else None
+    try:
+        return resolve_model(*source).folder if isinstance(source, list) else resolve_model(source).folder
+    except FileNotFoundError:
+        return None
 
 
 def glove_description(glove: dict) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from ..elmo import Elmo
+from ..elmo import Elmo, add_model_options
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
 from ..glove import NONE, STANFORD, Glove
@@ -30,10 +30,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                     "where the task trains a classifier) beside a GloVe baseline. Data default to the shared "
                     f"data sets in {DEFAULT_DATA_ROOT} (the sense probe's sentences ship with the code).")
     p.add_argument("task", choices=[*TASKS, "all"])
-    source = p.add_argument_group("model (either --model or --options and --weights)")
-    source.add_argument("--model", default="default", help="model directory or 'default' (the default)")
-    source.add_argument("--options", type=Path, help="AllenNLP / bilm-tf options.json")
-    source.add_argument("--weights", type=Path, help="AllenNLP / bilm-tf weights .hdf5")
+    add_model_options(p)
     p.add_argument("--data", type=Path,
                    help="one task: its data (folder, or file for perplexity and senses); all: the folder holding "
                         f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items() if n != 'senses')}; "
@@ -59,7 +56,7 @@ def run_task(name: str, args: argparse.Namespace, embedder: Embedder, data: Path
     """One task, timed; the GloVe note is added here so every task says the same."""
     started = time.perf_counter()
     if name == "perplexity":
-        result = perplexity.run(args.options.parent if args.options else args.model, data, args.limit)
+        result = perplexity.run(args.weights or args.model, data, args.limit)  # published weights: no LM head
     else:
         extra = {"wordnet": args.wordnet} if name == "wsd" else {}
         result = TASKS[name].run(embedder, data, glove, args.limit, **extra)
@@ -72,8 +69,7 @@ def run_task(name: str, args: argparse.Namespace, embedder: Embedder, data: Path
 def command_line(args: argparse.Namespace, task: str) -> str:
     """The command that reproduces ``task`` (a task name or ``all``) as run now."""
     words = ["python", "-m", "encoder", "evaluate", task]
-    words += (["--options", str(args.options), "--weights", str(args.weights)] if args.options
-              else ["--model", str(args.model)])
+    words += ["--model", str(args.model)] + (["--weights", str(args.weights)] if args.weights else [])
     if args.data:
         words += ["--data", str(args.data / TASKS[task].DATA if args.task == "all" and task != "all" else args.data)]
     words += ["--glove", str(args.glove)] if args.glove != STANFORD else []
@@ -85,16 +81,13 @@ def command_line(args: argparse.Namespace, task: str) -> str:
 
 def evaluate_command(args: argparse.Namespace) -> None:
     """Load the model (and GloVe), run the task(s), print tables or JSON, write the report."""
-    if (args.options is None) != (args.weights is None):
-        raise SystemExit("error: --options and --weights go together")
     if args.report and args.task != "all":
         raise SystemExit("error: --report goes with the task 'all'")
     names = list(TASKS) if args.task == "all" else [args.task]
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
-        elmo = (Elmo.load(args.options, args.weights, device=args.device) if args.options
-                else Elmo.load(args.model, device=args.device))
+        elmo = Elmo.load(args.model, args.weights, device=args.device)
         glove = Glove.open(args.glove) if args.glove != NONE else None
     except (FileNotFoundError, ValueError) as error:
         raise SystemExit(f"error: {error}")

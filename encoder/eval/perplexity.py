@@ -9,7 +9,7 @@ from itertools import islice
 from pathlib import Path
 
 from ..lm_head import perplexity
-from ..text import open_text
+from ..files import open_text
 from .results import TaskResult
 
 DATA = Path("corpus-en") / "test.txt.xz"

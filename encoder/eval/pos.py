@@ -5,12 +5,12 @@ static vector; OOV words get zeros). Sentences are embedded as the treebank toke
 """
 from __future__ import annotations
 
-import lzma
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
+from ..files import open_text
 from .embeddings import Embedder
 from ..glove import Glove
 from .probe import probe_views
@@ -23,9 +23,8 @@ ANCHORS = "anchors (PTB, not EWT): ELMo layer 1 97.3, layer 2 96.8"
 
 def read_conllu(path: Path, limit: int | None = None) -> Iterator[tuple[list[str], list[str]]]:
     """(forms, UPOS tags) per sentence; multi-word token ranges (1-2) and empty nodes (1.1) are skipped."""
-    opener = lzma.open if path.suffix == ".xz" else open
     count = 0
-    with opener(path, "rt", encoding="utf-8") as f:
+    with open_text(path) as f:
         forms: list[str] = []
         tags: list[str] = []
         for line in f:

@@ -14,7 +14,8 @@ from typing import Iterable
 
 import numpy as np
 
-from ..text import open_text, split_and_tokenize
+from ..files import open_text
+from ..text import split_and_tokenize
 from .embeddings import Embedder, cosine, layer_views
 from ..glove import Glove
 from .results import GLOVE, TaskResult

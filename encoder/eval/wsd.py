@@ -9,7 +9,6 @@ vector for an occurrence is the mean over a window around it (see WINDOW).
 """
 from __future__ import annotations
 
-import lzma
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..files import open_text
 from .embeddings import Embedder, cosine, layer_views, span_vector
 from ..glove import Glove
 from .results import GLOVE, TaskResult
@@ -87,7 +87,7 @@ def read_raganato(xml_file: Path, gold_file: Path, limit: int | None = None) -> 
 
 def read_semcor_file(path: Path, inventory: SenseInventory) -> Iterator[Sentence]:
     """Sentences of one SemCor NAF file with their annotations that are WordNet 3.0 sense keys."""
-    with lzma.open(path, "rt", encoding="utf-8") as f:
+    with open_text(path) as f:
         root = ET.parse(f).getroot()
     sentences: dict[str, Sentence] = {}
     where: dict[str, tuple[Sentence, int, int]] = {}
