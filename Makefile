@@ -15,7 +15,8 @@ install: $(VENV)/installed.stamp
 demo: install  ## build the demo index on first run, then serve the UI on http://localhost:8501
 	$(PY) -m app $(ARGS)
 
-test: install  ## the whole test suite (CI runs exactly this through .ci/run)
+test: install  ## style (ruff) and the whole test suite (CI runs exactly this through .ci/run)
+	$(PY) -m ruff format --check --quiet . && $(PY) -m ruff check --quiet .
 	$(PY) -m pytest -q $(ARGS)
 
 bench: install  ## benchmarks: print tables, write nothing the tests use

@@ -2,6 +2,7 @@
 
 This is what ``make demo`` runs. Later runs find the index and start at once; ``--rebuild`` builds it again.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,19 +22,30 @@ from .settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT, configured_index_dir, d
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m app", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, default=configured_index_dir(),
-                        help=f"index folder (default: ${INDEX_ENV}, else build/demo-index); "
-                             "built from data/demo if it holds no index")
-    parser.add_argument("--model", default="default",
-                        help="model to build the demo index with: 'default' (data/models/default) or a model folder")
-    parser.add_argument("--glove", default=STANFORD,
-                        help="GloVe baseline of the demo index: 'stanford' (Stanford's glove.6B 50-d vectors, the "
-                             "default), a GloVe text file, or 'train' (trained on the demo corpus itself)")
+    parser = argparse.ArgumentParser(
+        prog="python -m app", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--index",
+        type=Path,
+        default=configured_index_dir(),
+        help=f"index folder (default: ${INDEX_ENV}, else build/demo-index); built from data/demo if it holds no index",
+    )
+    parser.add_argument(
+        "--model",
+        default="default",
+        help="model to build the demo index with: 'default' (data/models/default) or a model folder",
+    )
+    parser.add_argument(
+        "--glove",
+        default=STANFORD,
+        help="GloVe baseline of the demo index: 'stanford' (Stanford's glove.6B 50-d vectors, the "
+        "default), a GloVe text file, or 'train' (trained on the demo corpus itself)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="build the index again even if it exists")
-    parser.add_argument("--address", default="localhost",
-                        help="address to listen on (default localhost: only this machine can connect)")
+    parser.add_argument(
+        "--address", default="localhost", help="address to listen on (default localhost: only this machine can connect)"
+    )
     parser.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
     return parser.parse_args(argv)
 
@@ -52,21 +64,29 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
             print(f"Using the index in {index_dir}")
             return
         if manifest.get("format_version") != FORMAT_VERSION:
-            print(f"The index in {index_dir} was built by another version of ELMo Search (format "
-                  f"{manifest.get('format_version')}, this one uses {FORMAT_VERSION}): rebuilding it.", flush=True)
+            print(
+                f"The index in {index_dir} was built by another version of ELMo Search (format "
+                f"{manifest.get('format_version')}, this one uses {FORMAT_VERSION}): rebuilding it.",
+                flush=True,
+            )
         elif built_with.get("hash") == model_hash(model):
             print(f"Using the index in {index_dir}")
             return
         else:
-            print(f"The {model!r} model has changed since the index in {index_dir} was built with it: rebuilding it.",
-                  flush=True)
+            print(
+                f"The {model!r} model has changed since the index in {index_dir} was built with it: rebuilding it.",
+                flush=True,
+            )
         rebuild = True
     corpus = demo_corpus()
     if not corpus:
         raise SystemExit("error: the demo corpus (data/demo/*.jsonl) is missing; restore it: git checkout data/demo")
     first = "Rebuilding" if rebuild else "First run: building"
-    print(f"{first} the demo index in {index_dir} from {len(corpus)} files in data/demo with the {model!r} model.\n"
-          "This happens once; later runs reuse the index.", flush=True)
+    print(
+        f"{first} the demo index in {index_dir} from {len(corpus)} files in data/demo with the {model!r} model.\n"
+        "This happens once; later runs reuse the index.",
+        flush=True,
+    )
     started = time.perf_counter()
     try:
         build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild)
@@ -79,9 +99,27 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
 def streamlit_command(address: str, port: int) -> list[str]:
     """Streamlit headless on ``address:port``; no usage statistics sent (the app must not reach the network),
     no source watching, no developer toolbar and no tracebacks in the page (a served app, not one being edited)."""
-    return [sys.executable, "-m", "streamlit", "run", str(MAIN_SCRIPT), "--server.address", address,
-            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none", "--client.toolbarMode", "minimal", "--client.showErrorDetails", "type"]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(MAIN_SCRIPT),
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--client.toolbarMode",
+        "minimal",
+        "--client.showErrorDetails",
+        "type",
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,8 +128,11 @@ def main(argv: list[str] | None = None) -> None:
     ensure_index(index_dir, args.model, args.rebuild, args.glove)
     host = "localhost" if args.address in ("0.0.0.0", "::") else args.address
     print(f"\nELMo Search is starting: open http://{host}:{args.port} in your browser (Ctrl+C stops it).", flush=True)
-    env = {**os.environ, INDEX_ENV: str(index_dir),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        INDEX_ENV: str(index_dir),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    }
     os.chdir(REPO_ROOT)
     os.execve(sys.executable, streamlit_command(args.address, args.port), env)
 

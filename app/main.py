@@ -1,4 +1,5 @@
 """Streamlit entry point (``streamlit run app/main.py``): page setup, the index setting, the four pages."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,18 +19,23 @@ VIEWS = Path(__file__).resolve().parent / "views"
 for key in [k for k in st.session_state if str(k).startswith(STATE_PREFIX)]:
     st.session_state[key] = st.session_state[key]
 
-page = st.navigation([
-    st.Page(VIEWS / "search.py", title="Search", icon=":material/search:", default=True),
-    st.Page(VIEWS / "word_in_context.py", title="Word in context", icon=":material/text_fields:"),
-    st.Page(VIEWS / "senses.py", title="Senses", icon=":material/scatter_plot:"),
-    st.Page(VIEWS / "about.py", title="About", icon=":material/info:"),
-])
+page = st.navigation(
+    [
+        st.Page(VIEWS / "search.py", title="Search", icon=":material/search:", default=True),
+        st.Page(VIEWS / "word_in_context.py", title="Word in context", icon=":material/text_fields:"),
+        st.Page(VIEWS / "senses.py", title="Senses", icon=":material/scatter_plot:"),
+        st.Page(VIEWS / "about.py", title="About", icon=":material/info:"),
+    ]
+)
 st.set_page_config(page_title=f"{page.title} · ELMo Search")  # each page its own browser title
 
 with st.sidebar:
     index_dir()  # seeds the field from the ELMO_SEARCH_INDEX setting
-    st.text_input("Index folder", key=INDEX_DIR_KEY,
-                  help="Any folder built by `python -m indexer build` or `python -m app --index DIR`.")
+    st.text_input(
+        "Index folder",
+        key=INDEX_DIR_KEY,
+        help="Any folder built by `python -m indexer build` or `python -m app --index DIR`.",
+    )
 
 loading.empty()
 page.run()

@@ -1,4 +1,5 @@
 """How results and errors look: escaped markdown, highlighted words, hit lists, errors as page messages."""
+
 from __future__ import annotations
 
 import logging
@@ -30,14 +31,16 @@ def highlight_word(text: str, word: str) -> str:
     """Mark every whole-word use of ``word`` (any case) in ``text``; for examples that come without offsets."""
     parts, last = [], 0
     for match in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text, flags=re.IGNORECASE):
-        parts.append(highlight(text[last:match.end()], match.start() - last, match.end() - last))
+        parts.append(highlight(text[last : match.end()], match.start() - last, match.end() - last))
         last = match.end()
     return "".join(parts) + escape(text[last:])
 
 
-RELEVANCE_HELP = ("Relevance, the same scale for every method: the share of random-word queries (as many words "
-                  "as yours) whose best document scores lower than this one. About 50 % is what chance gets; "
-                  "100 % beats every random query.")
+RELEVANCE_HELP = (
+    "Relevance, the same scale for every method: the share of random-word queries (as many words "
+    "as yours) whose best document scores lower than this one. About 50 % is what chance gets; "
+    "100 % beats every random query."
+)
 
 
 def highlight_words(text: str, words: Sequence[str]) -> str:
@@ -47,7 +50,7 @@ def highlight_words(text: str, words: Sequence[str]) -> str:
     pattern = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     parts, last = [], 0
     for match in re.finditer(rf"(?<!\w)(?:{pattern})(?!\w)", text, flags=re.IGNORECASE):
-        parts.append(highlight(text[last:match.end()], match.start() - last, match.end() - last))
+        parts.append(highlight(text[last : match.end()], match.start() - last, match.end() - last))
         last = match.end()
     return "".join(parts) + escape(text[last:])
 
@@ -60,8 +63,11 @@ def document_hits(hits: Sequence[DocumentHit]) -> None:
             st.progress(min(max(hit.relevance, 0.0), 1.0), text=f"relevance {hit.relevance:.0%}")
             if hit.passages:
                 st.markdown(highlight_words(hit.passages[0].text, hit.matched_words))
-            why = (f"matched words: {', '.join(hit.matched_words)}" if hit.matched_words
-                   else "no shared words: found by meaning")
+            why = (
+                f"matched words: {', '.join(hit.matched_words)}"
+                if hit.matched_words
+                else "no shared words: found by meaning"
+            )
             st.caption(f"{escape(why)} · best passage of {escape(hit.doc_id)} · score {hit.score:.3f}")
 
 
@@ -70,8 +76,10 @@ def token_hits(hits: Sequence[TokenHit]) -> None:
     if not hits:
         st.info("No other uses found.")
     for hit in hits:
-        st.markdown(f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*  \n"
-                    f"{highlight(hit.sentence, hit.char_start, hit.char_end)}")
+        st.markdown(
+            f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*  \n"
+            f"{highlight(hit.sentence, hit.char_start, hit.char_end)}"
+        )
 
 
 def notices(messages: Sequence[str]) -> None:

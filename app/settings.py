@@ -1,4 +1,5 @@
 """Where the index lives, shared by ``python -m app`` and the pages so both always agree."""
+
 from __future__ import annotations
 
 import os

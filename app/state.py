@@ -4,6 +4,7 @@ Pages never call the index directly, so a rerun (every widget change) reuses the
 the answers to questions already asked, and a failure to open the index is shown in the page, with the
 command that builds it, instead of a traceback.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -51,8 +52,10 @@ def current_index() -> Index:
     if not (path / MANIFEST).is_file():
         st.error(f"There is no index in `{path}` yet.")
         if (path / STATE).is_file():
-            st.warning("A build was started there and has not finished: it may still be running, "
-                       "or it was interrupted (running the command again resumes it).")
+            st.warning(
+                "A build was started there and has not finished: it may still be running, "
+                "or it was interrupted (running the command again resumes it)."
+            )
         st.info("Build the demo index there (a few minutes on a CPU; only once), then reload this page:")
         st.code(build_command(path), language="bash")
         st.caption("Or index your own documents (.txt, .jsonl, .csv, .parquet files or folders):")
@@ -86,8 +89,9 @@ def _ask(question: Callable[[], T]) -> tuple[T, list[str]]:
 
 
 @st.cache_data(max_entries=128, show_spinner="Searching…")
-def _search(_index: Index, key: str, query: str, k: int, method: str,
-            weights: tuple[float, ...]) -> tuple[list[DocumentHit], list[str]]:
+def _search(
+    _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...]
+) -> tuple[list[DocumentHit], list[str]]:
     return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights)))
 
 
@@ -97,16 +101,26 @@ def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> tupl
 
 
 @st.cache_data(max_entries=128, show_spinner="Finding the nearest uses…")
-def _neighbors(_index: Index, key: str, sentence: str, word: str, position: int, k: int, same_word: bool,
-               weights: tuple[float, ...]) -> Neighbors:
-    result, messages = _ask(lambda: _index.neighbors(sentence, word, position=position, k=k, same_word=same_word,
-                                                     layers=list(weights)))
+def _neighbors(
+    _index: Index,
+    key: str,
+    sentence: str,
+    word: str,
+    position: int,
+    k: int,
+    same_word: bool,
+    weights: tuple[float, ...],
+) -> Neighbors:
+    result, messages = _ask(
+        lambda: _index.neighbors(sentence, word, position=position, k=k, same_word=same_word, layers=list(weights))
+    )
     result.notices.extend(messages)
     return result
 
 
-def neighbors(index: Index, sentence: str, word: str, position: int, k: int, same_word: bool,
-              mix: LayerMix) -> Neighbors:
+def neighbors(
+    index: Index, sentence: str, word: str, position: int, k: int, same_word: bool, mix: LayerMix
+) -> Neighbors:
     """Nearest uses in context of one token of ``sentence`` (cached per question)."""
     return _neighbors(index, _key(), sentence, word, position, k, same_word, mix.weights)
 

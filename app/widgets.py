@@ -1,4 +1,5 @@
 """Controls shared by several pages: the layer mix (presets, sliders, live formula) and the token picker."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -45,8 +46,10 @@ def _mark_custom(key: str, n_layers: int) -> None:
 def formula(mix: LayerMix) -> str:
     """ELMo = γ Σ s_j h_j written out with the current numbers, as LaTeX."""
     terms = " + ".join(rf"{w:.2f}\,\mathbf{{h}}_{j}" for j, w in enumerate(mix.weights))
-    return (rf"\mathrm{{ELMo}} = \gamma \sum_{{j=0}}^{{{len(mix.weights) - 1}}} s_j\,\mathbf{{h}}_j"
-            rf" = {mix.gamma:.2f} \times \left({terms}\right)")
+    return (
+        rf"\mathrm{{ELMo}} = \gamma \sum_{{j=0}}^{{{len(mix.weights) - 1}}} s_j\,\mathbf{{h}}_j"
+        rf" = {mix.gamma:.2f} \times \left({terms}\right)"
+    )
 
 
 def layer_mix_control(key: str, n_layers: int, initial: LayerMix) -> LayerMix | None:
@@ -59,17 +62,36 @@ def layer_mix_control(key: str, n_layers: int, initial: LayerMix) -> LayerMix | 
         st.session_state.setdefault(f"{key}.s{j}", round(w, 2))
     st.session_state.setdefault(f"{key}.gamma", float(initial.gamma))
 
-    st.radio("Layer mix preset", [*PRESETS, CUSTOM], key=f"{key}.preset", horizontal=True,
-             on_change=_apply_preset, args=(key, n_layers),
-             help="token = the context-free char-CNN layer only; top = the last biLSTM layer; "
-                  "average = all layers equally; custom = your sliders.")
+    st.radio(
+        "Layer mix preset",
+        [*PRESETS, CUSTOM],
+        key=f"{key}.preset",
+        horizontal=True,
+        on_change=_apply_preset,
+        args=(key, n_layers),
+        help="token = the context-free char-CNN layer only; top = the last biLSTM layer; "
+        "average = all layers equally; custom = your sliders.",
+    )
     columns = st.columns(n_layers + 1)
     for j, column in enumerate(columns[:-1]):
-        column.slider(f"s{j}: {layer_name(j, n_layers)}", 0.0, 1.0, step=0.01, key=f"{key}.s{j}",
-                      on_change=_mark_custom, args=(key, n_layers))
-    columns[-1].slider("γ (scale)", 0.1, 3.0, step=0.1, key=f"{key}.gamma",
-                       help="γ scales the whole vector. Cosine similarity ignores scale, so it does not change "
-                            "rankings; it matters when ELMo feeds a downstream model.")
+        column.slider(
+            f"s{j}: {layer_name(j, n_layers)}",
+            0.0,
+            1.0,
+            step=0.01,
+            key=f"{key}.s{j}",
+            on_change=_mark_custom,
+            args=(key, n_layers),
+        )
+    columns[-1].slider(
+        "γ (scale)",
+        0.1,
+        3.0,
+        step=0.1,
+        key=f"{key}.gamma",
+        help="γ scales the whole vector. Cosine similarity ignores scale, so it does not change "
+        "rankings; it matters when ELMo feeds a downstream model.",
+    )
     raw = [st.session_state[f"{key}.s{j}"] for j in range(n_layers)]
     if sum(raw) <= 0:
         st.warning("Give at least one layer a weight above zero.")
@@ -84,10 +106,15 @@ def layer_selector(key: str, n_layers: int) -> LayerMix:
     """One layer at a time (or the average), to watch neighbours move from spelling to meaning."""
     options = [*range(n_layers), "average"]
     st.session_state.setdefault(key, n_layers - 1)
-    choice = st.radio("Layer", options, key=key, horizontal=True,
-                      format_func=lambda o: "average" if o == "average" else layer_name(o, n_layers),
-                      help="Layer 0 knows only the word's spelling, so its neighbours look alike; the top "
-                           "layer has read the whole sentence, so its neighbours share the meaning.")
+    choice = st.radio(
+        "Layer",
+        options,
+        key=key,
+        horizontal=True,
+        format_func=lambda o: "average" if o == "average" else layer_name(o, n_layers),
+        help="Layer 0 knows only the word's spelling, so its neighbours look alike; the top "
+        "layer has read the whole sentence, so its neighbours share the meaning.",
+    )
     if choice == "average":
         return LayerMix.parse("average", n_layers)
     return LayerMix.parse([1.0 if j == choice else 0.0 for j in range(n_layers)], n_layers)

@@ -23,6 +23,7 @@ What is real and what is stubbed (see ``load_allennlp``):
 ``allennlp_tokens_per_second`` times ``batch_to_ids`` + ``_ElmoBiLm.forward`` (stateless, no_grad, CPU) over
 consecutive batches in input order, as AllenNLP's documented usage does.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,28 +35,57 @@ import time
 import types
 from pathlib import Path
 
-WHEEL_HINT = ("pip download --no-deps allennlp==2.10.1 && "
-              "unzip -q allennlp-2.10.1-py3-none-any.whl -d DIR   (then pass --allennlp DIR)")
+WHEEL_HINT = (
+    "pip download --no-deps allennlp==2.10.1 && "
+    "unzip -q allennlp-2.10.1-py3-none-any.whl -d DIR   (then pass --allennlp DIR)"
+)
 FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "elmo"
 
 # Real AllenNLP files, in dependency order (module name relative to ``allennlp``).
 _REAL_MODULES = [
-    "version", "common.checks", "common.logging", "common.params", "common.lazy", "common.from_params",
-    "common.registrable", "common.util", "common.tqdm",
-    "nn.util", "nn.initializers",
-    "data.tokenizers.token_class", "data.vocabulary", "data.token_indexers.token_indexer",
-    "data.fields.field", "data.fields.sequence_field", "data.fields.text_field",
-    "data.instance", "data.batch", "data.token_indexers.elmo_indexer",
-    "modules.encoder_base", "modules.lstm_cell_with_projection", "modules.elmo_lstm",
-    "modules.highway", "modules.scalar_mix", "modules.elmo",
+    "version",
+    "common.checks",
+    "common.logging",
+    "common.params",
+    "common.lazy",
+    "common.from_params",
+    "common.registrable",
+    "common.util",
+    "common.tqdm",
+    "nn.util",
+    "nn.initializers",
+    "data.tokenizers.token_class",
+    "data.vocabulary",
+    "data.token_indexers.token_indexer",
+    "data.fields.field",
+    "data.fields.sequence_field",
+    "data.fields.text_field",
+    "data.instance",
+    "data.batch",
+    "data.token_indexers.elmo_indexer",
+    "modules.encoder_base",
+    "modules.lstm_cell_with_projection",
+    "modules.elmo_lstm",
+    "modules.highway",
+    "modules.scalar_mix",
+    "modules.elmo",
 ]
 # Names that the (not executed) package __init__ files re-export and that the real modules import from them.
 _REEXPORTS = {
-    "common": {"FromParams": "common.from_params", "Registrable": "common.registrable", "Params": "common.params",
-               "Lazy": "common.lazy", "Tqdm": "common.tqdm", "JsonDict": "common.util"},
+    "common": {
+        "FromParams": "common.from_params",
+        "Registrable": "common.registrable",
+        "Params": "common.params",
+        "Lazy": "common.lazy",
+        "Tqdm": "common.tqdm",
+        "JsonDict": "common.util",
+    },
     "data.tokenizers": {"Token": "data.tokenizers.token_class"},
-    "data.fields": {"TextField": "data.fields.text_field", "Field": "data.fields.field",
-                    "SequenceField": "data.fields.sequence_field"},
+    "data.fields": {
+        "TextField": "data.fields.text_field",
+        "Field": "data.fields.field",
+        "SequenceField": "data.fields.sequence_field",
+    },
 }
 _MARK = "_elmo_search_allennlp_root"
 
@@ -80,11 +110,20 @@ class _Unused:
 def _unavailable(what: str):
     def call(*args, **kwargs):
         raise RuntimeError(f"{what} is stubbed in bench/allennlp_baseline.py and must not be called")
+
     return call
 
 
-_THIRD_PARTY_STUBS = ("spacy", "spacy.tokens", "spacy.cli", "spacy.cli.download", "spacy.language", "transformers",
-                      "dill", "base58")
+_THIRD_PARTY_STUBS = (
+    "spacy",
+    "spacy.tokens",
+    "spacy.cli",
+    "spacy.cli.download",
+    "spacy.language",
+    "transformers",
+    "dill",
+    "base58",
+)
 
 
 def _install_stubs() -> None:
@@ -97,7 +136,7 @@ def _install_stubs() -> None:
     sys.modules["spacy.cli.download"].download = _unavailable("spacy.cli.download.download")
     sys.modules["spacy.language"].Language = type("Language", (_Unused,), {})
     _module("transformers", PreTrainedTokenizer=type("PreTrainedTokenizer", (_Unused,), {}))  # vocabulary type hint
-    _module("dill")    # common.util: only used for pickling helpers
+    _module("dill")  # common.util: only used for pickling helpers
     _module("base58")  # common.util: only used by hash_object
 
     # allennlp.common.file_utils pulls cached_path, lmdb, huggingface_hub ...; _ElmoBiLm only calls cached_path on
@@ -108,8 +147,7 @@ def _install_stubs() -> None:
             raise FileNotFoundError(f"{path}: only local files are supported (no downloads in this benchmark)")
         return path
 
-    _module("allennlp.common.file_utils", cached_path=cached_path,
-            FileLock=type("FileLock", (_Unused,), {}))
+    _module("allennlp.common.file_utils", cached_path=cached_path, FileLock=type("FileLock", (_Unused,), {}))
 
 
 def load_allennlp(root: str | os.PathLike) -> types.ModuleType:
@@ -122,8 +160,9 @@ def load_allennlp(root: str | os.PathLike) -> types.ModuleType:
         return sys.modules["allennlp.modules.elmo"]
     missing = [m for m in _REAL_MODULES if not (package_dir / (m.replace(".", "/") + ".py")).is_file()]
     if missing:
-        raise FileNotFoundError(f"AllenNLP 2.10 source not found under {package_dir} (missing {missing[0]}.py). "
-                                f"Get it with: {WHEEL_HINT}")
+        raise FileNotFoundError(
+            f"AllenNLP 2.10 source not found under {package_dir} (missing {missing[0]}.py). Get it with: {WHEEL_HINT}"
+        )
     # Empty package modules: their real __init__.py would import the whole library. An empty __path__ means that
     # nothing but the files listed in _REAL_MODULES can ever be imported from allennlp (any other import fails).
     _module("allennlp", __path__=[], **{_MARK: str(package_dir)})
@@ -167,8 +206,14 @@ def build_bilm(options_file: str, weights_file: str, allennlp_dir: str | None = 
     return elmo, bilm
 
 
-def allennlp_tokens_per_second(options_file: str, weights_file: str, sentences: list[list[str]], batch_size: int,
-                               *, allennlp_dir: str | None = None) -> dict:
+def allennlp_tokens_per_second(
+    options_file: str,
+    weights_file: str,
+    sentences: list[list[str]],
+    batch_size: int,
+    *,
+    allennlp_dir: str | None = None,
+) -> dict:
     """Time ``batch_to_ids`` + ``_ElmoBiLm`` over ``sentences`` in consecutive batches (input order), CPU, no_grad."""
     import torch
 
@@ -181,12 +226,22 @@ def allennlp_tokens_per_second(options_file: str, weights_file: str, sentences: 
             bilm(elmo.batch_to_ids(batch))
         seconds = time.perf_counter() - start
     tokens = sum(len(s) for s in sentences)
-    return {"tokens_per_s": tokens / seconds, "seconds": seconds, "tokens": tokens, "batches": len(batches),
-            "allennlp_version": elmo.ALLENNLP_VERSION}
+    return {
+        "tokens_per_s": tokens / seconds,
+        "seconds": seconds,
+        "tokens": tokens,
+        "batches": len(batches),
+        "allennlp_version": elmo.ALLENNLP_VERSION,
+    }
 
 
-def check_against_encoder(options_file: str, weights_file: str, sentences: list[list[str]],
-                          allennlp_dir: str | None = None, atol: float = 1e-5) -> dict:
+def check_against_encoder(
+    options_file: str,
+    weights_file: str,
+    sentences: list[list[str]],
+    allennlp_dir: str | None = None,
+    atol: float = 1e-5,
+) -> dict:
     """Run one stateless batch through AllenNLP and through our ``Elmo``; compare every layer, BOS/EOS stripped."""
     import numpy as np
     import torch
@@ -204,11 +259,19 @@ def check_against_encoder(options_file: str, weights_file: str, sentences: list[
         for k, layer in enumerate(out["activations"]):
             reference = layer[b, 1 : n + 1].numpy()  # strip BOS/EOS
             layer_diff[k] = max(layer_diff[k], float(np.abs(reference - ours[b][k]).max()))
-    top_ok = all(np.allclose(out["activations"][-1][b, 1 : len(s) + 1].numpy(), ours[b][-1], atol=atol)
-                 for b, s in enumerate(sentences))
-    return {"ok": top_ok, "top_max_abs_diff": layer_diff[-1], "layer_max_abs_diff": layer_diff,
-            "sentences": len(sentences), "tokens": sum(len(s) for s in sentences), "atol": atol,
-            "allennlp_version": elmo.ALLENNLP_VERSION}
+    top_ok = all(
+        np.allclose(out["activations"][-1][b, 1 : len(s) + 1].numpy(), ours[b][-1], atol=atol)
+        for b, s in enumerate(sentences)
+    )
+    return {
+        "ok": top_ok,
+        "top_max_abs_diff": layer_diff[-1],
+        "layer_max_abs_diff": layer_diff,
+        "sentences": len(sentences),
+        "tokens": sum(len(s) for s in sentences),
+        "atol": atol,
+        "allennlp_version": elmo.ALLENNLP_VERSION,
+    }
 
 
 def fixture_check(allennlp_dir: str, extra: list[list[str]] | None = None) -> dict:
@@ -241,10 +304,12 @@ def _fixture_batch0_diff(options: str, weights: str, batch0: list[list[str]]) ->
 
 def format_check(result: dict) -> str:
     layers = ", ".join(f"{d:.1e}" for d in result["layer_max_abs_diff"])
-    return (f"allennlp {result['allennlp_version']} check on fixture model: {result['sentences']} sentences, "
-            f"{result['tokens']} tokens, one stateless batch; top layer allclose(atol={result['atol']:g}) "
-            f"{'PASS' if result['ok'] else 'FAIL'}; max |diff| per layer [{layers}]; "
-            f"allennlp vs fixture lm_embeddings batch 0: max |diff| {result['fixture_max_abs_diff']:.1e}")
+    return (
+        f"allennlp {result['allennlp_version']} check on fixture model: {result['sentences']} sentences, "
+        f"{result['tokens']} tokens, one stateless batch; top layer allclose(atol={result['atol']:g}) "
+        f"{'PASS' if result['ok'] else 'FAIL'}; max |diff| per layer [{layers}]; "
+        f"allennlp vs fixture lm_embeddings batch 0: max |diff| {result['fixture_max_abs_diff']:.1e}"
+    )
 
 
 def main() -> None:

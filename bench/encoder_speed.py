@@ -15,6 +15,7 @@ ends with our speed relative to it.
 
 Prints a table; writes nothing but a temporary weight file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,9 @@ def load_sentences(n: int) -> list[list[str]]:
     return result
 
 
-def run_one(options: str, weights: str, sentences: list[list[str]], batch_size: int, mode: str, device: str,
-            queue: mp.Queue) -> None:
+def run_one(
+    options: str, weights: str, sentences: list[list[str]], batch_size: int, mode: str, device: str, queue: mp.Queue
+) -> None:
     import torch
 
     torch.manual_seed(0)
@@ -77,21 +79,27 @@ def run_one(options: str, weights: str, sentences: list[list[str]], batch_size: 
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     tokens = sum(len(s) for s in sentences)
-    queue.put({"tokens_per_s": tokens / seconds, "seconds": seconds, "precompute_s": precompute,
-               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    queue.put(
+        {
+            "tokens_per_s": tokens / seconds,
+            "seconds": seconds,
+            "precompute_s": precompute,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
 
 
 # --- AllenNLP baseline (bench/allennlp_baseline.py) ---------------------------------------------------------------
 ALLENNLP_MODE = "allennlp _ElmoBiLm"
 
 
-def run_allennlp(allennlp_dir: str, options: str, weights: str, sentences: list[list[str]], batch_size: int,
-                 queue: mp.Queue) -> None:
+def run_allennlp(
+    allennlp_dir: str, options: str, weights: str, sentences: list[list[str]], batch_size: int, queue: mp.Queue
+) -> None:
     from bench.allennlp_baseline import allennlp_tokens_per_second
 
     result = allennlp_tokens_per_second(options, weights, sentences, batch_size, allennlp_dir=allennlp_dir)
-    queue.put({**result, "precompute_s": 0.0,
-               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    queue.put({**result, "precompute_s": 0.0, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
 def allennlp_ratios(results: dict[tuple[int, str], dict]) -> str:
@@ -101,6 +109,8 @@ def allennlp_ratios(results: dict[tuple[int, str], dict]) -> str:
         if mode != ALLENNLP_MODE and baseline:
             parts.append(f"batch {batch_size} {mode} {result['tokens_per_s'] / baseline['tokens_per_s']:.2f}x")
     return "speed vs allennlp _ElmoBiLm at the same batch size: " + ", ".join(parts)
+
+
 # ------------------------------------------------------------------------------------------------------------------
 
 
@@ -111,8 +121,12 @@ def main() -> None:
     parser.add_argument("--shape", choices=sorted(SHAPES), default="small", help="model shape (default small)")
     parser.add_argument("--batch-sizes", default="32,128", help="comma-separated batch sizes (default 32,128)")
     parser.add_argument("--modes", default="no-cache,batch-dedup,vocab-cache", help="token-layer modes to time")
-    parser.add_argument("--allennlp", metavar="DIR", help="also time AllenNLP 2.10's _ElmoBiLm from this source folder "
-                        "(the one containing allennlp/; see bench/allennlp_baseline.py)")
+    parser.add_argument(
+        "--allennlp",
+        metavar="DIR",
+        help="also time AllenNLP 2.10's _ElmoBiLm from this source folder "
+        "(the one containing allennlp/; see bench/allennlp_baseline.py)",
+    )
     args = parser.parse_args()
     if args.allennlp and args.device != "cpu":
         parser.error("--allennlp compares CPU throughput; use --device cpu")
@@ -133,8 +147,10 @@ def main() -> None:
         options, weights = f"{tmp}/options.json", f"{tmp}/weights.hdf5"
         save_hdf5(model, options, weights)
         del model
-        print(f"shape {args.shape}: {json.dumps(SHAPES[args.shape].to_options()['lstm'])}, "
-              f"{n_params / 1e6:.1f}M parameters; {len(sentences)} sentences, {tokens} tokens; device {args.device}")
+        print(
+            f"shape {args.shape}: {json.dumps(SHAPES[args.shape].to_options()['lstm'])}, "
+            f"{n_params / 1e6:.1f}M parameters; {len(sentences)} sentences, {tokens} tokens; device {args.device}"
+        )
         print("| batch | mode | tokens/s | seconds | precompute s | peak RSS MB |")
         print("|---:|---|---:|---:|---:|---:|")
         context = mp.get_context("spawn")
@@ -143,17 +159,22 @@ def main() -> None:
             for mode in args.modes.split(",") + ([ALLENNLP_MODE] if args.allennlp else []):
                 queue = context.Queue()
                 if mode == ALLENNLP_MODE:
-                    process = context.Process(target=run_allennlp, args=(args.allennlp, options, weights, sentences,
-                                                                         batch_size, queue))
+                    process = context.Process(
+                        target=run_allennlp, args=(args.allennlp, options, weights, sentences, batch_size, queue)
+                    )
                 else:
-                    process = context.Process(target=run_one,
-                                              args=(options, weights, sentences, batch_size, mode, args.device, queue))
+                    process = context.Process(
+                        target=run_one, args=(options, weights, sentences, batch_size, mode, args.device, queue)
+                    )
                 process.start()
                 result = queue.get()
                 process.join()
                 results[(batch_size, mode)] = result
-                print(f"| {batch_size} | {mode} | {result['tokens_per_s']:.0f} | {result['seconds']:.1f} | "
-                      f"{result['precompute_s']:.1f} | {result['peak_rss_mb']:.0f} |", flush=True)
+                print(
+                    f"| {batch_size} | {mode} | {result['tokens_per_s']:.0f} | {result['seconds']:.1f} | "
+                    f"{result['precompute_s']:.1f} | {result['peak_rss_mb']:.0f} |",
+                    flush=True,
+                )
         if args.allennlp:
             print(allennlp_ratios(results))
 

@@ -13,6 +13,7 @@
 
 The whole-run training figure is the ``tokens_per_second`` that ``encoder train`` writes into its log.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,18 +28,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.train_speed import padded_vocabulary, train_speed  # noqa: E402
 from encoder import Elmo  # noqa: E402
+from encoder.files import open_text  # noqa: E402
 from encoder.lm_data import TokenizedCorpus  # noqa: E402
 from encoder.model import BiLM, BiLMConfig  # noqa: E402
-from encoder.files import open_text  # noqa: E402
-from encoder.text import sentences as split_sentences, tokenize  # noqa: E402
+from encoder.text import sentences as split_sentences  # noqa: E402
+from encoder.text import tokenize
 from encoder.train import SIZES  # noqa: E402
 from encoder.weights import load_model  # noqa: E402
 
 UNCLIPPED_BASE = BiLMConfig(n_highway=1, projection_dim=128, lstm_dim=1024, cell_clip=None, proj_clip=None)
-TRAIN_SHAPES = {"published small, clipped": SIZES["base"], "published small, unclipped": UNCLIPPED_BASE,
-                "medium (our GPU size)": SIZES["medium"]}
-EMBED_SHAPES = {"published original, clipped": BiLMConfig(lstm_dim=4096, projection_dim=512, n_highway=2),
-                "medium": SIZES["medium"]}
+TRAIN_SHAPES = {
+    "published small, clipped": SIZES["base"],
+    "published small, unclipped": UNCLIPPED_BASE,
+    "medium (our GPU size)": SIZES["medium"],
+}
+EMBED_SHAPES = {
+    "published original, clipped": BiLMConfig(lstm_dim=4096, projection_dim=512, n_highway=2),
+    "medium": SIZES["medium"],
+}
 
 
 DEVICE = "cuda"  # --device cpu runs the same code on the CPU (a smoke test, not a measurement)
@@ -97,8 +104,11 @@ def main() -> None:
     parser.add_argument("--vocab-size", type=int, default=100_000, help="softmax classes (default %(default)s)")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: train, embed, deviation")
     parser.add_argument("--batch-sizes", default="256,1024", help="training batch sizes (default %(default)s)")
-    parser.add_argument("--device", default="cuda", help="cuda; cpu only checks that the script runs (its bf16 "
-                                                         "training rows fail: bf16 training needs CUDA)")
+    parser.add_argument(
+        "--device",
+        default="cuda",
+        help="cuda; cpu only checks that the script runs (its bf16 training rows fail: bf16 training needs CUDA)",
+    )
     args = parser.parse_args()
     global DEVICE
     DEVICE = args.device
@@ -106,8 +116,11 @@ def main() -> None:
         raise SystemExit("bench/gpu.py needs a CUDA GPU")
     skip = set(filter(None, args.skip.split(",")))
     if DEVICE == "cuda":
-        print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
-              f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+        print(
+            f"{torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
+            f"cuDNN {torch.backends.cudnn.version()}",
+            flush=True,
+        )
     corpus = TokenizedCorpus.from_paths([args.corpus])
     sentences = load_sentences(args.corpus, args.sentences)
     torch.manual_seed(0)

@@ -75,10 +75,14 @@ def method_rankings(index: Index, queries: list[dict], method: str, layers: str 
 
 
 def table(rows: dict[str, np.ndarray], reference: np.ndarray) -> None:
-    print("| method | recall@10 | MRR | nDCG@10 | recall@10 vs TF-IDF | MRR vs TF-IDF |\n|---|---:|---:|---:|---:|---:|")
+    print(
+        "| method | recall@10 | MRR | nDCG@10 | recall@10 vs TF-IDF | MRR vs TF-IDF |\n|---|---:|---:|---:|---:|---:|"
+    )
     for name, (recall, mrr, ndcg) in rows.items():
-        print(f"| {name} | {recall:.3f} | {mrr:.3f} | {ndcg:.3f} | {recall - reference[0]:+.3f} | "
-              f"{mrr - reference[1]:+.3f} |")
+        print(
+            f"| {name} | {recall:.3f} | {mrr:.3f} | {ndcg:.3f} | {recall - reference[0]:+.3f} | "
+            f"{mrr - reference[1]:+.3f} |"
+        )
 
 
 def tune(index: Index, queries: list[dict]) -> None:
@@ -108,17 +112,27 @@ def tune(index: Index, queries: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, default=ROOT / "build" / "demo-index",
-                        help="an index of data/demo (default: build/demo-index, which `make demo` builds)")
-    parser.add_argument("--queries", type=Path, default=ROOT / "bench" / "queries_en.jsonl",
-                        help="judged queries (default: bench/queries_en.jsonl)")
+    parser.add_argument(
+        "--index",
+        type=Path,
+        default=ROOT / "build" / "demo-index",
+        help="an index of data/demo (default: build/demo-index, which `make demo` builds)",
+    )
+    parser.add_argument(
+        "--queries",
+        type=Path,
+        default=ROOT / "bench" / "queries_en.jsonl",
+        help="judged queries (default: bench/queries_en.jsonl)",
+    )
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev", help="which queries (default: dev)")
     parser.add_argument("--tune", action="store_true", help="also print the hybrid weight x layer mix grid")
     args = parser.parse_args()
     index = Index.open(args.index)
     queries = read_queries(args.queries, args.split)
-    print(f"{len(queries)} {args.split} queries, {len(index.docs)} documents, model {index.manifest['model']['name']}, "
-          f"search layers {index.manifest['search_layers']['spec']}, pooling {index.manifest['pooling']}\n")
+    print(
+        f"{len(queries)} {args.split} queries, {len(index.docs)} documents, model {index.manifest['model']['name']}, "
+        f"search layers {index.manifest['search_layers']['spec']}, pooling {index.manifest['pooling']}\n"
+    )
     reference = evaluate(tfidf_rankings(index, queries), queries)
     rows = {"TF-IDF over documents (reference)": reference}
     for method in METHODS:

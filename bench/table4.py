@@ -11,6 +11,7 @@ the uses come from an index of the demo corpus, and each use carries the sense w
 
 Prints a table; writes nothing. The app's page is ``Word in context``, example "play: the paper's Table 4".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,8 +69,10 @@ DEMO_PLAY_SENSES = {  # (document, start of the sentence) -> sense, for every us
 
 def sense_of(doc_id: str, sentence: str) -> str:
     """Our label of a use of "play" in the demo corpus; "unlabelled" for a use from any other text."""
-    return next((sense for (doc, start), sense in DEMO_PLAY_SENSES.items()
-                 if doc == doc_id and sentence.startswith(start)), "unlabelled")
+    return next(
+        (sense for (doc, start), sense in DEMO_PLAY_SENSES.items() if doc == doc_id and sentence.startswith(start)),
+        "unlabelled",
+    )
 
 
 @dataclass
@@ -108,8 +111,12 @@ def main() -> None:
     for row in rows:
         uses = "; ".join(f"[{s}] {h.sentence}" for s, h in zip(row.senses, row.result.hits))
         print(f"| biLM | {row.sentence} ({row.sense}) | {uses} |")
-    print("\n" + ", ".join(f"{row.sense}: {row.share:.0%} of the {len(row.senses)} nearest uses share its sense"
-                           for row in rows))
+    print(
+        "\n"
+        + ", ".join(
+            f"{row.sense}: {row.share:.0%} of the {len(row.senses)} nearest uses share its sense" for row in rows
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ timing (the whole-run figure, data pipeline included, is the ``tokens_per_second
 
     python bench/train_speed.py [--steps 10] [--batch-size 64] [--threads 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,16 @@ def padded_vocabulary(corpus: TokenizedCorpus, size: int) -> Vocabulary:
     return Vocabulary(["<S>", "</S>", "<UNK>", *words, *(f"<unused{i}>" for i in range(size - 3 - len(words)))])
 
 
-def train_speed(config: BiLMConfig, corpus: TokenizedCorpus, vocab: Vocabulary, batch_size: int, precision: str,
-                steps: int, device: str, warmup: int = 3) -> float:
+def train_speed(
+    config: BiLMConfig,
+    corpus: TokenizedCorpus,
+    vocab: Vocabulary,
+    batch_size: int,
+    precision: str,
+    steps: int,
+    device: str,
+    warmup: int = 3,
+) -> float:
     """Tokens of text per second of ``steps`` training steps after ``warmup`` untimed ones."""
     bilm = BiLM(config)
     bilm.reset_parameters(0)
@@ -78,16 +87,21 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    shapes = {"shipped default": BiLMConfig(**{k: v for k, v in read_config(DEFAULT_MODEL_DIR).items()
-                                               if k in BiLMConfig.__dataclass_fields__})}
+    shapes = {
+        "shipped default": BiLMConfig(
+            **{k: v for k, v in read_config(DEFAULT_MODEL_DIR).items() if k in BiLMConfig.__dataclass_fields__}
+        )
+    }
     shapes["size 'small' (clipped)"] = SIZES["small"]
     shapes["published small (2x1024, 2048 filters)"] = SIZES["base"]
     with tempfile.TemporaryDirectory() as workdir:
         text = text_file(Path(workdir))
         corpus = TokenizedCorpus.from_paths([text])
         vocab = padded_vocabulary(corpus, args.vocab_size)
-        print(f"cpu, {torch.get_num_threads()} threads, batch {args.batch_size} x 20, vocabulary {len(vocab)}, "
-              f"text {text.name}")
+        print(
+            f"cpu, {torch.get_num_threads()} threads, batch {args.batch_size} x 20, vocabulary {len(vocab)}, "
+            f"text {text.name}"
+        )
         print(f"{'shape':42} {'params (M)':>10} {'tokens/s':>9}")
         for name, config in shapes.items():
             speed = train_speed(config, corpus, vocab, args.batch_size, "fp32", args.steps, "cpu")

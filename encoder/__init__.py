@@ -1,4 +1,5 @@
 """ELMo biLM encoder: exact reference reimplementation, weight formats, embedding API, training."""
+
 from .elmo import Elmo
 from .mix import LayerMix, ScalarMix
 from .model import BiLM, BiLMConfig

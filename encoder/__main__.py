@@ -1,4 +1,5 @@
 """``python -m encoder``: embed text with a biLM (and the sub-commands other modules register)."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,9 @@ def _read_tokenized_lines(path: Path) -> list[list[str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise SystemExit(f"error: {path}, line {number} is not valid UTF-8 ({error.reason} at byte {error.start})")
+                raise SystemExit(
+                    f"error: {path}, line {number} is not valid UTF-8 ({error.reason} at byte {error.start})"
+                )
             sentences.append(line.split())
     return sentences
 
@@ -31,8 +34,7 @@ def embed_command(args: argparse.Namespace) -> None:
     from .files import atomic_path
 
     try:
-        elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful,
-                         precision=args.precision)
+        elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
         raise SystemExit(f"error: {error}")
     sentences = _read_tokenized_lines(args.input)
@@ -44,8 +46,9 @@ def embed_command(args: argparse.Namespace) -> None:
                 out.create_dataset(str(i), data=layers.astype("float32"))
                 sentence_to_index.setdefault(" ".join(tokens), str(i))
             out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
-    print(f"wrote {len(sentences)} sentences ({elmo.n_layers} layers x {elmo.dim} dims) to {args.output}",
-          file=sys.stderr)
+    print(
+        f"wrote {len(sentences)} sentences ({elmo.n_layers} layers x {elmo.dim} dims) to {args.output}", file=sys.stderr
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,21 +56,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     embed = commands.add_parser(
-        "embed", help="write the ELMo layers of every line of a text file to hdf5",
+        "embed",
+        help="write the ELMo layers of every line of a text file to hdf5",
         description="Embed one pre-tokenized sentence per line (tokens separated by spaces) into hdf5, in the "
-                    "layout of AllenNLP's `elmo --all`: dataset 'i' = float32 (L+1, n_tokens, 2*projection_dim) "
-                    "for input line i, plus a JSON dataset 'sentence_to_index'.")
+        "layout of AllenNLP's `elmo --all`: dataset 'i' = float32 (L+1, n_tokens, 2*projection_dim) "
+        "for input line i, plus a JSON dataset 'sentence_to_index'.",
+    )
     add_model_options(embed)
     embed.add_argument("--input", type=Path, required=True, help="UTF-8 text, one tokenized sentence per line")
     embed.add_argument("--output", type=Path, required=True, help="hdf5 file to write (replaced atomically)")
     embed.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
-    embed.add_argument("--stateful", action="store_true",
-                       help="carry LSTM state from batch row b to row b of the next batch, batches in input order, "
-                            "as the reference implementations do (off: every sentence is embedded on its own)")
+    embed.add_argument(
+        "--stateful",
+        action="store_true",
+        help="carry LSTM state from batch row b to row b of the next batch, batches in input order, "
+        "as the reference implementations do (off: every sentence is embedded on its own)",
+    )
     embed.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
-    embed.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32",
-                       help="fp32: exact (default); tf32: TF32 matrix products on a GPU; bf16: autocast. Outputs "
-                            "are float32; the README gives the measured deviation of tf32 and bf16")
+    embed.add_argument(
+        "--precision",
+        choices=["fp32", "tf32", "bf16"],
+        default="fp32",
+        help="fp32: exact (default); tf32: TF32 matrix products on a GPU; bf16: autocast. Outputs "
+        "are float32; the README gives the measured deviation of tf32 and bf16",
+    )
     embed.add_argument("--quiet", action="store_true", help="no progress bar")
     embed.set_defaults(func=embed_command)
 

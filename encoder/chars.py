@@ -4,6 +4,7 @@ Raw symbols 0-255 are the token's UTF-8 bytes, 256/257 begin/end of sentence, 25
 and 260 the pad character inside a token. Every id fed to the model is raw + 1, so id 0 means
 "no token here" (a padded position) and gets a zero embedding.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

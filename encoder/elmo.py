@@ -9,19 +9,20 @@ Stateless by default: a sentence always gets the same vectors, whatever else is 
 With ``stateful=True`` the LSTM state of batch row b is carried to row b of the next batch, as the
 reference implementations do; batches are then taken in input order, never sorted.
 """
+
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .files import sha256_of
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
+from .files import sha256_of
 from .mix import LayerMix
 from .model import BiLM, State
 from .text import text_tokens
@@ -48,18 +49,22 @@ class ModelFiles:
         return sha256_of(self.files)[:16]
 
 
-MODEL_SPEC_HELP = ("'default' (the shipped model), one of our model folders, a folder of published AllenNLP "
-                   "weights (options.json + .hdf5), an options.json (give --weights too) or a weights .hdf5 "
-                   "(options.json beside it)")
+MODEL_SPEC_HELP = (
+    "'default' (the shipped model), one of our model folders, a folder of published AllenNLP "
+    "weights (options.json + .hdf5), an options.json (give --weights too) or a weights .hdf5 "
+    "(options.json beside it)"
+)
 """How every command line explains ``--model`` (and ``--weights``): the forms ``resolve_model`` takes."""
 
 
-def add_model_options(parser: argparse.ArgumentParser, default: str | None = "default",
-                      default_help: str = "default: %(default)s") -> None:
+def add_model_options(
+    parser: argparse.ArgumentParser, default: str | None = "default", default_help: str = "default: %(default)s"
+) -> None:
     """``--model`` and ``--weights``, spelled and explained the same way by every command line."""
     parser.add_argument("--model", default=default, metavar="MODEL", help=f"{MODEL_SPEC_HELP} ({default_help})")
-    parser.add_argument("--weights", type=Path, metavar="FILE.hdf5",
-                        help="published weights, when --model is their options.json")
+    parser.add_argument(
+        "--weights", type=Path, metavar="FILE.hdf5", help="published weights, when --model is their options.json"
+    )
 
 
 def resolve_model(spec: str | Path = "default", weights: str | Path | None = None) -> ModelFiles:
@@ -76,7 +81,8 @@ def resolve_model(spec: str | Path = "default", weights: str | Path | None = Non
         if not (DEFAULT_MODEL_DIR / CONFIG_FILE).is_file():
             raise FileNotFoundError(
                 f"the default model is not installed at {DEFAULT_MODEL_DIR}; train one with "
-                "`python -m encoder train` or pass a model folder, or --model options.json --weights FILE.hdf5")
+                "`python -m encoder train` or pass a model folder, or --model options.json --weights FILE.hdf5"
+            )
         return ModelFiles(folder=DEFAULT_MODEL_DIR)
     path = Path(spec)
     if path.suffix == ".hdf5" and path.is_file():
@@ -102,8 +108,10 @@ def model_folder(spec: str | Path = "default") -> Path:
     no language-model head, vocabulary or training record."""
     found = resolve_model(spec)
     if found.folder is None:
-        raise ValueError(f"{spec} is a published AllenNLP model: it has no LM head, vocabulary or training "
-                         "record; this needs one of our model folders")
+        raise ValueError(
+            f"{spec} is a published AllenNLP model: it has no LM head, vocabulary or training "
+            "record; this needs one of our model folders"
+        )
     return found.folder
 
 
@@ -119,8 +127,16 @@ PRECISIONS = ("fp32", "tf32", "bf16")
 class Elmo:
     """A loaded biLM with batching, a char-CNN token cache and optional state carrying."""
 
-    def __init__(self, model: BiLM, name: str = "model", model_hash: str = "", device: str = "cpu",
-                 stateful: bool = False, info: dict | None = None, precision: str = "fp32"):
+    def __init__(
+        self,
+        model: BiLM,
+        name: str = "model",
+        model_hash: str = "",
+        device: str = "cpu",
+        stateful: bool = False,
+        info: dict | None = None,
+        precision: str = "fp32",
+    ):
         if precision not in PRECISIONS:
             raise ValueError(f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})")
         self.device = torch.device(device)
@@ -140,9 +156,16 @@ class Elmo:
 
     # ---------------------------------------------------------------- loading and saving
     @classmethod
-    def load(cls, spec: str | Path = "default", weights: str | Path | None = None, *,
-             device: str = "cpu", stateful: bool = False, cache_vocab_size: int = 0,
-             precision: str = "fp32") -> "Elmo":
+    def load(
+        cls,
+        spec: str | Path = "default",
+        weights: str | Path | None = None,
+        *,
+        device: str = "cpu",
+        stateful: bool = False,
+        cache_vocab_size: int = 0,
+        precision: str = "fp32",
+    ) -> Elmo:
         """Load a model found by ``resolve_model(spec, weights)``: ``default``, one of our folders, or published
         AllenNLP weights.
 
@@ -153,11 +176,24 @@ class Elmo:
         """
         found = resolve_model(spec, weights)
         if found.folder is None:
-            return cls(load_hdf5(found.options, found.weights), name=found.weights.stem, model_hash=found.hash(),
-                       device=device, stateful=stateful, precision=precision)
+            return cls(
+                load_hdf5(found.options, found.weights),
+                name=found.weights.stem,
+                model_hash=found.hash(),
+                device=device,
+                stateful=stateful,
+                precision=precision,
+            )
         info = read_config(found.folder)
-        elmo = cls(load_model(found.folder), name=info.get("name", found.folder.name), model_hash=found.hash(),
-                   device=device, stateful=stateful, info=info, precision=precision)
+        elmo = cls(
+            load_model(found.folder),
+            name=info.get("name", found.folder.name),
+            model_hash=found.hash(),
+            device=device,
+            stateful=stateful,
+            info=info,
+            precision=precision,
+        )
         vocab_file = found.folder / "vocab.txt"
         if cache_vocab_size and vocab_file.is_file():
             with open(vocab_file, encoding="utf-8") as f:
@@ -231,8 +267,10 @@ class Elmo:
         if self._state is None:
             return zero
         rows = min(batch_size, self._state[0][0].shape[1])
-        return [(torch.cat([h[:, :rows], hz[:, rows:]], 1), torch.cat([c[:, :rows], cz[:, rows:]], 1))
-                for (h, c), (hz, cz) in zip(self._state, zero)]
+        return [
+            (torch.cat([h[:, :rows], hz[:, rows:]], 1), torch.cat([c[:, :rows], cz[:, rows:]], 1))
+            for (h, c), (hz, cz) in zip(self._state, zero)
+        ]
 
     def _keep_state(self, state: State) -> None:
         """Rows 0..B-1 take the batch's final state; rows beyond the batch keep theirs (as the reference)."""
@@ -240,8 +278,10 @@ class Elmo:
             self._state = [(h.detach(), c.detach()) for h, c in state]
             return
         B = state[0][0].shape[1]
-        self._state = [(torch.cat([h_new, h_old[:, B:]], 1), torch.cat([c_new, c_old[:, B:]], 1))
-                       for (h_new, c_new), (h_old, c_old) in zip(state, self._state)]
+        self._state = [
+            (torch.cat([h_new, h_old[:, B:]], 1), torch.cat([c_new, c_old[:, B:]], 1))
+            for (h_new, c_new), (h_old, c_old) in zip(state, self._state)
+        ]
 
     # ---------------------------------------------------------------- embedding
     @torch.inference_mode()
@@ -258,9 +298,15 @@ class Elmo:
         stacked = torch.stack([layer.float() for layer in layers], dim=1).cpu().numpy()  # (B, L+1, T, 2P)
         return [stacked[b, :, 1 : 1 + len(s)].copy() for b, s in enumerate(sentences)]
 
-    def embed(self, sentences: str | Sequence[str | Sequence[str]], mix: str | LayerMix | Sequence[float] | None = None,
-              batch_size: int = 64, max_tokens: int = 4096, progress: bool = False,
-              use_cache: bool = True) -> list[np.ndarray]:
+    def embed(
+        self,
+        sentences: str | Sequence[str | Sequence[str]],
+        mix: str | LayerMix | Sequence[float] | None = None,
+        batch_size: int = 64,
+        max_tokens: int = 4096,
+        progress: bool = False,
+        use_cache: bool = True,
+    ) -> list[np.ndarray]:
         """ELMo vectors for each sentence: (L+1, n, 2P) per sentence, or (n, 2P) when ``mix`` is given.
 
         Each sentence is a list/tuple of tokens (taken as they are) or a string, tokenized by
@@ -287,7 +333,9 @@ class Elmo:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if self.stateful:
-            return [list(range(i, min(i + batch_size, len(token_lists)))) for i in range(0, len(token_lists), batch_size)]
+            return [
+                list(range(i, min(i + batch_size, len(token_lists)))) for i in range(0, len(token_lists), batch_size)
+            ]
         order = sorted(range(len(token_lists)), key=lambda i: -len(token_lists[i]))
         batches, current = [], []
         for i in order:
@@ -299,7 +347,6 @@ class Elmo:
         if current:
             batches.append(current)
         return batches
-
 
 
 class TokenCache:
@@ -321,8 +368,9 @@ class TokenCache:
         n = min(len(words), self.max_words - len(self._rows))
         used = len(self._rows) + 1
         if used + n > self._vectors.shape[0]:
-            grown = torch.zeros(max(2 * self._vectors.shape[0], used + n), self._vectors.shape[1],
-                                device=self._vectors.device)
+            grown = torch.zeros(
+                max(2 * self._vectors.shape[0], used + n), self._vectors.shape[1], device=self._vectors.device
+            )
             grown[:used] = self._vectors[:used]
             self._vectors = grown
         self._vectors[used : used + n] = vectors[:n]

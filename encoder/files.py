@@ -1,5 +1,6 @@
 """Files, the same way everywhere: text that may be compressed, writes that replace a file only when complete,
 and content hashes."""
+
 from __future__ import annotations
 
 import bz2
@@ -8,9 +9,10 @@ import hashlib
 import lzma
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import TextIO
 
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 

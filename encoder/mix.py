@@ -4,6 +4,7 @@
 scalar mean and variance per layer over all unmasked positions and features). ``LayerMix`` is a fixed
 mix named by a preset (``token``, ``top``, ``average``) or explicit weights, used by search and the UI.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,13 @@ def masked_layer_norm(h: Tensor, mask: Tensor, eps: float = 1e-13) -> Tensor:
 class ScalarMix(nn.Module):
     """Trainable softmax-normalised layer weights and scale gamma (Peters et al. 2018, eq. 1)."""
 
-    def __init__(self, n_layers: int, do_layer_norm: bool = False, initial_weights: list[float] | None = None,
-                 trainable: bool = True):
+    def __init__(
+        self,
+        n_layers: int,
+        do_layer_norm: bool = False,
+        initial_weights: list[float] | None = None,
+        trainable: bool = True,
+    ):
         super().__init__()
         w = torch.tensor(initial_weights if initial_weights is not None else [0.0] * n_layers, dtype=torch.float32)
         if w.numel() != n_layers:
@@ -60,7 +66,7 @@ class LayerMix:
     gamma: float = 1.0
 
     @classmethod
-    def parse(cls, spec: "str | LayerMix | list[float] | tuple[float, ...]", n_layers: int) -> "LayerMix":
+    def parse(cls, spec: str | LayerMix | list[float] | tuple[float, ...], n_layers: int) -> LayerMix:
         """``token`` | ``top`` | ``average`` | ``"w0,w1,w2"`` | a list of weights -> a mix over n_layers layers.
 
         Explicit weights are made non-negative and normalised to sum to 1, so "1,1,1" means the average.
@@ -80,7 +86,9 @@ class LayerMix:
             try:
                 spec = [float(x) for x in name.split(",")]
             except ValueError:
-                raise ValueError(f"layer mix {spec!r} is not one of {', '.join(PRESETS)} or comma-separated weights") from None
+                raise ValueError(
+                    f"layer mix {spec!r} is not one of {', '.join(PRESETS)} or comma-separated weights"
+                ) from None
         weights = np.asarray(spec, dtype=np.float64)
         if weights.shape != (n_layers,):
             raise ValueError(f"the model has {n_layers} layers (token, 1..{n_layers - 1}); got {len(weights)} weights")
@@ -94,5 +102,4 @@ class LayerMix:
         return (self.gamma * np.tensordot(w, layers, axes=1)).astype(layers.dtype, copy=False)
 
     def describe(self) -> str:
-        return "ELMo = {:.2f} · (".format(self.gamma) + " + ".join(
-            f"{w:.2f}·h{j}" for j, w in enumerate(self.weights)) + ")"
+        return f"ELMo = {self.gamma:.2f} · (" + " + ".join(f"{w:.2f}·h{j}" for j, w in enumerate(self.weights)) + ")"

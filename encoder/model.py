@@ -9,6 +9,7 @@ The two directions of a layer are stacked on a leading axis of size 2 (0 = forwa
 run together, the backward one over time-reversed sequences. The same code serves inference (masked,
 variable-length batches) and training (full windows, state carried between windows).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,7 +60,7 @@ class BiLMConfig:
         return 2 * self.projection_dim
 
     @classmethod
-    def from_options(cls, options: dict) -> "BiLMConfig":
+    def from_options(cls, options: dict) -> BiLMConfig:
         cnn, lstm = options["char_cnn"], options["lstm"]
         if cnn.get("activation", "relu") not in ("relu", "tanh"):
             raise ValueError(f"unsupported char_cnn activation {cnn['activation']!r}")
@@ -98,7 +99,7 @@ class BiLMConfig:
         }
 
     @classmethod
-    def from_json(cls, path: str | Path) -> "BiLMConfig":
+    def from_json(cls, path: str | Path) -> BiLMConfig:
         data = json.loads(Path(path).read_text())
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
@@ -183,7 +184,9 @@ class LstmLayer(nn.Module):
         forget_bias[2 * D : 3 * D] = 1.0  # TF's LSTMCell adds 1.0 to the forget gate at run time
         return self.bias + forget_bias
 
-    def forward(self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(
+        self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """x (2, B, T, in), mask (2, B, T) bool or None (all valid), state (h (2, B, P), c (2, B, D))
         -> outputs (2, B, T, P), state.
 
@@ -209,10 +212,17 @@ class LstmLayer(nn.Module):
             return torch.cat([i, f, j, o], dim=-1)
 
         bias = reorder(self._bias_with_forget(self.bias.dtype)[direction])
-        return [reorder(self.w_input[direction]).t(), reorder(self.w_state[direction]).t(), bias,
-                torch.zeros_like(bias), self.w_proj[direction].t()]
+        return [
+            reorder(self.w_input[direction]).t(),
+            reorder(self.w_state[direction]).t(),
+            bias,
+            torch.zeros_like(bias),
+            self.w_proj[direction].t(),
+        ]
 
-    def _forward_fused(self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def _forward_fused(
+        self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """Both directions through torch's LSTM kernel (cuDNN on a GPU); under autocast it runs in the autocast dtype."""
         h0, c0 = state
         dtype = x.dtype
@@ -227,13 +237,24 @@ class LstmLayer(nn.Module):
             if lengths is None:
                 out, h, c = torch._VF.lstm(x[d].to(dtype), hx, weights, True, 1, 0.0, self.training, False, True)
             else:
-                packed = nn.utils.rnn.pack_padded_sequence(x[d].to(dtype), packed_lengths, batch_first=True,
-                                                           enforce_sorted=False)
-                out, h, c = torch._VF.lstm(packed.data, packed.batch_sizes, _permute(hx, packed.sorted_indices),
-                                           weights, True, 1, 0.0, self.training, False)
+                packed = nn.utils.rnn.pack_padded_sequence(
+                    x[d].to(dtype), packed_lengths, batch_first=True, enforce_sorted=False
+                )
+                out, h, c = torch._VF.lstm(
+                    packed.data,
+                    packed.batch_sizes,
+                    _permute(hx, packed.sorted_indices),
+                    weights,
+                    True,
+                    1,
+                    0.0,
+                    self.training,
+                    False,
+                )
                 h, c = _permute((h, c), packed.unsorted_indices)
-                packed_out = nn.utils.rnn.PackedSequence(out, packed.batch_sizes, packed.sorted_indices,
-                                                         packed.unsorted_indices)
+                packed_out = nn.utils.rnn.PackedSequence(
+                    out, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices
+                )
                 out = nn.utils.rnn.pad_packed_sequence(packed_out, batch_first=True, total_length=x.shape[2])[0]
                 empty = (lengths == 0)[:, None]  # an empty row keeps its initial state
                 h, c = torch.where(empty, hx[0][0], h[0])[None], torch.where(empty, hx[1][0], c[0])[None]
@@ -245,7 +266,9 @@ class LstmLayer(nn.Module):
             output = output * mask[..., None]
         return output, (torch.stack(final_h), torch.stack(final_c))
 
-    def _forward_steps(self, x: Tensor, mask: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def _forward_steps(
+        self, x: Tensor, mask: Tensor, state: tuple[Tensor, Tensor]
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """The reference recurrence, step by step (the only way to clip). Steps past a row's length are still
         computed (cheaper than masking every step) and then discarded."""
         D = self.config.lstm_dim
@@ -303,8 +326,10 @@ class LstmStack(nn.Module):
     def zero_state(self, batch_size: int, device: torch.device | str = "cpu", dtype=torch.float32) -> State:
         P, D = self.config.projection_dim, self.config.lstm_dim
         return [
-            (torch.zeros(2, batch_size, P, device=device, dtype=dtype),
-             torch.zeros(2, batch_size, D, device=device, dtype=dtype))
+            (
+                torch.zeros(2, batch_size, P, device=device, dtype=dtype),
+                torch.zeros(2, batch_size, D, device=device, dtype=dtype),
+            )
             for _ in range(self.config.n_layers)
         ]
 
@@ -351,9 +376,7 @@ class BiLM(nn.Module):
         for layer in self.lstm.layers:
             layer.reset_parameters(generator)
 
-    def contextualize(
-        self, tokens: Tensor, mask: Tensor, state: State | None = None
-    ) -> tuple[list[Tensor], State]:
+    def contextualize(self, tokens: Tensor, mask: Tensor, state: State | None = None) -> tuple[list[Tensor], State]:
         """Token vectors (B, T, P) with mask (B, T) -> L+1 layers (B, T, 2P) and the final LSTM state.
 
         Rows must be right-padded. The backward stack runs each row from its last valid position down to 0.

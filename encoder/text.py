@@ -111,9 +111,7 @@ def text_files(
         paths = [paths]
     for path in map(Path, paths):
         if path.is_dir():
-            yield from sorted(
-                p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES)
-            )
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES))
         elif path.is_file():
             yield path
         else:
@@ -157,9 +155,7 @@ def train_punkt(lines: Iterable[str], max_chars: int = DEFAULT_MAX_CHARS) -> dic
 
     # Punkt also takes a word seen once before a lower-case word ("leniency. the") for an
     # abbreviation. Keep such one-off finds only if they look like one: "j.r.r", "u.s.s.r".
-    abbreviations = {
-        word for word in params.abbrev_types if word_counts[word + "."] >= 2 or "." in word
-    }
+    abbreviations = {word for word in params.abbrev_types if word_counts[word + "."] >= 2 or "." in word}
     # Names start many sentences in biographies ("Louis was born ..."), but they also follow
     # abbreviations ("St. Louis"), where a frequent sentence starter makes Punkt break the
     # sentence. Real sentence starters ("However", "The") are also often written in lower case.
@@ -171,9 +167,7 @@ def train_punkt(lines: Iterable[str], max_chars: int = DEFAULT_MAX_CHARS) -> dic
     trainer.freq_threshold(ortho_thresh=MIN_ORTHO_COUNT)
     # A word never seen in lower case gets the same decisions as an unknown word (Punkt takes
     # both for names), so it need not be stored.
-    ortho_context = {
-        word: flags for word, flags in params.ortho_context.items() if flags & _ORTHO_LC
-    }
+    ortho_context = {word: flags for word, flags in params.ortho_context.items() if flags & _ORTHO_LC}
     return {
         "trained_on_chars": total_chars,
         "abbrev_types": sorted(abbreviations | COMMON_ABBREVIATIONS),
@@ -339,9 +333,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="text files (.txt, .gz, .xz, .bz2) or folders, read in the order given; "
         "folders are searched recursively for *.txt[.gz|.xz|.bz2]",
     )
-    parser.add_argument(
-        "--out", required=True, type=Path, metavar="PATH", help="where to write the JSON parameters"
-    )
+    parser.add_argument("--out", required=True, type=Path, metavar="PATH", help="where to write the JSON parameters")
     parser.add_argument(
         "--max-chars",
         type=int,

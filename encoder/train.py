@@ -12,6 +12,7 @@ when it stops, the model directory itself (``config.json``, ``model.safetensors`
 ``vocab.txt``). Distributed: under ``torchrun`` each rank reads its own lines of the corpus, gradients are
 averaged across ranks every step (gloo on CPU, NCCL on GPU) and rank 0 writes the files.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,27 +29,35 @@ import torch
 import torch.distributed as dist
 from safetensors.torch import load_file, save_file
 
+from .elmo import MODEL_SPEC_HELP, model_folder, resolve_model
+from .files import atomic_path, open_text
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model, perplexity
 from .model import BiLM, BiLMConfig, State
-from .files import atomic_path, open_text
-from .elmo import MODEL_SPEC_HELP, model_folder, resolve_model
 from .weights import load_hdf5, load_model, read_config, save_model
 
 SIZES = {
     # for tests and smoke runs
-    "tiny": BiLMConfig(char_embed_dim=8, filters=[[1, 16], [2, 16], [3, 32]], n_highway=1, projection_dim=32,
-                       lstm_dim=64),
+    "tiny": BiLMConfig(
+        char_embed_dim=8, filters=[[1, 16], [2, 16], [3, 32]], n_highway=1, projection_dim=32, lstm_dim=64
+    ),
     # the first shipped default (clipped): what 2 CPU cores trained in 75 minutes
-    "small": BiLMConfig(filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]], n_highway=1, projection_dim=128,
-                        lstm_dim=512),
+    "small": BiLMConfig(
+        filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]], n_highway=1, projection_dim=128, lstm_dim=512
+    ),
     # the published "small" ELMo shape (2x1024 cells, 128 projection, 2048 filters, 1 highway)
     "base": BiLMConfig(n_highway=1, projection_dim=128, lstm_dim=1024),
     # the shipped default, trained on a GPU (data/models/default/README.md): 2x1024 cells without clipping (cuDNN's
     # fused LSTM), 1024 filters so that the float16 model stays under 16 MB (7.1M parameters; the published
     # shape's 13.6M sit mostly in its 2048-wide highway)
-    "medium": BiLMConfig(filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]], n_highway=1,
-                         projection_dim=128, lstm_dim=1024, cell_clip=None, proj_clip=None),
+    "medium": BiLMConfig(
+        filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]],
+        n_highway=1,
+        projection_dim=128,
+        lstm_dim=1024,
+        cell_clip=None,
+        proj_clip=None,
+    ),
 }
 
 
@@ -161,26 +170,34 @@ def _build_vocabulary(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int, worl
 
 def check_modes(cfg: TrainConfig) -> None:
     """``--resume``, ``--init-from`` and ``--continue`` each mean one thing; refuse combinations."""
-    given = [flag for flag, value in (("--resume", cfg.resume), ("--init-from", cfg.init_from),
-                                      ("--continue", cfg.continue_from)) if value]
+    given = [
+        flag
+        for flag, value in (("--resume", cfg.resume), ("--init-from", cfg.init_from), ("--continue", cfg.continue_from))
+        if value
+    ]
     if len(given) > 1:
-        raise ValueError(f"{' and '.join(given)} exclude each other: --resume continues a run folder exactly, "
-                         "--init-from fine-tunes a model on new data with fresh counters, --continue carries on a "
-                         "model's own pretraining")
+        raise ValueError(
+            f"{' and '.join(given)} exclude each other: --resume continues a run folder exactly, "
+            "--init-from fine-tunes a model on new data with fresh counters, --continue carries on a "
+            "model's own pretraining"
+        )
     if cfg.continue_from and cfg.vocab:
         raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
 
 
-def build_language_model(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int = 0,
-                         world: int = 1) -> tuple[LanguageModel, Vocabulary]:
+def build_language_model(
+    cfg: TrainConfig, corpus: TokenizedCorpus, rank: int = 0, world: int = 1
+) -> tuple[LanguageModel, Vocabulary]:
     """Fresh (seeded), ``--init-from`` or ``--continue``; a head is made fresh whenever the starting point has none
     (which ``--continue`` refuses: carrying on pretraining needs the model's own softmax)."""
     head, vocab = None, None
     if cfg.init_from or cfg.continue_from:
         bilm, head, vocab = load_pretrained(cfg.init_from or cfg.continue_from)
         if cfg.continue_from and head is None:
-            raise ValueError(f"{cfg.continue_from} has no LM head and vocabulary to continue with; "
-                             "fine-tune it with --init-from instead")
+            raise ValueError(
+                f"{cfg.continue_from} has no LM head and vocabulary to continue with; "
+                "fine-tune it with --init-from instead"
+            )
     else:
         bilm = BiLM(model_config(cfg))
         bilm.reset_parameters(cfg.seed)
@@ -220,16 +237,23 @@ def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
 def _continued_progress(cfg: TrainConfig) -> dict:
     """The counters a continued model carries on from, and a data seed of its own so that it reads the corpus in
     another order than the run it continues (whose exact data position is not shipped)."""
-    progress = {"step": 0, "tokens": 0, "train_seconds": 0.0,
-                **read_config(model_folder(cfg.continue_from)).get("training", {})}
+    progress = {
+        "step": 0,
+        "tokens": 0,
+        "train_seconds": 0.0,
+        **read_config(model_folder(cfg.continue_from)).get("training", {}),
+    }
     progress["data_seed"] = cfg.seed + progress["step"]
     return progress
 
 
 def _save_rank_state(directory: Path, rank: int, position: dict, state: State) -> None:
     """What differs between ranks: data position, carried LSTM state, RNG."""
-    tensors = {f"lstm.{l}.{k}": t.detach().cpu().contiguous() for l, (h, c) in enumerate(state)
-               for k, t in (("h", h), ("c", c))}
+    tensors = {
+        f"lstm.{l}.{k}": t.detach().cpu().contiguous()
+        for l, (h, c) in enumerate(state)
+        for k, t in (("h", h), ("c", c))
+    }
     tensors["rng.cpu"] = torch.get_rng_state()
     if torch.cuda.is_available() and state[0][0].is_cuda:
         tensors["rng.cuda"] = torch.cuda.get_rng_state()
@@ -264,8 +288,18 @@ def _restore_optimizer(optimizer: torch.optim.Optimizer, tensors: dict[str, torc
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
 
 
-def save_checkpoint(out: Path, lm: LanguageModel, vocab: Vocabulary, optimizer: torch.optim.Optimizer,
-                    position: dict, state: State, progress: dict, cfg: TrainConfig, rank: int, world: int) -> None:
+def save_checkpoint(
+    out: Path,
+    lm: LanguageModel,
+    vocab: Vocabulary,
+    optimizer: torch.optim.Optimizer,
+    position: dict,
+    state: State,
+    progress: dict,
+    cfg: TrainConfig,
+    rank: int,
+    world: int,
+) -> None:
     """Every rank writes its own state into the step's folder; rank 0 adds the rest and moves ``latest`` last.
     ``position``: where this rank's data continues (``LMBatches.state``)."""
     directory = out / CHECKPOINTS / f"step-{progress['step']:08d}"
@@ -359,8 +393,15 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
-def train_step(lm: LanguageModel, optimizer: torch.optim.Optimizer, batch: Batch, state: State, cfg: TrainConfig,
-               precision: str = "fp32", world: int = 1) -> tuple[torch.Tensor, State]:
+def train_step(
+    lm: LanguageModel,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    state: State,
+    cfg: TrainConfig,
+    precision: str = "fp32",
+    world: int = 1,
+) -> tuple[torch.Tensor, State]:
     """One optimizer step on one window -> its summed NLL per direction (left on the device), the carried state."""
     with torch.autocast(batch.targets.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
         nll, count, state = lm(batch, state, dropout=cfg.dropout)
@@ -383,7 +424,9 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    corpus = TokenizedCorpus.from_paths(cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0")  # before CUDA
+    corpus = TokenizedCorpus.from_paths(
+        cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0"
+    )  # before CUDA
     rank, world, device = _init_distributed(cfg.device)
     precision = resolve_precision(cfg.precision, device)
     checkpoint = latest_checkpoint(out) if cfg.resume else None
@@ -421,14 +464,24 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if rank == 0:
         n_params = sum(p.numel() for p in lm.bilm.parameters())
         fused = "fused LSTM" if lm.bilm.lstm.layers[0].fused else "step-by-step LSTM (clipped)"
-        print(f"biLM {n_params / 1e6:.1f}M parameters, head {sum(p.numel() for p in lm.head.parameters()) / 1e6:.1f}M, "
-              f"vocabulary {len(vocab)}, {world} rank(s) on {device}, {precision}, {fused}, "
-              f"{tokens_per_step} tokens per step", file=sys.stderr)
+        print(
+            f"biLM {n_params / 1e6:.1f}M parameters, head {sum(p.numel() for p in lm.head.parameters()) / 1e6:.1f}M, "
+            f"vocabulary {len(vocab)}, {world} rank(s) on {device}, {precision}, {fused}, "
+            f"{tokens_per_step} tokens per step",
+            file=sys.stderr,
+        )
 
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=cfg.max_tokens, initial=progress["tokens"], unit="tok", unit_scale=True, dynamic_ncols=True,
-               disable=rank != 0 or not cfg.progress, mininterval=2.0)
+    bar = tqdm(
+        total=cfg.max_tokens,
+        initial=progress["tokens"],
+        unit="tok",
+        unit_scale=True,
+        dynamic_ncols=True,
+        disable=rank != 0 or not cfg.progress,
+        mininterval=2.0,
+    )
     # the running loss stays on the device: reading it every step would make the CPU wait for the GPU
     interval_nll, interval_count = torch.zeros(2, dtype=torch.float64, device=device), 0
     last_checkpoint = step_started = last_log = time.monotonic()
@@ -466,13 +519,22 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
             train_ppl = math.exp(sum(per_direction) / 2)
             bar.set_postfix(loss=f"{sum(per_direction) / 2:.3f}", ppl=f"{train_ppl:.1f}", refresh=False)
             if rank == 0:
-                _append_log(out, {**progress, "train_loss": per_direction, "train_ppl": train_ppl,
-                                  "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log))})
+                _append_log(
+                    out,
+                    {
+                        **progress,
+                        "train_loss": per_direction,
+                        "train_ppl": train_ppl,
+                        "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log)),
+                    },
+                )
             last_log = now
         if rank == 0 and valid_lines and progress["step"] % cfg.valid_every == 0:
             result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens)
-            bar.write(f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
-                      f"backward {result['backward']:.1f} mean {result['mean']:.1f}")
+            bar.write(
+                f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
+                f"backward {result['backward']:.1f} mean {result['mean']:.1f}"
+            )
             _append_log(out, {**progress, "valid": result})
             plot_learning_curve(out)
     bar.close()
@@ -503,15 +565,21 @@ def update_card_figures(card: str, training: dict, log: list[dict]) -> str:
     if FIGURES_START not in card or FIGURES_END not in card:
         return card
     valid = [r for r in log if "valid" in r]
-    lines = [f"| tokens seen | {training['tokens']:,} |", f"| steps | {training['step']:,} |",
-             f"| training time | {training['train_seconds'] / 3600:.2f} hours |",
-             f"| hardware | {', '.join(training.get('hardware', [])) or 'not recorded'} |"]
+    lines = [
+        f"| tokens seen | {training['tokens']:,} |",
+        f"| steps | {training['step']:,} |",
+        f"| training time | {training['train_seconds'] / 3600:.2f} hours |",
+        f"| hardware | {', '.join(training.get('hardware', [])) or 'not recorded'} |",
+    ]
     if valid:
         last = valid[-1]["valid"]
-        lines.append(f"| validation perplexity (last, {last['tokens']:,} tokens) | forward {last['forward']:.1f}, "
-                     f"backward {last['backward']:.1f}, mean {last['mean']:.1f} |")
-    block = "\n".join([FIGURES_START, "", "| | |", "|---|---|", *lines, "", "![learning curve](learning_curve.png)",
-                       "", FIGURES_END])
+        lines.append(
+            f"| validation perplexity (last, {last['tokens']:,} tokens) | forward {last['forward']:.1f}, "
+            f"backward {last['backward']:.1f}, mean {last['mean']:.1f} |"
+        )
+    block = "\n".join(
+        [FIGURES_START, "", "| | |", "|---|---|", *lines, "", "![learning curve](learning_curve.png)", "", FIGURES_END]
+    )
     before, rest = card.split(FIGURES_START, 1)
     return before + block + rest.split(FIGURES_END, 1)[1]
 
@@ -527,11 +595,15 @@ def ship(run: str | Path, destination: str | Path) -> None:
     staging = destination.with_name(f".{destination.name}.shipping")
     shutil.rmtree(staging, ignore_errors=True)
     save_language_model(lm, vocab, staging, info, fp16=True)
-    run_log = [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()] if (run / LOG_FILE).is_file() else []
+    run_log = (
+        [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()] if (run / LOG_FILE).is_file() else []
+    )
     first_step = run_log[0]["step"] if run_log else info["training"]["step"]
     earlier = []
     if (destination / LOG_FILE).is_file():
-        earlier = [r for r in map(json.loads, (destination / LOG_FILE).read_text().splitlines()) if r["step"] < first_step]
+        earlier = [
+            r for r in map(json.loads, (destination / LOG_FILE).read_text().splitlines()) if r["step"] < first_step
+        ]
     (staging / LOG_FILE).write_text("".join(json.dumps(r) + "\n" for r in earlier + run_log))
     if earlier or run_log:
         plot_learning_curve(staging)
@@ -552,8 +624,10 @@ def ship_command(args: argparse.Namespace) -> None:
     except (FileNotFoundError, ValueError) as error:
         raise SystemExit(f"error: {error}")
     training = read_config(args.to)["training"]
-    print(f"shipped {args.run} into {args.to}: {training['tokens']:,} tokens, {training['step']:,} steps, "
-          f"{training['train_seconds'] / 3600:.2f} training hours")
+    print(
+        f"shipped {args.run} into {args.to}: {training['tokens']:,} tokens, {training['step']:,} steps, "
+        f"{training['train_seconds'] / 3600:.2f} training hours"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- CLI
@@ -576,36 +650,53 @@ def perplexity_command(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "
-              f"{result['forward']:.2f}, backward {result['backward']:.2f}, mean {result['mean']:.2f}")
+        print(
+            f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "
+            f"{result['forward']:.2f}, backward {result['backward']:.2f}, mean {result['mean']:.2f}"
+        )
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the ``train`` and ``perplexity`` sub-commands."""
     defaults = TrainConfig(corpus=[], out="")
     p = commands.add_parser(
-        "train", help="train or fine-tune a biLM on plain text",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz, one paragraph per line) or folders")
+        "train",
+        help="train or fine-tune a biLM on plain text",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz, one paragraph per line) or folders"
+    )
     p.add_argument("--out", required=True, help="output folder: model, checkpoints, log, plot")
     p.add_argument("--name", help="model name written into config.json (default: the --out folder's name)")
     p.add_argument("--size", choices=sorted(SIZES), default=defaults.size, help="architecture (default %(default)s)")
     p.add_argument("--config", help="JSON file of BiLMConfig fields (overrides --size)")
-    p.add_argument("--init-from", metavar="MODEL",
-                   help=f"start from a model: {MODEL_SPEC_HELP}; published weights have no softmax, so the head "
-                        "is made fresh and the vocabulary counted")
-    p.add_argument("--continue", dest="continue_from", metavar="MODEL",
-                   help="carry on the pretraining of one of our models ('default' or a directory with its head and "
-                        "vocabulary): its weights, tokens and steps seen go on, with a fresh optimizer warmed up "
-                        "over --warmup-steps (optimizer state is not shipped, so this restart is not exact)")
-    p.add_argument("--warmup-steps", type=int, default=defaults.warmup_steps,
-                   help="with --continue: steps of linear learning-rate warm-up (default %(default)s)")
+    p.add_argument(
+        "--init-from",
+        metavar="MODEL",
+        help=f"start from a model: {MODEL_SPEC_HELP}; published weights have no softmax, so the head "
+        "is made fresh and the vocabulary counted",
+    )
+    p.add_argument(
+        "--continue",
+        dest="continue_from",
+        metavar="MODEL",
+        help="carry on the pretraining of one of our models ('default' or a directory with its head and "
+        "vocabulary): its weights, tokens and steps seen go on, with a fresh optimizer warmed up "
+        "over --warmup-steps (optimizer state is not shipped, so this restart is not exact)",
+    )
+    p.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=defaults.warmup_steps,
+        help="with --continue: steps of linear learning-rate warm-up (default %(default)s)",
+    )
     p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
     p.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="softmax classes (default %(default)s)")
     p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="rows per rank (default %(default)s)")
     p.add_argument("--unroll", type=int, default=defaults.unroll, help="truncated-BPTT window (default %(default)s)")
-    p.add_argument("--optimizer", choices=["adagrad", "adam"], default=defaults.optimizer,
-                   help="default %(default)s")
+    p.add_argument("--optimizer", choices=["adagrad", "adam"], default=defaults.optimizer, help="default %(default)s")
     p.add_argument("--lr", type=float, default=defaults.lr, help="learning rate (default %(default)s)")
     p.add_argument("--clip", type=float, default=defaults.clip, help="global gradient-norm clip (default %(default)s)")
     p.add_argument("--dropout", type=float, default=defaults.dropout, help="default %(default)s")
@@ -613,37 +704,58 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--time-budget", type=float, help="stop after this many minutes, with a final checkpoint")
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
     p.add_argument("--device", default=defaults.device, help="cpu or cuda (default %(default)s)")
-    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default=defaults.precision,
-                   help="bf16: autocast with float32 weights and optimizer; auto: bf16 on CUDA, fp32 on CPU "
-                        "(default %(default)s)")
-    p.add_argument("--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora "
-                                               "under 200 kB)")
-    p.add_argument("--watch", action="store_true",
-                   help="keep adding text files that appear under --corpus folders; they join at the next pass "
-                        "(copy them in under another name, then rename)")
+    p.add_argument(
+        "--precision",
+        choices=["auto", "fp32", "bf16"],
+        default=defaults.precision,
+        help="bf16: autocast with float32 weights and optimizer; auto: bf16 on CUDA, fp32 on CPU (default %(default)s)",
+    )
+    p.add_argument(
+        "--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)"
+    )
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep adding text files that appear under --corpus folders; they join at the next pass "
+        "(copy them in under another name, then rename)",
+    )
     p.add_argument("--seed", type=int, default=defaults.seed, help="default %(default)s")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--valid", help="held-out text for periodic validation perplexity")
-    p.add_argument("--valid-tokens", type=int, default=defaults.valid_tokens,
-                   help="validation tokens (first lines of --valid, default %(default)s)")
+    p.add_argument(
+        "--valid-tokens",
+        type=int,
+        default=defaults.valid_tokens,
+        help="validation tokens (first lines of --valid, default %(default)s)",
+    )
     p.add_argument("--valid-every", type=int, default=defaults.valid_every, help="steps (default %(default)s)")
-    p.add_argument("--checkpoint-every", type=float, default=defaults.checkpoint_every,
-                   help="minutes between checkpoints (default %(default)s)")
-    p.add_argument("--log-every", type=int, default=defaults.log_every, help="steps between log lines (default %(default)s)")
+    p.add_argument(
+        "--checkpoint-every",
+        type=float,
+        default=defaults.checkpoint_every,
+        help="minutes between checkpoints (default %(default)s)",
+    )
+    p.add_argument(
+        "--log-every", type=int, default=defaults.log_every, help="steps between log lines (default %(default)s)"
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.set_defaults(func=train_command)
 
     r = commands.add_parser(
-        "ship", help="turn a finished training run into a model folder for the repository (float16)",
-        description=ship.__doc__)
+        "ship",
+        help="turn a finished training run into a model folder for the repository (float16)",
+        description=ship.__doc__,
+    )
     r.add_argument("--run", required=True, help="the run's --out folder")
     r.add_argument("--to", default="data/models/default", help="model folder to write (default %(default)s)")
     r.set_defaults(func=ship_command)
 
     q = commands.add_parser(
-        "perplexity", help="forward, backward and mean perplexity of a model on a text file",
+        "perplexity",
+        help="forward, backward and mean perplexity of a model on a text file",
         description="Perplexity over the model's full softmax vocabulary (out-of-vocabulary words count as <UNK>). "
-                    "Each input line (paragraph) starts from a zero LSTM state carried across its sentences.")
+        "Each input line (paragraph) starts from a zero LSTM state carried across its sentences.",
+    )
     q.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
     q.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
     q.add_argument("--max-tokens", type=int, help="stop after the lines holding this many tokens")

@@ -5,6 +5,7 @@ named by ``model.safetensors.index.json`` when it would exceed 16 MB) and,
 for models we trained, ``vocab.txt`` and ``head.safetensors`` (the LM softmax, needed only to fine-tune
 or measure perplexity). Nothing here ever unpickles a file.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,12 @@ def hdf5_layout(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
         shapes[f"CNN/W_cnn_{i}"] = (1, width, E, count)
         shapes[f"CNN/b_cnn_{i}"] = (count,)
     for k in range(config.n_highway):
-        for name, shape in (("W_carry", (F_, F_)), ("b_carry", (F_,)), ("W_transform", (F_, F_)), ("b_transform", (F_,))):
+        for name, shape in (
+            ("W_carry", (F_, F_)),
+            ("b_carry", (F_,)),
+            ("W_transform", (F_, F_)),
+            ("b_transform", (F_,)),
+        ):
             shapes[f"CNN_high_{k}/{name}"] = shape
     shapes["CNN_proj/W_proj"] = (F_, P)
     shapes["CNN_proj/b_proj"] = (P,)
@@ -80,8 +86,9 @@ def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
             else:
                 arrays[name] = f[name][...].astype(np.float32)
     if missing or misshaped:
-        raise WeightsError(f"{weights_file} does not match {options_file}: "
-                           + "; ".join([f"missing {m}" for m in missing] + misshaped))
+        raise WeightsError(
+            f"{weights_file} does not match {options_file}: " + "; ".join([f"missing {m}" for m in missing] + misshaped)
+        )
     _assign_hdf5(model, config, arrays)
     return model.eval()
 
@@ -143,8 +150,13 @@ def save_hdf5(model: BiLM, options_file: str | Path, weights_file: str | Path) -
         Path(tmp).write_text(json.dumps(config.to_options(), indent=2))
 
 
-def save_model(model: BiLM, directory: str | Path, extra_config: dict | None = None, fp16: bool = False,
-               max_file_bytes: int = MAX_FILE_BYTES) -> None:
+def save_model(
+    model: BiLM,
+    directory: str | Path,
+    extra_config: dict | None = None,
+    fp16: bool = False,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> None:
     """Write ``config.json`` + ``model.safetensors``, or shards of at most ``max_file_bytes`` (a tensor larger than
     that gets one of its own) named by ``model.safetensors.index.json``; ``fp16`` halves the files (the loader
     restores float32)."""
@@ -158,8 +170,11 @@ def save_model(model: BiLM, directory: str | Path, extra_config: dict | None = N
             shards.append({})
         shards[-1][name] = tensor
     metadata = {"format": "elmo-search-bilm", "format_version": str(FORMAT_VERSION)}
-    names = [WEIGHTS_FILE] if len(shards) == 1 else [f"model-{i:05d}-of-{len(shards):05d}.safetensors"
-                                                     for i in range(1, len(shards) + 1)]
+    names = (
+        [WEIGHTS_FILE]
+        if len(shards) == 1
+        else [f"model-{i:05d}-of-{len(shards):05d}.safetensors" for i in range(1, len(shards) + 1)]
+    )
     for old in {*directory.glob("model-*-of-*.safetensors"), directory / WEIGHTS_FILE, directory / WEIGHTS_INDEX}:
         if old.name not in names and old.exists():  # what an earlier save of another size left
             old.unlink()
@@ -190,7 +205,9 @@ def read_config(directory: str | Path) -> dict:
         raise FileNotFoundError(f"{directory} is not a model directory: {CONFIG_FILE} is missing")
     config = json.loads(path.read_text())
     if config.get("format_version", FORMAT_VERSION) > FORMAT_VERSION:
-        raise WeightsError(f"{path} has format version {config['format_version']}; this code reads up to {FORMAT_VERSION}")
+        raise WeightsError(
+            f"{path} has format version {config['format_version']}; this code reads up to {FORMAT_VERSION}"
+        )
     return config
 
 
@@ -208,10 +225,15 @@ def load_model(directory: str | Path) -> BiLM:
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
-    misshaped = [f"{k} has shape {tuple(tensors[k].shape)}, expected {tuple(v.shape)}"
-                 for k, v in expected.items() if k in tensors and tensors[k].shape != v.shape]
+    misshaped = [
+        f"{k} has shape {tuple(tensors[k].shape)}, expected {tuple(v.shape)}"
+        for k, v in expected.items()
+        if k in tensors and tensors[k].shape != v.shape
+    ]
     if missing or unexpected or misshaped:
-        raise WeightsError(f"{weights_path} does not match {directory / CONFIG_FILE}: " + "; ".join(
-            [f"missing {k}" for k in missing] + [f"unexpected {k}" for k in unexpected] + misshaped))
+        raise WeightsError(
+            f"{weights_path} does not match {directory / CONFIG_FILE}: "
+            + "; ".join([f"missing {k}" for k in missing] + [f"unexpected {k}" for k in unexpected] + misshaped)
+        )
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     return model.eval()

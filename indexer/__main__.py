@@ -136,9 +136,16 @@ def senses_command(args: argparse.Namespace) -> dict:
 
 # ------------------------------------------------------------------------------------------ text output
 def glove_command(args: argparse.Namespace) -> dict:
-    glove = train_glove_on_text(args.corpus, max_tokens=args.max_tokens, vocab_size=args.vocab_size,
-                                min_count=args.min_count, window=args.window, dim=args.dim, epochs=args.epochs,
-                                seed=args.seed)
+    glove = train_glove_on_text(
+        args.corpus,
+        max_tokens=args.max_tokens,
+        vocab_size=args.vocab_size,
+        min_count=args.min_count,
+        window=args.window,
+        dim=args.dim,
+        epochs=args.epochs,
+        seed=args.seed,
+    )
     save_glove(args.out, glove)
     return {"out": str(args.out), "words": len(glove.index), "dim": glove.dim}
 
@@ -451,8 +458,10 @@ def make_parser() -> argparse.ArgumentParser:
     glove.add_argument("--epochs", type=int, default=15, help="AdaGrad epochs (default 15)")
     glove.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
-    glove.set_defaults(run=glove_command, show=lambda result: print(
-        f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"))
+    glove.set_defaults(
+        run=glove_command,
+        show=lambda result: print(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"),
+    )
     return parser
 
 

@@ -18,11 +18,12 @@ import shutil
 import signal
 import time
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,9 @@ class Settings:
     """How an index is built; fixed for its lifetime (``add`` reuses them) and compared on resume."""
 
     layers: str = "average"  # the mix of the token index (word in context, senses)
-    search_layers: str = "token"  # the mix of passage search; chosen on bench/queries_en.jsonl (bench/search_quality.py)
+    search_layers: str = (
+        "token"  # the mix of passage search; chosen on bench/queries_en.jsonl (bench/search_quality.py)
+    )
     pooling: str = "sif"  # how a passage's token vectors become one: sif, mean or max (see vectors.pool)
     index_factory: str | None = None  # None: chosen by size (see vectors.choose_factory)
     search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
@@ -99,13 +102,12 @@ class Settings:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.glove not in (STANFORD, TRAIN_GLOVE) and not Path(self.glove).is_file():
-            raise FileNotFoundError(f"GloVe file {self.glove} does not exist (or say {STANFORD!r} or "
-                                    f"{TRAIN_GLOVE!r})")
+            raise FileNotFoundError(f"GloVe file {self.glove} does not exist (or say {STANFORD!r} or {TRAIN_GLOVE!r})")
 
 
 # ------------------------------------------------------------------------------------------ helpers
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _checkpoint(name: str) -> None:
@@ -594,8 +596,10 @@ def build_index(
             "created_at": now,
             "updated_at": now,
             "model": model_record(elmo, source),
-            **{name: {"spec": getattr(settings, name), "weights": list(mix.weights), "description": mix.describe()}
-               for name, mix in mixes.items()},
+            **{
+                name: {"spec": getattr(settings, name), "weights": list(mix.weights), "description": mix.describe()}
+                for name, mix in mixes.items()
+            },
             "pooling": settings.pooling,
             "settings": asdict(settings),
             "counts": _counts(shards, {}, _read_counts(scan)),
@@ -603,8 +607,11 @@ def build_index(
             "shards": shards,
             "files": {"vocab": {"file": vocab_file, **storage.file_record(out / vocab_file)}, "glove": glove_entry},
             "indexes": indexes,
-            "glove": {**{k: v for k, v in glove_entry.items() if k in ("source", "package", "license", "sha256")},
-                      "dim": glove_vectors.dim, "vocab_size": len(glove_vectors)},
+            "glove": {
+                **{k: v for k, v in glove_entry.items() if k in ("source", "package", "license", "sha256")},
+                "dim": glove_vectors.dim,
+                "vocab_size": len(glove_vectors),
+            },
             "deleted_doc_ids": [],
             "build": state,
         }

@@ -8,17 +8,17 @@ AdaGrad on minibatches of co-occurrence entries, word + context vectors summed. 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 from tqdm.auto import tqdm
 
+from encoder.files import atomic_path, open_text
 from encoder.glove import Glove
 from encoder.text import iter_lines, split_and_tokenize
-from encoder.files import atomic_path, open_text
 
 from .vectors import normalize
 from .words import WordFrequencies
@@ -111,8 +111,15 @@ def train_glove(
     return Glove(list(words), (W + C).numpy())
 
 
-def train_glove_on_text(paths: Sequence[str | Path], max_tokens: int, vocab_size: int, min_count: int = 5,
-                        window: int = 10, progress: bool = True, **training) -> Glove:
+def train_glove_on_text(
+    paths: Sequence[str | Path],
+    max_tokens: int,
+    vocab_size: int,
+    min_count: int = 5,
+    window: int = 10,
+    progress: bool = True,
+    **training,
+) -> Glove:
     """GloVe on plain text files (.txt/.gz/.xz, folders): the first ``max_tokens`` tokens, split and
     tokenized as everywhere else in the project, lower-cased, the ``vocab_size`` most frequent words."""
     sentences: list[list[str]] = []
@@ -151,7 +158,7 @@ class GloveVectors:
         self._unit: np.ndarray | None = None
 
     @classmethod
-    def load(cls, path: str | Path) -> "GloveVectors":
+    def load(cls, path: str | Path) -> GloveVectors:
         return cls(Glove.load(path))
 
     def __len__(self) -> int:

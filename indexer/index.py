@@ -12,8 +12,9 @@ Queries longer than ``MAX_QUERY_CHARS`` are cut there, with a ``QueryNotice`` wa
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -119,9 +120,7 @@ class Index:
         self._word_ids: dict[str, np.ndarray] | None = None
 
     @classmethod
-    def open(
-        cls, path: str | Path, model: ModelSpec | None = None, device: str = "cpu", verify: bool = True
-    ) -> "Index":
+    def open(cls, path: str | Path, model: ModelSpec | None = None, device: str = "cpu", verify: bool = True) -> Index:
         """Open the index at ``path``; ``model`` defaults to the one the manifest names.
 
         Raises IndexFormatError (not an index, interrupted build, newer format), CorruptIndexError
@@ -298,13 +297,17 @@ class Index:
         """A found document's relevance (document row -> [0, 1]): where its score falls among the best scores of
         random queries of as many content words; for ``hybrid``, the weighted mean of its parts' relevance (0
         where absent), with the fusion's weights."""
-        parts = {"elmo": HYBRID_ELMO_WEIGHT, "keywords": 1 - HYBRID_ELMO_WEIGHT} if method == "hybrid" else {method: 1.0}
+        parts = (
+            {"elmo": HYBRID_ELMO_WEIGHT, "keywords": 1 - HYBRID_ELMO_WEIGHT} if method == "hybrid" else {method: 1.0}
+        )
         scores = {part: dict(zip(rankings[part].ids.tolist(), rankings[part].scores.tolist())) for part in parts}
         chances = {part: self._chance_of(part, weights, n_words) for part in parts}
 
         def relevance(row: int) -> float:
             return sum(
-                share * chances[part].relevance(scores[part][row]) for part, share in parts.items() if row in scores[part]
+                share * chances[part].relevance(scores[part][row])
+                for part, share in parts.items()
+                if row in scores[part]
             )
 
         return relevance

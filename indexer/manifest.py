@@ -12,8 +12,9 @@ INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from encoder import Elmo
 from encoder.elmo import resolve_model
@@ -28,7 +29,12 @@ from .vectors import LayerStore
 FORMAT_VERSION = 2
 MANIFEST, STATE, SHARDS, GLOVE_FILE, LOCK = "manifest.json", "build-state.json", "shards", "glove.txt", ".lock"
 SHARD_FILES = (
-    "docs.parquet", "sentences.parquet", "tokens.parquet", "sentence_layers.npy", "token_layers.npy", "title_layers.npy"
+    "docs.parquet",
+    "sentences.parquet",
+    "tokens.parquet",
+    "sentence_layers.npy",
+    "token_layers.npy",
+    "title_layers.npy",
 )
 
 ModelSpec = str | Path | Sequence[str | Path] | Elmo

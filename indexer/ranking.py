@@ -46,7 +46,7 @@ class Ranking:
     scores: np.ndarray
 
     @classmethod
-    def of(cls, best: dict[int, float], depth: int) -> "Ranking":
+    def of(cls, best: dict[int, float], depth: int) -> Ranking:
         """The ``depth`` best of a document -> score mapping (ties broken by row, so results are stable)."""
         ordered = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
         return cls(np.array([d for d, _ in ordered], np.int64), np.array([s for _, s in ordered], np.float32))
@@ -92,8 +92,9 @@ class Chance:
         return float(np.searchsorted(self.best, score, side="left") / max(len(self.best), 1))
 
 
-def random_queries(vocab: pd.DataFrame, n: int = NULL_QUERIES, words: int = NULL_QUERY_WORDS,
-                   seed: int = 0) -> list[list[str]]:
+def random_queries(
+    vocab: pd.DataFrame, n: int = NULL_QUERIES, words: int = NULL_QUERY_WORDS, seed: int = 0
+) -> list[list[str]]:
     """``n`` queries of ``words`` content words drawn as often as they occur in the indexed text (seeded).
 
     Drawn by occurrence, not uniformly over the vocabulary, so they are as common as a user's words: rare

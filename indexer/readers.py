@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -43,7 +44,7 @@ class ReaderOptions:
     doc_per_file: bool = False
 
     @classmethod
-    def from_kwargs(cls, **options: Any) -> "ReaderOptions":
+    def from_kwargs(cls, **options: Any) -> ReaderOptions:
         unknown = set(options) - set(cls.__dataclass_fields__)
         if unknown:
             raise TypeError(

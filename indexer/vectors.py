@@ -8,7 +8,7 @@ exact torch matmul answers any other mix (and serves as the GPU path when faiss-
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import faiss
 import numpy as np

@@ -3,7 +3,7 @@ each word weighs when vectors are pooled."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -1,4 +1,5 @@
 """Shared test fixtures: the reference fixture model in ../shared and a tiny random model of our own."""
+
 from __future__ import annotations
 
 from pathlib import Path

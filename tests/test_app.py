@@ -2,6 +2,7 @@
 
 The last test drives the real app in headless Chromium (skipped when no browser is installed).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,14 +22,30 @@ from app.settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT
 from indexer import Settings, build_index
 
 DOCUMENTS = [
-    ("river", "Life by the river", "The otters live in a den on the muddy bank of the river. Willow roots hold the "
-     "river bank together. Kingfishers nest in the steep bank above the water. Ducks rest on the grassy bank."),
-    ("money", "Saving money", "She opened an account at the bank on the high street. The bank raised its interest "
-     "rate. A loan from the bank paid for the house. The bank lends money to small firms."),
-    ("theatre", "Opening night", "The actors rehearsed the new play for weeks. The play opened at the theatre on "
-     "Friday. Critics loved the play and its songs. The audience cheered at the end of the play."),
-    ("game", "Weekend sport", "The children play football in the park. They play a game of cards after dinner. "
-     "Both teams play hard in the final match. We play tennis every Sunday morning."),
+    (
+        "river",
+        "Life by the river",
+        "The otters live in a den on the muddy bank of the river. Willow roots hold the "
+        "river bank together. Kingfishers nest in the steep bank above the water. Ducks rest on the grassy bank.",
+    ),
+    (
+        "money",
+        "Saving money",
+        "She opened an account at the bank on the high street. The bank raised its interest "
+        "rate. A loan from the bank paid for the house. The bank lends money to small firms.",
+    ),
+    (
+        "theatre",
+        "Opening night",
+        "The actors rehearsed the new play for weeks. The play opened at the theatre on "
+        "Friday. Critics loved the play and its songs. The audience cheered at the end of the play.",
+    ),
+    (
+        "game",
+        "Weekend sport",
+        "The children play football in the park. They play a game of cards after dinner. "
+        "Both teams play hard in the final match. We play tennis every Sunday morning.",
+    ),
 ]
 MODEL_CARD = "# Tiny test model\n\nRandom weights, trained on nothing; perplexity: not measured.\n"
 
@@ -48,8 +65,13 @@ def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     root = tmp_path_factory.mktemp("app-index")
     corpus = root / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCUMENTS))
-    build_index([corpus], root / "index", model=model_dir, progress=False,
-                settings=Settings(glove="train", glove_dim=16, glove_epochs=2, glove_min_count=1))  # not tested
+    build_index(
+        [corpus],
+        root / "index",
+        model=model_dir,
+        progress=False,
+        settings=Settings(glove="train", glove_dim=16, glove_epochs=2, glove_min_count=1),
+    )  # not tested
     return root / "index"
 
 
@@ -314,8 +336,16 @@ def test_damaged_index_is_reported_not_raised(index_dir: Path, tmp_path: Path) -
 
 
 # ------------------------------------------------------------------------------------------ real browser
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-quic")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+)
 
 
 def free_port() -> int:
@@ -330,11 +360,15 @@ def served_app(index_dir: Path, tmp_path: Path):
     from app.__main__ import streamlit_command
 
     port = free_port()
-    env = {**os.environ, INDEX_ENV: str(index_dir),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        INDEX_ENV: str(index_dir),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    }
     log = open(tmp_path / "streamlit.log", "w")
-    server = subprocess.Popen(streamlit_command("127.0.0.1", port), cwd=REPO_ROOT, env=env, stdout=log,
-                              stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        streamlit_command("127.0.0.1", port), cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -1,4 +1,5 @@
 """``python -m app``: build the demo index only when there is none, then hand over to Streamlit on localhost."""
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,8 @@ def one_document_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_first_run_builds_the_demo_index_then_serves_on_localhost(
-        tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     index = one_document_demo(tmp_path, monkeypatch)
     with pytest.raises(Served):
         cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
@@ -70,8 +71,9 @@ def test_first_run_builds_the_demo_index_then_serves_on_localhost(
     assert option(served["argv"], "--server.port") == "9000"
 
 
-def test_index_of_a_model_that_changed_is_rebuilt(tmp_path: Path, tiny_model_dir: Path, served: dict,
-                                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+def test_index_of_a_model_that_changed_is_rebuilt(
+    tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     """After a `git pull` brings a new shipped model, the demo index built with the old one is rebuilt."""
     import shutil
 

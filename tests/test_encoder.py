@@ -1,4 +1,5 @@
 """Encoder behaviour that needs no reference data: mixing, statelessness, caching, formats, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -129,8 +130,16 @@ def test_fp16_storage_is_restored_to_float32(tiny, tmp_path):
 
 
 def test_models_without_skip_connections_and_with_tanh_are_honoured(tmp_path):
-    config = BiLMConfig(char_embed_dim=4, filters=[[1, 4], [2, 8]], n_highway=1, projection_dim=8, lstm_dim=16,
-                        n_layers=2, use_skip_connections=False, activation="tanh")
+    config = BiLMConfig(
+        char_embed_dim=4,
+        filters=[[1, 4], [2, 8]],
+        n_highway=1,
+        projection_dim=8,
+        lstm_dim=16,
+        n_layers=2,
+        use_skip_connections=False,
+        activation="tanh",
+    )
     model = BiLM(config)
     model.reset_parameters(seed=3)
     save_hdf5(model, tmp_path / "options.json", tmp_path / "w.hdf5")
@@ -163,20 +172,23 @@ def test_mismatched_weights_name_the_tensors(tiny, tmp_path):
 
 
 def _embed_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "encoder", "embed", "--quiet", *args],
-                          cwd=REPO, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "encoder", "embed", "--quiet", *args], cwd=REPO, capture_output=True, text=True
+    )
 
 
 def test_embed_cli_writes_empty_lines_and_rejects_bad_utf8(tiny_model_dir, tmp_path):
     (tmp_path / "in.txt").write_text("the bank .\n\nplay it again\n", encoding="utf-8")
-    done = _embed_cli("--model", str(tiny_model_dir), "--input", str(tmp_path / "in.txt"),
-                      "--output", str(tmp_path / "out.hdf5"))
+    done = _embed_cli(
+        "--model", str(tiny_model_dir), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out.hdf5")
+    )
     assert done.returncode == 0, done.stderr
     with h5py.File(tmp_path / "out.hdf5", "r") as out:
         assert [out[k].shape for k in ("0", "1", "2")] == [(3, 3, 16), (3, 0, 16), (3, 3, 16)]
     (tmp_path / "bad.txt").write_bytes(b"fine line\nbad \xff\xfe line\n")
-    failed = _embed_cli("--model", str(tiny_model_dir), "--input", str(tmp_path / "bad.txt"),
-                        "--output", str(tmp_path / "bad.hdf5"))
+    failed = _embed_cli(
+        "--model", str(tiny_model_dir), "--input", str(tmp_path / "bad.txt"), "--output", str(tmp_path / "bad.hdf5")
+    )
     assert failed.returncode != 0 and "line 2 is not valid UTF-8" in failed.stderr
     assert not (tmp_path / "bad.hdf5").exists()
 
@@ -187,8 +199,15 @@ def test_missing_default_or_directory_gives_a_clear_error(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------- fused LSTM, precision
-UNCLIPPED = BiLMConfig(char_embed_dim=8, filters=[[1, 16], [2, 16]], n_highway=1, projection_dim=16, lstm_dim=32,
-                       cell_clip=None, proj_clip=None)
+UNCLIPPED = BiLMConfig(
+    char_embed_dim=8,
+    filters=[[1, 16], [2, 16]],
+    n_highway=1,
+    projection_dim=16,
+    lstm_dim=32,
+    cell_clip=None,
+    proj_clip=None,
+)
 
 
 @pytest.mark.parametrize("ragged", [False, True])
@@ -209,7 +228,7 @@ def test_fused_lstm_equals_the_step_by_step_recurrence(ragged):
     results = []
     for run in (layer._forward_fused, layer._forward_steps):
         out, (h, c) = run(x, mask if ragged or run == layer._forward_steps else None, state)
-        loss = (out ** 2).sum() + (h * c[..., :16]).sum() + c.sum()
+        loss = (out**2).sum() + (h * c[..., :16]).sum() + c.sum()
         grads = torch.autograd.grad(loss, [x, *layer.parameters()])
         results.append([out, h, c, *grads])
     for fused, steps in zip(*results):
@@ -218,7 +237,7 @@ def test_fused_lstm_equals_the_step_by_step_recurrence(ragged):
 
 def test_training_step_on_full_windows_equals_the_masked_objective():
     """The training path (no mask: no data-dependent shapes) gives the masked evaluation path's loss and gradients."""
-    from encoder.lm_data import make_batch, paragraph_pairs, Vocabulary
+    from encoder.lm_data import Vocabulary, make_batch, paragraph_pairs
     from encoder.lm_head import LanguageModel, LMHead
 
     words = "the bank of the river flooded . the bank approved the loan .".split()

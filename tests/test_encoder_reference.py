@@ -1,4 +1,5 @@
 """Parity with the reference ELMo implementation on the fixture in ../shared/fixtures/elmo."""
+
 from __future__ import annotations
 
 import json
@@ -83,10 +84,27 @@ def test_embed_cli_stateful_reproduces_reference_file_by_file(reference_fixture,
     lines = [sentences[k][i] for i in range(10) for k in range(3)]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     subprocess.run(
-        [sys.executable, "-m", "encoder", "embed", "--model", str(reference_fixture / "options.json"),
-         "--weights", str(reference_fixture / "lm_weights.hdf5"), "--input", str(tmp_path / "in.txt"),
-         "--output", str(tmp_path / "out.hdf5"), "--batch-size", "3", "--stateful", "--quiet"],
-        check=True, cwd=REPO)
+        [
+            sys.executable,
+            "-m",
+            "encoder",
+            "embed",
+            "--model",
+            str(reference_fixture / "options.json"),
+            "--weights",
+            str(reference_fixture / "lm_weights.hdf5"),
+            "--input",
+            str(tmp_path / "in.txt"),
+            "--output",
+            str(tmp_path / "out.hdf5"),
+            "--batch-size",
+            "3",
+            "--stateful",
+            "--quiet",
+        ],
+        check=True,
+        cwd=REPO,
+    )
     with h5py.File(tmp_path / "out.hdf5", "r") as out:
         assert json.loads(out["sentence_to_index"][0])[lines[0]] == "0"
         for n, line in enumerate(lines):

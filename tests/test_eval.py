@@ -1,4 +1,5 @@
 """Evaluation protocols on planted cases and tiny slices: each task scores what its protocol says it should."""
+
 from __future__ import annotations
 
 import gzip
@@ -12,10 +13,10 @@ import pytest
 from encoder import Elmo
 from encoder.eval import pos, sts, wic, wordsim, wsd
 from encoder.eval.embeddings import Embedder
-from encoder.glove import Glove
 from encoder.eval.probe import fit_predict
 from encoder.eval.results import GLOVE
 from encoder.eval.wordnet import SenseInventory
+from encoder.glove import Glove
 
 WORDNET = Path("/usr/share/wordnet")
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -45,12 +46,16 @@ def test_threshold_is_tuned_on_train_and_scores_a_separable_case_100():
 
 
 def test_wic_planted_separable_pairs_score_100_in_every_layer(embedder, tmp_path):
-    same = [("bank", 2, 2, "I sat by the bank of the river .", "I sat by the bank of the river .", True),
-            ("play", 1, 1, "Let play begin now .", "Let play begin now .", True),
-            ("run", 0, 0, "run home quickly", "run home quickly", True)]
-    different = [("bank", 2, 1, "I sat by the bank today .", "Two banks merged .", False),
-                 ("play", 1, 2, "Let play begin now .", "She has played well .", False),
-                 ("run", 0, 1, "run home quickly", "He ran away", False)]
+    same = [
+        ("bank", 2, 2, "I sat by the bank of the river .", "I sat by the bank of the river .", True),
+        ("play", 1, 1, "Let play begin now .", "Let play begin now .", True),
+        ("run", 0, 0, "run home quickly", "run home quickly", True),
+    ]
+    different = [
+        ("bank", 2, 1, "I sat by the bank today .", "Two banks merged .", False),
+        ("play", 1, 2, "Let play begin now .", "She has played well .", False),
+        ("run", 0, 1, "run home quickly", "He ran away", False),
+    ]
     for split in ("train", "dev"):
         write_wic(tmp_path, split, same + different)
     result = wic.run(embedder, tmp_path)
@@ -85,8 +90,10 @@ def test_probe_learns_planted_classes_and_a_mix_that_prefers_the_informative_lay
 
 def test_conllu_reader_skips_comments_ranges_and_empty_nodes(tmp_path):
     path = tmp_path / "x.conllu"
-    path.write_text("# sent_id = 1\n1-2\tdon't\t_\t_\n1\tdo\tdo\tAUX\t_\n2\tn't\tnot\tPART\t_\n2.1\tx\t_\t_\t_\n"
-                    "3\tgo\tgo\tVERB\t_\n\n1\tHi\thi\tINTJ\t_\n\n")
+    path.write_text(
+        "# sent_id = 1\n1-2\tdon't\t_\t_\n1\tdo\tdo\tAUX\t_\n2\tn't\tnot\tPART\t_\n2.1\tx\t_\t_\t_\n"
+        "3\tgo\tgo\tVERB\t_\n\n1\tHi\thi\tINTJ\t_\n\n"
+    )
     assert list(pos.read_conllu(path)) == [(["do", "n't", "go"], ["AUX", "PART", "VERB"]), (["Hi"], ["INTJ"])]
     assert len(list(pos.read_conllu(path, limit=1))) == 1
 
@@ -111,7 +118,8 @@ def test_sts_reader_survives_irregular_lines(tmp_path):
     path.write_text(
         'main-news\theadlines\t2013\t0001\t4.2\t"Quoted" start and an "unbalanced quote\tSecond "one\n'
         "main-news\tdeft\t2014\t0002\t1.0\tA, with commas, ok\tB\tEurope Media Monitor\textra\n"
-        "main-forums\tanswers\t2015\t0003\t0.000\t'single' quotes \"\"\tdoubled \"\" quotes\r\n")
+        'main-forums\tanswers\t2015\t0003\t0.000\t\'single\' quotes ""\tdoubled "" quotes\r\n'
+    )
     pairs = sts.read_sts(path)
     assert [p.score for p in pairs] == [4.2, 1.0, 0.0]
     assert pairs[0].first == '"Quoted" start and an "unbalanced quote' and pairs[0].second == 'Second "one'
@@ -133,7 +141,8 @@ def test_sts_scores_dev_and_test(embedder, tmp_path):
         (tmp_path / f"sts-{split}.csv").write_text(
             "g\tf\t2012\t1\t5.0\tA man is dancing.\tA man is dancing.\n"
             "g\tf\t2012\t2\t2.5\tA man is dancing.\tA man is singing.\n"
-            "g\tf\t2012\t3\t0.0\tA man is dancing.\tStocks fell sharply on Monday.\n")
+            "g\tf\t2012\t3\t0.0\tA man is dancing.\tStocks fell sharply on Monday.\n"
+        )
     result = sts.run(embedder, tmp_path)
     assert list(result.rows) == ["dev", "test"]
     assert all(-100 <= v <= 100 for v in result.rows["dev"].values())
@@ -144,9 +153,11 @@ def test_wordsim_planted_glove_ranks_pairs_perfectly(embedder, tmp_path):
     (tmp_path / "wordsim" / "simlex-999").mkdir(parents=True)
     (tmp_path / "wordsim" / "wordsim-353").mkdir()
     (tmp_path / "wordsim" / "simlex-999" / "SimLex-999.txt").write_text(
-        "word1\tword2\tPOS\tSimLex999\n" "cat\tdog\tN\t9.0\n" "cat\tcar\tN\t5.0\n" "cat\tsky\tN\t1.0\n")
+        "word1\tword2\tPOS\tSimLex999\ncat\tdog\tN\t9.0\ncat\tcar\tN\t5.0\ncat\tsky\tN\t1.0\n"
+    )
     (tmp_path / "wordsim" / "wordsim-353" / "combined.tab").write_text(
-        "Word 1\tWord 2\tHuman (mean)\r\n" "Cat\tDog\t8.0\r\n" "cat\tsky\t2.0\r\n" "cat\tcar\t5.0\r\n")
+        "Word 1\tWord 2\tHuman (mean)\r\nCat\tDog\t8.0\r\ncat\tsky\t2.0\r\ncat\tcar\t5.0\r\n"
+    )
     with gzip.open(tmp_path / "glove.txt.gz", "wt") as f:  # cos(cat, dog) > cos(cat, car) > cos(cat, sky)
         f.write("4 2\ncat 1 0\ndog 0.9 0.1\ncar 0.5 0.5\nsky 0 1\n")
     glove = Glove.load(tmp_path / "glove.txt.gz")
@@ -181,21 +192,33 @@ def test_glove_reader_handles_lowercase_fallback_and_bad_lines(tmp_path):
 
 
 # ------------------------------------------------------------------ WSD
-FAKE_INDEX_SENSE = ("bank%1:14:00:: 08420278 2 20\nbank%1:17:01:: 09213565 1 25\n"
-                    "zebra%1:05:00:: 02391049 1 0\nbright%5:00:00:light:00 1 2 0\nbright%3:00:00:: 2 1 0\n")
+FAKE_INDEX_SENSE = (
+    "bank%1:14:00:: 08420278 2 20\nbank%1:17:01:: 09213565 1 25\n"
+    "zebra%1:05:00:: 02391049 1 0\nbright%5:00:00:light:00 1 2 0\nbright%3:00:00:: 2 1 0\n"
+)
 
 
 def write_semcor(folder: Path) -> None:
     """One NAF document: 'bank' annotated with its second sense in both sentences; 'zebra' never."""
-    naf = ['<NAF><text>', '<wf id="w0" sent="1">The</wf>', '<wf id="w1" sent="1">bank</wf>',
-           '<wf id="w2" sent="1">lent_money</wf>', '<wf id="w3" sent="2">A</wf>', '<wf id="w4" sent="2">bank</wf>',
-           '</text><terms>']
+    naf = [
+        "<NAF><text>",
+        '<wf id="w0" sent="1">The</wf>',
+        '<wf id="w1" sent="1">bank</wf>',
+        '<wf id="w2" sent="1">lent_money</wf>',
+        '<wf id="w3" sent="2">A</wf>',
+        '<wf id="w4" sent="2">bank</wf>',
+        "</text><terms>",
+    ]
     for term, wf in (("t1", "w1"), ("t4", "w4")):
-        naf.append(f'<term id="{term}" lemma="bank"><span><target id="{wf}"/></span><externalReferences>'
-                   '<externalRef reference="1:14:00::" resource="WordNet-eng30" reftype="lexical_key"/>'
-                   '</externalReferences></term>')
-    naf.append('<term id="t2" lemma="lend"><span><target id="w2"/></span><externalReferences>'
-               '<externalRef reference="2:99:00::" reftype="lexical_key"/></externalReferences></term>')  # not in WN
+        naf.append(
+            f'<term id="{term}" lemma="bank"><span><target id="{wf}"/></span><externalReferences>'
+            '<externalRef reference="1:14:00::" resource="WordNet-eng30" reftype="lexical_key"/>'
+            "</externalReferences></term>"
+        )
+    naf.append(
+        '<term id="t2" lemma="lend"><span><target id="w2"/></span><externalReferences>'
+        '<externalRef reference="2:99:00::" reftype="lexical_key"/></externalReferences></term>'
+    )  # not in WN
     naf.append("</terms></NAF>")
     (folder / "brown1").mkdir(parents=True)
     with lzma.open(folder / "brown1" / "br-x01.naf.xz", "wt", encoding="utf-8") as f:
@@ -212,10 +235,13 @@ def write_raganato(folder: Path) -> None:
         '<instance id="senseval2.d000.s000.t001" lemma="zebra" pos="NOUN">zebra</instance>'
         '</sentence></text><text id="semeval2015.d000"><sentence id="semeval2015.d000.s000">'
         '<instance id="semeval2015.d000.s000.t000" lemma="take_place" pos="VERB">took place</instance>'
-        '</sentence></text></corpus>')
-    (folder / "ALL.gold.key.txt").write_text("senseval2.d000.s000.t000 bank%1:14:00::\n"
-                                             "senseval2.d000.s000.t001 zebra%1:05:00::\n"
-                                             "semeval2015.d000.s000.t000 take_place%2:30:00::\n")
+        "</sentence></text></corpus>"
+    )
+    (folder / "ALL.gold.key.txt").write_text(
+        "senseval2.d000.s000.t000 bank%1:14:00::\n"
+        "senseval2.d000.s000.t001 zebra%1:05:00::\n"
+        "semeval2015.d000.s000.t000 take_place%2:30:00::\n"
+    )
 
 
 def test_wsd_falls_back_to_the_first_sense_for_lemmas_unseen_in_semcor(embedder, tmp_path):
@@ -244,8 +270,10 @@ def test_sense_inventory_orders_senses_and_merges_satellites(tmp_path):
         SenseInventory.load(tmp_path / "absent")
 
 
-@pytest.mark.skipif(not (WORDNET / "index.sense").is_file(),
-                    reason=f"WordNet 3.0 not installed at {WORDNET} (apt-get install wordnet-base wordnet-sense-index)")
+@pytest.mark.skipif(
+    not (WORDNET / "index.sense").is_file(),
+    reason=f"WordNet 3.0 not installed at {WORDNET} (apt-get install wordnet-base wordnet-sense-index)",
+)
 def test_real_wordnet_first_senses():
     inventory = SenseInventory.load(WORDNET)
     assert inventory.first_sense("bank", "n") == "bank%1:17:01::"
@@ -256,8 +284,10 @@ def test_real_wordnet_first_senses():
 # ------------------------------------------------------------------ command line
 def write_tiny_data_root(root: Path) -> None:
     """Every task's data in miniature, laid out as ../shared/data is."""
-    pairs = [("bank", 2, 2, "I sat by the bank .", "I sat by the bank .", True),
-             ("bank", 2, 1, "I sat by the bank .", "Two banks merged .", False)]
+    pairs = [
+        ("bank", 2, 2, "I sat by the bank .", "I sat by the bank .", True),
+        ("bank", 2, 1, "I sat by the bank .", "Two banks merged .", False),
+    ]
     for split in ("train", "dev"):
         write_wic(root / "wic", split, pairs)
     write_semcor(root / "wsd" / "SemCor3.0-NAF")
@@ -265,14 +295,17 @@ def write_tiny_data_root(root: Path) -> None:
     (root / "ud-english-ewt").mkdir()
     for split in ("train", "test"):
         (root / "ud-english-ewt" / f"en_ewt-ud-{split}.conllu").write_text(
-            "1\tthe\t_\tDET\t_\n2\tcat\t_\tNOUN\t_\n\n1\truns\t_\tVERB\t_\n\n")
+            "1\tthe\t_\tDET\t_\n2\tcat\t_\tNOUN\t_\n\n1\truns\t_\tVERB\t_\n\n"
+        )
     (root / "stsb").mkdir()
     for split in ("dev", "test"):
-        (root / "stsb" / f"sts-{split}.csv").write_text("g\tf\t2012\t1\t5.0\tA cat .\tA cat .\n"
-                                                        "g\tf\t2012\t2\t1.0\tA cat .\tThe sky \"is blue\n")
+        (root / "stsb" / f"sts-{split}.csv").write_text(
+            'g\tf\t2012\t1\t5.0\tA cat .\tA cat .\ng\tf\t2012\t2\t1.0\tA cat .\tThe sky "is blue\n'
+        )
     (root / "wordsim" / "simlex-999").mkdir(parents=True)
     (root / "wordsim" / "simlex-999" / "SimLex-999.txt").write_text(
-        "w1\tw2\tPOS\tSimLex999\ncat\tdog\tN\t9\ncat\tsky\tN\t1\n")
+        "w1\tw2\tPOS\tSimLex999\ncat\tdog\tN\t9\ncat\tsky\tN\t1\n"
+    )
     (root / "wordsim" / "wordsim-353").mkdir()
     (root / "wordsim" / "wordsim-353" / "combined.tab").write_text("Word 1\tWord 2\tHuman\ncat\tdog\t9\ncat\tsky\t1\n")
     (root / "corpus-en").mkdir()
@@ -288,9 +321,23 @@ def test_cli_all_writes_json_and_a_report(tiny_model_dir, tmp_path, capsys):
     (tmp_path / "wn").mkdir()
     (tmp_path / "wn" / "index.sense").write_text(FAKE_INDEX_SENSE)
     (tmp_path / "glove.txt").write_text("cat 1 0\ndog 0.9 0.1\nsky 0 1\nthe 0.5 0.5\n")
-    main(["evaluate", "all", "--model", str(tiny_model_dir), "--data", str(tmp_path / "data"),
-          "--wordnet", str(tmp_path / "wn"), "--glove", str(tmp_path / "glove.txt"), "--json",
-          "--report", str(tmp_path / "report")])
+    main(
+        [
+            "evaluate",
+            "all",
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(tmp_path / "data"),
+            "--wordnet",
+            str(tmp_path / "wn"),
+            "--glove",
+            str(tmp_path / "glove.txt"),
+            "--json",
+            "--report",
+            str(tmp_path / "report"),
+        ]
+    )
     output = json.loads(capsys.readouterr().out)
     assert list(output["results"]) == ["wic", "wsd", "pos", "sts", "wordsim", "perplexity", "senses"]
     assert output["results"]["wic"]["rows"]["cosine, threshold tuned on train"]["layer 1"] == 100.0
@@ -317,13 +364,26 @@ def test_cli_prints_tables_and_says_when_glove_is_absent(tiny_model_dir, tmp_pat
         main(["evaluate", "sts", "--model", str(tiny_model_dir), "--report", str(tmp_path / "r")])
 
 
-@pytest.mark.skipif(not (SHARED / "data" / "wic").is_dir() or not (FIXTURE_DIR / "lm_weights.hdf5").is_file(),
-                    reason=f"the shared data sets or the reference fixture are absent ({SHARED} is not in this clone)")
+@pytest.mark.skipif(
+    not (SHARED / "data" / "wic").is_dir() or not (FIXTURE_DIR / "lm_weights.hdf5").is_file(),
+    reason=f"the shared data sets or the reference fixture are absent ({SHARED} is not in this clone)",
+)
 def test_cli_reads_the_real_data_sets_in_a_quick_run(capsys):
     from encoder.__main__ import main
 
-    main(["evaluate", "all", "--model", str(FIXTURE_DIR / "options.json"), "--weights",
-          str(FIXTURE_DIR / "lm_weights.hdf5"), "--limit", "8", "--json"])
+    main(
+        [
+            "evaluate",
+            "all",
+            "--model",
+            str(FIXTURE_DIR / "options.json"),
+            "--weights",
+            str(FIXTURE_DIR / "lm_weights.hdf5"),
+            "--limit",
+            "8",
+            "--json",
+        ]
+    )
     results = json.loads(capsys.readouterr().out)["results"]
     assert results["wic"]["details"] == {**results["wic"]["details"], "train pairs": 8, "dev pairs": 8}
     assert results["sts"]["details"] == {"dev pairs": 8, "test pairs": 8}

@@ -1,4 +1,5 @@
 """The word-sense probe: its hand-written data, its AUC and 1-NN scoring on planted vectors, and the CLI run."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,24 @@ from encoder.eval.embeddings import cosine
 from encoder.glove import Glove
 from encoder.text import tokenize
 
-WORDS = {"bank", "play", "bat", "spring", "match", "pitch", "light", "rock",
-         "seal", "bark", "bass", "crane", "fair", "mole", "plant", "row"}
+WORDS = {
+    "bank",
+    "play",
+    "bat",
+    "spring",
+    "match",
+    "pitch",
+    "light",
+    "rock",
+    "seal",
+    "bark",
+    "bass",
+    "crane",
+    "fair",
+    "mole",
+    "plant",
+    "row",
+}
 
 
 def test_the_shipped_tsv_is_well_formed():
@@ -38,10 +55,16 @@ def test_the_shipped_tsv_is_well_formed():
 
 def test_reader_rejects_a_word_written_twice_and_limits_words(tmp_path):
     path = tmp_path / "probe.tsv"
-    rows = ["bank\triver\tthe bank of the river", "bank\triver\ta grassy bank",
-            "bank\tfinance\tthe bank lends money", "bank\tfinance\tmy bank closed",
-            "bat\tanimal\ta bat flew", "bat\tanimal\tthe bat sleeps",
-            "bat\tsports\tswing the bat", "bat\tsports\ta wooden bat"]
+    rows = [
+        "bank\triver\tthe bank of the river",
+        "bank\triver\ta grassy bank",
+        "bank\tfinance\tthe bank lends money",
+        "bank\tfinance\tmy bank closed",
+        "bat\tanimal\ta bat flew",
+        "bat\tanimal\tthe bat sleeps",
+        "bat\tsports\tswing the bat",
+        "bat\tsports\ta wooden bat",
+    ]
     path.write_text("\n".join([senses.HEADER, *rows]) + "\n")
     assert {s.word for s in senses.read_senses(path, limit=1)} == {"bank"}
     path.write_text("\n".join([senses.HEADER, *rows, "bat\tsports\tbat after bat"]) + "\n")

@@ -15,8 +15,17 @@ import numpy as np
 import pytest
 
 from encoder.text import tokenize
-from indexer import (CorpusError, Index, IndexFormatError, QueryError, QueryNotice, Settings, add_documents, build_index,
-                     delete_documents)
+from indexer import (
+    CorpusError,
+    Index,
+    IndexFormatError,
+    QueryError,
+    QueryNotice,
+    Settings,
+    add_documents,
+    build_index,
+    delete_documents,
+)
 from indexer.__main__ import main
 
 FILLER = "yesterday my friend said that after lunch we finally went down to see how long the old road near".split()
@@ -88,14 +97,19 @@ def brute_force(index: Index, query: str, weights: list[float]) -> tuple[np.ndar
 
     def cosines(kind: str) -> np.ndarray:
         stored = np.concatenate(
-            [np.load(index.path / "shards" / s["name"] / f"{kind}_layers.npy").astype(np.float32)
-             for s in index.manifest["shards"]]
+            [
+                np.load(index.path / "shards" / s["name"] / f"{kind}_layers.npy").astype(np.float32)
+                for s in index.manifest["shards"]
+            ]
         )
         matrix = (stored * w[None, :, None]).sum(1)
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
         layers = index.elmo.embed([tokenize(query)])[0]
-        pooled = {"sif": lambda: sif_pool(layers, tokenize(query), counts), "mean": lambda: layers.mean(1),
-                  "max": lambda: layers.max(1)}[index.manifest["pooling"]]()
+        pooled = {
+            "sif": lambda: sif_pool(layers, tokenize(query), counts),
+            "mean": lambda: layers.mean(1),
+            "max": lambda: layers.max(1),
+        }[index.manifest["pooling"]]()
         query_vector = (pooled * w[:, None]).sum(0)
         return matrix @ (query_vector / np.linalg.norm(query_vector))
 
@@ -323,9 +337,7 @@ def test_cli_json(indexer_index, capsys):
     )
     result = json.loads(capsys.readouterr().out)
     assert set(result) == {"query", "k", "method", "layers", "sentences", "results", "glove", "notices"}
-    assert set(result["results"][0]) == {
-        "rank", "score", "relevance", "doc_id", "title", "passages", "matched_words"
-    }
+    assert set(result["results"][0]) == {"rank", "score", "relevance", "doc_id", "title", "passages", "matched_words"}
     assert set(result["results"][0]["passages"][0]) == {"sentence_id", "text", "score"}
     assert result["results"][0]["matched_words"] == ["muddy", "river", "bank"]
     assert main(["search", "--index", str(indexer_index.path), "muddy river", "--sentences", "--json"]) == 0
@@ -382,8 +394,14 @@ def test_stanford_glove_gives_the_papers_static_neighbours():
     glove = GloveVectors(Glove.open("stanford"))
     assert len(glove) == 400_000 and glove.dim == 50
     assert [w for w, _ in glove.nearest("play", 6)] == ["playing", "game", "played", "player", "plays", "players"]
-    assert [w for w, _ in glove.nearest("Bank", 6)] == ["banks", "securities", "banking", "investment", "exchange",
-                                                        "financial"]
+    assert [w for w, _ in glove.nearest("Bank", 6)] == [
+        "banks",
+        "securities",
+        "banking",
+        "investment",
+        "exchange",
+        "financial",
+    ]
     assert glove.nearest("qqzzxq", 3) is None
 
 

@@ -3,6 +3,7 @@
 The share of nearest uses that match each sentence's sense is printed (run pytest with -s), not asserted: it
 measures the model, which is still being trained.
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,7 +28,9 @@ def demo_index(tmp_path_factory):
 
 def test_table4_glove_row_and_the_bilm_rows(demo_index):
     rows = table4(demo_index, k=5)
-    assert [row.sense for row in rows] == ["sport", "stage"] and [row.sentence for row in rows] == list(QUERIES.values())
+    assert [row.sense for row in rows] == ["sport", "stage"] and [row.sentence for row in rows] == list(
+        QUERIES.values()
+    )
     for row in rows:  # GloVe: one vector for "play", whatever the sentence
         assert [w for w, _ in row.result.glove] == ["playing", "game", "played", "player", "plays"]
     labelled = set(DEMO_PLAY_SENSES.values())

@@ -269,9 +269,7 @@ def invented_corpus(n_lines: int) -> list[str]:
     ]
     lines = []
     for _ in range(n_lines):
-        sentences_ = [
-            rng.choice(patterns).format(n=rng.choice(nouns), s=rng.choice(names)) for _ in range(4)
-        ]
+        sentences_ = [rng.choice(patterns).format(n=rng.choice(nouns), s=rng.choice(names)) for _ in range(4)]
         lines.append(" ".join(sentences_))
     return lines
 

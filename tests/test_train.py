@@ -1,4 +1,5 @@
 """Training, perplexity and the shipped default model (issue 3), on tiny models and text written here."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,16 @@ from encoder.train import TrainConfig, train
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
-TINY = {"size": "tiny", "batch_size": 8, "unroll": 10, "vocab_size": 200, "progress": False, "threads": 1,
-        "checkpoint_every": 60.0, "log_every": 5}
+TINY = {
+    "size": "tiny",
+    "batch_size": 8,
+    "unroll": 10,
+    "vocab_size": 200,
+    "progress": False,
+    "threads": 1,
+    "checkpoint_every": 60.0,
+    "log_every": 5,
+}
 
 
 def _synthetic_paragraphs(n: int, seed: int) -> list[str]:
@@ -42,8 +51,10 @@ def _synthetic_paragraphs(n: int, seed: int) -> list[str]:
         nouns, verbs = topics[rng.choice(sorted(topics))]
         sentences = []
         for _ in range(rng.randint(2, 4)):
-            sentences.append(f"The {rng.choice(adjectives)} {rng.choice(nouns)} {rng.choice(verbs)} "
-                             f"the {rng.choice(nouns)} near the {rng.choice(nouns)}.")
+            sentences.append(
+                f"The {rng.choice(adjectives)} {rng.choice(nouns)} {rng.choice(verbs)} "
+                f"the {rng.choice(nouns)} near the {rng.choice(nouns)}."
+            )
         paragraphs.append(" ".join(sentences))
     return paragraphs
 
@@ -124,7 +135,8 @@ def test_tokenized_files_hold_framed_sentences(small_text):
     corpus, _, _ = small_text
     first = corpus.names()[0]
     assert _words(corpus, corpus.files[first]) == (
-        "<S> The bank closed . </S> <S> It rained . </S> <S> A boat sank near the bank . </S>".split())
+        "<S> The bank closed . </S> <S> It rained . </S> <S> A boat sank near the bank . </S>".split()
+    )
     assert corpus.word_counts()["bank"] == 2 and "<S>" not in corpus.word_counts()
 
 
@@ -210,11 +222,33 @@ def test_two_process_ddp_stays_in_sync(corpus, tmp_path):
     port = _free_port()
     procs = []
     for rank in (0, 1):
-        env = {**os.environ, "PYTHONPATH": str(REPO), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-               "WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": str(rank), "OMP_NUM_THREADS": "1"}
-        procs.append(subprocess.Popen(
-            [sys.executable, "-c", DDP_WORKER, str(corpus["train"]), str(tmp_path / "out"), str(tmp_path / f"rank{rank}.st")],
-            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+            "WORLD_SIZE": "2",
+            "RANK": str(rank),
+            "LOCAL_RANK": str(rank),
+            "OMP_NUM_THREADS": "1",
+        }
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    DDP_WORKER,
+                    str(corpus["train"]),
+                    str(tmp_path / "out"),
+                    str(tmp_path / f"rank{rank}.st"),
+                ],
+                env=env,
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        )
     for proc in procs:
         output, _ = proc.communicate(timeout=180)
         assert proc.returncode == 0, output
@@ -225,14 +259,33 @@ def test_two_process_ddp_stays_in_sync(corpus, tmp_path):
         assert torch.equal(ranks[0][key], saved[key])
     progress = json.loads((tmp_path / "out" / "config.json").read_text())["training"]
     assert progress["tokens"] == 4 * 8 * 2 * 4 and progress["step"] == 4  # 2 ranks x 4 rows x 8 steps per step
-    assert {p.name for p in (tmp_path / "out" / "checkpoints").glob("step-*/rank*.json")} == {"rank0.json", "rank1.json"}
+    assert {p.name for p in (tmp_path / "out" / "checkpoints").glob("step-*/rank*.json")} == {
+        "rank0.json",
+        "rank1.json",
+    }
 
 
 def test_perplexity_cli_json(trained, corpus):
     out, _, after = trained
     result = subprocess.run(
-        [sys.executable, "-m", "encoder", "perplexity", "--model", str(out), "--corpus", str(corpus["valid"]), "--json"],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=120, check=False)
+        [
+            sys.executable,
+            "-m",
+            "encoder",
+            "perplexity",
+            "--model",
+            str(out),
+            "--corpus",
+            str(corpus["valid"]),
+            "--json",
+        ],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     numbers = json.loads(result.stdout)
     assert list(numbers) == ["forward", "backward", "mean", "tokens", "vocab_size"]
@@ -243,8 +296,9 @@ def test_perplexity_cli_json(trained, corpus):
 
 def test_fine_tune_from_our_model_keeps_head_and_vocabulary(trained, corpus, tmp_path):
     out, _, _ = trained
-    train(TrainConfig(corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3,
-                      **TINY))
+    train(
+        TrainConfig(corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3, **TINY)
+    )
     assert (tmp_path / "vocab.txt").read_text() == (out / "vocab.txt").read_text()
 
 
@@ -252,8 +306,11 @@ def test_fine_tune_from_allennlp_weights_makes_a_fresh_head(corpus, tmp_path):
     fixture = SHARED / "fixtures" / "elmo"
     if not (fixture / "lm_weights.hdf5").is_file():
         pytest.skip(f"reference fixture not found at {fixture} (../shared is absent in this clone)")
-    train(TrainConfig(corpus=[str(corpus["train"])], out=str(tmp_path), init_from=str(fixture),
-                      max_tokens=8 * 10 * 3, **TINY))
+    train(
+        TrainConfig(
+            corpus=[str(corpus["train"])], out=str(tmp_path), init_from=str(fixture), max_tokens=8 * 10 * 3, **TINY
+        )
+    )
     lm, vocab = load_language_model(tmp_path)
     assert lm.bilm.config.lstm_dim == 64 and len(vocab) <= 200
 
@@ -285,8 +342,9 @@ def test_shared_korean_corpus_trains(tmp_path):
     with open_text(source) as f:
         lines = [line for _, line in zip(range(30), f)]
     (tmp_path / "ko.txt").write_text("".join(lines), encoding="utf-8")
-    lm, vocab = train(TrainConfig(corpus=[str(tmp_path / "ko.txt")], out=str(tmp_path / "out"), max_tokens=8 * 10 * 3,
-                                  **TINY))
+    lm, vocab = train(
+        TrainConfig(corpus=[str(tmp_path / "ko.txt")], out=str(tmp_path / "out"), max_tokens=8 * 10 * 3, **TINY)
+    )
     assert math.isfinite(evaluate(lm, vocab, lines[:5])["mean"])
 
 
@@ -305,18 +363,30 @@ def test_default_model_loads_embeds_and_has_its_head(default_elmo):
 
 
 SENSES = {  # the sense probe of data/models/default/README.md
-    "bank": (["We sat on the bank of the river and watched the boats .",
-              "The river overflowed its bank after the heavy rain .",
-              "Fishermen lined the muddy bank of the stream ."],
-             ["She deposited the money in the bank on Monday .",
-              "The bank approved his loan for the new house .",
-              "He works as a teller at a large bank in London ."]),
-    "play": (["The children play football in the park every afternoon .",
-              "The dogs play in the garden all day .",
-              "They like to play cards after dinner ."],
-             ["We saw a play by Shakespeare at the theatre .",
-              "The play was performed in three acts .",
-              "She wrote a play about the war ."]),
+    "bank": (
+        [
+            "We sat on the bank of the river and watched the boats .",
+            "The river overflowed its bank after the heavy rain .",
+            "Fishermen lined the muddy bank of the stream .",
+        ],
+        [
+            "She deposited the money in the bank on Monday .",
+            "The bank approved his loan for the new house .",
+            "He works as a teller at a large bank in London .",
+        ],
+    ),
+    "play": (
+        [
+            "The children play football in the park every afternoon .",
+            "The dogs play in the garden all day .",
+            "They like to play cards after dinner .",
+        ],
+        [
+            "We saw a play by Shakespeare at the theatre .",
+            "The play was performed in three acts .",
+            "She wrote a play about the war .",
+        ],
+    ),
 }
 
 
@@ -338,10 +408,17 @@ def test_continue_carries_counters_and_does_not_start_the_loss_over(trained, cor
     left off (within 25 % of its last training perplexity), far from a fresh model's."""
     model, _, _ = trained
     before = json.loads((model / "config.json").read_text())["training"]
-    last_ppl = [json.loads(line) for line in (model / "log.jsonl").read_text().splitlines()
-                if "train_ppl" in json.loads(line)][-1]["train_ppl"]
-    cfg = TrainConfig(corpus=[str(corpus["train"])], out=str(tmp_path / "continued"), continue_from=str(model),
-                      max_tokens=before["tokens"] + 8 * 10 * 10, warmup_steps=5, **TINY)
+    last_ppl = [
+        json.loads(line) for line in (model / "log.jsonl").read_text().splitlines() if "train_ppl" in json.loads(line)
+    ][-1]["train_ppl"]
+    cfg = TrainConfig(
+        corpus=[str(corpus["train"])],
+        out=str(tmp_path / "continued"),
+        continue_from=str(model),
+        max_tokens=before["tokens"] + 8 * 10 * 10,
+        warmup_steps=5,
+        **TINY,
+    )
     train(cfg)
     after = json.loads((tmp_path / "continued" / "config.json").read_text())
     assert after["training"]["tokens"] == before["tokens"] + 8 * 10 * 10
@@ -349,7 +426,9 @@ def test_continue_carries_counters_and_does_not_start_the_loss_over(trained, cor
     assert after["name"] == json.loads((model / "config.json").read_text())["name"]
     first = [json.loads(line) for line in (tmp_path / "continued" / "log.jsonl").read_text().splitlines()][0]
     assert first["train_ppl"] < 1.25 * last_ppl
-    assert (model / "model.safetensors").stat().st_mtime < (tmp_path / "continued" / "model.safetensors").stat().st_mtime
+    assert (model / "model.safetensors").stat().st_mtime < (
+        tmp_path / "continued" / "model.safetensors"
+    ).stat().st_mtime
 
 
 def test_training_modes_refuse_each_others_misuse(trained, corpus, tmp_path):
@@ -381,8 +460,16 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
     weights = (shipped / "model.safetensors").read_bytes()
     before = json.loads((shipped / "config.json").read_text())["training"]
     run = tmp_path / "run"
-    train(TrainConfig(corpus=[str(corpus["train"])], out=str(run), continue_from=str(shipped),
-                      max_tokens=before["tokens"] + 8 * 10 * 10, warmup_steps=5, **TINY))
+    train(
+        TrainConfig(
+            corpus=[str(corpus["train"])],
+            out=str(run),
+            continue_from=str(shipped),
+            max_tokens=before["tokens"] + 8 * 10 * 10,
+            warmup_steps=5,
+            **TINY,
+        )
+    )
     assert (shipped / "model.safetensors").read_bytes() == weights  # training never writes into the model it continues
     ship(run, shipped)
     after = json.loads((shipped / "config.json").read_text())["training"]

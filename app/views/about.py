@@ -1,4 +1,5 @@
 """About page: the model card, the index's statistics and layer weights, and how ELMo turns text into vectors."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,8 +34,10 @@ def glove_description(glove: dict) -> str:
     """Which GloVe the index compares with: Stanford's (source, licence, SHA-256), a file, or trained on the corpus."""
     size = f"{glove['vocab_size']:,} words × {glove['dim']}"
     if glove["source"] == "stanford":
-        return (f"Stanford's glove.6B {glove['dim']}-d (Pennington et al. 2014), {size}, from {glove['package']}; "
-                f"licence {glove['license']}; vectors SHA-256 {glove['sha256']}")
+        return (
+            f"Stanford's glove.6B {glove['dim']}-d (Pennington et al. 2014), {size}, from {glove['package']}; "
+            f"licence {glove['license']}; vectors SHA-256 {glove['sha256']}"
+        )
     if glove["source"] == "trained":
         return f"trained on this index's corpus, {size}"
     return f"{glove['source']}, {size}" + (f", SHA-256 {glove['sha256']}" if "sha256" in glove else "")
@@ -42,19 +45,24 @@ def glove_description(glove: dict) -> str:
 
 def table(facts: dict[str, object]) -> None:
     """A two-column fact sheet."""
-    st.dataframe(pd.DataFrame({"": list(facts), "value": [str(v) for v in facts.values()]}),
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame({"": list(facts), "value": [str(v) for v in facts.values()]}), hide_index=True, width="stretch"
+    )
 
 
 def diagram(weights: list[float], gamma: float) -> str:
     """Graphviz source of the ELMo pipeline, drawn with this model's layers and the index's weights."""
-    lines = ['digraph elmo {', 'rankdir=BT; nodesep=0.4;',
-             'node [shape=box, style="rounded,filled", fontname="sans-serif"];',
-             'chars [label="characters of each token\\n‹b› b a n k ‹/b›", fillcolor="#f0f2f6"];',
-             f'cnn [label="char-CNN → highway → projection\\n{len(elmo.config.filters)} filter widths, '
-             f'{elmo.config.n_filters} filters", fillcolor="#ffe8cc"];',
-             'chars -> cnn;', f'h0 [label="h0: token layer ({elmo.dim} dims)\\nsame vector in every sentence", '
-             'fillcolor="#ffd8a8"];', 'cnn -> h0;']
+    lines = [
+        "digraph elmo {",
+        "rankdir=BT; nodesep=0.4;",
+        'node [shape=box, style="rounded,filled", fontname="sans-serif"];',
+        'chars [label="characters of each token\\n‹b› b a n k ‹/b›", fillcolor="#f0f2f6"];',
+        f'cnn [label="char-CNN → highway → projection\\n{len(elmo.config.filters)} filter widths, '
+        f'{elmo.config.n_filters} filters", fillcolor="#ffe8cc"];',
+        "chars -> cnn;",
+        f'h0 [label="h0: token layer ({elmo.dim} dims)\\nsame vector in every sentence", fillcolor="#ffd8a8"];',
+        "cnn -> h0;",
+    ]
     previous = "h0"
     for j in range(1, n_layers):
         lines.append(f'h{j} [label="h{j}: biLSTM layer {j}\\nforward →  ⊕  ← backward", fillcolor="#d0ebff"];')
@@ -98,30 +106,59 @@ This model has {n_layers} layers:
 
 with numbers:
     st.header("Model")
-    extra = {key: value for key, value in elmo.info.items()
-             if key not in SHOWN_CONFIG_KEYS and isinstance(value, (str, int, float))}
-    facts = {"name": elmo.name, "parameters": f"{sum(p.numel() for p in elmo.model.parameters()):,}",
-             "layers": f"{n_layers} (token + {n_layers - 1} biLSTM)", "vector size": elmo.dim,
-             "char-CNN filters": elmo.config.n_filters, "LSTM size": elmo.config.lstm_dim, **extra}
+    extra = {
+        key: value
+        for key, value in elmo.info.items()
+        if key not in SHOWN_CONFIG_KEYS and isinstance(value, (str, int, float))
+    }
+    facts = {
+        "name": elmo.name,
+        "parameters": f"{sum(p.numel() for p in elmo.model.parameters()):,}",
+        "layers": f"{n_layers} (token + {n_layers - 1} biLSTM)",
+        "vector size": elmo.dim,
+        "char-CNN filters": elmo.config.n_filters,
+        "LSTM size": elmo.config.lstm_dim,
+        **extra,
+    }
     table(facts)
 
     st.header("Index")
     stats = index.stats()
     counts, glove = stats["counts"], stats["glove"]
-    table({"documents": f"{counts['documents']:,}", "sentences": f"{counts['sentences']:,}",
-           "tokens": f"{counts['tokens']:,}", "words with vectors": f"{counts['token_vectors']:,}",
-           "GloVe baseline": glove_description(glove),
-           "FAISS indexes": ", ".join(f"{kind}: {entry['factory']}" for kind, entry in stats["indexes"].items()),
-           "size on disk": f"{stats['disk_bytes'] / 2**20:.1f} MiB", "built": stats["created_at"],
-           "corpus files": ", ".join(c["name"] for c in stats["corpus"]), "folder": stats["path"]})
+    table(
+        {
+            "documents": f"{counts['documents']:,}",
+            "sentences": f"{counts['sentences']:,}",
+            "tokens": f"{counts['tokens']:,}",
+            "words with vectors": f"{counts['token_vectors']:,}",
+            "GloVe baseline": glove_description(glove),
+            "FAISS indexes": ", ".join(f"{kind}: {entry['factory']}" for kind, entry in stats["indexes"].items()),
+            "size on disk": f"{stats['disk_bytes'] / 2**20:.1f} MiB",
+            "built": stats["created_at"],
+            "corpus files": ", ".join(c["name"] for c in stats["corpus"]),
+            "folder": stats["path"],
+        }
+    )
     with st.expander("All statistics"):
         st.json(stats)
 
     st.header("Layer weights in use")
-    st.caption(f"Search compares passages mixed as `{index.search_mix.describe()}` (the best mix on the judged "
-               f"demo queries); word in context and senses use `{index.layer_mix.describe()}`. The index keeps "
-               "every layer, so the sliders on the Search page re-mix them per query.")
+    st.caption(
+        f"Search compares passages mixed as `{index.search_mix.describe()}` (the best mix on the judged "
+        f"demo queries); word in context and senses use `{index.layer_mix.describe()}`. The index keeps "
+        "every layer, so the sliders on the Search page re-mix them per query."
+    )
     layers = [layer_name(j, n_layers) for j in range(n_layers)]
-    st.bar_chart(pd.DataFrame({"layer": layers * 2, "weight s_j": [*index.search_mix.weights, *index.layer_mix.weights],
-                               "used by": ["search"] * n_layers + ["words in context"] * n_layers}),
-                 x="layer", y="weight s_j", color="used by", stack=False)
+    st.bar_chart(
+        pd.DataFrame(
+            {
+                "layer": layers * 2,
+                "weight s_j": [*index.search_mix.weights, *index.layer_mix.weights],
+                "used by": ["search"] * n_layers + ["words in context"] * n_layers,
+            }
+        ),
+        x="layer",
+        y="weight s_j",
+        color="used by",
+        stack=False,
+    )

@@ -1,5 +1,6 @@
 """Search page: the query, example queries and a Search button first, then the documents found; the GloVe
 baseline one tab away, and the method and layer mix under "Advanced". The query and options live in the URL."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -37,8 +38,14 @@ def from_url(index_layers: int) -> None:
 def to_url(query: str, method: str, k: int, mix: LayerMix) -> None:
     """The page's query and options, so a reload keeps them and a search can be shared."""
     preset = st.session_state.get("ui.search.mix.preset")
-    st.query_params.from_dict({"q": query, "method": method, "k": str(k),
-                               "layers": preset if preset in PRESETS else ",".join(f"{w:.2f}" for w in mix.weights)})
+    st.query_params.from_dict(
+        {
+            "q": query,
+            "method": method,
+            "k": str(k),
+            "layers": preset if preset in PRESETS else ",".join(f"{w:.2f}" for w in mix.weights),
+        }
+    )
 
 
 def use_example() -> None:
@@ -53,17 +60,24 @@ from_url(n_layers)
 st.title("Search")
 
 query_column, button_column = st.columns([5, 1], vertical_alignment="bottom")
-query = query_column.text_input("Query", key="ui.search.query", placeholder="e.g. animals that live by the river",
-                                max_chars=10_000)
+query = query_column.text_input(
+    "Query", key="ui.search.query", placeholder="e.g. animals that live by the river", max_chars=10_000
+)
 button_column.button("Search", type="primary", width="stretch", icon=":material/search:")
 st.pills("Examples", QUERIES, key="search.example", on_change=use_example)
 
 st.session_state.setdefault("ui.search.k", 10)
 st.session_state.setdefault("ui.search.method", METHODS[0])
 with st.expander("Advanced: method, number of results, layer mix"):
-    method = st.radio("Method", ELMO_METHODS, key="ui.search.method", format_func=METHOD_NAMES.get, horizontal=True,
-                      help="ELMo + keywords (the default) fuses ELMo passage similarity with BM25 keyword matching; "
-                           "it measured best on the demo's judged queries (see the README).")
+    method = st.radio(
+        "Method",
+        ELMO_METHODS,
+        key="ui.search.method",
+        format_func=METHOD_NAMES.get,
+        horizontal=True,
+        help="ELMo + keywords (the default) fuses ELMo passage similarity with BM25 keyword matching; "
+        "it measured best on the demo's judged queries (see the README).",
+    )
     k = st.slider("Results", 1, 50, key="ui.search.k")
     mix = layer_mix_control("ui.search.mix", n_layers, index.search_mix)
 

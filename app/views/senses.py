@@ -1,4 +1,5 @@
 """Senses page: a word's occurrences clustered into senses, as cards and as a 2-D map coloured by sense."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -23,15 +24,21 @@ def suggest() -> None:
 
 index = state.current_index()
 st.title("Senses")
-st.caption("Every occurrence of the word in the collection gets its own ELMo vector; k-means groups them into "
-           "senses and PCA draws them in 2-D. No dictionary is involved: the senses come from the contexts alone.")
+st.caption(
+    "Every occurrence of the word in the collection gets its own ELMo vector; k-means groups them into "
+    "senses and PCA draws them in 2-D. No dictionary is involved: the senses come from the contexts alone."
+)
 
 st.session_state.setdefault("ui.senses.word", SUGGESTIONS[0])
 st.session_state.setdefault("ui.senses.k", "auto")
 word_column, k_column = st.columns([3, 2], vertical_alignment="bottom")
 word = word_column.text_input("Word", key="ui.senses.word")
-k = k_column.selectbox("Number of senses", ["auto", 2, 3, 4, 5, 6, 7, 8], key="ui.senses.k",
-                       help="auto picks the number with the best silhouette (1 when no split is convincing).")
+k = k_column.selectbox(
+    "Number of senses",
+    ["auto", 2, 3, 4, 5, 6, 7, 8],
+    key="ui.senses.k",
+    help="auto picks the number with the best silhouette (1 when no split is convincing).",
+)
 st.pills("Try", SUGGESTIONS, key="senses.suggestion", on_change=suggest)
 
 if not word.strip():
@@ -57,20 +64,33 @@ with errors_in_page():
                 for example in cluster.examples:
                     st.markdown(f"- {highlight_word(example, result.word)}")
 
-    points = pd.DataFrame({
-        "x": [p.x for p in result.points], "y": [p.y for p in result.points],
-        "sense": [f"{p.cluster + 1}: {result.clusters[p.cluster].label}" for p in result.points],
-        "sentence": [p.sentence for p in result.points],
-    })
+    points = pd.DataFrame(
+        {
+            "x": [p.x for p in result.points],
+            "y": [p.y for p in result.points],
+            "sense": [f"{p.cluster + 1}: {result.clusters[p.cluster].label}" for p in result.points],
+            "sentence": [p.sentence for p in result.points],
+        }
+    )
     senses = sorted(set(points["sense"]), key=lambda s: int(s.split(":")[0]))
     legend = alt.Legend(orient="bottom", columns=2, labelLimit=400)
-    chart = alt.Chart(points).mark_point(size=80, filled=True, opacity=0.8).encode(
-        x=alt.X("x", title="PCA 1", scale=alt.Scale(zero=False, padding=16)),
-        y=alt.Y("y", title="PCA 2", scale=alt.Scale(zero=False, padding=16)),
-        color=alt.Color("sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_COLOURS), legend=legend),
-        shape=alt.Shape("sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_SHAPES), legend=legend),
-        tooltip=["sense", "sentence"],
-    ).properties(padding={"left": 8, "right": 24, "top": 8, "bottom": 8}).interactive()
+    chart = (
+        alt.Chart(points)
+        .mark_point(size=80, filled=True, opacity=0.8)
+        .encode(
+            x=alt.X("x", title="PCA 1", scale=alt.Scale(zero=False, padding=16)),
+            y=alt.Y("y", title="PCA 2", scale=alt.Scale(zero=False, padding=16)),
+            color=alt.Color(
+                "sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_COLOURS), legend=legend
+            ),
+            shape=alt.Shape(
+                "sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_SHAPES), legend=legend
+            ),
+            tooltip=["sense", "sentence"],
+        )
+        .properties(padding={"left": 8, "right": 24, "top": 8, "bottom": 8})
+        .interactive()
+    )
     st.subheader(f"All {len(points)} occurrences of “{result.word}”")
     st.caption("Hover over a point to read its sentence; scroll to zoom.")
     st.altair_chart(chart, width="stretch")

@@ -1,4 +1,5 @@
 """Word in context page: the nearest uses of one word of a sentence, by ELMo layer, beside GloVe's nearest words."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -22,8 +23,10 @@ def load_example(name: str) -> None:
 
 index = state.current_index()
 st.title("Word in context")
-st.caption("ELMo gives a word a different vector in every sentence. Pick a word and see the uses in the "
-           "collection whose vectors are closest, and GloVe's nearest words, which are the same in any sentence.")
+st.caption(
+    "ELMo gives a word a different vector in every sentence. Pick a word and see the uses in the "
+    "collection whose vectors are closest, and GloVe's nearest words, which are the same in any sentence."
+)
 
 if "ui.wic.sentence_a" not in st.session_state:
     load_example(next(iter(EXAMPLES)))
@@ -49,9 +52,11 @@ with settings[0]:
 st.session_state.setdefault("ui.wic.k", 8)
 k = settings[1].slider("Neighbours", 1, 30, key="ui.wic.k")
 st.session_state.setdefault("ui.wic.same_word", True)
-same_word = settings[2].toggle("Same word only", key="ui.wic.same_word",
-                               help="Only uses of the same word: shows which of its senses each sentence gets. "
-                                    "Off: the nearest uses of any word.")
+same_word = settings[2].toggle(
+    "Same word only",
+    key="ui.wic.same_word",
+    help="Only uses of the same word: shows which of its senses each sentence gets. Off: the nearest uses of any word.",
+)
 if not queries:
     st.stop()
 
@@ -71,5 +76,9 @@ with columns[-1]:
         st.markdown(f"**{escape(word)}**")
         if note:
             st.info(note)
-        st.dataframe({"word": [w for w, _ in nearest], "similarity": [s for _, s in nearest]}, hide_index=True,
-                     width="stretch", column_config={"similarity": st.column_config.NumberColumn(format="%.3f")})
+        st.dataframe(
+            {"word": [w for w, _ in nearest], "similarity": [s for _, s in nearest]},
+            hide_index=True,
+            width="stretch",
+            column_config={"similarity": st.column_config.NumberColumn(format="%.3f")},
+        )

@@ -4,6 +4,7 @@ One module per task (wic, wsd, pos, sts, wordsim, perplexity, senses), each with
 relative to the data root; senses' sentences ship with the code) and ``run(...) -> TaskResult``; ``cli`` wires them to the command line and
 ``report`` writes the markdown report with plots.
 """
+
 from pathlib import Path
 
 DEFAULT_DATA_ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "data"

@@ -1,4 +1,5 @@
 """``python -m encoder evaluate TASK``: run evaluation tasks on a model, print tables, JSON or a report."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,42 +12,59 @@ from pathlib import Path
 import torch
 
 from ..elmo import Elmo, add_model_options
+from ..glove import NONE, STANFORD, Glove
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
-from ..glove import NONE, STANFORD, Glove
 from .results import TaskResult
 
-TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity,
-         "senses": senses}
+TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity, "senses": senses}
 NO_GLOVE = "GloVe column absent: --glove none"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the ``evaluate`` sub-command."""
     p = commands.add_parser(
-        "evaluate", help="score a model's layers on WiC, WSD, POS, STS-B, word similarity, perplexity and a "
-                         "word-sense probe",
+        "evaluate",
+        help="score a model's layers on WiC, WSD, POS, STS-B, word similarity, perplexity and a word-sense probe",
         description="Evaluate ELMo layer by layer (token, each biLSTM layer, their average, a learned scalar mix "
-                    "where the task trains a classifier) beside a GloVe baseline. Data default to the shared "
-                    f"data sets in {DEFAULT_DATA_ROOT} (the sense probe's sentences ship with the code).")
+        "where the task trains a classifier) beside a GloVe baseline. Data default to the shared "
+        f"data sets in {DEFAULT_DATA_ROOT} (the sense probe's sentences ship with the code).",
+    )
     p.add_argument("task", choices=[*TASKS, "all"])
     add_model_options(p)
-    p.add_argument("--data", type=Path,
-                   help="one task: its data (folder, or file for perplexity and senses); all: the folder holding "
-                        f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items() if n != 'senses')}; "
-                        "with all, senses reads the TSV shipped with the code)")
-    p.add_argument("--glove", default=STANFORD,
-                   help="the GloVe column: 'stanford' (Stanford's glove.6B 50-d vectors, the default), a GloVe "
-                        "text file (.txt, .gz or .xz), or 'none'")
-    p.add_argument("--limit", type=int, metavar="N",
-                   help="quick run: at most N examples per split (WiC/STS/word pairs, POS sentences, SemCor "
-                        "sentences and test sentences per WSD part, perplexity lines, senses words)")
-    p.add_argument("--wordnet", type=Path, default=wsd.DEFAULT_WORDNET,
-                   help="WordNet 3.0 dict folder, for wsd (default %(default)s)")
+    p.add_argument(
+        "--data",
+        type=Path,
+        help="one task: its data (folder, or file for perplexity and senses); all: the folder holding "
+        f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items() if n != 'senses')}; "
+        "with all, senses reads the TSV shipped with the code)",
+    )
+    p.add_argument(
+        "--glove",
+        default=STANFORD,
+        help="the GloVe column: 'stanford' (Stanford's glove.6B 50-d vectors, the default), a GloVe "
+        "text file (.txt, .gz or .xz), or 'none'",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="quick run: at most N examples per split (WiC/STS/word pairs, POS sentences, SemCor "
+        "sentences and test sentences per WSD part, perplexity lines, senses words)",
+    )
+    p.add_argument(
+        "--wordnet",
+        type=Path,
+        default=wsd.DEFAULT_WORDNET,
+        help="WordNet 3.0 dict folder, for wsd (default %(default)s)",
+    )
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default %(default)s)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default %(default)s)")
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice; 1 is fastest for small "
-                                               "models or on a busy machine)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        help="torch CPU threads (default: torch's choice; 1 is fastest for small models or on a busy machine)",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     p.add_argument("--report", type=Path, metavar="DIR", help="with 'all': write report.md, results.json and plots")
     p.set_defaults(func=evaluate_command)
@@ -108,9 +126,13 @@ def evaluate_command(args: argparse.Namespace) -> None:
         else:
             print(f"{name}: {results[name].seconds:.1f} s", file=sys.stderr)
     model = {"name": elmo.name, "hash": elmo.model_hash, "layers": elmo.n_layers, "dim": elmo.dim}
-    output = {"model": model, "glove": str(args.glove) if args.glove != NONE else None, "limit": args.limit,
-              "commands": [command_line(args, n) for n in names],
-              "results": {n: r.to_json() for n, r in results.items()}}
+    output = {
+        "model": model,
+        "glove": str(args.glove) if args.glove != NONE else None,
+        "limit": args.limit,
+        "commands": [command_line(args, n) for n in names],
+        "results": {n: r.to_json() for n, r in results.items()},
+    }
     if args.json:
         print(json.dumps(output, indent=1))
     if args.report:

@@ -4,10 +4,11 @@ Tasks pass token lists (their data sets are tokenized already), so the vectors l
 indices. Every task reports the same views of the L+1 layers: the token layer, each biLSTM layer and their
 plain average; tasks that train a classifier add a learned scalar mix on top.
 """
+
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -61,8 +62,16 @@ class Embedder:
         if any(not k for k in keys):
             raise ValueError("cannot embed an empty sentence")
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
-        fresh = dict(zip(todo, self.elmo.embed([list(k) for k in todo], batch_size=self.batch_size,
-                                               progress=sys.stderr.isatty()))) if todo else {}
+        fresh = (
+            dict(
+                zip(
+                    todo,
+                    self.elmo.embed([list(k) for k in todo], batch_size=self.batch_size, progress=sys.stderr.isatty()),
+                )
+            )
+            if todo
+            else {}
+        )
         if cache:
             self._cache.update(fresh)
         return [self._cache[k] if k in self._cache else fresh[k] for k in keys]

@@ -3,13 +3,14 @@
 It needs the model's LM head and vocabulary, which only models we trained ship; there are no layer views
 and no GloVe column (GloVe is not a language model).
 """
+
 from __future__ import annotations
 
 from itertools import islice
 from pathlib import Path
 
-from ..lm_head import perplexity
 from ..files import open_text
+from ..lm_head import perplexity
 from .results import TaskResult
 
 DATA = Path("corpus-en") / "test.txt.xz"

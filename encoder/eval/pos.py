@@ -3,16 +3,17 @@
 One probe per layer view, one on a learned scalar mix of all layers, and one on GloVe (the word's own
 static vector; OOV words get zeros). Sentences are embedded as the treebank tokenizes them.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
 from ..files import open_text
-from .embeddings import Embedder
 from ..glove import Glove
+from .embeddings import Embedder
 from .probe import probe_views
 from .results import GLOVE, MIX, TaskResult
 
@@ -70,14 +71,24 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
     y_test = np.array([label.get(t, len(tagset)) for _, tags in test for t in tags])
     glove_arrays = None
     if glove is not None:
-        glove_arrays = tuple(np.stack([glove.mean([w]) for forms, _ in sentences for w in forms])
-                             for sentences in (train, test))
-    scores, weights = probe_views(token_stack(embedder, [f for f, _ in train]), y_train,
-                                  token_stack(embedder, [f for f, _ in test]), y_test, len(tagset),
-                                  glove=glove_arrays)
-    result = TaskResult("pos", "UPOS test accuracy (%)", [*embedder.views, MIX, *([GLOVE] if glove else [])],
-                        notes=[ANCHORS], details={"train tokens": len(y_train), "test tokens": len(y_test),
-                                                  "tags": tagset})
+        glove_arrays = tuple(
+            np.stack([glove.mean([w]) for forms, _ in sentences for w in forms]) for sentences in (train, test)
+        )
+    scores, weights = probe_views(
+        token_stack(embedder, [f for f, _ in train]),
+        y_train,
+        token_stack(embedder, [f for f, _ in test]),
+        y_test,
+        len(tagset),
+        glove=glove_arrays,
+    )
+    result = TaskResult(
+        "pos",
+        "UPOS test accuracy (%)",
+        [*embedder.views, MIX, *([GLOVE] if glove else [])],
+        notes=[ANCHORS],
+        details={"train tokens": len(y_train), "test tokens": len(y_test), "tags": tagset},
+    )
     result.add("linear probe", scores)
     result.mix_weights["linear probe"] = weights
     return result

@@ -5,10 +5,11 @@ featurised as [u, v, u*v, |u-v|]); two-class softmax is logistic regression. Inp
 and feature with training statistics, so layers of different scales compete fairly inside the mix and
 the learned weights can be compared. Training is seeded, so a run repeats exactly.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -62,9 +63,16 @@ class Probe(nn.Module):
         return self.linear(x)
 
 
-def fit_predict(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, n_classes: int, *,
-                learn_mix: bool = False, pair: bool = False,
-                max_iter: int = MAX_ITER) -> tuple[np.ndarray, list[float] | None]:
+def fit_predict(
+    train_x: np.ndarray,
+    train_y: np.ndarray,
+    test_x: np.ndarray,
+    n_classes: int,
+    *,
+    learn_mix: bool = False,
+    pair: bool = False,
+    max_iter: int = MAX_ITER,
+) -> tuple[np.ndarray, list[float] | None]:
     """Train on (train_x, train_y) and label test_x; also the mix's normalized weights when one is learned.
 
     ``learn_mix`` means the inputs carry a layer axis (second to last) that the probe mixes. The objective is
@@ -76,8 +84,7 @@ def fit_predict(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, n_
         torch.manual_seed(SEED)
         probe = Probe(train_x.shape[-1], n_classes, train_x.shape[-2] if learn_mix else None, pair)
     x, y = torch.from_numpy(np.ascontiguousarray(train_x)), torch.from_numpy(np.asarray(train_y, dtype=np.int64))
-    optimizer = torch.optim.LBFGS(probe.parameters(), max_iter=max_iter, history_size=20,
-                                  line_search_fn="strong_wolfe")
+    optimizer = torch.optim.LBFGS(probe.parameters(), max_iter=max_iter, history_size=20, line_search_fn="strong_wolfe")
 
     def objective() -> torch.Tensor:
         optimizer.zero_grad()
@@ -93,21 +100,31 @@ def fit_predict(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, n_
     return predictions, (probe.mix.normalized_weights() if probe.mix is not None else None)
 
 
-def probe_views(train: np.ndarray, train_y: np.ndarray, test: np.ndarray, test_y: np.ndarray, n_classes: int, *,
-                glove: tuple[np.ndarray, np.ndarray] | None = None,
-                pair: bool = False) -> tuple[dict[str, float], list[float]]:
+def probe_views(
+    train: np.ndarray,
+    train_y: np.ndarray,
+    test: np.ndarray,
+    test_y: np.ndarray,
+    n_classes: int,
+    *,
+    glove: tuple[np.ndarray, np.ndarray] | None = None,
+    pair: bool = False,
+) -> tuple[dict[str, float], list[float]]:
     """Test accuracy (%) of a probe per layer view, on the learned mix, and on GloVe when given.
 
     ``train``/``test`` are ELMo stacks (N, [2,] L+1, D); ``glove`` the (train, test) GloVe arrays (N, [2,] d).
     Returns the scores by column and the learned mix's weights.
     """
+
     def accuracy(x_train: np.ndarray, x_test: np.ndarray, learn_mix: bool = False) -> tuple[float, list[float] | None]:
         predicted, weights = fit_predict(x_train, train_y, x_test, n_classes, learn_mix=learn_mix, pair=pair)
         return 100.0 * float(np.mean(predicted == test_y)), weights
 
     train, test = standardize(train, test)
-    scores = {name: accuracy(x, x_test)[0]
-              for (name, x), x_test in zip(layer_views(train).items(), layer_views(test).values())}
+    scores = {
+        name: accuracy(x, x_test)[0]
+        for (name, x), x_test in zip(layer_views(train).items(), layer_views(test).values())
+    }
     scores[MIX], weights = accuracy(train, test, learn_mix=True)
     if glove is not None:
         glove_train, glove_test = standardize(glove[0][..., None, :], glove[1][..., None, :])

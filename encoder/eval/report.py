@@ -3,6 +3,7 @@
 Plots: ``scores.png``, each task's headline rows across the layer columns (which layer to use), and
 ``mix_weights.png``, the learned scalar-mix weights per task (as in the ELMo paper's figure of layer weights).
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,10 @@ def plot_mix_weights(results: dict[str, TaskResult], path: Path) -> None:
         ax.bar([j + k * width for j in range(len(weights))], weights, width, label=label)
     if mixes:
         n_layers = len(mixes[0][1])
-        ax.set_xticks([j + width * (len(mixes) - 1) / 2 for j in range(n_layers)],
-                      ["token", *(f"layer {j}" for j in range(1, n_layers))])
+        ax.set_xticks(
+            [j + width * (len(mixes) - 1) / 2 for j in range(n_layers)],
+            ["token", *(f"layer {j}" for j in range(1, n_layers))],
+        )
         ax.legend(fontsize=7)
     ax.set_ylabel("softmax-normalized weight")
     ax.set_title("learned scalar-mix weights")
@@ -60,14 +63,31 @@ def write_report(directory: Path, output: dict, results: dict[str, TaskResult], 
     plot_scores(results, directory / "scores.png")
     plot_mix_weights(results, directory / "mix_weights.png")
     model = output["model"]
-    lines = ["# ELMo evaluation report", "",
-             f"Model **{model['name']}** (weights {model['hash']}, {model['layers']} layers of {model['dim']} dims); "
-             f"GloVe: {output['glove'] or 'none given (no GloVe column)'}; "
-             f"limit: {output['limit'] if output['limit'] is not None else 'none (full data sets)'}; "
-             f"total {sum(r.seconds for r in results.values()):.0f} s.", "",
-             "Reproduce the whole report:", "", "```", command, "```", "",
-             "or one task at a time:", "", "```", *output["commands"], "```", "",
-             "![scores per layer](scores.png)", "", "![learned mix weights](mix_weights.png)", ""]
+    lines = [
+        "# ELMo evaluation report",
+        "",
+        f"Model **{model['name']}** (weights {model['hash']}, {model['layers']} layers of {model['dim']} dims); "
+        f"GloVe: {output['glove'] or 'none given (no GloVe column)'}; "
+        f"limit: {output['limit'] if output['limit'] is not None else 'none (full data sets)'}; "
+        f"total {sum(r.seconds for r in results.values()):.0f} s.",
+        "",
+        "Reproduce the whole report:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "or one task at a time:",
+        "",
+        "```",
+        *output["commands"],
+        "```",
+        "",
+        "![scores per layer](scores.png)",
+        "",
+        "![learned mix weights](mix_weights.png)",
+        "",
+    ]
     for name, result in results.items():
         lines += [f"## {name} ({result.seconds:.0f} s)", "", result.table(markdown=True), ""]
         if result.details:

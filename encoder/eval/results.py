@@ -2,6 +2,7 @@
 
 Every task returns a ``TaskResult`` so the CLI, ``--json`` and the markdown report print them the same way.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -36,17 +37,23 @@ class TaskResult:
         """The score table as aligned plain text, or as a markdown table (with '|' in names escaped)."""
         cell = (lambda text: text.replace("|", "\\|")) if markdown else str
         header = [cell(c) for c in (self.metric, *self.columns)]
-        body = [[cell(row), *(MISSING if v is None else f"{v:.1f}" for v in cells.values())]
-                for row, cells in self.rows.items()]
+        body = [
+            [cell(row), *(MISSING if v is None else f"{v:.1f}" for v in cells.values())]
+            for row, cells in self.rows.items()
+        ]
         if markdown:
             lines = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * len(self.columns)]
             lines += ["| " + " | ".join(r) + " |" for r in body]
         else:
             widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-            lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                     for r in [header, *body]]
+            lines = [
+                "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+                for r in [header, *body]
+            ]
         gap = "\n" if markdown else ""  # markdown needs blank lines between paragraphs
-        lines += [f"{gap}learned mix weights ({row}): " + ", ".join(f"{w:.2f}" for w in weights)
-                  for row, weights in self.mix_weights.items()]
+        lines += [
+            f"{gap}learned mix weights ({row}): " + ", ".join(f"{w:.2f}" for w in weights)
+            for row, weights in self.mix_weights.items()
+        ]
         lines += [f"{gap}note: {n}" for n in self.notes]
         return "\n".join(lines)

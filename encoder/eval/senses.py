@@ -12,6 +12,7 @@ Sanity check: the token layer is context-free (the same vector for a word string
 every pair ties and it should score an AUC of 50 and a 1-NN accuracy of 4/9 (44.4); a layer scores above
 that only by reading the context.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -20,17 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from .embeddings import Embedder, cosine, layer_views
 from ..glove import Glove
+from .embeddings import Embedder, cosine, layer_views
 from .results import GLOVE, TaskResult
 
 DATA = Path(__file__).with_name("sense_probe_en.tsv")  # absolute: it ships with the code, whatever the data root
 HEADER = "word\tsense\tsentence"
 AUC_ROW, NN_ROW = "ROC AUC, same- vs different-sense pairs", "1-NN accuracy, nearest sentence same sense"
-STOPWORDS = frozenset("""a an the and or but if so than that this these those to of in on at by for from with
+STOPWORDS = frozenset(
+    """a an the and or but if so than that this these those to of in on at by for from with
     into onto about as up out off over under after before while when until is are was were be been am do does did
     has have had it its i me my we us our you your he him his she her they them their who which what there here
-    not no . , ; : ! ? 's n't""".split())
+    not no . , ; : ! ? 's n't""".split()
+)
 """Left out of the GloVe context mean: they carry no sense and would pull every sentence's mean together."""
 
 
@@ -83,8 +86,12 @@ def nearest_same(similarity: np.ndarray, senses: np.ndarray) -> np.ndarray:
 
 def glove_contexts(glove: Glove, items: list[SenseSentence]) -> np.ndarray:
     """(N, d): mean GloVe vector of each sentence's other words, lowercased, stopwords and unknown words skipped."""
-    return np.stack([glove.mean([t.lower() for k, t in enumerate(s.tokens)
-                                 if k != s.index and t.lower() not in STOPWORDS]) for s in items])
+    return np.stack(
+        [
+            glove.mean([t.lower() for k, t in enumerate(s.tokens) if k != s.index and t.lower() not in STOPWORDS])
+            for s in items
+        ]
+    )
 
 
 def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
@@ -97,9 +104,13 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
     groups = {w: np.array([k for k, s in enumerate(items) if s.word == w]) for w in words}
     senses = np.array([s.sense for s in items])
 
-    result = TaskResult("senses", "AUC / accuracy x 100", [*embedder.views, *([GLOVE] if glove else [])],
-                        notes=["GloVe vector of a target = mean of the other words of its sentence, stopwords skipped"],
-                        details={"words": len(words), "sentences": len(items), "AUC x 100 per word": {}})
+    result = TaskResult(
+        "senses",
+        "AUC / accuracy x 100",
+        [*embedder.views, *([GLOVE] if glove else [])],
+        notes=["GloVe vector of a target = mean of the other words of its sentence, stopwords skipped"],
+        details={"words": len(words), "sentences": len(items), "AUC x 100 per word": {}},
+    )
     auc, nn = {}, {}
     for name, vectors in columns.items():
         per_word, hits = {}, []

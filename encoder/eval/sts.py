@@ -4,6 +4,7 @@ Unsupervised (nothing is trained, so there is no learned mix): dev and test are 
 The files are tab-separated with unbalanced quotes and sometimes two trailing licence columns, so lines
 are split on tabs and nothing else (no CSV quoting).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..glove import Glove
 from ..text import tokenize
 from .embeddings import Embedder, cosine, layer_views
-from ..glove import Glove
 from .results import GLOVE, TaskResult
 
 DATA = "stsb"
@@ -58,8 +59,9 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
-    result = TaskResult("sts", "Spearman x 100", [*embedder.views, *([GLOVE] if glove else [])], notes=[ANCHORS],
-                        details={})
+    result = TaskResult(
+        "sts", "Spearman x 100", [*embedder.views, *([GLOVE] if glove else [])], notes=[ANCHORS], details={}
+    )
     for split in SPLITS:
         pairs = read_sts(data / f"sts-{split}.csv", limit)
         gold = np.array([p.score for p in pairs])

@@ -5,6 +5,7 @@ the cosine of the target's two vectors with one threshold tuned on train, and lo
 [u, v, u*v, |u-v|] (per layer, and with a learned scalar mix). GloVe has one vector per word type, so its
 stand-in for a contextual vector is the mean over a window of the target's neighbours (see WINDOW).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .embeddings import Embedder, cosine, layer_views
 from ..glove import Glove
+from .embeddings import Embedder, cosine, layer_views
 from .probe import probe_views
 from .results import GLOVE, MIX, TaskResult
 
@@ -32,8 +33,10 @@ class WicPair:
 
 def read_wic(folder: Path, split: str, limit: int | None = None) -> list[WicPair]:
     """``{split}.data.txt`` (target, PoS, i1-i2, sentence 1, sentence 2; tokens split on spaces) + gold T/F."""
-    with open(folder / f"{split}.data.txt", encoding="utf-8") as data, \
-            open(folder / f"{split}.gold.txt", encoding="utf-8") as gold:
+    with (
+        open(folder / f"{split}.data.txt", encoding="utf-8") as data,
+        open(folder / f"{split}.gold.txt", encoding="utf-8") as gold,
+    ):
         pairs = []
         for number, (line, label) in enumerate(zip(data, gold), start=1):
             fields = line.rstrip("\n").split("\t")
@@ -41,8 +44,9 @@ def read_wic(folder: Path, split: str, limit: int | None = None) -> list[WicPair
                 raise ValueError(f"{folder / split}.data.txt, line {number}: not a WiC line (or bad gold label)")
             target, _, indices, first, second = fields
             i, j = (int(x) for x in indices.split("-"))
-            pairs.append(WicPair(target, (tuple(first.split(" ")), tuple(second.split(" "))), (i, j),
-                                 label.strip() == "T"))
+            pairs.append(
+                WicPair(target, (tuple(first.split(" ")), tuple(second.split(" "))), (i, j), label.strip() == "T")
+            )
             if limit is not None and len(pairs) >= limit:
                 break
     return pairs
@@ -64,8 +68,9 @@ def tune_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(s[k - 1] + s[k]) / 2
 
 
-def threshold_accuracy(train_scores: np.ndarray, train_labels: np.ndarray, test_scores: np.ndarray,
-                       test_labels: np.ndarray) -> tuple[float, float]:
+def threshold_accuracy(
+    train_scores: np.ndarray, train_labels: np.ndarray, test_scores: np.ndarray, test_labels: np.ndarray
+) -> tuple[float, float]:
     """Accuracy (%) on test with the threshold tuned on train, and that threshold."""
     threshold = tune_threshold(train_scores, train_labels)
     return 100.0 * float(np.mean((test_scores >= threshold) == test_labels.astype(bool))), threshold
@@ -82,27 +87,35 @@ def target_stacks(embedder: Embedder, pairs: list[WicPair]) -> np.ndarray:
 
 def glove_pairs(glove: Glove, pairs: list[WicPair]) -> np.ndarray:
     """(N, 2, d): GloVe context-window means around the target in each sentence."""
-    return np.stack([[glove.in_context(list(p.tokens[k]), p.index[k], p.index[k] + 1, WINDOW) for k in (0, 1)]
-                     for p in pairs])
+    return np.stack(
+        [[glove.in_context(list(p.tokens[k]), p.index[k], p.index[k] + 1, WINDOW) for k in (0, 1)] for p in pairs]
+    )
 
 
 def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
     train, dev = read_wic(data, "train", limit), read_wic(data, "dev", limit)
     y_train, y_dev = (np.array([p.same for p in ps], dtype=np.int64) for ps in (train, dev))
     x_train, x_dev = target_stacks(embedder, train), target_stacks(embedder, dev)
-    columns = {name: (v_train, v_dev) for (name, v_train), v_dev
-               in zip(layer_views(x_train).items(), layer_views(x_dev).values())}
+    columns = {
+        name: (v_train, v_dev)
+        for (name, v_train), v_dev in zip(layer_views(x_train).items(), layer_views(x_dev).values())
+    }
     glove_arrays = (glove_pairs(glove, train), glove_pairs(glove, dev)) if glove is not None else None
     if glove_arrays is not None:
         columns[GLOVE] = glove_arrays
 
-    result = TaskResult("wic", "dev accuracy (%)", [*embedder.views, MIX, *([GLOVE] if glove else [])],
-                        notes=[ANCHORS, f"GloVe vector of a target = mean over ±{WINDOW} tokens around it"],
-                        details={"train pairs": len(train), "dev pairs": len(dev), "thresholds": {}})
+    result = TaskResult(
+        "wic",
+        "dev accuracy (%)",
+        [*embedder.views, MIX, *([GLOVE] if glove else [])],
+        notes=[ANCHORS, f"GloVe vector of a target = mean over ±{WINDOW} tokens around it"],
+        details={"train pairs": len(train), "dev pairs": len(dev), "thresholds": {}},
+    )
     cosine_scores = {}
     for name, (v_train, v_dev) in columns.items():
-        accuracy, threshold = threshold_accuracy(cosine(v_train[:, 0], v_train[:, 1]), y_train,
-                                                 cosine(v_dev[:, 0], v_dev[:, 1]), y_dev)
+        accuracy, threshold = threshold_accuracy(
+            cosine(v_train[:, 0], v_train[:, 1]), y_train, cosine(v_dev[:, 0], v_dev[:, 1]), y_dev
+        )
         cosine_scores[name] = accuracy
         result.details["thresholds"][name] = round(threshold, 4)
     result.add("cosine, threshold tuned on train", cosine_scores)

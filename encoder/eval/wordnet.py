@@ -5,6 +5,7 @@ Debian's ``wordnet-base`` + ``wordnet-sense-index`` put WordNet 3.0 in /usr/shar
 its data roots). WSD needs only the senses of a lemma in WordNet's order, which ``index.sense`` lists
 directly (``sense_key offset sense_number tag_count``), so it is read here.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -23,12 +24,13 @@ class SenseInventory:
         self.keys = {key for keys in senses.values() for key in keys}
 
     @classmethod
-    def load(cls, directory: str | Path = DEFAULT_DIR) -> "SenseInventory":
+    def load(cls, directory: str | Path = DEFAULT_DIR) -> SenseInventory:
         path = Path(directory) / "index.sense"
         if not path.is_file():
             raise FileNotFoundError(
                 f"WordNet 3.0 sense index not found at {path}: install Debian's wordnet-base and "
-                "wordnet-sense-index (apt-get install wordnet-base wordnet-sense-index) or pass --wordnet DIR")
+                "wordnet-sense-index (apt-get install wordnet-base wordnet-sense-index) or pass --wordnet DIR"
+            )
         numbered: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
         with open(path, encoding="utf-8") as f:
             for line in f:

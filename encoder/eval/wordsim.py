@@ -6,18 +6,19 @@ first CONTEXTS sentences in held-out Wikipedia text (``corpus-en/valid.txt.xz`` 
 a word found in no sentence is embedded on its own). Cosine similarity, all pairs; an OOV GloVe word
 scores 0 against everything.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
 from ..files import open_text
+from ..glove import Glove
 from ..text import split_and_tokenize
 from .embeddings import Embedder, cosine, layer_views
-from ..glove import Glove
 from .results import GLOVE, TaskResult
 from .sts import spearman
 
@@ -42,8 +43,9 @@ def read_pairs(path: Path, score_column: int, limit: int | None = None) -> list[
     return pairs
 
 
-def find_contexts(paragraphs: Iterable[str], words: set[str], per_word: int = CONTEXTS
-                  ) -> dict[str, list[tuple[list[str], int]]]:
+def find_contexts(
+    paragraphs: Iterable[str], words: set[str], per_word: int = CONTEXTS
+) -> dict[str, list[tuple[list[str], int]]]:
     """Up to ``per_word`` (sentence tokens, position) per word (lowercase match), in corpus order."""
     found: dict[str, list[tuple[list[str], int]]] = {w: [] for w in words}
     wanted = set(words)
@@ -87,8 +89,10 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
     if corpus.is_file():
         with open_text(corpus) as f:
             contexts = find_contexts(f, {w.lower() for w in words})
-        result.notes.append(f"biLSTM layers: a word's vectors averaged over its first {CONTEXTS} sentences in "
-                            f"{CONTEXT_CORPUS}; token layer: the word on its own")
+        result.notes.append(
+            f"biLSTM layers: a word's vectors averaged over its first {CONTEXTS} sentences in "
+            f"{CONTEXT_CORPUS}; token layer: the word on its own"
+        )
     else:
         contexts = {}
         result.notes.append(f"{corpus} not found: every layer embeds the word on its own (no context)")
@@ -101,7 +105,8 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
         if glove is not None:
             columns[GLOVE] = tuple(np.stack([glove.mean([p[i]]) for p in pairs]) for i in (0, 1))
             result.details[f"{name} pairs with a GloVe OOV word"] = sum(
-                glove.vector(a) is None or glove.vector(b) is None for a, b, _ in pairs)
+                glove.vector(a) is None or glove.vector(b) is None for a, b, _ in pairs
+            )
         result.add(name, {view: spearman(cosine(*pair), gold) for view, pair in columns.items()})
         result.details[f"{name} pairs"] = len(pairs)
     return result

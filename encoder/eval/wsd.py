@@ -7,21 +7,23 @@ it such words go unanswered, so precision and recall differ). A multi-word targe
 SemCor, ``took place`` in the test sets) is split into tokens and its vector is their mean. GloVe's
 vector for an occurrence is the mean over a window around it (see WINDOW).
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
 from ..files import open_text
-from .embeddings import Embedder, cosine, layer_views, span_vector
 from ..glove import Glove
+from .embeddings import Embedder, cosine, layer_views, span_vector
 from .results import GLOVE, TaskResult
-from .wordnet import DEFAULT_DIR as DEFAULT_WORDNET, SenseInventory
+from .wordnet import DEFAULT_DIR as DEFAULT_WORDNET
+from .wordnet import SenseInventory
 
 DATA = "wsd"
 PARTS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015")
@@ -78,8 +80,16 @@ def read_raganato(xml_file: Path, gold_file: Path, limit: int | None = None) -> 
         for word in node:
             start, end = _add_word(tokens, word.text or "", " ")
             if word.tag == "instance" and end > start:
-                targets.append(Target(word.get("id"), word.get("lemma"), UPOS_TO_WN.get(word.get("pos"), "?"),
-                                      start, end, gold.get(word.get("id"), [])))
+                targets.append(
+                    Target(
+                        word.get("id"),
+                        word.get("lemma"),
+                        UPOS_TO_WN.get(word.get("pos"), "?"),
+                        start,
+                        end,
+                        gold.get(word.get("id"), []),
+                    )
+                )
         if tokens:
             sentences.append(Sentence(tokens, targets))
     return sentences
@@ -96,8 +106,11 @@ def read_semcor_file(path: Path, inventory: SenseInventory) -> Iterator[Sentence
         start, end = _add_word(sentence.tokens, wf.text or "", "_")
         where[wf.get("id")] = (sentence, start, end)
     for term in root.iter("term"):
-        keys = [f"{term.get('lemma')}%{ref.get('reference')}" for ref in term.iter("externalRef")
-                if ref.get("reftype") == "lexical_key"]
+        keys = [
+            f"{term.get('lemma')}%{ref.get('reference')}"
+            for ref in term.iter("externalRef")
+            if ref.get("reftype") == "lexical_key"
+        ]
         keys = [k.lower() for k in keys if k.lower() in inventory.keys]
         spans = [where[t.get("id")] for t in term.iter("target") if t.get("id") in where]
         if keys and spans and all(s[0] is spans[0][0] for s in spans):
@@ -157,8 +170,9 @@ def collect_centroids(embedder: Embedder, sentences: Iterator[Sentence], glove: 
     return centroids
 
 
-def nearest_senses(vectors: np.ndarray, candidates: list[list[str]],
-                   centroids: dict[str, np.ndarray]) -> list[str | None]:
+def nearest_senses(
+    vectors: np.ndarray, candidates: list[list[str]], centroids: dict[str, np.ndarray]
+) -> list[str | None]:
     """For each vector (N, D) the candidate key with the nearest centroid; None when no candidate has one."""
     answers = []
     for vector, keys in zip(vectors, candidates):
@@ -180,15 +194,21 @@ def f1(answers: list[str | None], gold: list[list[str]]) -> float:
     return 100.0 * 2 * precision * recall / (precision + recall) if correct else 0.0
 
 
-def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None,
-        wordnet: Path | None = None) -> TaskResult:
+def run(
+    embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None, wordnet: Path | None = None
+) -> TaskResult:
     inventory = SenseInventory.load(wordnet or DEFAULT_WORDNET)
     centroids = collect_centroids(embedder, read_semcor(data / "SemCor3.0-NAF", inventory, limit), glove)
     folder = data / "Evaluation_Datasets" / "ALL"
     test = read_raganato(folder / "ALL.data.xml", folder / "ALL.gold.key.txt", limit)
     targets = [t for s in test for t in s.targets]
-    stacks = np.stack([span_vector(layers, t.start, t.end)
-                       for s, layers in zip(test, embedder.layers([s.tokens for s in test])) for t in s.targets])
+    stacks = np.stack(
+        [
+            span_vector(layers, t.start, t.end)
+            for s, layers in zip(test, embedder.layers([s.tokens for s in test]))
+            for t in s.targets
+        ]
+    )
 
     # per column: the test vectors and the centroid of every sense (sums: cosine ignores the scale)
     columns: dict[str, tuple[np.ndarray, dict[str, np.ndarray]]] = {}
@@ -197,23 +217,44 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
     for name, vectors in layer_views(stacks).items():
         columns[name] = (vectors, dict(zip(keys, centroid_views.get(name, []))))
     if glove is not None:
-        columns[GLOVE] = (np.stack([glove.in_context(s.tokens, t.start, t.end, WINDOW)
-                                    for s in test for t in s.targets]), centroids.glove_sums)
+        columns[GLOVE] = (
+            np.stack([glove.in_context(s.tokens, t.start, t.end, WINDOW) for s in test for t in s.targets]),
+            centroids.glove_sums,
+        )
     candidates = [inventory.senses(t.lemma, t.pos) for t in targets]
     first = [c[0] if c else None for c in candidates]
     answers = {name: nearest_senses(vectors, candidates, sums) for name, (vectors, sums) in columns.items()}
 
-    result = TaskResult("wsd", "F1", [*columns, FIRST_SENSE], notes=[
-        ANCHORS, f"GloVe vector of an occurrence = mean over ±{WINDOW} tokens around it"], details={
-        "semcor senses": len(keys), "semcor occurrences": int(sum(centroids.counts.values())),
-        "test instances": len(targets),
-        "test instances whose lemma has a SemCor sense": sum(any(k in centroids.sums for k in c) for c in candidates)})
+    result = TaskResult(
+        "wsd",
+        "F1",
+        [*columns, FIRST_SENSE],
+        notes=[ANCHORS, f"GloVe vector of an occurrence = mean over ±{WINDOW} tokens around it"],
+        details={
+            "semcor senses": len(keys),
+            "semcor occurrences": int(sum(centroids.counts.values())),
+            "test instances": len(targets),
+            "test instances whose lemma has a SemCor sense": sum(
+                any(k in centroids.sums for k in c) for c in candidates
+            ),
+        },
+    )
     for part in ("ALL", *PARTS):
         keep = [i for i, t in enumerate(targets) if part == "ALL" or t.id.startswith(part + ".")]
         gold = [targets[i].senses for i in keep]
         first_f1 = f1([first[i] for i in keep], gold)
-        result.add(f"{part} + first-sense fallback", {FIRST_SENSE: first_f1, **{
-            name: f1([a[i] if a[i] is not None else first[i] for i in keep], gold) for name, a in answers.items()}})
-        result.add(f"{part}, SemCor senses only", {FIRST_SENSE: first_f1, **{
-            name: f1([a[i] for i in keep], gold) for name, a in answers.items()}})
+        result.add(
+            f"{part} + first-sense fallback",
+            {
+                FIRST_SENSE: first_f1,
+                **{
+                    name: f1([a[i] if a[i] is not None else first[i] for i in keep], gold)
+                    for name, a in answers.items()
+                },
+            },
+        )
+        result.add(
+            f"{part}, SemCor senses only",
+            {FIRST_SENSE: first_f1, **{name: f1([a[i] for i in keep], gold) for name, a in answers.items()}},
+        )
     return result
