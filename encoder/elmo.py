@@ -13,18 +13,21 @@ reference implementations do; batches are then taken in input order, never sorte
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError, safe_open
 from tqdm.auto import tqdm
 
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .files import sha256_of
 from .mix import LayerMix
-from .model import BiLM, State
+from .model import BiLM, BiLMConfig, State
 from .text import text_tokens
 from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
 
@@ -40,13 +43,32 @@ class ModelFiles:
     options: Path | None = None
     weights: Path | None = None
 
-    @property
-    def files(self) -> list[Path]:
-        """The files the content hash covers."""
-        return weight_files(self.folder) if self.folder is not None else [self.options, self.weights]
-
     def hash(self) -> str:
-        return sha256_of(self.files)[:16]
+        """Content hash of everything that decides the vectors: the architecture (``config.json``'s model fields,
+        or ``options.json``, keys sorted) and the weights (our tensors by name: dtype, shape and values; the
+        published ``.hdf5`` file). A model saved again unchanged, sharded or not, hashes the same."""
+        digest = hashlib.sha256()
+        if self.folder is None:
+            digest.update(json.dumps(json.loads(self.options.read_text()), sort_keys=True).encode())
+            digest.update(sha256_of(self.weights).encode())
+            return digest.hexdigest()[:16]
+        config = read_config(self.folder)
+        digest.update(
+            json.dumps({k: config[k] for k in BiLMConfig.__dataclass_fields__ if k in config}, sort_keys=True).encode()
+        )
+        files = {}
+        for file in weight_files(self.folder):
+            try:
+                with safe_open(file, framework="numpy") as tensors:
+                    files |= dict.fromkeys(tensors.keys(), file)
+            except (OSError, SafetensorError) as error:
+                raise ValueError(f"{file} is not a readable safetensors file ({error}); restore the model") from None
+        for name in sorted(files):  # by name, whichever shard holds it
+            with safe_open(files[name], framework="numpy") as tensors:
+                array = tensors.get_tensor(name)
+            digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()[:16]
 
 
 MODEL_SPEC_HELP = (

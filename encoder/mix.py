@@ -92,9 +92,11 @@ class LayerMix:
         weights = np.asarray(spec, dtype=np.float64)
         if weights.shape != (n_layers,):
             raise ValueError(f"the model has {n_layers} layers (token, 1..{n_layers - 1}); got {len(weights)} weights")
-        if (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError("layer weights must be non-negative and not all zero")
-        return cls(tuple((weights / weights.sum()).tolist()))
+        with np.errstate(over="ignore"):
+            total = weights.sum()
+        if not np.isfinite(weights).all() or (weights < 0).any() or not 0 < total < np.inf:
+            raise ValueError(f"layer weights must be finite, non-negative and not all zero; got {spec!r}")
+        return cls(tuple((weights / total).tolist()))
 
     def apply(self, layers: np.ndarray) -> np.ndarray:
         """(L+1, n, dim) -> (n, dim)."""

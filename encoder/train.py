@@ -34,7 +34,7 @@ from .files import atomic_path, open_text
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model, perplexity
 from .model import BiLM, BiLMConfig, State
-from .weights import load_hdf5, load_model, read_config, save_model
+from .weights import CONFIG_FILE, WEIGHTS_INDEX, load_hdf5, load_model, read_config, save_model, weight_files
 
 SIZES = {
     # for tests and smoke runs
@@ -84,6 +84,7 @@ class TrainConfig:
     max_tokens: int | None = None
     time_budget: float | None = None  # minutes of this invocation
     resume: bool = False
+    overwrite: bool = False  # start over in an --out that holds a run or a model (its run files are replaced)
     device: str = "cpu"
     precision: str = "auto"  # fp32 | bf16 (autocast, fp32 weights) | auto: bf16 on CUDA, fp32 on CPU
     seed: int = 0
@@ -183,6 +184,56 @@ def check_modes(cfg: TrainConfig) -> None:
         )
     if cfg.continue_from and cfg.vocab:
         raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
+    if cfg.resume and cfg.overwrite:
+        raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
+    check_out(cfg)
+
+
+CHECKPOINTS, LATEST = "checkpoints", "latest.json"
+LOG_FILE, PLOT_FILE = "log.jsonl", "learning_curve.png"
+RUN_FILES = (CHECKPOINTS, LOG_FILE, PLOT_FILE, CONFIG_FILE)  # what says a folder holds a run or a model
+
+
+def check_out(cfg: TrainConfig) -> None:
+    """A run never replaces another run or a model unless told to: ``--resume`` needs a checkpoint (of the same
+    architecture), and an --out holding a run or a model needs ``--resume`` or ``--overwrite``."""
+    out = Path(cfg.out)
+    checkpoint = latest_checkpoint(out) if out.is_dir() else None
+    if cfg.resume:
+        if checkpoint is None:
+            raise ValueError(f"--resume: {out} holds no checkpoint to resume (checkpoints/latest.json is missing)")
+        before = json.loads((checkpoint / "trainer.json").read_text())["config"]
+        changed = [key for key in ("size", "config", "vocab_size", "unroll") if before.get(key) != getattr(cfg, key)]
+        if changed:
+            raise ValueError(
+                f"--resume: the run in {out} was started with other "
+                + ", ".join(f"--{k.replace('_', '-')} ({before.get(k)!r}, now {getattr(cfg, k)!r})" for k in changed)
+                + "; resume it with the same options, or train into another --out"
+            )
+        return
+    found = [name for name in RUN_FILES if (out / name).exists()]
+    if found and not cfg.overwrite:
+        raise FileExistsError(
+            f"{out} already holds a training run or a model ({', '.join(found)}): pass --resume to continue it, "
+            "--overwrite to start over (its checkpoints, log and model are replaced), or choose another --out"
+        )
+
+
+def clear_run(out: Path) -> None:
+    """Remove what an earlier run wrote into ``out`` (for ``--overwrite``); other files stay."""
+    if (out / CHECKPOINTS).is_dir():
+        shutil.rmtree(out / CHECKPOINTS)
+    for name in (
+        LOG_FILE,
+        PLOT_FILE,
+        CONFIG_FILE,
+        HEAD_FILE,
+        VOCAB_FILE,
+        WEIGHTS_INDEX,
+        *[p.name for p in weight_files(out)],
+    ):
+        if (out / name).is_file():
+            (out / name).unlink()
 
 
 def build_language_model(
@@ -217,8 +268,6 @@ def make_optimizer(cfg: TrainConfig, params: list[torch.nn.Parameter]) -> torch.
 
 
 # ---------------------------------------------------------------------------------------------- checkpoints
-CHECKPOINTS, LATEST = "checkpoints", "latest.json"
-LOG_FILE, PLOT_FILE = "log.jsonl", "learning_curve.png"
 
 
 def save_language_model(lm: LanguageModel, vocab: Vocabulary, directory: Path, info: dict, fp16: bool = False) -> None:
@@ -319,7 +368,8 @@ def save_checkpoint(
     with atomic_path(out / CHECKPOINTS / LATEST) as tmp:
         Path(tmp).write_text(json.dumps({"checkpoint": directory.name}))
     for old in sorted((out / CHECKPOINTS).glob("step-*"))[:-2]:
-        shutil.rmtree(old)
+        if old.name != directory.name:  # never the one latest.json now names
+            shutil.rmtree(old)
 
 
 def latest_checkpoint(out: Path) -> Path | None:
@@ -423,6 +473,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
+    if cfg.overwrite and os.environ.get("RANK", "0") == "0":
+        clear_run(out)
     out.mkdir(parents=True, exist_ok=True)
     corpus = TokenizedCorpus.from_paths(
         cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0"
@@ -703,6 +755,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--max-tokens", type=int, help="stop after this many tokens per direction (all ranks)")
     p.add_argument("--time-budget", type=float, help="stop after this many minutes, with a final checkpoint")
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an --out that holds a run or a model: its checkpoints, log and model are replaced",
+    )
     p.add_argument("--device", default=defaults.device, help="cpu or cuda (default %(default)s)")
     p.add_argument(
         "--precision",

@@ -18,7 +18,7 @@ import shutil
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -70,7 +70,8 @@ SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 ENCODE_TOKENS = 8_192  # tokens embedded at once: bounds the float32 layer outputs held in memory
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 KILL_ENV = "ELMO_SEARCH_KILL_AT"  # tests: SIGKILL the build at this checkpoint (e.g. "shard-2", "glove")
-GENERATION_FILE = re.compile(r".+\.g\d+\.(faiss|parquet)")  # files that belong to one manifest generation
+GENERATION_FILE = re.compile(r"(sentences|tokens|glove)\.g\d+\.faiss|vocab\.g\d+\.parquet")  # one generation's files
+SHARD_NAME = re.compile(r"\d{5}")  # shard directories
 
 
 @dataclass(frozen=True)
@@ -128,20 +129,50 @@ def _locked(out: Path) -> Iterator[None]:
         yield
 
 
-def _remove_unreferenced(out: Path, manifest: dict | None, keep_shards: Iterable[str] = ()) -> None:
-    """Delete generation files and shard directories that no manifest (or running build) refers to."""
-    referenced = {entry["file"] for entry in (manifest or {}).get("files", {}).values()}
+def _ours(out: Path, owner: dict | None) -> Callable[[Path], bool]:
+    """Whether a path in the index folder is one a build writes: the only kind a build ever deletes or replaces.
+
+    ``owner`` is the manifest or build state of the folder (None: it holds neither, so nothing in it is ours
+    but the lock). GloVe's file is ours only when that build trained it.
+    """
+    trained = owner is not None and (
+        "file" in owner.get("files", {}).get("glove", {}) or owner.get("settings", {}).get("glove") == TRAIN_GLOVE
+    )
+    top = {LOCK} | ({MANIFEST, STATE, SHARDS} | ({GLOVE_FILE} if trained else set()) if owner is not None else set())
+
+    def ours(path: Path) -> bool:
+        temporary = storage.temporary_target(path.name)
+        name = temporary or path.name
+        if path.parent == out / SHARDS:  # a finished shard appears whole, with its shard.json
+            shard = temporary is not None or (path / "shard.json").is_file()
+            return owner is not None and bool(SHARD_NAME.fullmatch(name)) and shard
+        return name in top or (owner is not None and bool(GENERATION_FILE.fullmatch(name)))
+
+    return ours
+
+
+def _foreign(out: Path, owner: dict | None) -> list[str]:
+    """Entries of the index folder (and of its shards folder) that no build of ours wrote."""
+    if not out.is_dir():
+        return []
+    ours = _ours(out, owner)
+    entries = [*out.iterdir(), *((out / SHARDS).iterdir() if (out / SHARDS).is_dir() else [])]
+    return sorted(str(p.relative_to(out)) for p in entries if not ours(p))
+
+
+def _remove_unreferenced(out: Path, manifest: dict | None, owner: dict, keep_shards: Iterable[str] = ()) -> None:
+    """Delete our generation files, shard directories and temporaries that ``manifest`` (or the running build,
+    ``keep_shards``) does not refer to; ``owner`` (the manifest or state) says what is ours. Nothing else."""
+    ours = _ours(out, owner)
+    referenced = {entry["file"] for entry in (manifest or {}).get("files", {}).values() if "file" in entry}
     referenced |= {entry["file"] for entry in (manifest or {}).get("indexes", {}).values()}
-    for path in out.iterdir():
-        if GENERATION_FILE.fullmatch(path.name) and path.name not in referenced:
-            path.unlink()
     shards = {s["name"] for s in (manifest or {}).get("shards", [])} | set(keep_shards)
-    storage.remove_temporaries(out)
-    storage.remove_temporaries(out / SHARDS)
-    if (out / SHARDS).is_dir():
-        for path in (out / SHARDS).iterdir():
-            if path.name not in shards:
-                shutil.rmtree(path)
+    for path in [*out.iterdir(), *((out / SHARDS).iterdir() if (out / SHARDS).is_dir() else [])]:
+        if not ours(path) or path.name in (LOCK, MANIFEST, STATE, SHARDS, GLOVE_FILE):
+            continue
+        temporary = storage.temporary_target(path.name) is not None
+        if temporary or path.name not in (referenced if path.parent == out else shards):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 # ------------------------------------------------------------------------------------------ scan
@@ -476,33 +507,28 @@ def _kept_words(vocab: pd.DataFrame, settings: Settings) -> set[str] | None:
 
 def _target_status(out: Path, state: dict, overwrite: bool) -> str:
     """``done`` (the same build already finished), ``resume`` (it was interrupted) or ``fresh``; refuses to
-    replace an index, an interrupted build of something else or a folder of other files unless allowed."""
-    if (out / MANIFEST).is_file() and not overwrite:
-        if storage.read_json(out / MANIFEST).get("build") == state:
+    replace an index or an interrupted build of something else unless allowed, and any folder holding files a
+    build did not write (even with --overwrite: a build deletes only its own files)."""
+    manifest = storage.read_json(out / MANIFEST) if (out / MANIFEST).is_file() else None
+    previous = storage.read_json(out / STATE) if (out / STATE).is_file() else None
+    foreign = _foreign(out, manifest or previous)
+    if foreign:
+        what = "an index with other files in it" if manifest or previous else "not empty and not an index"
+        raise FileExistsError(
+            f"{out} is {what} ({', '.join(foreign[:5])}{' …' if len(foreign) > 5 else ''}); a build never "
+            "deletes files it did not write: choose an empty or new directory, or move them away"
+        )
+    if manifest is not None and not overwrite:
+        if manifest.get("build") == state:
             return "done"
         raise FileExistsError(
             f"{out} already holds an index built from other inputs or settings; use "
             "`add` to add documents, choose another --out, or pass --overwrite to replace it"
         )
-    previous = storage.read_json(out / STATE) if (out / STATE).is_file() else None
     if previous is not None and previous != state and not overwrite:
         raise IndexFormatError(
             f"{out} holds an interrupted build with other inputs or settings; re-run that "
             "build to resume it, or pass --overwrite to start over"
-        )
-    ours = (LOCK, MANIFEST, STATE, SHARDS, GLOVE_FILE)
-    foreign = (
-        [
-            p.name
-            for p in out.iterdir()
-            if p.name not in ours and not GENERATION_FILE.fullmatch(p.name) and not p.name.startswith(".")
-        ]
-        if out.is_dir()
-        else []
-    )
-    if foreign:
-        raise FileExistsError(
-            f"{out} is not empty and not an index ({', '.join(sorted(foreign)[:5])}); choose an empty or new directory"
         )
     return "resume" if previous == state and not overwrite else "fresh"
 
@@ -561,23 +587,27 @@ def build_index(
         "reader": asdict(options),
         "corpus": [{k: r[k] for k in ("name", "size", "sha256")} for r in records],
     }
-    status = _target_status(out, state, overwrite)
-    if status == "done":
-        return Index.open(out, model=elmo, device=device)
-    scan = _scan(files, options, set(), progress)  # validates the whole corpus before anything is written
-    if settings.glove == TRAIN_GLOVE and max(scan.counts.values()) < settings.glove_min_count:
-        raise CorpusError(
-            f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
-            "lower --glove-min-count or give GloVe vectors with --glove"
-        )
-
-    with _locked(out):
-        if status == "fresh":  # remove what an earlier index or build left; nothing else is touched
-            for path in out.iterdir():
-                if path.name in (MANIFEST, STATE, SHARDS, GLOVE_FILE) or GENERATION_FILE.fullmatch(path.name):
+    if settings.glove not in (STANFORD, TRAIN_GLOVE) and Path(settings.glove).is_relative_to(out.resolve()):
+        raise ValueError(f"the GloVe file {settings.glove} is inside --out; keep it elsewhere (the index refers to it)")
+    with _locked(out):  # before the folder is looked at, so two builds into one folder cannot both start
+        status = _target_status(out, state, overwrite)
+        if status == "done":
+            return Index.open(out, model=elmo, device=device)
+        scan = _scan(files, options, set(), progress)  # validates the whole corpus before anything is written
+        if settings.glove == TRAIN_GLOVE and max(scan.counts.values()) < settings.glove_min_count:
+            raise CorpusError(
+                f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
+                "lower --glove-min-count or give GloVe vectors with --glove"
+            )
+        owner = storage.read_json(out / MANIFEST) if (out / MANIFEST).is_file() else None
+        owner = owner or (storage.read_json(out / STATE) if (out / STATE).is_file() else None)
+        if status == "fresh" and owner is not None:  # what an earlier index or build wrote; nothing else
+            ours = _ours(out, owner)
+            for path in list(out.iterdir()):
+                if ours(path) and path.name != LOCK:
                     shutil.rmtree(path) if path.is_dir() else path.unlink()
         storage.write_json(out / STATE, state)
-        _remove_unreferenced(out, None, keep_shards=[p.name for p in (out / SHARDS).glob("[0-9]*")])
+        _remove_unreferenced(out, None, state, keep_shards=[p.name for p in (out / SHARDS).glob("[0-9]*")])
         vocab = _vocabulary(out, None, scan.counts)
         encoding = Encoding(elmo, settings, WordFrequencies(scan.counts), _kept_words(vocab, settings))
         shards = _encode(out, files, options, scan, 0, 0, 0, encoding, progress)
@@ -662,7 +692,7 @@ def add_documents(
         for shard in base["shards"]:
             taken |= set(storage.read_parquet(out / SHARDS / shard["name"] / "docs.parquet")["doc_id"])
         scan = _scan(files, options, taken, progress)  # validates the new documents before anything is written
-        _remove_unreferenced(out, base, keep_shards)
+        _remove_unreferenced(out, base, base, keep_shards)
         storage.write_json(out / STATE, state)
         vocab = _vocabulary(out, base, scan.counts)
         counts = base["counts"]
@@ -692,7 +722,7 @@ def add_documents(
         storage.write_json(out / MANIFEST, manifest)
         _checkpoint("manifest")
         (out / STATE).unlink()
-        _remove_unreferenced(out, manifest)
+        _remove_unreferenced(out, manifest, manifest)
     return Index.open(out, model=elmo, device=device, verify=False)
 
 

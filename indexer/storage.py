@@ -128,10 +128,11 @@ def atomic_directory(target: Path) -> Iterator[Path]:
             shutil.rmtree(tmp)
 
 
-def remove_temporaries(directory: Path) -> None:
-    """Delete what killed writers left behind (temporary files and directories)."""
-    if not directory.is_dir():
-        return
-    for path in directory.iterdir():
-        if path.name.startswith(TMP_PREFIX) or (path.name.startswith(".") and path.name.endswith(".tmp")):
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+def temporary_target(name: str) -> str | None:
+    """The file or directory a temporary named ``name`` was being written for (by ``atomic_path``:
+    ".TARGET.XXXXXXXX.tmp", or ``atomic_directory``: ".tmp-TARGET-XXXXXXXX"); None if it is not one."""
+    if name.startswith(TMP_PREFIX) and "-" in name[len(TMP_PREFIX) :]:
+        return name[len(TMP_PREFIX) :].rsplit("-", 1)[0]
+    if name.startswith(".") and name.endswith(".tmp") and name.count(".") >= 3:
+        return name[1:-4].rsplit(".", 1)[0]
+    return None

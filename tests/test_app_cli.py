@@ -82,8 +82,14 @@ def test_index_of_a_model_that_changed_is_rebuilt(
     index = one_document_demo(tmp_path, monkeypatch)
     with pytest.raises(Served):
         cli.main(["--index", str(index), "--model", str(model)])
-    weights = model / "model.safetensors"
-    weights.write_bytes(weights.read_bytes() + b" ")  # other content, as a new model would have
+    from conftest import TINY_CONFIG
+
+    from encoder.model import BiLM, BiLMConfig
+    from encoder.weights import save_model
+
+    retrained = BiLM(BiLMConfig(**TINY_CONFIG))
+    retrained.reset_parameters(seed=1)  # other weights, as a new shipped model would have
+    save_model(retrained, model, extra_config={"name": "tiny"})
     builds = []
     monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
     capsys.readouterr()

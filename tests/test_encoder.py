@@ -66,7 +66,7 @@ def test_layer_mix_presets_and_explicit_weights():
     assert np.allclose(LayerMix.parse("top", 3).apply(layers), 2)
     assert np.allclose(LayerMix.parse("average", 3).apply(layers), 1)
     assert LayerMix.parse("1,1,2", 3).weights == (0.25, 0.25, 0.5)
-    for bad in ("bogus", "1,2", "-1,1,1", "0,0,0"):
+    for bad in ("bogus", "1,2", "-1,1,1", "0,0,0", "nan,nan,nan", "1,inf,1", "1e308,1e308,1e308"):
         with pytest.raises(ValueError):
             LayerMix.parse(bad, 3)
 
@@ -297,3 +297,18 @@ def test_weights_over_the_file_limit_are_sharded_with_an_index(tiny, tmp_path):
     save_model(tiny.model, tmp_path)
     assert weight_files(tmp_path) == [tmp_path / "model.safetensors"] and not (tmp_path / WEIGHTS_INDEX).exists()
     assert not list(tmp_path.glob("model-*-of-*.safetensors"))
+
+
+def test_the_model_identity_covers_config_and_weights_and_survives_a_resave(tiny, tmp_path):
+    """An index is tied to what decides the vectors: the same model saved again (or sharded) keeps its hash;
+    changing config.json's architecture (e.g. the cell clip) changes it, its name does not."""
+    import json
+
+    from encoder.elmo import model_hash
+
+    save_model(tiny.model, tmp_path / "a", extra_config={"name": "a"})
+    save_model(tiny.model, tmp_path / "b", extra_config={"name": "b"}, max_file_bytes=1_000)
+    assert model_hash(tmp_path / "a") == model_hash(tmp_path / "b")
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    (tmp_path / "a" / "config.json").write_text(json.dumps({**config, "cell_clip": 1.0}))
+    assert model_hash(tmp_path / "a") != model_hash(tmp_path / "b")

@@ -108,6 +108,57 @@ def test_rerun_refuse_and_overwrite(indexer_built, tiny_model_dir, tmp_path):
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
 
 
+@pytest.mark.parametrize(
+    "user_file",
+    ["shards/mine/thesis.docx", "sentences.g9.faiss", "notes.g2.parquet", ".draft.tmp", "glove.txt", "shards/00999"],
+)
+@pytest.mark.parametrize("index_there", [False, True])
+def test_a_build_never_deletes_files_it_did_not_write(indexer_built, tiny_model_dir, tmp_path, user_file, index_there):
+    """Files named like index parts, in a new folder or beside an index, survive a build (even --overwrite)."""
+    corpus, reference = indexer_built
+    out = tmp_path / "out"
+    if index_there:
+        shutil.copytree(reference, out)
+    path = out / user_file
+    if path.exists():
+        pytest.skip(f"{user_file} is the index's own file here (its GloVe was trained on the corpus)")
+    if index_there and user_file.startswith("sentences.g"):
+        pytest.skip("inside an index, sentences.gN.faiss is the index's own name (an interrupted add leaves them)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("precious")
+    for overwrite in (False, True):
+        with pytest.raises(FileExistsError, match="never deletes files it did not write"):
+            build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False, overwrite=overwrite)
+        assert path.read_text() == "precious"
+    if index_there:
+        Index.open(out)  # the index is intact too
+
+
+def test_a_glove_file_inside_out_is_refused_not_deleted(indexer_built, tiny_model_dir, tmp_path):
+    corpus, _ = indexer_built
+    glove = tmp_path / "out" / "glove.txt"
+    glove.parent.mkdir()
+    glove.write_text("river 0.1 0.2\n")
+    with pytest.raises(ValueError, match="inside --out"):
+        build_index([corpus], tmp_path / "out", model=tiny_model_dir, glove=glove, progress=False)
+    assert glove.read_text() == "river 0.1 0.2\n"
+
+
+def test_the_lock_is_taken_before_the_folder_or_corpus_is_read(tiny_model_dir, tmp_path):
+    """A second build waits for nothing it has read: with another writer's lock held it stops at once, before
+    reading even a broken corpus (whose error would otherwise come first)."""
+    import fcntl
+
+    broken = tmp_path / "dup.jsonl"
+    broken.write_text('{"id": "a", "text": "One."}\n{"id": "a", "text": "Two."}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(IndexFormatError, match="another process is writing"):
+            build_index([broken], out, model=tiny_model_dir, progress=False)
+
+
 def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir, tmp_path):
     corpus, _ = indexer_built
     settings = Settings(**{**SETTINGS.__dict__, "search_params": "nprobe=4", "min_freq": 3})

@@ -482,3 +482,29 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
     assert steps[0] < before["step"] < steps[-1] == after["step"] and steps == sorted(steps)
     assert sorted(p.name for p in shipped.parent.iterdir()) == ["default"]  # no staging or old folder left
     assert load_language_model(shipped)[1].words == load_language_model(model)[1].words
+
+
+def test_a_run_never_replaces_another_run_or_a_model_unless_told(trained, corpus, tmp_path):
+    """Training into a folder holding a run or a model refuses without --resume/--overwrite, before any work;
+    --resume needs a checkpoint of the same shape; --overwrite starts over and keeps unrelated files."""
+    import shutil
+
+    model, _, _ = trained
+    out = tmp_path / "run"
+    shutil.copytree(model, out)
+    (out / "notes.txt").write_text("mine")
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    common = dict(corpus=[str(corpus["train"])], out=str(out), max_tokens=8 * 10 * 3, **TINY)
+    with pytest.raises(FileExistsError, match="already holds a training run"):
+        train(TrainConfig(**common))
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # nothing touched
+    with pytest.raises(ValueError, match="other --unroll"):
+        train(TrainConfig(resume=True, **{**common, "unroll": 5}))
+    with pytest.raises(ValueError, match="holds no checkpoint"):
+        train(TrainConfig(resume=True, **{**common, "out": str(tmp_path / "empty")}))
+    train(TrainConfig(overwrite=True, **common))
+    assert (out / "notes.txt").read_text() == "mine" and (out / "config.json").is_file()
+    assert json.loads((out / "config.json").read_text())["training"]["step"] == 3  # a new run, not the old one
+    assert not (out / "log.jsonl").exists() or (out / "log.jsonl").read_bytes() != before["log.jsonl"]
+    latest = json.loads((out / "checkpoints" / "latest.json").read_text())["checkpoint"]
+    assert (out / "checkpoints" / latest).is_dir()  # pruning never removes what latest.json names
