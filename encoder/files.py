@@ -36,12 +36,20 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600; a written file gets the usual permissions
     try:
         yield tmp
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def sha256_of(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> str:

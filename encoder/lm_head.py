@@ -141,6 +141,8 @@ def evaluate(
         n_tokens += len(pairs[0][1])
         if max_tokens is not None and n_tokens >= max_tokens:
             break
+    if not paragraphs:
+        raise ValueError("the text holds no words to predict, so it has no perplexity; give a non-empty text file")
     was_training = lm.training
     lm.eval()
     device = next(lm.parameters()).device
@@ -161,7 +163,7 @@ def evaluate(
         nll += batch_nll.double().cpu()
         count += batch_count.cpu()
     lm.train(was_training)
-    forward, backward = (math.exp(nll[d] / max(count[d].item(), 1)) for d in (0, 1))
+    forward, backward = (math.exp(nll[d] / count[d].item()) for d in (0, 1))
     return {
         "forward": forward,
         "backward": backward,

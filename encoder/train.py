@@ -184,6 +184,10 @@ def check_modes(cfg: TrainConfig) -> None:
         )
     if cfg.continue_from and cfg.vocab:
         raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
+    for name in ("max_tokens", "batch_size", "unroll", "vocab_size"):
+        value = getattr(cfg, name)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
     if cfg.resume and cfg.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
     check_out(cfg)

@@ -118,8 +118,10 @@ def _checkpoint(name: str) -> None:
 
 
 @contextmanager
-def _locked(out: Path) -> Iterator[None]:
-    """One writer per index directory at a time."""
+def _locked(out: Path, create: bool = True) -> Iterator[None]:
+    """One writer per index directory at a time; ``create``: make the directory (a build), else it must exist."""
+    if not create and not out.is_dir():
+        raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
     out.mkdir(parents=True, exist_ok=True)
     with open(out / LOCK, "w") as handle:
         try:
@@ -665,7 +667,7 @@ def add_documents(
     not know do not count in GloVe sentence means), and FAISS indexes keep their type and training.
     """
     out, device = Path(path), resolve_device(device)
-    with _locked(out):
+    with _locked(out, create=False):
         base = read_manifest(out)
         settings = Settings(**base["settings"])
         elmo = open_model(base, model, device)
@@ -729,7 +731,7 @@ def add_documents(
 def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> dict:
     """Remove documents from search results (their vectors stay on disk); returns the new counts."""
     out = Path(path)
-    with _locked(out):
+    with _locked(out, create=False):
         manifest = read_manifest(out)
         docs = pd.concat([storage.read_parquet(out / SHARDS / s["name"] / "docs.parquet") for s in manifest["shards"]])
         live = docs[~docs["doc_id"].isin(set(manifest["deleted_doc_ids"]))].set_index("doc_id")

@@ -173,9 +173,15 @@ def _record_document(record: dict, default_id: str, name: str, options: ReaderOp
     for column in (options.id_column, options.title_column):
         if column is not None and column not in record:
             raise CorpusError(f"{where} has no {column!r} field (fields: {', '.join(map(str, record))})")
+    text, title = record[options.text_column], record.get(options.title_column or "title")
+    for field_name, value in ((options.text_column, text), ("title", title)):
+        if isinstance(value, (list, dict, bool)):
+            raise CorpusError(
+                f"{where}: the {field_name!r} field is a {type(value).__name__}, not text; "
+                "give each document its text as one string"
+            )
     doc_id = _as_text(record.get(options.id_column or "id")) or default_id
-    title = _as_text(record.get(options.title_column or "title"))
-    return Document(doc_id, title, _as_text(record[options.text_column]), name)
+    return Document(doc_id, _as_text(title), _as_text(text), name)
 
 
 def _read_table(path: Path, name: str, options: ReaderOptions, fmt: str) -> Iterator[Document]:

@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from encoder.files import atomic_path, sha256_of
+from encoder.files import atomic_path, current_umask, sha256_of
 
 from .errors import CorruptIndexError
 
@@ -120,6 +120,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     """Yield a temporary directory beside ``target``; it becomes ``target`` only if the block succeeds."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f"{TMP_PREFIX}{target.name}-"))
+    tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700
     try:
         yield tmp
         os.rename(tmp, target)
