@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from encoder.elmo import model_hash
+from encoder.errors import fail
 from encoder.glove import STANFORD
 from indexer import build_index
 from indexer.errors import IndexerError
@@ -80,7 +81,7 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
         rebuild = True
     corpus = demo_corpus()
     if not corpus:
-        raise SystemExit("error: the demo corpus (data/demo/*.jsonl) is missing; restore it: git checkout data/demo")
+        fail("the demo corpus (data/demo/*.jsonl) is missing; restore it: git checkout data/demo")
     first = "Rebuilding" if rebuild else "First run: building"
     print(
         f"{first} the demo index in {index_dir} from {len(corpus)} files in data/demo with the {model!r} model.\n"
@@ -91,7 +92,7 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
     try:
         build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild)
     except (IndexerError, OSError, ValueError) as error:
-        raise SystemExit(f"error: building the demo index failed: {error}") from None
+        fail(f"building the demo index failed: {error}")
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"Built the demo index in {minutes} min {seconds} s.", flush=True)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from . import text, train
 from .elmo import add_model_options
+from .errors import fail
 from .eval import cli as eval_cli
 
 
@@ -20,9 +21,7 @@ def _read_tokenized_lines(path: Path) -> list[list[str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise SystemExit(
-                    f"error: {path}, line {number} is not valid UTF-8 ({error.reason} at byte {error.start})"
-                )
+                fail(f"{path}, line {number} is not valid UTF-8 ({error.reason} at byte {error.start})")
             sentences.append(line.split())
     return sentences
 
@@ -36,7 +35,7 @@ def embed_command(args: argparse.Namespace) -> None:
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
-        raise SystemExit(f"error: {error}")
+        fail(str(error))
     sentences = _read_tokenized_lines(args.input)
     vectors = elmo.embed(sentences, batch_size=args.batch_size, progress=not args.quiet)
     with atomic_path(args.output) as tmp:

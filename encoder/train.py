@@ -30,6 +30,7 @@ import torch.distributed as dist
 from safetensors.torch import load_file, save_file
 
 from .elmo import MODEL_SPEC_HELP, model_folder, resolve_model
+from .errors import fail
 from .files import atomic_path, open_text
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model, perplexity
@@ -678,7 +679,7 @@ def ship_command(args: argparse.Namespace) -> None:
     try:
         ship(args.run, args.to)
     except (FileNotFoundError, ValueError) as error:
-        raise SystemExit(f"error: {error}")
+        fail(str(error))
     training = read_config(args.to)["training"]
     print(
         f"shipped {args.run} into {args.to}: {training['tokens']:,} tokens, {training['step']:,} steps, "
@@ -702,7 +703,7 @@ def perplexity_command(args: argparse.Namespace) -> None:
         try:
             result = perplexity(args.model, f, args.max_tokens)
         except (FileNotFoundError, ValueError) as error:
-            raise SystemExit(f"error: {error}")
+            fail(str(error))
     if args.json:
         print(json.dumps(result))
     else:

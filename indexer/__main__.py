@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from encoder.elmo import add_model_options
+from encoder.errors import fail
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
@@ -31,7 +32,7 @@ DEFAULTS = Settings()
 def _model(args: argparse.Namespace) -> Any:
     if args.weights is not None:
         if args.model is None:
-            raise SystemExit("error: --weights needs --model OPTIONS.json (the published options file)")
+            fail("--weights needs --model OPTIONS.json (the published options file)")
         return [args.model, args.weights]
     return args.model
 
@@ -469,7 +470,7 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     if args.command == "senses" and args.k != "auto" and not args.k.isdigit():
-        raise SystemExit(f"error: --k must be auto or a number, not {args.k!r}")
+        fail(f"--k must be auto or a number, not {args.k!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

@@ -189,13 +189,13 @@ def test_embed_cli_writes_empty_lines_and_rejects_bad_utf8(tiny_model_dir, tmp_p
     failed = _embed_cli(
         "--model", str(tiny_model_dir), "--input", str(tmp_path / "bad.txt"), "--output", str(tmp_path / "bad.hdf5")
     )
-    assert failed.returncode != 0 and "line 2 is not valid UTF-8" in failed.stderr
+    assert failed.returncode == 2 and "line 2 is not valid UTF-8" in failed.stderr
     assert not (tmp_path / "bad.hdf5").exists()
 
 
 def test_missing_default_or_directory_gives_a_clear_error(tmp_path):
     done = _embed_cli("--model", str(tmp_path / "nowhere"), "--input", __file__, "--output", str(tmp_path / "o.h5"))
-    assert done.returncode != 0 and "there is no model at" in done.stderr and "options.json" in done.stderr
+    assert done.returncode == 2 and "there is no model at" in done.stderr and "options.json" in done.stderr
 
 
 # ---------------------------------------------------------------------------------------------- fused LSTM, precision

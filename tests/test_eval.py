@@ -360,8 +360,9 @@ def test_cli_prints_tables_and_says_when_glove_is_absent(tiny_model_dir, tmp_pat
     main(["evaluate", "sts", "--model", str(tiny_model_dir), "--data", str(tmp_path / "stsb"), "--glove", "none"])
     out = capsys.readouterr().out
     assert out.startswith("== sts (") and "Spearman x 100" in out and "GloVe column absent" in out
-    with pytest.raises(SystemExit, match="--report goes with"):
+    with pytest.raises(SystemExit) as exited:
         main(["evaluate", "sts", "--model", str(tiny_model_dir), "--report", str(tmp_path / "r")])
+    assert exited.value.code == 2 and "error: --report goes with" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from ..elmo import Elmo, add_model_options
+from ..errors import fail
 from ..glove import NONE, STANFORD, Glove
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
@@ -100,7 +101,7 @@ def command_line(args: argparse.Namespace, task: str) -> str:
 def evaluate_command(args: argparse.Namespace) -> None:
     """Load the model (and GloVe), run the task(s), print tables or JSON, write the report."""
     if args.report and args.task != "all":
-        raise SystemExit("error: --report goes with the task 'all'")
+        fail("--report goes with the task 'all'")
     names = list(TASKS) if args.task == "all" else [args.task]
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -108,7 +109,7 @@ def evaluate_command(args: argparse.Namespace) -> None:
         elmo = Elmo.load(args.model, args.weights, device=args.device)
         glove = Glove.open(args.glove) if args.glove != NONE else None
     except (FileNotFoundError, ValueError) as error:
-        raise SystemExit(f"error: {error}")
+        fail(str(error))
     embedder = Embedder(elmo, args.batch_size)
     root = args.data if args.task == "all" and args.data else DEFAULT_DATA_ROOT
     results = {}
@@ -118,7 +119,7 @@ def evaluate_command(args: argparse.Namespace) -> None:
             results[name] = run_task(name, args, embedder, data, glove)
         except (FileNotFoundError, ValueError) as error:  # missing or malformed data
             if args.task != "all":
-                raise SystemExit(f"error: {name}: {error}")
+                fail(f"{name}: {error}")
             results[name] = TaskResult(name, "", [], notes=[f"not run: {error}"])  # the other tasks still run
         embedder.clear()  # tasks share no sentences; keep memory flat
         if not args.json:
