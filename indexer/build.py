@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import fcntl
 import functools
-import os
 import re
 import shutil
-import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -69,7 +67,6 @@ from .words import WordFrequencies, is_content_word, is_word, normalize
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 ENCODE_TOKENS = 8_192  # tokens embedded at once: bounds the float32 layer outputs held in memory
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
-KILL_ENV = "ELMO_SEARCH_KILL_AT"  # tests: SIGKILL the build at this checkpoint (e.g. "shard-2", "glove")
 GENERATION_FILE = re.compile(r"(sentences|tokens|glove)\.g\d+\.faiss|vocab\.g\d+\.parquet")  # one generation's files
 SHARD_NAME = re.compile(r"\d{5}")  # shard directories
 
@@ -109,12 +106,6 @@ class Settings:
 # ------------------------------------------------------------------------------------------ helpers
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _checkpoint(name: str) -> None:
-    """A point where the build's work so far is on disk; tests kill the process here."""
-    if os.environ.get(KILL_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @contextmanager
@@ -352,7 +343,6 @@ def _encode(
         else:
             record = _write_shard(path, group, first_sentence, first_token, encoding)
             encoded_tokens += record["tokens"]
-            _checkpoint(f"shard-{number}")
         records.append(record)
         first_sentence += record["sentences"]
         first_token += record["token_vectors"]
@@ -386,7 +376,6 @@ def _glove(out: Path, settings: Settings, vocab: pd.DataFrame, shards: list[dict
             counts, words, dim=settings.glove_dim, epochs=settings.glove_epochs, seed=settings.seed, progress=progress
         )
         save_glove(out / GLOVE_FILE, trained)
-    _checkpoint("glove")
     return {"file": GLOVE_FILE, "source": "trained", **storage.file_record(out / GLOVE_FILE)}
 
 
@@ -459,7 +448,6 @@ def _build_indexes(
             "dim": dim,
             **storage.file_record(out / file),
         }
-    _checkpoint("faiss")
     return entries
 
 
@@ -648,7 +636,6 @@ def build_index(
             "build": state,
         }
         storage.write_json(out / MANIFEST, manifest)
-        _checkpoint("manifest")
         (out / STATE).unlink()
     return Index.open(out, model=elmo, device=device, verify=False)  # just written: sizes are checked, not hashes
 
@@ -722,7 +709,6 @@ def add_documents(
             "files": {**base["files"], "vocab": {"file": vocab_file, **storage.file_record(out / vocab_file)}},
         }
         storage.write_json(out / MANIFEST, manifest)
-        _checkpoint("manifest")
         (out / STATE).unlink()
         _remove_unreferenced(out, manifest, manifest)
     return Index.open(out, model=elmo, device=device, verify=False)

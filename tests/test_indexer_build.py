@@ -18,7 +18,6 @@ from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
 from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchError, Settings, build_index
 from indexer.__main__ import main
-from indexer.build import KILL_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_SETTINGS = [
@@ -48,38 +47,47 @@ def _without_times(manifest: dict) -> dict:
     return {k: v for k, v in manifest.items() if k not in ("created_at", "updated_at")}
 
 
-def _cli_build(corpus: Path, out: Path, model: Path, kill_at: str | None = None) -> subprocess.CompletedProcess:
+KILLING_BUILD = """
+import os, signal, sys
+import indexer.build as build
+from indexer.__main__ import main
+
+name, calls = sys.argv[1], int(sys.argv[2])
+real, done = getattr(build, name), []
+
+
+def killing(*args, **kwargs):  # a crash right after the step's work is on disk: SIGKILL, no cleanup
+    result = real(*args, **kwargs)
+    done.append(name)
+    if len(done) == calls:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+
+
+setattr(build, name, killing)
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def _cli_build(corpus: Path, out: Path, model: Path, kill_after: tuple[str, int]) -> subprocess.CompletedProcess:
+    """``python -m indexer build`` killed (SIGKILL) after the ``n``-th call of ``indexer.build``'s ``step``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    env.pop(KILL_ENV, None)
-    if kill_at:
-        env[KILL_ENV] = kill_at
-    command = [
-        sys.executable,
-        "-m",
-        "indexer",
-        "build",
-        "--corpus",
-        str(corpus),
-        "--out",
-        str(out),
-        "--model",
-        str(model),
-        "--quiet",
-        *CLI_SETTINGS,
-    ]
+    step, n = kill_after
+    arguments = ["build", "--corpus", str(corpus), "--out", str(out), "--model", str(model), "--quiet", *CLI_SETTINGS]
+    command = [sys.executable, "-c", KILLING_BUILD, step, str(n), *arguments]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_killed_build_resumes_to_the_same_index(indexer_built, tiny_model_dir, tmp_path):
     corpus, reference = indexer_built
     out = tmp_path / "index"
-    killed = _cli_build(corpus, out, tiny_model_dir, kill_at="shard-1")
+    killed = _cli_build(corpus, out, tiny_model_dir, kill_after=("_write_shard", 2))
     assert killed.returncode == -9, killed.stderr
     assert sorted(p.name for p in (out / "shards").iterdir()) == ["00000", "00001"]
     with pytest.raises(IndexFormatError, match="interrupted build"):
         Index.open(out)
     (out / "shards" / ".tmp-00002-leftover").mkdir()  # what a kill during a shard write leaves
-    killed = _cli_build(corpus, out, tiny_model_dir, kill_at="glove")
+    killed = _cli_build(corpus, out, tiny_model_dir, kill_after=("_glove", 1))
     assert killed.returncode == -9, killed.stderr
     assert (out / "glove.txt").is_file() and not (out / "manifest.json").exists()
     resumed = build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False)  # same as the CLI's
