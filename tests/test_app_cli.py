@@ -99,6 +99,24 @@ def test_index_of_a_model_that_changed_is_rebuilt(
     assert builds and builds[0]["overwrite"] is True
 
 
+def test_an_index_of_an_older_format_is_rebuilt(
+    tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """After an update that changes the index format, `make demo` rebuilds the demo index instead of failing."""
+    index = one_document_demo(tmp_path, monkeypatch)
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
+    manifest = json.loads((index / "manifest.json").read_text())
+    (index / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1}))
+    builds = []
+    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
+    capsys.readouterr()
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
+    assert "built by another version of ELMo Search (format 1" in capsys.readouterr().out
+    assert builds and builds[0]["overwrite"] is True
+
+
 def test_rebuild_replaces_the_index(tmp_path: Path, served: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "manifest.json").write_text("{}")
     builds = []
