@@ -16,10 +16,9 @@ from encoder.errors import fail
 from encoder.glove import STANFORD
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import FORMAT_VERSION, MANIFEST
-from indexer.storage import read_json
+from indexer.manifest import FORMAT_VERSION, FolderInfo
 
-from .settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT, configured_index_dir, demo_corpus
+from .settings import CODE_ROOT, INDEX_ENV, MAIN_SCRIPT, PRIMARY_COLOR, configured_index_dir, demo_corpus
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -57,20 +56,19 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
     An index built with ``model`` before that model changed (the shipped one, after a ``git pull``), or by another
     version of the index format, is rebuilt; an index of any other model is used as it is (it may be the user's own).
     """
-    if (index_dir / MANIFEST).is_file() and not rebuild:
-        manifest = read_json(index_dir / MANIFEST)  # not read_manifest: an older format is read to be replaced
-        built_with = manifest.get("model", {})
+    found = FolderInfo.of(index_dir)  # not Index.open: an index of an older format is read to be replaced
+    if found.has_index and not rebuild:
         source = model if model == "default" else str(Path(model).resolve())  # as the manifest names it
-        if built_with.get("source") != source:
+        if found.model_source != source:
             print(f"Using the index in {index_dir}")
             return
-        if manifest.get("format_version") != FORMAT_VERSION:
+        if found.format_version != FORMAT_VERSION:
             print(
                 f"The index in {index_dir} was built by another version of ELMo Search (format "
-                f"{manifest.get('format_version')}, this one uses {FORMAT_VERSION}): rebuilding it.",
+                f"{found.format_version}, this one uses {FORMAT_VERSION}): rebuilding it.",
                 flush=True,
             )
-        elif built_with.get("hash") == model_hash(model):
+        elif found.model_hash == model_hash(model):
             print(f"Using the index in {index_dir}")
             return
         else:
@@ -99,7 +97,8 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
 
 def streamlit_command(address: str, port: int) -> list[str]:
     """Streamlit headless on ``address:port``; no usage statistics sent (the app must not reach the network),
-    no source watching, no developer toolbar and no tracebacks in the page (a served app, not one being edited)."""
+    no source watching, no developer toolbar and no tracebacks in the page (a served app, not one being edited).
+    Every setting is a flag, so an installed copy (no .streamlit/config.toml beside it) looks and acts the same."""
     return [
         sys.executable,
         "-m",
@@ -120,6 +119,8 @@ def streamlit_command(address: str, port: int) -> list[str]:
         "minimal",
         "--client.showErrorDetails",
         "type",
+        "--theme.primaryColor",
+        PRIMARY_COLOR,
     ]
 
 
@@ -132,9 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     env = {
         **os.environ,
         INDEX_ENV: str(index_dir),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE_ROOT), os.environ.get("PYTHONPATH")])),
     }
-    os.chdir(REPO_ROOT)
     os.execve(sys.executable, streamlit_command(args.address, args.port), env)
 
 

@@ -1,4 +1,4 @@
-"""Where the index lives, shared by ``python -m app`` and the pages so both always agree."""
+"""Where the index lives and how the app looks, shared by ``python -m app`` and the pages so both always agree."""
 
 from __future__ import annotations
 
@@ -6,15 +6,20 @@ import os
 import shlex
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from encoder.files import checkout_root, shipped_data
+
+CODE_ROOT = Path(__file__).resolve().parent.parent  # what holds the app package: a checkout, or site-packages
 INDEX_ENV = "ELMO_SEARCH_INDEX"
-DEFAULT_INDEX_DIR = REPO_ROOT / "build" / "demo-index"
-DEMO_CORPUS_DIR = REPO_ROOT / "data" / "demo"
+_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "elmo-search"
+# build/ of a checkout; an installed copy must not write into site-packages, so it uses the user's cache folder
+DEFAULT_INDEX_DIR = (checkout_root() / "build" if checkout_root() else _CACHE) / "demo-index"
+DEMO_CORPUS_DIR = shipped_data() / "demo"
 MAIN_SCRIPT = Path(__file__).resolve().parent / "main.py"
+PRIMARY_COLOR = "#B42318"  # darker than Streamlit's red: text and selected pills in it pass WCAG AA contrast (4.5:1)
 
 
 def configured_index_dir() -> Path:
-    """The ``ELMO_SEARCH_INDEX`` setting, else the demo index under ``build/``."""
+    """The ``ELMO_SEARCH_INDEX`` setting, else the demo index (under ``build/`` of a checkout)."""
     value = os.environ.get(INDEX_ENV, "").strip()
     return Path(value).expanduser().resolve() if value else DEFAULT_INDEX_DIR
 

@@ -19,7 +19,7 @@ import streamlit as st
 from encoder import LayerMix
 from indexer import Index
 from indexer.errors import IndexerError, QueryNotice
-from indexer.manifest import MANIFEST, STATE
+from indexer.manifest import FolderInfo
 from indexer.results import DocumentHit, Neighbors, Senses
 
 from .settings import build_command, configured_index_dir
@@ -27,12 +27,6 @@ from .settings import build_command, configured_index_dir
 INDEX_DIR_KEY = "index_dir"
 T = TypeVar("T")
 _ONE_QUESTION_AT_A_TIME = threading.Lock()
-
-
-def _stamp(path: Path) -> int:
-    """Changes when the index is rebuilt in place, so the cached one is replaced rather than reused."""
-    manifest = path / MANIFEST
-    return manifest.stat().st_mtime_ns if manifest.exists() else 0
 
 
 @st.cache_resource(max_entries=2, show_spinner="Loading the model and the index…")
@@ -49,9 +43,10 @@ def index_dir() -> Path:
 def current_index() -> Index:
     """The open index, or an error in the page (with the command that builds it) and a stopped run."""
     path = index_dir()
-    if not (path / MANIFEST).is_file():
+    found = FolderInfo.of(path)
+    if not found.has_index:
         st.error(f"There is no index in `{path}` yet.")
-        if (path / STATE).is_file():
+        if found.interrupted:
             st.warning(
                 "A build was started there and has not finished: it may still be running, "
                 "or it was interrupted (running the command again resumes it)."
@@ -62,7 +57,7 @@ def current_index() -> Index:
         st.code(f"python -m indexer build --corpus YOUR_FILES --out {shlex.quote(str(path))}", language="bash")
         st.stop()
     try:
-        return _open_index(str(path), _stamp(path))
+        return _open_index(str(path), found.stamp)  # the stamp changes when the index is rebuilt in place
     except (IndexerError, OSError, ValueError) as error:
         st.error(f"The index in `{path}` cannot be opened: {error}")
         st.info("Rebuild it (this replaces it) with:")
@@ -73,7 +68,7 @@ def current_index() -> Index:
 def _key() -> str:
     """Cache key of the open index: its folder and build stamp (the Index object itself is not hashed)."""
     path = index_dir()
-    return f"{path}@{_stamp(path)}"
+    return f"{path}@{FolderInfo.of(path).stamp}"
 
 
 def _ask(question: Callable[[], T]) -> tuple[T, list[str]]:

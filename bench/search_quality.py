@@ -130,8 +130,8 @@ def main() -> None:
     index = Index.open(args.index)
     queries = read_queries(args.queries, args.split)
     print(
-        f"{len(queries)} {args.split} queries, {len(index.docs)} documents, model {index.manifest['model']['name']}, "
-        f"search layers {index.manifest['search_layers']['spec']}, pooling {index.manifest['pooling']}\n"
+        f"{len(queries)} {args.split} queries, {len(index.docs)} documents, model {index.manifest.model.name}, "
+        f"search layers {index.manifest.search_layers.spec}, pooling {index.manifest.pooling}\n"
     )
     reference = evaluate(tfidf_rankings(index, queries), queries)
     rows = {"TF-IDF over documents (reference)": reference}

@@ -102,8 +102,9 @@ def vector_benchmark(n: int, dim: int, n_queries: int, k: int, kind: str) -> tup
 
 def end_to_end(path: Path, repeats: int) -> str:
     from indexer import Index
+    from indexer.manifest import FolderInfo
 
-    if not (path / "manifest.json").is_file():
+    if not FolderInfo.of(path).has_index:
         return (
             f"end-to-end: no index at {path}; build the demo index first, e.g. "
             f"`python -m indexer build --corpus data/demo --out {path}`, then re-run with --demo-index {path}"

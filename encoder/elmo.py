@@ -25,13 +25,13 @@ from safetensors import SafetensorError, safe_open
 from tqdm.auto import tqdm
 
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
-from .files import sha256_of
+from .files import sha256_of, shipped_data
 from .mix import LayerMix
 from .model import BiLM, BiLMConfig, State
 from .text import text_tokens
 from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
 
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "data" / "models" / "default"
+DEFAULT_MODEL_DIR = shipped_data() / "models" / "default"
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,12 @@
 """Files, the same way everywhere: text that may be compressed, writes that replace a file only when complete,
-and content hashes."""
+content hashes, and where the shipped data are."""
 
 from __future__ import annotations
 
 import bz2
 import gzip
 import hashlib
+import importlib.util
 import lzma
 import os
 import tempfile
@@ -15,6 +16,27 @@ from pathlib import Path
 from typing import TextIO
 
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+DATA_PACKAGE = "elmo_search_data"  # data/ as `pip install` installs it (pyproject.toml maps it)
+
+
+def checkout_root() -> Path | None:
+    """The source checkout this code runs from (None when it runs from an installed package)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "data").is_dir() else None
+
+
+def shipped_data() -> Path:
+    """The shipped data (the default model in models/default, the demo corpus in demo/): data/ of the checkout
+    this code runs from, else the copy that `pip install` put in the package ``elmo_search_data``."""
+    root = checkout_root()
+    if root is not None:
+        return root / "data"
+    spec = importlib.util.find_spec(DATA_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"the shipped data are not installed (no package {DATA_PACKAGE}); reinstall ELMo Search"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def open_text(path: str | os.PathLike[str], mode: str = "rt", suffix: str | None = None) -> TextIO:

@@ -97,7 +97,7 @@ def add_command(args: argparse.Namespace) -> dict:
 
 
 def delete_command(args: argparse.Namespace) -> dict:
-    return {"deleted": args.doc_id, "counts": delete_documents(args.index, args.doc_id)}
+    return {"deleted": args.doc_id, "counts": asdict(delete_documents(args.index, args.doc_id))}
 
 
 def stats_command(args: argparse.Namespace) -> dict:
@@ -110,7 +110,7 @@ def search_command(args: argparse.Namespace) -> dict:
         "query": args.query[:MAX_QUERY_CHARS],
         "k": args.k,
         "method": args.method,
-        "layers": args.layers or index.manifest["search_layers"]["spec"],
+        "layers": args.layers or index.manifest.search_layers.spec,
         "sentences": args.sentences,
     }
     if args.sentences:

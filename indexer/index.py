@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from . import storage
 from .bm25 import BM25, terms
 from .errors import CorruptIndexError, QueryError, QueryNotice
 from .glove import GloveVectors
-from .manifest import SHARDS, ModelSpec, check_files, open_glove, open_model, read_manifest, shard_layers
+from .manifest import SHARDS, Manifest, ModelSpec, open_glove, open_model, shard_layers
 from .ranking import (
     CANDIDATES,
     HYBRID_ELMO_WEIGHT,
@@ -66,32 +67,30 @@ class Index:
     """A built index opened for search: metadata in memory, vectors memory-mapped, FAISS indexes loaded.
 
     ``docs``, ``sentences`` and ``tokens`` are the shards' tables (pandas; row number = id), deleted
-    documents included (``manifest["deleted_doc_ids"]`` lists them).
+    documents included (``manifest.deleted_doc_ids`` lists them).
     """
 
-    def __init__(self, path: Path, manifest: dict, elmo: Elmo, device: str = "cpu"):
+    def __init__(self, path: Path, manifest: Manifest, elmo: Elmo, device: str = "cpu"):
         self.path = path
         self.manifest = manifest
         self.elmo = elmo
         self.device = device
-        self.layer_mix = LayerMix(tuple(manifest["layers"]["weights"]))  # word in context and senses
-        self.search_mix = LayerMix(tuple(manifest["search_layers"]["weights"]))  # search
-        shards = manifest["shards"]
+        self.layer_mix = LayerMix(manifest.layers.weights)  # word in context and senses
+        self.search_mix = LayerMix(manifest.search_layers.weights)  # search
+        shards = manifest.shards
 
         def read(name: str) -> pd.DataFrame:
-            return pd.concat(
-                [storage.read_parquet(path / SHARDS / s["name"] / name) for s in shards], ignore_index=True
-            )
+            return pd.concat([storage.read_parquet(path / SHARDS / s.name / name) for s in shards], ignore_index=True)
 
         self.docs, self.sentences, self.tokens = read("docs.parquet"), read("sentences.parquet"), read("tokens.parquet")
-        counts = manifest["counts"]
+        counts = manifest.counts
         if (
-            len(self.docs) != counts["stored_documents"]
-            or len(self.sentences) != counts["stored_sentences"]
-            or len(self.tokens) != counts["stored_token_vectors"]
+            len(self.docs) != counts.stored_documents
+            or len(self.sentences) != counts.stored_sentences
+            or len(self.tokens) != counts.stored_token_vectors
         ):
             raise CorruptIndexError(f"{path}: the shard metadata does not match the manifest counts; rebuild the index")
-        deleted_docs = self.docs["doc_id"].isin(set(manifest["deleted_doc_ids"])).to_numpy()
+        deleted_docs = self.docs["doc_id"].isin(set(manifest.deleted_doc_ids)).to_numpy()
         self._deleted_docs = deleted_docs if deleted_docs.any() else None
         doc_rows = pd.Series(np.arange(len(self.docs)), index=self.docs["doc_id"])
         self._sentence_docs = doc_rows.loc[self.sentences["doc_id"]].to_numpy()  # document row of each sentence
@@ -100,9 +99,9 @@ class Index:
         self._deleted_tokens = deleted[self.tokens["sentence_id"].to_numpy()] if deleted.any() else None
         dims = (elmo.n_layers, elmo.dim)
         faiss_indexes = {}
-        for kind, entry in manifest["indexes"].items():
-            faiss_indexes[kind] = storage.read_faiss(path / entry["file"], entry["ntotal"], entry["dim"])
-            apply_search_params(faiss_indexes[kind], entry["search_params"])
+        for kind, entry in manifest.indexes.items():
+            faiss_indexes[kind] = storage.read_faiss(path / entry.file, entry.ntotal, entry.dim)
+            apply_search_params(faiss_indexes[kind], entry.search_params)
         self._sentence_vectors = VectorSet(
             shard_layers(path, shards, "sentence", dims), faiss_indexes["sentences"], self.search_mix.weights, device
         )
@@ -127,23 +126,23 @@ class Index:
         (missing, truncated or - with ``verify`` - altered files) or IndexMismatchError (another model).
         """
         path = Path(path)
-        manifest = read_manifest(path)
-        check_files(path, manifest, verify_hashes=verify)
+        manifest = Manifest.read(path)
+        manifest.check_files(path, verify_hashes=verify)
         device = resolve_device(device)
-        return cls(path, manifest, open_model(manifest, model, device), device)
+        return cls(path, manifest, open_model(manifest.model, model, device), device)
 
     # ------------------------------------------------------------------------------ lazily built parts
     @property
     def glove(self) -> GloveVectors:
         if self._glove is None:
-            self._glove = open_glove(self.path, self.manifest["files"]["glove"])
+            self._glove = open_glove(self.path, self.manifest.glove_source)
         return self._glove
 
     @property
     def frequencies(self) -> WordFrequencies:
         """Word counts of the indexed text: they weigh a query's words as the passages' were weighed."""
         if self._frequencies is None:
-            vocab = storage.read_parquet(self.path / self.manifest["files"]["vocab"]["file"])
+            vocab = storage.read_parquet(self.path / self.manifest.vocab.file)
             self._frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
         return self._frequencies
 
@@ -218,7 +217,7 @@ class Index:
     def _query_vector(self, tokens: list[str], weights: Sequence[float]) -> np.ndarray:
         """The query pooled as passages are (the index's pooling and word weights), then mixed."""
         layers = self.elmo.embed([tokens])[0]
-        return mix(pool(layers, self.manifest["pooling"], self.frequencies.weights(tokens)), weights)
+        return mix(pool(layers, self.manifest.pooling, self.frequencies.weights(tokens)), weights)
 
     @staticmethod
     def _k(k: Any) -> int:
@@ -318,9 +317,9 @@ class Index:
         n_words = min(max(n_words, 1), NULL_QUERY_WORDS)
         key = (method, weights, n_words)
         if key not in self._chance:
-            vocab = storage.read_parquet(self.path / self.manifest["files"]["vocab"]["file"])
+            vocab = storage.read_parquet(self.path / self.manifest.vocab.file)
             best = []
-            for tokens in random_queries(vocab, words=n_words, seed=self.manifest["settings"]["seed"]):
+            for tokens in random_queries(vocab, words=n_words, seed=self.manifest.settings.seed):
                 ranking = self._rankings(tokens, method, weights, 1)[method]
                 best.append(float(ranking.scores[0]) if len(ranking.ids) else -np.inf)
             self._chance[key] = Chance(best)
@@ -479,25 +478,24 @@ class Index:
     def stats(self) -> dict:
         """Counts, settings, index types and sizes, as shown by ``python -m indexer stats``."""
         m = self.manifest
-        files = [*m["files"].values(), *m["indexes"].values(), *[f for s in m["shards"] for f in s["files"].values()]]
         return {
             "path": str(self.path),
-            "format_version": m["format_version"],
-            "created_at": m["created_at"],
-            "updated_at": m["updated_at"],
-            "model": m["model"],
-            "layers": m["layers"],
-            "search_layers": m["search_layers"],
-            "pooling": m["pooling"],
-            "counts": m["counts"],
-            "shards": len(m["shards"]),
+            "format_version": m.format_version,
+            "created_at": m.created_at,
+            "updated_at": m.updated_at,
+            "model": asdict(m.model),
+            "layers": asdict(m.layers),
+            "search_layers": asdict(m.search_layers),
+            "pooling": m.pooling,
+            "counts": asdict(m.counts),
+            "shards": len(m.shards),
             "indexes": {
-                kind: {key: e[key] for key in ("factory", "search_params", "ntotal", "dim")}
-                for kind, e in m["indexes"].items()
+                kind: {"factory": e.factory, "search_params": e.search_params, "ntotal": e.ntotal, "dim": e.dim}
+                for kind, e in m.indexes.items()
             },
-            "glove": m["glove"],
-            "corpus": [{key: c[key] for key in ("name", "size", "documents")} for c in m["corpus"]],
-            "disk_bytes": sum(f["size"] for f in files if "file" in f),  # GloVe referred to lies outside
+            "glove": m.glove,
+            "corpus": [{"name": c.name, "size": c.size, "documents": c.documents} for c in m.corpus],
+            "disk_bytes": m.disk_bytes(),
             "device": self.device,
             "backend": self.backend,
         }

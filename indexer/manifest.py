@@ -1,6 +1,6 @@
-"""The layout of an index directory and its manifest: reading it, checking files and the model.
+"""The layout of an index directory and its manifest: the only code that knows the manifest's keys.
 
-INDEX_DIR/manifest.json              what the index is; written last, atomically (the commit point)
+INDEX_DIR/manifest.json              what the index is (``Manifest``); written last, atomically (the commit point)
 INDEX_DIR/build-state.json           only while a build/add runs or after one was killed (for resuming)
 INDEX_DIR/shards/NNNNN/              one directory per shard of documents (appears atomically)
     docs.parquet sentences.parquet tokens.parquet sentence_layers.npy token_layers.npy title_layers.npy shard.json
@@ -8,23 +8,28 @@ INDEX_DIR/{sentences,tokens,glove}.gG.faiss   FAISS indexes of generation G (``a
 INDEX_DIR/vocab.gG.parquet           word counts of the indexed text
 INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (``--glove train``); Stanford's
                                      vectors or another GloVe file are referred to by the manifest, not copied
+
+``Manifest.to_json``/``from_json`` map the dataclasses below to the JSON file one to one; ``FORMAT_VERSION``
+changes whenever what an index holds changes (an older index is refused with a "rebuild" message).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from encoder import Elmo
 from encoder.elmo import resolve_model
-from encoder.glove import Glove
+from encoder.glove import STANFORD, Glove
 from encoder.glove import check as check_glove
 
 from . import storage
 from .errors import IndexFormatError, IndexMismatchError
 from .glove import GloveVectors
-from .vectors import LayerStore
+from .vectors import POOLINGS, LayerStore
 
 FORMAT_VERSION = 2
 MANIFEST, STATE, SHARDS, GLOVE_FILE, LOCK = "manifest.json", "build-state.json", "shards", "glove.txt", ".lock"
@@ -36,51 +41,312 @@ SHARD_FILES = (
     "token_layers.npy",
     "title_layers.npy",
 )
+SHARD_RECORD = "shard.json"  # a shard's own record (``Shard``), written inside it: what resuming checks
+SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
+TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
+MIXES = ("layers", "search_layers")  # the two layer mixes an index is built with (Settings fields, manifest entries)
 
 ModelSpec = str | Path | Sequence[str | Path] | Elmo
 
 
-def read_manifest(out: Path) -> dict:
-    """The manifest of the index at ``out``, or a clear error if there is none or it is too new."""
-    path = out / MANIFEST
-    if not path.is_file():
-        if (out / STATE).is_file():
-            raise IndexFormatError(f"{out} holds an interrupted build; re-run the same build command to resume it")
-        if not out.exists():
-            raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
-        raise IndexFormatError(
-            f"{out} is not an index ({MANIFEST} is missing); build one with `python -m indexer build`"
-        )
-    manifest = storage.read_json(path)
-    version = manifest.get("format_version") if isinstance(manifest, dict) else None
-    if not isinstance(version, int):
-        raise IndexFormatError(f"{path} is not an index manifest (no format_version); rebuild the index")
-    if version > FORMAT_VERSION:
-        raise IndexFormatError(
-            f"{out} was written in index format {version}, newer than this code reads "
-            f"({FORMAT_VERSION}); update ELMo Search or rebuild the index"
-        )
-    if version < FORMAT_VERSION:
-        raise IndexFormatError(
-            f"{out} was written in index format {version} by an older ELMo Search (this one writes "
-            f"{FORMAT_VERSION}: documents, titles and weighted pooling); rebuild it with the same command and "
-            "--overwrite"
-        )
-    return manifest
+@dataclass(frozen=True)
+class Settings:
+    """How an index is built; fixed for its lifetime (``add`` reuses them) and compared on resume."""
+
+    layers: str = "average"  # the mix of the token index (word in context, senses)
+    search_layers: str = "token"  # the mix of passage search; chosen on bench/queries_en.jsonl (search_quality.py)
+    pooling: str = "sif"  # how a passage's token vectors become one: sif, mean or max (see vectors.pool)
+    index_factory: str | None = None  # None: chosen by size (see vectors.choose_factory)
+    search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
+    skip_stopwords: bool = True
+    min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
+    glove: str = STANFORD  # "stanford", a GloVe text file (both referred to, not copied), or "train": on the corpus
+    glove_dim: int = 50
+    glove_epochs: int = 25
+    glove_window: int = 10
+    glove_min_count: int = 2
+    glove_max_vocab: int = 200_000
+    shard_tokens: int = SHARD_TOKENS
+    seed: int = 0
+
+    def check(self) -> None:
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
+        for name in ("min_freq", "glove_dim", "glove_epochs", "glove_window", "glove_min_count", "shard_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.glove not in (STANFORD, TRAIN_GLOVE) and not Path(self.glove).is_file():
+            raise FileNotFoundError(f"GloVe file {self.glove} does not exist (or say {STANFORD!r} or {TRAIN_GLOVE!r})")
 
 
-def check_files(out: Path, manifest: dict, verify_hashes: bool) -> None:
-    """Every file the manifest lists exists with its size (and, if asked, its sha256)."""
-    for shard in manifest["shards"]:
-        for name, record in shard["files"].items():
-            storage.check_file(out / SHARDS / shard["name"] / name, record, verify_hashes)
-    for entry in [*manifest["files"].values(), *manifest["indexes"].values()]:
-        if "file" in entry:
-            storage.check_file(out / entry["file"], entry, verify_hashes)
+@dataclass(frozen=True)
+class StoredFile:
+    """A file the index wrote, checked when it is opened: its name in its folder, size and sha256."""
+
+    file: str
+    size: int
+    sha256: str
+
+    @classmethod
+    def of(cls, folder: Path, name: str) -> StoredFile:
+        return cls(name, **storage.file_record(folder / name))
+
+    def check(self, folder: Path, verify_hash: bool) -> None:
+        storage.check_file(folder / self.file, {"size": self.size, "sha256": self.sha256}, verify_hash)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard of documents: its folder name under shards/, what it holds, and its files."""
+
+    name: str
+    documents: int
+    first_doc_id: str
+    sentences: int
+    tokens: int
+    token_vectors: int
+    files: tuple[StoredFile, ...] = ()
+
+    def to_json(self) -> dict:
+        record = {k: v for k, v in asdict(self).items() if k != "files"}
+        return {**record, "files": {f.file: {"size": f.size, "sha256": f.sha256} for f in self.files}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Shard:
+        files = tuple(StoredFile(name, **record) for name, record in data["files"].items())
+        return cls(**{**data, "files": files})
+
+
+@dataclass(frozen=True)
+class FaissFile(StoredFile):
+    """One FAISS index of the index: its file, how it was made and is searched, and what it holds."""
+
+    factory: str
+    search_params: str | None
+    ntotal: int
+    dim: int
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """The model an index was built with: checked by content hash whenever the index is opened."""
+
+    name: str
+    hash: str
+    source: str | list[str] | None  # "default", our model folder, or [options.json, weights.hdf5]
+    dim: int
+    n_layers: int
+
+
+@dataclass(frozen=True)
+class MixRecord:
+    """A layer mix as the user gave it (``spec``), its normalised weights and a description."""
+
+    spec: str
+    weights: tuple[float, ...]
+    description: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", tuple(self.weights))  # a JSON list, read back
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Live counts (deleted documents left out), stored counts, and what reading the corpus skipped or fixed."""
+
+    documents: int
+    sentences: int
+    tokens: int
+    token_vectors: int
+    stored_documents: int
+    stored_sentences: int
+    stored_tokens: int
+    stored_token_vectors: int
+    deleted_documents: int
+    skipped_empty_documents: int
+    replaced_characters: int
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    """A corpus file that was indexed: where it was, its size and sha256, and what it gave."""
+
+    name: str
+    path: str
+    size: int
+    sha256: str
+    documents: int
+    replaced_characters: int
+
+
+_NESTED = {"model": ModelRecord, "layers": MixRecord, "search_layers": MixRecord, "counts": Counts}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What an index is: its model, layer mixes and settings, its shards and files, and its history.
+
+    ``glove_source`` says where the GloVe baseline's vectors are (``encoder.glove.resolve``'s record of Stanford's
+    package or a file, or ``{"file": "glove.txt", "source": "trained", ...}``); ``glove`` describes them.
+    ``build`` is the build's inputs and settings: re-running the same build finds it done.
+    """
+
+    generation: int
+    created_at: str
+    updated_at: str
+    model: ModelRecord
+    layers: MixRecord
+    search_layers: MixRecord
+    pooling: str
+    settings: Settings
+    counts: Counts
+    corpus: tuple[CorpusFile, ...]
+    shards: tuple[Shard, ...]
+    vocab: StoredFile
+    glove_source: dict[str, Any]
+    indexes: dict[str, FaissFile]  # "sentences", "tokens", "glove"
+    glove: dict[str, Any]
+    deleted_doc_ids: tuple[str, ...] = ()
+    build: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
+
+    def replace(self, **changes: Any) -> Manifest:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict:
+        return {
+            "format_version": self.format_version,
+            "generation": self.generation,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            **{name: asdict(getattr(self, name)) for name in _NESTED},
+            "pooling": self.pooling,
+            "settings": asdict(self.settings),
+            "corpus": [asdict(c) for c in self.corpus],
+            "shards": [s.to_json() for s in self.shards],
+            "files": {"vocab": asdict(self.vocab), "glove": self.glove_source},
+            "indexes": {kind: asdict(entry) for kind, entry in self.indexes.items()},
+            "glove": self.glove,
+            "deleted_doc_ids": list(self.deleted_doc_ids),
+            "build": self.build,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Manifest:
+        """The manifest in ``data``; KeyError/TypeError/ValueError when it is not one of this format."""
+        nested = {name: kind(**data[name]) for name, kind in _NESTED.items()}
+        return cls(
+            format_version=data["format_version"],
+            generation=data["generation"],
+            created_at=data["created_at"],
+            updated_at=data["updated_at"],
+            **nested,
+            pooling=data["pooling"],
+            settings=Settings(**data["settings"]),
+            corpus=tuple(CorpusFile(**c) for c in data["corpus"]),
+            shards=tuple(Shard.from_json(s) for s in data["shards"]),
+            vocab=StoredFile(**data["files"]["vocab"]),
+            glove_source=data["files"]["glove"],
+            indexes={kind: FaissFile(**entry) for kind, entry in data["indexes"].items()},
+            glove=data["glove"],
+            deleted_doc_ids=tuple(data["deleted_doc_ids"]),
+            build=data["build"],
+        )
+
+    @classmethod
+    def read(cls, out: Path) -> Manifest:
+        """The manifest of the index at ``out``, or a clear error if there is none, or it is of another format."""
+        path = out / MANIFEST
+        if not path.is_file():
+            if (out / STATE).is_file():
+                raise IndexFormatError(f"{out} holds an interrupted build; re-run the same build command to resume it")
+            if not out.exists():
+                raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
+            raise IndexFormatError(
+                f"{out} is not an index ({MANIFEST} is missing); build one with `python -m indexer build`"
+            )
+        data = storage.read_json(path)
+        version = data.get("format_version") if isinstance(data, dict) else None
+        if not isinstance(version, int):
+            raise IndexFormatError(f"{path} is not an index manifest (no format_version); rebuild the index")
+        if version > FORMAT_VERSION:
+            raise IndexFormatError(
+                f"{out} was written in index format {version}, newer than this code reads "
+                f"({FORMAT_VERSION}); update ELMo Search or rebuild the index"
+            )
+        if version < FORMAT_VERSION:
+            raise IndexFormatError(
+                f"{out} was written in index format {version} by an older ELMo Search (this one writes "
+                f"{FORMAT_VERSION}: documents, titles and weighted pooling); rebuild it with the same command and "
+                "--overwrite"
+            )
+        try:
+            return cls.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise IndexFormatError(
+                f"{path} is not a valid index manifest ({type(error).__name__}: {error}); rebuild the index"
+            ) from None
+
+    def write(self, out: Path) -> None:
+        storage.write_json(out / MANIFEST, self.to_json())
+
+    # ------------------------------------------------------------------------------ what it refers to
+    def check_files(self, out: Path, verify_hashes: bool) -> None:
+        """Every file the manifest lists exists with its size (and, if asked, its sha256)."""
+        for shard in self.shards:
+            for stored in shard.files:
+                stored.check(out / SHARDS / shard.name, verify_hashes)
+        for stored in [self.vocab, *self.indexes.values()]:
+            stored.check(out, verify_hashes)
+        if "file" in self.glove_source:
+            StoredFile(self.glove_source["file"], self.glove_source["size"], self.glove_source["sha256"]).check(
+                out, verify_hashes
+            )
         else:  # GloVe outside the index: Stanford's package or a file elsewhere
-            _check_glove(out, entry)
+            _check_glove(out, self.glove_source)
+
+    def files(self) -> list[str]:
+        """The index's own files, relative to its folder (GloVe referred to elsewhere is not one of them)."""
+        names = [self.vocab.file, *(entry.file for entry in self.indexes.values())]
+        names += [self.glove_source["file"]] if "file" in self.glove_source else []
+        return names + [f"{SHARDS}/{s.name}/{f.file}" for s in self.shards for f in s.files]
+
+    def disk_bytes(self) -> int:
+        """Bytes of the index's own files (shards, FAISS, vocabulary, trained GloVe)."""
+        sizes = [self.vocab.size, *(entry.size for entry in self.indexes.values())]
+        sizes += [self.glove_source["size"]] if "file" in self.glove_source else []
+        return sum(sizes) + sum(f.size for s in self.shards for f in s.files)
 
 
+@dataclass(frozen=True)
+class FolderInfo:
+    """What a folder says about the index in it without opening it: enough to choose between using, resuming
+    and rebuilding (the app's first run)."""
+
+    has_index: bool  # a manifest.json (of any format version)
+    interrupted: bool  # a build-state.json: a build is running there, or was killed
+    format_version: int | None
+    model_source: Any  # as ModelRecord.source
+    model_hash: str | None
+    stamp: int  # changes whenever the index is rebuilt or changed in place
+
+    @classmethod
+    def of(cls, out: Path) -> FolderInfo:
+        path = out / MANIFEST
+        data = storage.read_json(path) if path.is_file() else {}
+        data = data if isinstance(data, dict) else {}
+        model = data.get("model") if isinstance(data.get("model"), dict) else {}
+        return cls(
+            has_index=path.is_file(),
+            interrupted=(out / STATE).is_file(),
+            format_version=data.get("format_version"),
+            model_source=model.get("source"),
+            model_hash=model.get("hash"),
+            stamp=path.stat().st_mtime_ns if path.is_file() else 0,
+        )
+
+
+# ------------------------------------------------------------------------------------------ model and GloVe
 def _check_glove(out: Path, entry: dict) -> None:
     try:
         check_glove(entry)
@@ -97,11 +363,11 @@ def open_glove(out: Path, entry: dict) -> GloveVectors:
     return GloveVectors(Glove.open(entry["source"]))
 
 
-def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, Any]:
-    """The Elmo for ``model`` and how the manifest names it: "default", our model folder, or [options, weights]
+def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, ModelRecord]:
+    """The Elmo for ``model`` and the manifest's record of it: "default", our model folder, or [options, weights]
     (found by ``encoder.elmo.resolve_model``)."""
     if isinstance(model, Elmo):
-        return model, None
+        return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)
     found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
     if str(model) == "default":
         source: Any = "default"
@@ -109,42 +375,38 @@ def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, Any]:
         source = str(found.folder.resolve())
     else:
         source = [str(found.options.resolve()), str(found.weights.resolve())]
-    return Elmo.load(*(source if isinstance(source, list) else [source]), device=device), source
+    elmo = Elmo.load(*(source if isinstance(source, list) else [source]), device=device)
+    return elmo, ModelRecord(elmo.name, elmo.model_hash, source, elmo.dim, elmo.n_layers)
 
 
-def model_record(elmo: Elmo, source: Any) -> dict[str, Any]:
-    return {"name": elmo.name, "hash": elmo.model_hash, "source": source, "dim": elmo.dim, "n_layers": elmo.n_layers}
-
-
-def open_model(manifest: dict, model: ModelSpec | None, device: str) -> Elmo:
-    """The model the index was built with (``model`` or the one the manifest names), checked by content hash."""
-    expected = manifest["model"]
+def open_model(expected: ModelRecord, model: ModelSpec | None, device: str) -> Elmo:
+    """The model an index was built with (``model``, or the one ``expected`` names), checked by content hash."""
     if model is None:
-        if expected["source"] is None:
+        if expected.source is None:
             raise IndexMismatchError(
-                f"the index does not record where its model ({expected['name']}) is; "
+                f"the index does not record where its model ({expected.name}) is; "
                 "pass the model directory (model=... / --model)"
             )
-        model = expected["source"]
+        model = expected.source
     try:
         elmo, _ = load_model(model, device)
     except (FileNotFoundError, ValueError, OSError) as error:
         raise IndexMismatchError(
-            f"cannot load the model the index was built with ({expected['name']}): {error}; "
+            f"cannot load the model the index was built with ({expected.name}): {error}; "
             "pass its location with model=... / --model"
         ) from None
-    if elmo.model_hash != expected["hash"]:
+    if elmo.model_hash != expected.hash:
         raise IndexMismatchError(
-            f"the index was built with model {expected['name']!r} (hash {expected['hash']}), "
+            f"the index was built with model {expected.name!r} (hash {expected.hash}), "
             f"but {elmo.name!r} (hash {elmo.model_hash}) was given; open it with the same model "
             "or rebuild the index with this one"
         )
     return elmo
 
 
-def shard_layers(out: Path, shards: list[dict], kind: str, dims: tuple[int, int]) -> LayerStore:
+def shard_layers(out: Path, shards: Sequence[Shard], kind: str, dims: tuple[int, int]) -> LayerStore:
     """The per-layer vectors of ``kind`` ("sentence", "token" or "title") of the shards, memory-mapped."""
     count = {"sentence": "sentences", "token": "token_vectors", "title": "documents"}[kind]
     return LayerStore(
-        [storage.read_npy(out / SHARDS / s["name"] / f"{kind}_layers.npy", (s[count], *dims)) for s in shards]
+        [storage.read_npy(out / SHARDS / s.name / f"{kind}_layers.npy", (getattr(s, count), *dims)) for s in shards]
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.settings import INDEX_ENV, MAIN_SCRIPT, REPO_ROOT
+from app.settings import CODE_ROOT, INDEX_ENV, MAIN_SCRIPT
 from indexer import Settings, build_index
 
 DOCUMENTS = [
@@ -363,11 +363,11 @@ def served_app(index_dir: Path, tmp_path: Path):
     env = {
         **os.environ,
         INDEX_ENV: str(index_dir),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE_ROOT), os.environ.get("PYTHONPATH")])),
     }
     log = open(tmp_path / "streamlit.log", "w")
     server = subprocess.Popen(
-        streamlit_command("127.0.0.1", port), cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        streamlit_command("127.0.0.1", port), cwd=CODE_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
     )
     url = f"http://127.0.0.1:{port}"
     try:

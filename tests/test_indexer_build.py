@@ -18,6 +18,7 @@ from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
 from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchError, Settings, build_index
 from indexer.__main__ import main
+from indexer.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_SETTINGS = [
@@ -43,17 +44,17 @@ def indexer_built(tmp_path_factory, tiny_model_dir) -> tuple[Path, Path]:
     return corpus, root / "index"
 
 
-def _without_times(manifest: dict) -> dict:
-    return {k: v for k, v in manifest.items() if k not in ("created_at", "updated_at")}
+def _without_times(manifest: Manifest) -> Manifest:
+    return manifest.replace(created_at="", updated_at="")
 
 
 KILLING_BUILD = """
-import os, signal, sys
-import indexer.build as build
+import importlib, os, signal, sys
 from indexer.__main__ import main
 
-name, calls = sys.argv[1], int(sys.argv[2])
-real, done = getattr(build, name), []
+module_name, name = sys.argv[1].split(":")
+module, calls = importlib.import_module(module_name), int(sys.argv[2])
+real, done = getattr(module, name), []
 
 
 def killing(*args, **kwargs):  # a crash right after the step's work is on disk: SIGKILL, no cleanup
@@ -64,13 +65,14 @@ def killing(*args, **kwargs):  # a crash right after the step's work is on disk:
     return result
 
 
-setattr(build, name, killing)
+setattr(module, name, killing)
 sys.exit(main(sys.argv[3:]))
 """
 
 
 def _cli_build(corpus: Path, out: Path, model: Path, kill_after: tuple[str, int]) -> subprocess.CompletedProcess:
-    """``python -m indexer build`` killed (SIGKILL) after the ``n``-th call of ``indexer.build``'s ``step``."""
+    """``python -m indexer build`` killed (SIGKILL) after the ``n``-th call of ``step`` ("module:function", as the
+    build calls it)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     step, n = kill_after
     arguments = ["build", "--corpus", str(corpus), "--out", str(out), "--model", str(model), "--quiet", *CLI_SETTINGS]
@@ -81,13 +83,13 @@ def _cli_build(corpus: Path, out: Path, model: Path, kill_after: tuple[str, int]
 def test_killed_build_resumes_to_the_same_index(indexer_built, tiny_model_dir, tmp_path):
     corpus, reference = indexer_built
     out = tmp_path / "index"
-    killed = _cli_build(corpus, out, tiny_model_dir, kill_after=("_write_shard", 2))
+    killed = _cli_build(corpus, out, tiny_model_dir, kill_after=("indexer.shards:write_shard", 2))
     assert killed.returncode == -9, killed.stderr
     assert sorted(p.name for p in (out / "shards").iterdir()) == ["00000", "00001"]
     with pytest.raises(IndexFormatError, match="interrupted build"):
         Index.open(out)
     (out / "shards" / ".tmp-00002-leftover").mkdir()  # what a kill during a shard write leaves
-    killed = _cli_build(corpus, out, tiny_model_dir, kill_after=("_glove", 1))
+    killed = _cli_build(corpus, out, tiny_model_dir, kill_after=("indexer.build:glove_source", 1))
     assert killed.returncode == -9, killed.stderr
     assert (out / "glove.txt").is_file() and not (out / "manifest.json").exists()
     resumed = build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False)  # same as the CLI's
@@ -100,9 +102,9 @@ def test_killed_build_resumes_to_the_same_index(indexer_built, tiny_model_dir, t
 
 def test_rerun_refuse_and_overwrite(indexer_built, tiny_model_dir, tmp_path):
     corpus, reference = indexer_built
-    created = Index.open(reference).manifest["created_at"]
+    created = Index.open(reference).manifest.created_at
     again = build_index([corpus], reference, model=tiny_model_dir, settings=SETTINGS, progress=False)
-    assert again.manifest["created_at"] == created  # same inputs: opened, not rebuilt
+    assert again.manifest.created_at == created  # same inputs: opened, not rebuilt
     with pytest.raises(FileExistsError, match="already holds an index"):
         build_index([corpus], reference, model=tiny_model_dir, layers="top", settings=SETTINGS, progress=False)
     foreign = tmp_path / "foreign"
@@ -180,7 +182,7 @@ def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir
         settings=settings,
         progress=False,
     )
-    assert {e["factory"] for e in index.manifest["indexes"].values()} == {"IVF4,Flat"}
+    assert {e.factory for e in index.manifest.indexes.values()} == {"IVF4,Flat"}
     for query, layers in (("muddy river bank", None), ("bread", "top")):  # nprobe = nlist: exhaustive, so exact
         weights = index.search_mix.weights if layers is None else (0, 0, 1)
         scores = brute_force(index, query, weights)[0]
@@ -188,7 +190,7 @@ def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir
         hits = index.search_sentences(query, k=5, layers=layers)
         assert [h.sentence_id for h in hits] == ids.tolist()
         np.testing.assert_allclose([h.score for h in hits], scores[ids], atol=1e-4)
-    vocab = pd.read_parquet(tmp_path / "ivf" / index.manifest["files"]["vocab"]["file"]).set_index("word")["count"]
+    vocab = pd.read_parquet(tmp_path / "ivf" / index.manifest.vocab.file).set_index("word")["count"]
     assert vocab[index.tokens["word"].str.lower()].min() >= 3 and vocab["honey"] == 1
     assert "lunch" in set(index.tokens["word"]) and "honey" not in set(index.tokens["word"].str.lower())
 
@@ -205,7 +207,7 @@ def _first_shard_file(path: Path, name: str) -> Path:
 
 
 def test_truncated_file_is_a_clear_error(indexer_copy):
-    faiss_file = indexer_copy / Index.open(indexer_copy).manifest["indexes"]["sentences"]["file"]
+    faiss_file = indexer_copy / Index.open(indexer_copy).manifest.indexes["sentences"].file
     faiss_file.write_bytes(faiss_file.read_bytes()[:100])
     with pytest.raises(CorruptIndexError, match="truncated"):
         Index.open(indexer_copy)

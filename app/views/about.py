@@ -23,7 +23,7 @@ n_layers = elmo.n_layers
 
 def model_dir() -> Path | None:
     """Where the index's model lives (its card is the README.md there); None for published hdf5 weights."""
-    source = manifest["model"]["source"]
+    source = manifest.model.source
     try:
         return resolve_model(*source).folder if isinstance(source, list) else resolve_model(source).folder
     except FileNotFoundError:
