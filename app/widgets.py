@@ -8,7 +8,7 @@ import streamlit as st
 
 from encoder import LayerMix
 from encoder.mix import PRESETS
-from encoder.text import text_tokens
+from encoder.text import TextRules
 from indexer.words import is_word, normalize
 
 CUSTOM = "custom"
@@ -127,9 +127,10 @@ def choose_word(key: str, word: str) -> None:
         del st.session_state[widget]  # re-seeded from the word on the next run
 
 
-def token_picker(label: str, sentence: str, key: str) -> tuple[str, int] | None:
-    """Clickable tokens of ``sentence``; the chosen word (``key``) carries over when the sentence is edited."""
-    tokens = [t for t, _, _ in text_tokens(sentence)]  # as the index tokenizes it, so positions agree
+def token_picker(label: str, sentence: str, key: str, text: TextRules) -> tuple[str, int] | None:
+    """Clickable tokens of ``sentence`` as the index's model tokenizes it (``text``), so positions agree; the
+    chosen word (``key``) carries over when the sentence is edited."""
+    tokens = text.tokenize(sentence)
     words = [i for i, token in enumerate(tokens) if is_word(token)]
     if not words:
         st.info("This sentence has no words to pick.")

@@ -13,17 +13,16 @@ from .errors import fail
 from .eval import cli as eval_cli
 
 
-def _read_tokenized_lines(path: Path) -> list[list[str]]:
-    """One pre-tokenized sentence per line; a line that is not UTF-8 is an error naming it."""
-    sentences = []
+def _read_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 file; a line that is not UTF-8 is an error naming it."""
+    lines = []
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
-                line = raw.decode("utf-8")
+                lines.append(raw.decode("utf-8").rstrip("\r\n"))
             except UnicodeDecodeError as error:
                 fail(f"{path}, line {number} is not valid UTF-8 ({error.reason} at byte {error.start})")
-            sentences.append(line.split())
-    return sentences
+    return lines
 
 
 def embed_command(args: argparse.Namespace) -> None:
@@ -36,7 +35,9 @@ def embed_command(args: argparse.Namespace) -> None:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
-    sentences = _read_tokenized_lines(args.input)
+    lines = _read_lines(args.input)
+    # --raw: the model's own tokenizer, each line one sequence; else tokens as the line separates them
+    sentences = [elmo.text.tokenize(line) if args.raw else line.split() for line in lines]
     vectors = elmo.embed(sentences, batch_size=args.batch_size, progress=not args.quiet)
     with atomic_path(args.output) as tmp:
         with h5py.File(tmp, "w") as out:
@@ -45,6 +46,8 @@ def embed_command(args: argparse.Namespace) -> None:
                 out.create_dataset(str(i), data=layers.astype("float32"))
                 sentence_to_index.setdefault(" ".join(tokens), str(i))
             out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
+            if args.raw:  # what was embedded: one list of token strings per line, in line order
+                out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
     print(
         f"wrote {len(sentences)} sentences ({elmo.n_layers} layers x {elmo.dim} dims) to {args.output}", file=sys.stderr
     )
@@ -62,7 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
         "for input line i, plus a JSON dataset 'sentence_to_index'.",
     )
     add_model_options(embed)
-    embed.add_argument("--input", type=Path, required=True, help="UTF-8 text, one tokenized sentence per line")
+    embed.add_argument(
+        "--input", type=Path, required=True, help="UTF-8 text, one tokenized sentence per line (or raw text: --raw)"
+    )
+    embed.add_argument(
+        "--raw",
+        action="store_true",
+        help="the lines are raw text: tokenize each with the model's own tokenizer (its language's rules), "
+        "each line one sequence (no sentence splitting), and add a JSON string dataset 'tokens' (one list of "
+        "token strings per line, in line order)",
+    )
     embed.add_argument("--output", type=Path, required=True, help="hdf5 file to write (replaced atomically)")
     embed.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
     embed.add_argument(

@@ -28,7 +28,7 @@ from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .files import sha256_of, shipped_data
 from .mix import LayerMix
 from .model import BiLM, BiLMConfig, State
-from .text import text_tokens
+from .text import TextRules, text_rules
 from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
 
 DEFAULT_MODEL_DIR = shipped_data() / "models" / "default"
@@ -47,7 +47,7 @@ class ModelFiles:
         """Content hash of everything that decides the vectors: the architecture (``config.json``'s model fields,
         or ``options.json``, keys sorted) and the weights (our tensors by name: dtype, shape and values; the
         published ``.hdf5`` file). A model saved again unchanged, sharded or not, hashes the same."""
-        digest = hashlib.sha256()
+        digest = hashlib.sha256(self.text().identity.encode())  # the tokenizer and its version: tokens depend on it
         if self.folder is None:
             digest.update(json.dumps(json.loads(self.options.read_text()), sort_keys=True).encode())
             digest.update(sha256_of(self.weights).encode())
@@ -69,6 +69,12 @@ class ModelFiles:
             digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()[:16]
+
+    def text(self) -> TextRules:
+        """The model's language rules: the language its config names (published weights and a config without
+        one: English)."""
+        language = read_config(self.folder).get("language", "en") if self.folder is not None else "en"
+        return text_rules(language)
 
 
 MODEL_SPEC_HELP = (
@@ -158,6 +164,7 @@ class Elmo:
         stateful: bool = False,
         info: dict | None = None,
         precision: str = "fp32",
+        text: TextRules | None = None,
     ):
         if precision not in PRECISIONS:
             raise ValueError(f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})")
@@ -171,6 +178,7 @@ class Elmo:
         self.name = name
         self.model_hash = model_hash
         self.info = info or {}
+        self.text = text or text_rules("en")  # the model's language rules: how its text becomes tokens
         self.stateful = stateful
         self._state: State | None = None
         self.token_cache = TokenCache(self.config.projection_dim, self.device)
@@ -205,6 +213,7 @@ class Elmo:
                 device=device,
                 stateful=stateful,
                 precision=precision,
+                text=found.text(),
             )
         info = read_config(found.folder)
         elmo = cls(
@@ -215,6 +224,7 @@ class Elmo:
             stateful=stateful,
             info=info,
             precision=precision,
+            text=found.text(),
         )
         vocab_file = found.folder / "vocab.txt"
         if cache_vocab_size and vocab_file.is_file():
@@ -224,7 +234,7 @@ class Elmo:
         return elmo
 
     def save(self, directory: str | Path) -> None:
-        save_model(self.model, directory, extra_config={"name": self.name})
+        save_model(self.model, directory, extra_config={"name": self.name, "language": self.text.language})
 
     @property
     def n_layers(self) -> int:
@@ -332,13 +342,13 @@ class Elmo:
         """ELMo vectors for each sentence: (L+1, n, 2P) per sentence, or (n, 2P) when ``mix`` is given.
 
         Each sentence is a list/tuple of tokens (taken as they are) or a string, tokenized by
-        ``text.text_tokens`` (split into sentences, then words) and embedded as one sequence: pass the
+        the model's language rules (``self.text``: split into sentences, then words) and embedded as one sequence: pass the
         sentences of a text separately to embed them separately. A single string gives a one-element list. ``batch_size`` caps sentences per batch and
         ``max_tokens`` the padded tokens per batch (stateless mode sorts by length to waste little padding).
         """
         if isinstance(sentences, str):
             sentences = [sentences]
-        token_lists = [[t for t, _, _ in text_tokens(s)] if isinstance(s, str) else list(s) for s in sentences]
+        token_lists = [self.text.tokenize(s) if isinstance(s, str) else list(s) for s in sentences]
         layer_mix = LayerMix.parse(mix, self.n_layers) if mix is not None else None
         results: list[np.ndarray | None] = [None] * len(token_lists)
         bar = tqdm(total=sum(len(s) for s in token_lists), unit="tok", desc="embedding", disable=not progress)

@@ -22,6 +22,7 @@ data exactly. Files that appear in the corpus folders while a run goes on (``wat
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import queue
@@ -40,7 +41,7 @@ import torch
 
 from .chars import BOS_TOKEN, EOS_TOKEN, MAX_CHARS, batch_to_ids, word_to_ids
 from .files import atomic_path, open_text
-from .text import sentences, text_files, tokenize
+from .text import TextRules, text_files, text_rules
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
@@ -89,9 +90,10 @@ def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
-def paragraph_pairs(paragraph: str, backward: bool = False) -> tuple[list[str], list[str]]:
-    """(inputs, targets) of one paragraph line: each sentence framed, inputs = s[:-1], targets = s[1:]."""
-    framed = [[BOS_TOKEN, *tokens, EOS_TOKEN] for tokens in map(tokenize, sentences(paragraph)) if tokens]
+def paragraph_pairs(paragraph: str, text: TextRules, backward: bool = False) -> tuple[list[str], list[str]]:
+    """(inputs, targets) of one paragraph line, tokenized by the model's language rules ``text``: each sentence
+    framed, inputs = s[:-1], targets = s[1:]."""
+    framed = [[BOS_TOKEN, *s.tokens, EOS_TOKEN] for s in text.split_and_tokenize(paragraph) if s.tokens]
     if backward:
         framed = [s[::-1] for s in reversed(framed)]
     inputs, targets = [], []
@@ -137,13 +139,15 @@ TOKENIZE_CHUNK_LINES = 500  # paragraphs handed to a worker process at a time
 IN_PROCESS_BYTES = 200_000  # corpora smaller than this (on disk) are tokenized without worker processes
 
 
-def tokenize_paragraphs(lines: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """Paragraph lines -> (their word types, the framed stream as ids into those types; <S> is 0, </S> is 1)."""
+def tokenize_paragraphs(lines: Sequence[str], language: str) -> tuple[list[str], np.ndarray]:
+    """Paragraph lines -> (their word types, the framed stream as ids into those types; <S> is 0, </S> is 1),
+    tokenized by ``language``'s rules (a name: it crosses to worker processes)."""
+    text = text_rules(language)
     types = {BOS_TOKEN: 0, EOS_TOKEN: 1}
     ids: list[int] = []
     for line in lines:
-        for sentence in sentences(line):
-            tokens = tokenize(sentence)
+        for sentence in text.split_and_tokenize(line):
+            tokens = sentence.tokens
             if tokens:
                 ids.append(0)
                 ids.extend(types.setdefault(t, len(types)) for t in tokens)
@@ -176,7 +180,8 @@ class TokenizedCorpus:
     the files that appear in the corpus folders from a background thread. Thread-safe.
     """
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, language: str = "en"):
+        self.language = language  # whose rules tokenize the files (the model's language)
         self.types: list[str] = [BOS_TOKEN, EOS_TOKEN]
         self.type_index: dict[str, int] = {BOS_TOKEN: 0, EOS_TOKEN: 1}
         self.files: dict[str, np.ndarray] = {}  # file path -> framed type ids
@@ -188,13 +193,13 @@ class TokenizedCorpus:
 
     @classmethod
     def from_paths(
-        cls, paths: Sequence[str | Path], workers: int | None = None, progress: bool = True
+        cls, paths: Sequence[str | Path], workers: int | None = None, progress: bool = True, language: str = "en"
     ) -> TokenizedCorpus:
-        """Every text file under ``paths`` (at least one), tokenized before this returns."""
+        """Every text file under ``paths`` (at least one), tokenized by ``language``'s rules before this returns."""
         files = corpus_files(paths)
         if workers is None and sum(f.stat().st_size for f in files) < IN_PROCESS_BYTES:
             workers = 0
-        corpus = cls(workers)
+        corpus = cls(workers, language)
         started = time.monotonic()
         for path in files:
             corpus.add(path)
@@ -213,11 +218,8 @@ class TokenizedCorpus:
         if self.workers and self._pool is None:
             # spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-        results = (
-            self._pool.map(tokenize_paragraphs, _chunks(path))
-            if self._pool is not None
-            else map(tokenize_paragraphs, _chunks(path))
-        )
+        tokenize = functools.partial(tokenize_paragraphs, language=self.language)
+        results = self._pool.map(tokenize, _chunks(path)) if self._pool is not None else map(tokenize, _chunks(path))
         parts = []
         for types, ids in results:
             with self._lock:

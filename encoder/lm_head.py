@@ -25,6 +25,7 @@ from .chars import BOS_TOKEN, EOS_TOKEN
 from .files import atomic_path
 from .lm_data import VOCAB_FILE, Batch, Vocabulary, make_batch, paragraph_pairs
 from .model import BiLM, State
+from .text import TextRules, text_rules
 from .weights import load_model
 
 if TYPE_CHECKING:
@@ -121,20 +122,26 @@ def _pad(rows: list[list[str]], length: int, word: str) -> list[list[str]]:
 
 @torch.inference_mode()
 def evaluate(
-    lm: LanguageModel, vocab: Vocabulary, lines: Iterable[str], max_tokens: int | None = None, batch_tokens: int = 4096
+    lm: LanguageModel,
+    vocab: Vocabulary,
+    lines: Iterable[str],
+    max_tokens: int | None = None,
+    batch_tokens: int = 4096,
+    text: TextRules | None = None,
 ) -> dict:
     """Forward, backward and mean perplexity over the full vocabulary (OOV targets count as ``<UNK>``).
 
     Each line (paragraph) starts from a zero LSTM state that is carried across its sentences, as training
     windows carry it; lines are independent of each other and of batching. ``max_tokens`` stops after the
     first lines holding that many targets per direction (whole lines, so the count may exceed it a little).
+    ``text``: the model's language rules (default English).
     """
     paragraphs: list[tuple[list[list[str]], list[list[str]]]] = []
     n_tokens = 0
     for line in lines:
         if not line.strip():
             continue
-        pairs = [paragraph_pairs(line, backward) for backward in (False, True)]
+        pairs = [paragraph_pairs(line, text or text_rules("en"), backward) for backward in (False, True)]
         if not pairs[0][0]:
             continue
         paragraphs.append(([p[0] for p in pairs], [p[1] for p in pairs]))
@@ -192,7 +199,7 @@ def perplexity(
     An ``Elmo`` has no LM head, so its head and vocabulary are read from ``model_dir`` (default: the shipped
     model), whose weights must be the ones the ``Elmo`` holds.
     """
-    from .elmo import Elmo, model_folder, model_hash
+    from .elmo import Elmo, model_folder, model_hash, resolve_model
 
     if isinstance(model, Elmo):
         directory = model_folder(model_dir or "default")
@@ -202,5 +209,6 @@ def perplexity(
         lm.bilm = model.model
         lm.to(model.device)
     else:
-        lm, vocab = load_language_model(model_folder(model))
-    return evaluate(lm, vocab, lines, max_tokens)
+        directory = model_folder(model)
+        lm, vocab = load_language_model(directory)
+    return evaluate(lm, vocab, lines, max_tokens, text=resolve_model(directory).text())

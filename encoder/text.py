@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import hashlib
 import json
 import os
 import re
@@ -24,6 +25,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nltk.tokenize import NLTKWordTokenizer
 from nltk.tokenize.punkt import _ORTHO_LC, PunktParameters, PunktSentenceTokenizer, PunktTrainer
@@ -287,13 +289,6 @@ def tokenize(sentence: str) -> list[str]:
     return [token for token, _, _ in tokenize_with_spans(sentence)]
 
 
-def text_tokens(text: str) -> list[tuple[str, int, int]]:
-    """The tokens of a text of any length (a query, a sentence a user typed) as ``(token, start, end)`` with
-    ``text[start:end] == token``: split into sentences first, then into words. The one way a query is tokenized,
-    so the index, the encoder and the app agree on every token's position."""
-    return [(token, a, b) for s in split_and_tokenize(text) for token, (a, b) in zip(s.tokens, s.token_spans)]
-
-
 def split_and_tokenize(text: str) -> list[Sentence]:
     """Split a document into sentences and tokenize each, keeping offsets into the document."""
     result = []
@@ -309,6 +304,143 @@ def split_and_tokenize(text: str) -> list[Sentence]:
             )
         )
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Languages: a model's config names its language, and that language's rules are used everywhere
+
+
+ENGLISH_STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are aren't as at be because been before being below
+between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
+few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
+herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more
+most mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same
+shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs them
+themselves then there there's these they they'd they'll they're they've this those through to too under
+until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which
+while who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours yourself
+yourselves 's 're 've 'd 'll 'm n't also may might must shall will just
+""".split()
+)
+"""English function words (compact, built in: no nltk data to download): not indexed as words in context,
+not counted as query terms."""
+
+KOREAN_STOPWORDS = frozenset(
+    """
+이 가 을 를 은 는 의 에 에서 에게 께 께서 한테 로 으로 와 과 도 만 까지 부터 보다 처럼 마다 이나 나 이라 라
+이랑 랑 하고 에게서 으로서 로서 으로써 로써 야 요 이요 든지 조차 마저 밖에 뿐 이며 며 고 다 면 서 아 어 아서 어서
+지 게 기 음 는데 은데 지만 니다 습니다 입니다 었 았 였 겠 시 던 ㄴ ㄹ 다가 도록 려고 러 자 죠 네 까 니까 으니 니
+므로 면서 으면 어요 아요 하 해 했 한 할 함 되 돼 된 될 됨 이다 있 없 것 수 등 및 또 또는 그 이런 저 그리고 그러나
+""".split()
+)
+"""Korean function morphemes as ``KoreanText`` writes them (particles, endings, the copula, 하다/되다 and a few
+function nouns): a fixed list, like the English one; not indexed as words in context, not query terms."""
+
+
+class TextRules:
+    """How one language's text becomes sentences and tokens, with offsets into the text, and which of its
+    tokens are function words (``stopwords``, lower case).
+
+    A model names its language in its config (``Elmo.text``); training, indexing, search and the app all take
+    the rules from the model, so a Korean model is never fed English tokens. ``identity`` names the
+    tokenizer and its version: it is part of the model's content hash, so an index built under one tokenizer
+    refuses another.
+    """
+
+    language = ""
+    stopwords: frozenset[str] = frozenset()
+
+    @property
+    def identity(self) -> str:
+        raise NotImplementedError
+
+    def split_and_tokenize(self, text: str) -> list[Sentence]:
+        raise NotImplementedError
+
+    def text_tokens(self, text: str) -> list[tuple[str, int, int]]:
+        """The tokens of a text of any length (a query, a sentence a user typed) as ``(token, start, end)`` with
+        ``text[start:end] == token``: split into sentences first, then into words. The one way a query is
+        tokenized, so the index, the encoder and the app agree on every token's position."""
+        return [(t, a, b) for s in self.split_and_tokenize(text) for t, (a, b) in zip(s.tokens, s.token_spans)]
+
+    def tokenize(self, text: str) -> list[str]:
+        """The tokens of a text (split into sentences first, as ``text_tokens``), as one list."""
+        return [t for t, _, _ in self.text_tokens(text)]
+
+
+class EnglishText(TextRules):
+    """Punkt sentences (the shipped parameters) and NLTK's word tokenizer (see the functions above)."""
+
+    language = "en"
+    stopwords = ENGLISH_STOPWORDS
+
+    @functools.cached_property
+    def identity(self) -> str:
+        import nltk
+
+        punkt = hashlib.sha256(PUNKT_PATH.read_bytes()).hexdigest()[:12]
+        return f"en: Punkt ({PUNKT_PATH.name} {punkt}) + NLTK {nltk.__version__} word tokenizer"
+
+    def split_and_tokenize(self, text: str) -> list[Sentence]:
+        return split_and_tokenize(text)
+
+
+class KoreanText(TextRules):
+    """Kiwi (kiwipiepy) sentences and surface morphemes: each eojeol is cut where Kiwi's morphemes meet, and
+    morphemes that share characters (했 = 하 + 었) stay one token, so every token is the text as written
+    ("배를" -> 배 + 를: the noun is the same token whatever its particle). Sentences never cross a blank line."""
+
+    language = "ko"
+    stopwords = KOREAN_STOPWORDS
+
+    @functools.cached_property
+    def _kiwi(self) -> Any:
+        try:
+            from kiwipiepy import Kiwi
+        except ImportError:
+            raise ImportError("Korean text needs kiwipiepy (pip install -r requirements.txt)") from None
+        return Kiwi(num_workers=-1)  # -1: in this thread, no pool (deterministic, and no idle threads)
+
+    @functools.cached_property
+    def identity(self) -> str:
+        from importlib.metadata import version
+
+        return f"ko: Kiwi {version('kiwipiepy')} (model {version('kiwipiepy_model')}), surface morphemes"
+
+    @staticmethod
+    def _surface(tokens: Iterable[Any], offset: int) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        for token in tokens:
+            start, end = offset + token.start, offset + token.start + token.len
+            if spans and start < spans[-1][1]:  # shares characters with the one before: one surface token
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+            else:
+                spans.append((start, end))
+        return spans
+
+    def split_and_tokenize(self, text: str) -> list[Sentence]:
+        result = []
+        for para in _PARAGRAPH.finditer(text):
+            for found in self._kiwi.split_into_sents(para.group(), return_tokens=True):
+                spans = self._surface(found.tokens, para.start())
+                start, end = para.start() + found.start, para.start() + found.end
+                if spans:
+                    result.append(Sentence(text[start:end], start, end, [text[a:b] for a, b in spans], spans))
+        return result
+
+
+LANGUAGES = {"en": EnglishText, "ko": KoreanText}
+"""The languages a model can name in its config (``"language"``; a config without one is English)."""
+
+
+@functools.cache
+def text_rules(language: str = "en") -> TextRules:
+    """The rules of ``language`` (one shared instance each)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown language {language!r}: one of {', '.join(LANGUAGES)}")
+    return LANGUAGES[language]()
 
 
 # ---------------------------------------------------------------------------------------------

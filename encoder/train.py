@@ -35,6 +35,7 @@ from .files import atomic_path, open_text
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model, perplexity
 from .model import BiLM, BiLMConfig, State
+from .text import LANGUAGES, text_rules
 from .weights import CONFIG_FILE, WEIGHTS_INDEX, load_hdf5, load_model, read_config, save_model, weight_files
 
 SIZES = {
@@ -69,6 +70,7 @@ class TrainConfig:
     corpus: list[str]
     out: str
     name: str | None = None  # written into config.json; default: the output folder's name
+    language: str | None = None  # how text becomes tokens (encoder.text); default: the model started from, else en
     size: str = "small"
     config: str | None = None  # a JSON file of BiLMConfig fields, overrides --size
     init_from: str | None = None  # fine-tune (paper 3.4): new data, fresh counters
@@ -183,6 +185,8 @@ def check_modes(cfg: TrainConfig) -> None:
             "--init-from fine-tunes a model on new data with fresh counters, --continue carries on a "
             "model's own pretraining"
         )
+    if cfg.language is not None and cfg.language not in LANGUAGES:
+        raise ValueError(f"--language must be one of {', '.join(LANGUAGES)}, not {cfg.language!r}")
     if cfg.continue_from and cfg.vocab:
         raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
     for name in ("max_tokens", "batch_size", "unroll", "vocab_size"):
@@ -208,7 +212,8 @@ def check_out(cfg: TrainConfig) -> None:
         if checkpoint is None:
             raise ValueError(f"--resume: {out} holds no checkpoint to resume (checkpoints/latest.json is missing)")
         before = json.loads((checkpoint / "trainer.json").read_text())["config"]
-        changed = [key for key in ("size", "config", "vocab_size", "unroll") if before.get(key) != getattr(cfg, key)]
+        keys = ("size", "config", "vocab_size", "unroll", "language")
+        changed = [key for key in keys if before.get(key) != getattr(cfg, key)]
         if changed:
             raise ValueError(
                 f"--resume: the run in {out} was started with other "
@@ -282,10 +287,22 @@ def save_language_model(lm: LanguageModel, vocab: Vocabulary, directory: Path, i
     vocab.save(directory / VOCAB_FILE)
 
 
+def run_language(cfg: TrainConfig) -> str:
+    """The language of the model being trained: that of the model it starts from (another is refused: its
+    vocabulary and weights are of that language), else --language, else English."""
+    start = cfg.init_from or cfg.continue_from
+    if start is None:
+        return cfg.language or "en"
+    language = resolve_model(start).text().language
+    if cfg.language not in (None, language):
+        raise ValueError(f"{start} is a model of language {language!r}; it cannot be trained on as {cfg.language!r}")
+    return language
+
+
 def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
     """What config.json records besides the architecture; a continued model keeps its name unless given one."""
     continued = read_config(model_folder(cfg.continue_from)).get("name") if cfg.continue_from else None
-    return {"name": cfg.name or continued or out.resolve().name, "training": progress}
+    return {"name": cfg.name or continued or out.resolve().name, "language": run_language(cfg), "training": progress}
 
 
 def _continued_progress(cfg: TrainConfig) -> dict:
@@ -481,8 +498,9 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.overwrite and os.environ.get("RANK", "0") == "0":
         clear_run(out)
     out.mkdir(parents=True, exist_ok=True)
+    text = text_rules(run_language(cfg))
     corpus = TokenizedCorpus.from_paths(
-        cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0"
+        cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.language
     )  # before CUDA
     rank, world, device = _init_distributed(cfg.device)
     precision = resolve_precision(cfg.precision, device)
@@ -587,7 +605,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
                 )
             last_log = now
         if rank == 0 and valid_lines and progress["step"] % cfg.valid_every == 0:
-            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens)
+            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens, text=text)
             bar.write(
                 f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
                 f"backward {result['backward']:.1f} mean {result['mean']:.1f}"
@@ -600,7 +618,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     save_checkpoint(out, lm, vocab, optimizer, position, state, progress, cfg, rank, world)
     if rank == 0:
         if valid_lines:
-            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens)
+            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens, text=text)
             _append_log(out, {**progress, "valid": result})
             print(f"final validation perplexity: mean {result['mean']:.1f} (vocabulary {len(vocab)})", file=sys.stderr)
         save_language_model(lm, vocab, out, _model_info(cfg, out, progress))
@@ -728,6 +746,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output folder: model, checkpoints, log, plot")
     p.add_argument("--name", help="model name written into config.json (default: the --out folder's name)")
     p.add_argument("--size", choices=sorted(SIZES), default=defaults.size, help="architecture (default %(default)s)")
+    (
+        p.add_argument(
+            "--language",
+            choices=list(LANGUAGES),
+            help="how the corpus becomes sentences and tokens: en (Punkt + NLTK) or ko (Kiwi surface morphemes); "
+            "recorded in the model, whose every user then tokenizes the same way (default: the model given to "
+            "--init-from/--continue, else en)",
+        ),
+    )
     p.add_argument("--config", help="JSON file of BiLMConfig fields (overrides --size)")
     p.add_argument(
         "--init-from",

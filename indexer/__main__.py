@@ -18,6 +18,7 @@ from typing import Any
 
 from encoder.elmo import add_model_options
 from encoder.errors import fail
+from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
@@ -144,6 +145,7 @@ def glove_command(args: argparse.Namespace) -> dict:
         vocab_size=args.vocab_size,
         min_count=args.min_count,
         window=args.window,
+        language=args.language,
         dim=args.dim,
         epochs=args.epochs,
         seed=args.seed,
@@ -459,6 +461,13 @@ def make_parser() -> argparse.ArgumentParser:
     glove.add_argument("--dim", type=int, default=100, help="vector size (default 100)")
     glove.add_argument("--epochs", type=int, default=15, help="AdaGrad epochs (default 15)")
     glove.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    glove.add_argument(
+        "--language",
+        choices=list(LANGUAGES),
+        default="en",
+        help="how the text is split into sentences and words: en (Punkt + NLTK) or ko (Kiwi morphemes); "
+        "the same rules as a model of that language (default en)",
+    )
     glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
     glove.set_defaults(
         run=glove_command,

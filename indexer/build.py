@@ -250,7 +250,9 @@ def build_index(
         status = _target_status(out, state, overwrite)
         if status == "done":
             return Index.open(out, model=elmo, device=device)
-        scan = scan_corpus(files, options, set(), progress)  # validates the whole corpus before anything is written
+        scan = scan_corpus(
+            files, options, elmo.text, set(), progress
+        )  # validates the whole corpus before anything is written
         if settings.glove == TRAIN_GLOVE and max(scan.counts.values()) < settings.glove_min_count:
             raise CorpusError(
                 f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
@@ -300,7 +302,9 @@ def add_documents(
         taken = set()
         for shard in base.shards:
             taken |= set(storage.read_parquet(out / SHARDS / shard.name / "docs.parquet")["doc_id"])
-        scan = scan_corpus(files, options, taken, progress)  # validates the new documents before anything is written
+        scan = scan_corpus(
+            files, options, elmo.text, taken, progress
+        )  # validates the new documents before anything is written
         folder.remove_unreferenced(out, base, base, keep_shards)
         storage.write_json(out / STATE, state)
         manifest = _encode_and_commit(job, base, scan)

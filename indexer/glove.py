@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from encoder.files import atomic_path, open_text
 from encoder.glove import Glove
-from encoder.text import iter_lines, split_and_tokenize
+from encoder.text import iter_lines, text_rules
 
 from .vectors import normalize
 from .words import WordFrequencies
@@ -118,15 +118,18 @@ def train_glove_on_text(
     min_count: int = 5,
     window: int = 10,
     progress: bool = True,
+    language: str = "en",
     **training,
 ) -> Glove:
     """GloVe on plain text files (.txt/.gz/.xz, folders): the first ``max_tokens`` tokens, split and
-    tokenized as everywhere else in the project, lower-cased, the ``vocab_size`` most frequent words."""
+    tokenized by ``language``'s rules as everywhere else in the project (``encoder.text``), lower-cased, the
+    ``vocab_size`` most frequent words."""
+    text = text_rules(language)
     sentences: list[list[str]] = []
     n_tokens = 0
     bar = tqdm(total=max_tokens, unit="tok", desc="reading", disable=not progress)
     for line in iter_lines(paths):
-        for sentence in split_and_tokenize(line):
+        for sentence in text.split_and_tokenize(line):
             tokens = [normalize_word(t) for t in sentence.tokens]
             sentences.append(tokens)
             n_tokens += len(tokens)

@@ -22,7 +22,6 @@ import pandas as pd
 import torch
 
 from encoder import Elmo, LayerMix
-from encoder.text import text_tokens
 
 from . import storage
 from .bm25 import BM25, terms
@@ -47,7 +46,7 @@ from .ranking import (
 from .results import DocumentHit, Neighbors, Passage, Senses, SentenceHit, TokenHit
 from .senses import describe_senses
 from .vectors import ExactSearch, VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix, pool
-from .words import STOPWORDS, WordFrequencies, is_word, normalize
+from .words import WordFrequencies, is_word, normalize
 
 MAX_QUERY_CHARS = 10_000
 MAX_K = 1_000
@@ -181,7 +180,7 @@ class Index:
         if not len(ids):
             why = (
                 " (stopwords are not indexed)"
-                if normalize(word) in STOPWORDS
+                if normalize(word) in self.elmo.text.stopwords
                 else " (punctuation is not indexed)"
                 if not is_word(word)
                 else ""
@@ -190,8 +189,7 @@ class Index:
         return ids
 
     # ------------------------------------------------------------------------------ query helpers
-    @staticmethod
-    def query_tokens(text: Any, what: str = "query") -> list[str]:
+    def query_tokens(self, text: Any, what: str = "query") -> list[str]:
         """The tokens of a query or sentence as every question uses them (QueryError when it has no words)."""
         if not isinstance(text, str) or not text.strip():
             raise QueryError(f"the {what} is empty; type a few words")
@@ -201,7 +199,7 @@ class Index:
                 stacklevel=3,
             )
             text = text[:MAX_QUERY_CHARS]
-        tokens = [t for t, _, _ in text_tokens(text)]
+        tokens = self.elmo.text.tokenize(text)  # the model's language rules, as the documents were tokenized
         if not tokens:
             raise QueryError(f"the {what} has no words")
         return tokens
@@ -249,7 +247,7 @@ class Index:
         if not len(ranking.ids):
             warnings.warn(QueryNotice(NO_MATCH_NOTICE), stacklevel=2)
             return []
-        query_terms = list(dict.fromkeys(t for t in terms(tokens) if t not in STOPWORDS))
+        query_terms = list(dict.fromkeys(t for t in terms(tokens) if t not in self.elmo.text.stopwords))
         relevance = self._relevance(rankings, method, weights, len(query_terms))
         if relevance(int(ranking.ids[0])) < NO_GOOD_MATCH:
             warnings.warn(QueryNotice(NO_GOOD_MATCH_NOTICE), stacklevel=2)
@@ -319,7 +317,9 @@ class Index:
         if key not in self._chance:
             vocab = storage.read_parquet(self.path / self.manifest.vocab.file)
             best = []
-            for tokens in random_queries(vocab, words=n_words, seed=self.manifest.settings.seed):
+            for tokens in random_queries(
+                vocab, self.elmo.text.stopwords, words=n_words, seed=self.manifest.settings.seed
+            ):
                 ranking = self._rankings(tokens, method, weights, 1)[method]
                 best.append(float(ranking.scores[0]) if len(ranking.ids) else -np.inf)
             self._chance[key] = Chance(best)
@@ -462,6 +462,7 @@ class Index:
             self._token_vectors.layers.gather(ids, weights),
             rows["text"].tolist(),
             rows["tokens"].tolist(),
+            self.elmo.text.stopwords,
             k,
         )
         result.notices = notices

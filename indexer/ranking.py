@@ -20,8 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .words import STOPWORDS
-
 METHODS = ("hybrid", "elmo", "keywords", "glove")
 HYBRID_ELMO_WEIGHT = 0.3
 CANDIDATES = 100  # documents each method contributes to the fusion
@@ -93,14 +91,19 @@ class Chance:
 
 
 def random_queries(
-    vocab: pd.DataFrame, n: int = NULL_QUERIES, words: int = NULL_QUERY_WORDS, seed: int = 0
+    vocab: pd.DataFrame,
+    stopwords: frozenset[str],
+    n: int = NULL_QUERIES,
+    words: int = NULL_QUERY_WORDS,
+    seed: int = 0,
 ) -> list[list[str]]:
-    """``n`` queries of ``words`` content words drawn as often as they occur in the indexed text (seeded).
+    """``n`` queries of ``words`` content words (not ``stopwords``) drawn as often as they occur in the indexed
+    text (seeded).
 
     Drawn by occurrence, not uniformly over the vocabulary, so they are as common as a user's words: rare
     words alone would set the bar for keyword scores too high.
     """
-    content = vocab[[w not in STOPWORDS and any(ch.isalpha() for ch in w) for w in vocab["word"]]]
+    content = vocab[[w not in stopwords and any(ch.isalpha() for ch in w) for w in vocab["word"]]]
     if content.empty:
         return []
     rng = np.random.default_rng(seed)

@@ -56,6 +56,7 @@ def describe_senses(
     vectors: np.ndarray,
     sentences: Sequence[str],
     contexts: Sequence[Sequence[str]],
+    stopwords: frozenset[str],
     k: int | str = "auto",
     seed: int = 0,
 ) -> Senses:
@@ -67,7 +68,7 @@ def describe_senses(
     labels, silhouette = choose_clusters(vectors, k, seed)
     coords = PCA(2, random_state=seed).fit_transform(vectors) if len(vectors) > 2 else np.zeros((len(vectors), 2))
     word_form = normalize(word)
-    context_sets = [{normalize(t) for t in c if is_content_word(t)} - {word_form} for c in contexts]
+    context_sets = [{normalize(t) for t in c if is_content_word(t, stopwords)} - {word_form} for c in contexts]
     n_clusters = int(labels.max()) + 1 if len(labels) else 0
     inside = [Counter(w for m in np.flatnonzero(labels == c) for w in context_sets[m]) for c in range(n_clusters)]
     in_clusters = Counter(w for counts in inside for w in counts)  # how many clusters use each word

@@ -17,7 +17,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from encoder import Elmo
-from encoder.text import Sentence, split_and_tokenize
+from encoder.text import Sentence, TextRules
 
 from . import storage
 from .errors import CorpusError, IndexFormatError
@@ -40,8 +40,11 @@ class Scan:
     counts: Counter = field(default_factory=Counter)  # normalised word -> occurrences
 
 
-def scan_corpus(files: list[tuple[Path, str]], options: ReaderOptions, taken: set[str], progress: bool) -> Scan:
-    """Validate and count: every document parses, ids are unique (also against ``taken``), words counted."""
+def scan_corpus(
+    files: list[tuple[Path, str]], options: ReaderOptions, text: TextRules, taken: set[str], progress: bool
+) -> Scan:
+    """Validate and count: every document parses, ids are unique (also against ``taken``), words counted (as the
+    model's language rules, ``text``, tokenize them)."""
     scan = Scan(ReadStats())
     seen = set(taken)
     for doc in tqdm(
@@ -55,7 +58,7 @@ def scan_corpus(files: list[tuple[Path, str]], options: ReaderOptions, taken: se
             )
         seen.add(doc.doc_id)
         scan.per_file[doc.source] = scan.per_file.get(doc.source, 0) + 1
-        for sentence in split_and_tokenize(doc.text):
+        for sentence in text.split_and_tokenize(doc.text):
             scan.sentences += bool(sentence.tokens)
             scan.tokens += len(sentence.tokens)
             scan.counts.update(normalize(t) for t in sentence.tokens if is_word(t))
@@ -77,12 +80,12 @@ class Parsed:
     title_tokens: list[str]
 
 
-def _shard_groups(docs: Iterable[Document], shard_tokens: int) -> Iterator[list[Parsed]]:
+def _shard_groups(docs: Iterable[Document], text: TextRules, shard_tokens: int) -> Iterator[list[Parsed]]:
     """Whole documents grouped into shards of about ``shard_tokens`` tokens (deterministic)."""
     group, tokens = [], 0
     for doc in docs:
-        sentences = [s for s in split_and_tokenize(doc.text) if s.tokens]
-        title_tokens = [t for s in split_and_tokenize(doc.title) for t in s.tokens]
+        sentences = [s for s in text.split_and_tokenize(doc.text) if s.tokens]
+        title_tokens = text.tokenize(doc.title)
         group.append(Parsed(doc, sentences, title_tokens))
         tokens += sum(len(s.tokens) for s in sentences)
         if tokens >= shard_tokens:
@@ -118,6 +121,7 @@ class Encoding:
 def write_shard(path: Path, group: list[Parsed], first_sentence: int, first_token: int, encoding: Encoding) -> Shard:
     """Encode one shard and write it as a directory that appears atomically; returns its record."""
     elmo, settings, frequencies, keep = encoding.elmo, encoding.settings, encoding.frequencies, encoding.keep
+    stopwords = elmo.text.stopwords if settings.skip_stopwords else frozenset()
     flat = [(p.doc, s) for p in group for s in p.sentences]
     dims = (elmo.n_layers, elmo.dim)
     sentence_layers = np.zeros((len(flat), *dims), np.float16)
@@ -133,7 +137,7 @@ def write_shard(path: Path, group: list[Parsed], first_sentence: int, first_toke
         counts[0] += 1
         counts[1] += len(s.tokens)
         for position, token in enumerate(s.tokens):
-            if is_content_word(token, settings.skip_stopwords) and (keep is None or normalize(token) in keep):
+            if is_content_word(token, stopwords) and (keep is None or normalize(token) in keep):
                 token_rows.append(
                     (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
                 )
@@ -190,7 +194,7 @@ def encode_shards(
     shards: list[Shard] = []
     bar = tqdm(total=scan.stats.documents, desc="encoding", unit="doc", disable=not progress)
     encoded_tokens, started = 0, time.perf_counter()
-    groups = _shard_groups(read_corpus(files, options), encoding.settings.shard_tokens)
+    groups = _shard_groups(read_corpus(files, options), encoding.elmo.text, encoding.settings.shard_tokens)
     for number, group in enumerate(groups, start=first_shard):
         path = out / SHARDS / f"{number:05d}"
         if path.is_dir():

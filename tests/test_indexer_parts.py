@@ -6,6 +6,7 @@ import faiss
 import numpy as np
 import pytest
 
+from encoder.text import ENGLISH_STOPWORDS
 from indexer import vectors
 from indexer.bm25 import BM25, reciprocal_rank_fusion
 from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
@@ -72,14 +73,14 @@ def test_senses_of_planted_clusters():
     vectors = unit(centres[labels] + 0.05 * rng.normal(size=(50, 16)))
     sentences = [f"{'river' if label == 0 else 'money'} sentence {i}" for i, label in enumerate(labels)]
     contexts = [s.split() + ["bank"] for s in sentences]
-    senses = describe_senses("bank", vectors, sentences, contexts)
+    senses = describe_senses("bank", vectors, sentences, contexts, ENGLISH_STOPWORDS)
     assert [c.size for c in senses.clusters] == [30, 20] and senses.silhouette > 0.5
     # TF-IDF against the other cluster: its own word first, the shared one after, once-seen numbers dropped
     assert [c.label for c in senses.clusters] == ["river, sentence", "money, sentence"]
     assert [p.cluster for p in senses.points] == labels.tolist() and len(senses.clusters[0].examples) == 5
     blob = unit(rng.normal(size=(40, 16)))  # no structure: one sense
     assert (choose_clusters(blob)[0] == 0).all()
-    assert len(describe_senses("x", vectors[:1], sentences[:1], contexts[:1]).clusters) == 1
+    assert len(describe_senses("x", vectors[:1], sentences[:1], contexts[:1], ENGLISH_STOPWORDS).clusters) == 1
 
 
 # ------------------------------------------------------------------------------------------ vector search

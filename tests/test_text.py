@@ -20,7 +20,7 @@ from encoder.text import (
     sentences,
     split_and_tokenize,
     split_sentences,
-    text_tokens,
+    text_rules,
     tokenize,
     tokenize_with_spans,
     train_punkt,
@@ -320,7 +320,7 @@ def test_cli_retrains_parameters(tmp_path, capsys):
 def test_text_tokens_split_sentences_first_and_keep_offsets():
     """A query of two sentences: "down." is two tokens, and every offset points back into the text."""
     text = "I sat down. The bank was muddy."
-    found = text_tokens(text)
+    found = text_rules("en").text_tokens(text)
     assert [t for t, _, _ in found] == ["I", "sat", "down", ".", "The", "bank", "was", "muddy", "."]
     assert all(text[a:b] == t for t, a, b in found)
     assert tokenize(text)[2] == "down."  # the word tokenizer alone keeps an inner period: why text_tokens exists

@@ -20,6 +20,7 @@ from safetensors.torch import load_file
 from encoder.elmo import DEFAULT_MODEL_DIR, Elmo
 from encoder.lm_data import UNK_ID, LMBatches, TokenizedCorpus, Vocabulary, paragraph_pairs
 from encoder.lm_head import evaluate, load_language_model, perplexity
+from encoder.text import text_rules
 from encoder.train import TrainConfig, train
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,6 +36,8 @@ TINY = {
     "checkpoint_every": 60.0,
     "log_every": 5,
 }
+
+ENGLISH = text_rules("en")
 
 
 def _synthetic_paragraphs(n: int, seed: int) -> list[str]:
@@ -96,10 +99,10 @@ def test_vocabulary_frequency_order_and_unk(tmp_path):
 
 
 def test_paragraph_framing_both_directions():
-    inputs, targets = paragraph_pairs("The bank closed. It rained.")
+    inputs, targets = paragraph_pairs("The bank closed. It rained.", ENGLISH)
     assert inputs == ["<S>", "The", "bank", "closed", ".", "<S>", "It", "rained", "."]
     assert targets == ["The", "bank", "closed", ".", "</S>", "It", "rained", ".", "</S>"]
-    back_in, back_out = paragraph_pairs("The bank closed. It rained.", backward=True)
+    back_in, back_out = paragraph_pairs("The bank closed. It rained.", ENGLISH, backward=True)
     assert back_in == ["</S>", ".", "rained", "It", "</S>", ".", "closed", "bank", "The"]
     assert back_out == [".", "rained", "It", "<S>", ".", "closed", "bank", "The", "<S>"]
 
@@ -142,10 +145,10 @@ def test_tokenized_files_hold_framed_sentences(small_text):
 
 def test_windows_are_the_reference_pairs_in_both_directions(small_text):
     corpus, vocab, paragraphs = small_text
-    n_pairs = sum(len(paragraph_pairs(p)[0]) for p in paragraphs)
+    n_pairs = sum(len(paragraph_pairs(p, ENGLISH)[0]) for p in paragraphs)
     rows = _rows(corpus, vocab, iter(LMBatches(corpus, vocab, batch_size=1, unroll=3, seed=5)), n_pairs // 3)
     for d in (0, 1):
-        reference = {pair for p in paragraphs for pair in zip(*paragraph_pairs(p, backward=d == 1))}
+        reference = {pair for p in paragraphs for pair in zip(*paragraph_pairs(p, ENGLISH, backward=d == 1))}
         words, targets = rows[(d, 0)]
         assert len(words) == 3 * (n_pairs // 3)
         assert set(zip(words, targets)) <= reference  # every (input, target) is one the reference makes
@@ -327,10 +330,19 @@ KOREAN = [
 def test_korean_text_trains(tmp_path):
     corpus_file = tmp_path / "ko.txt"
     corpus_file.write_text("\n".join(KOREAN * 20) + "\n", encoding="utf-8")
-    lm, vocab = train(TrainConfig(corpus=[str(corpus_file)], out=str(tmp_path / "out"), max_tokens=8 * 10 * 10, **TINY))
-    assert "서울은" in vocab.words
-    result = evaluate(lm, vocab, KOREAN)
+    out = tmp_path / "out"
+    lm, vocab = train(
+        TrainConfig(corpus=[str(corpus_file)], out=str(out), max_tokens=8 * 10 * 10, language="ko", **TINY)
+    )
+    assert "서울" in vocab.words and "서울은" not in vocab.words  # Kiwi's morphemes: the noun without its particle
+    assert json.loads((out / "config.json").read_text())["language"] == "ko"
+    assert Elmo.load(out).text.language == "ko"
+    result = evaluate(lm, vocab, KOREAN, text=text_rules("ko"))
     assert math.isfinite(result["mean"]) and result["tokens"] > 40
+    with pytest.raises(ValueError, match="is a model of language 'ko'"):
+        train(
+            TrainConfig(corpus=[str(corpus_file)], out=str(tmp_path / "en"), init_from=str(out), language="en", **TINY)
+        )
 
 
 def test_shared_korean_corpus_trains(tmp_path):
@@ -343,9 +355,11 @@ def test_shared_korean_corpus_trains(tmp_path):
         lines = [line for _, line in zip(range(30), f)]
     (tmp_path / "ko.txt").write_text("".join(lines), encoding="utf-8")
     lm, vocab = train(
-        TrainConfig(corpus=[str(tmp_path / "ko.txt")], out=str(tmp_path / "out"), max_tokens=8 * 10 * 3, **TINY)
+        TrainConfig(
+            corpus=[str(tmp_path / "ko.txt")], out=str(tmp_path / "out"), max_tokens=8 * 10 * 3, language="ko", **TINY
+        )
     )
-    assert math.isfinite(evaluate(lm, vocab, lines[:5])["mean"])
+    assert math.isfinite(evaluate(lm, vocab, lines[:5], text=text_rules("ko"))["mean"])
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,7 @@ for side in SIDES[: 2 if compare else 1]:
     if not sentence.strip():
         st.info("Type a sentence.")
         continue
-    chosen = token_picker(f"Word of sentence {side.upper()}", sentence, f"ui.wic.word_{side}")
+    chosen = token_picker(f"Word of sentence {side.upper()}", sentence, f"ui.wic.word_{side}", index.elmo.text)
     if chosen is not None:
         queries.append((side, sentence, *chosen))
 

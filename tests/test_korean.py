@@ -1,0 +1,88 @@
+"""Korean: the model's language picks the rules (Kiwi sentences and surface morphemes), everywhere."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import h5py
+import pytest
+
+from encoder import Elmo
+from encoder.__main__ import main as encoder_main
+from encoder.elmo import model_hash
+from encoder.text import text_rules
+from indexer import Index, IndexMismatchError, build_index
+
+pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (requirements.txt)")
+
+DOC = "우리는 항구에서 배를 타고 섬으로 갔다. 배가 고파서 배를 깎아 먹었다!\n\n둘째 문단입니다"
+
+
+@pytest.fixture(scope="module")
+def korean_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny random model, declared Korean in its config."""
+    folder = tmp_path_factory.mktemp("tiny-ko")
+    shutil.copytree(tiny_model_dir, folder, dirs_exist_ok=True)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "name": "tiny-ko", "language": "ko"}))
+    return folder
+
+
+def test_korean_sentences_and_surface_morphemes_keep_offsets():
+    found = text_rules("ko").split_and_tokenize(DOC)
+    assert [s.text for s in found] == [
+        "우리는 항구에서 배를 타고 섬으로 갔다.",
+        "배가 고파서 배를 깎아 먹었다!",
+        "둘째 문단입니다",
+    ]
+    assert found[0].tokens == ["우리", "는", "항구", "에서", "배", "를", "타", "고", "섬", "으로", "갔", "다", "."]
+    assert found[1].tokens[:2] == ["배", "가"] and "고파서" in found[1].tokens  # 고프+어서 share characters: one
+    for sentence in found:
+        assert all(DOC[a:b] == token for token, (a, b) in zip(sentence.tokens, sentence.token_spans))
+    assert found[2].start == DOC.index("둘째")  # a sentence never crosses the blank line
+
+
+def test_language_rules_are_named_with_their_versions():
+    assert text_rules("ko").identity.startswith("ko: Kiwi 0.") and text_rules("en").identity.startswith("en: Punkt")
+    with pytest.raises(ValueError, match="unknown language 'fr'"):
+        text_rules("fr")
+
+
+def test_the_model_config_chooses_the_rules_and_they_are_part_of_its_identity(tiny_model_dir, korean_model):
+    korean, english = Elmo.load(korean_model), Elmo.load(tiny_model_dir)
+    assert korean.text.language == "ko" and english.text.language == "en"
+    assert model_hash(korean_model) != model_hash(tiny_model_dir)  # same weights, another tokenizer
+    assert [v.shape[1] for v in korean.embed("배를 타고 갔다. 배가 고프다")] == [11]  # one sequence, Korean tokens
+
+
+def test_a_korean_index_tokenizes_documents_and_queries_the_same_way(korean_model, tiny_model_dir, tmp_path):
+    corpus = tmp_path / "ko.jsonl"
+    docs = [
+        {"id": "ship", "title": "항구", "text": "어부는 새벽에 배를 타고 바다로 나갔다. 배는 파도를 가르며 나아갔다."},
+        {"id": "pear", "title": "과일", "text": "가을에는 달콤한 배를 깎아 먹는다. 배는 즙이 많은 과일이다."},
+    ]
+    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    index = build_index([corpus], tmp_path / "index", model=korean_model, progress=False)
+    assert index.query_tokens("배를 깎아") == ["배", "를", "깎", "아"]
+    words = set(index.tokens["word"])
+    assert "배" in words and not words & {"배를", "를", "는", "다"}  # the noun without its particle; no particles
+    hits = index.search("즙이 많은 과일", k=2, method="keywords")
+    assert hits[0].doc_id == "pear"
+    neighbors = index.neighbors("항구에서 배를 탔다", "배", same_word=True, k=4)
+    assert neighbors.query_tokens[neighbors.position] == "배" and len(neighbors.hits) == 4
+    with pytest.raises(IndexMismatchError, match="was built with model 'tiny-ko'"):
+        Index.open(tmp_path / "index", model=tiny_model_dir)  # the same weights under English rules: refused
+
+
+def test_embed_raw_tokenizes_each_line_with_the_models_rules(korean_model, tmp_path):
+    (tmp_path / "in.txt").write_text("배를 타고 갔다. 배가 고프다\n둘째 줄\n", encoding="utf-8")
+    encoder_main(
+        ["embed", "--model", str(korean_model), "--raw", "--input", str(tmp_path / "in.txt"),
+         "--output", str(tmp_path / "out.hdf5"), "--quiet"]
+    )  # fmt: skip
+    with h5py.File(tmp_path / "out.hdf5", "r") as f:
+        tokens = json.loads(f["tokens"][()])
+        assert tokens == [["배", "를", "타", "고", "갔", "다", ".", "배", "가", "고프", "다"], ["둘째", "줄"]]
+        assert [f[str(i)].shape[1] for i in range(2)] == [11, 2]
