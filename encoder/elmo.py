@@ -31,7 +31,10 @@ from .model import BiLM, BiLMConfig, State
 from .text import TextRules, text_rules
 from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
 
-DEFAULT_MODEL_DIR = shipped_data() / "models" / "default"
+SHIPPED_MODELS_DIR = shipped_data() / "models"
+SHIPPED_MODELS = ("default", "ko")
+"""The models we ship, by name: the English default and the Korean model (data/models/NAME)."""
+DEFAULT_MODEL_DIR = SHIPPED_MODELS_DIR / "default"
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class ModelFiles:
 
 
 MODEL_SPEC_HELP = (
-    "'default' (the shipped model), one of our model folders, a folder of published AllenNLP "
+    "'default' (the shipped English model), 'ko' (the shipped Korean model), one of our model folders, a folder of published AllenNLP "
     "weights (options.json + .hdf5), an options.json (give --weights too) or a weights .hdf5 "
     "(options.json beside it)"
 )
@@ -96,7 +99,7 @@ def add_model_options(
 
 
 def resolve_model(spec: str | Path = "default", weights: str | Path | None = None) -> ModelFiles:
-    """The one rule for finding a model: ``default``; one of our folders; a folder of published weights
+    """The one rule for finding a model: a shipped one by name (``SHIPPED_MODELS``); one of our folders; a folder of published weights
     (``options.json`` and one ``.hdf5``, or the one whose name contains "weights"); ``options.json`` with
     ``weights``; or a weights ``.hdf5`` with ``options.json`` beside it. Clear errors otherwise."""
     if weights is not None:
@@ -105,13 +108,14 @@ def resolve_model(spec: str | Path = "default", weights: str | Path | None = Non
             if not path.is_file():
                 raise FileNotFoundError(f"{path} does not exist")
         return ModelFiles(options=options, weights=weights)
-    if str(spec) == "default":
-        if not (DEFAULT_MODEL_DIR / CONFIG_FILE).is_file():
+    if str(spec) in SHIPPED_MODELS:
+        folder = SHIPPED_MODELS_DIR / str(spec)
+        if not (folder / CONFIG_FILE).is_file():
             raise FileNotFoundError(
-                f"the default model is not installed at {DEFAULT_MODEL_DIR}; train one with "
+                f"the {spec!r} model is not installed at {folder}; train one with "
                 "`python -m encoder train` or pass a model folder, or --model options.json --weights FILE.hdf5"
             )
-        return ModelFiles(folder=DEFAULT_MODEL_DIR)
+        return ModelFiles(folder=folder)
     path = Path(spec)
     if path.suffix == ".hdf5" and path.is_file():
         return resolve_model(path.parent / "options.json", path)

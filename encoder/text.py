@@ -401,7 +401,7 @@ class KoreanText(TextRules):
             from kiwipiepy import Kiwi
         except ImportError:
             raise ImportError("Korean text needs kiwipiepy (pip install -r requirements.txt)") from None
-        return Kiwi(num_workers=-1)  # -1: in this thread, no pool (deterministic, and no idle threads)
+        return Kiwi(num_workers=1)  # one thread: a worker process each, never more threads than asked for
 
     @functools.cached_property
     def identity(self) -> str:

@@ -86,3 +86,13 @@ def test_embed_raw_tokenizes_each_line_with_the_models_rules(korean_model, tmp_p
         tokens = json.loads(f["tokens"][()])
         assert tokens == [["배", "를", "타", "고", "갔", "다", ".", "배", "가", "고프", "다"], ["둘째", "줄"]]
         assert [f[str(i)].shape[1] for i in range(2)] == [11, 2]
+
+
+def test_korean_sense_probe_is_written_in_the_models_tokens():
+    from encoder.eval.senses import read_senses
+
+    items = read_senses(Path(__file__).resolve().parents[1] / "encoder" / "eval" / "sense_probe_ko.tsv")
+    assert len({i.word for i in items}) == 12 and len(items) == 120
+    korean = text_rules("ko")
+    for item in items:  # the word is exactly one token of its sentence under the Korean rules, too
+        assert korean.tokenize(" ".join(item.tokens)).count(item.word) == 1
