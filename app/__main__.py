@@ -11,14 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-from encoder.elmo import model_hash
+from encoder.elmo import SHIPPED_MODELS, model_hash, resolve_model
 from encoder.errors import fail
-from encoder.glove import STANFORD
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo
 
-from .settings import CODE_ROOT, INDEX_ENV, MAIN_SCRIPT, PRIMARY_COLOR, configured_index_dir, demo_corpus
+from .settings import CODE_ROOT, DEMOS, INDEX_ENV, MAIN_SCRIPT, PRIMARY_COLOR, configured_index_dir, demo_corpus
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -26,21 +25,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m app", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--index",
-        type=Path,
-        default=configured_index_dir(),
-        help=f"index folder (default: ${INDEX_ENV}, else build/demo-index); built from data/demo if it holds no index",
+        "--demo",
+        choices=list(DEMOS),
+        default="en",
+        help="which demo collection to open: en (data/demo, the 'default' model) or ko (data/demo-ko, the 'ko' "
+        "model); without --demo and --index both are built, Korean when its model is installed (default en)",
     )
     parser.add_argument(
-        "--model",
-        default="default",
-        help="model to build the demo index with: 'default' (data/models/default) or a model folder",
+        "--index",
+        type=Path,
+        help=f"index folder (default: ${INDEX_ENV}, else build/demo-index or build/demo-index-ko); built from the "
+        "demo corpus if it holds no index",
+    )
+    parser.add_argument(
+        "--model", help="model to build the demo index with: the demo's ('default' or 'ko') or a model folder"
     )
     parser.add_argument(
         "--glove",
-        default=STANFORD,
-        help="GloVe baseline of the demo index: 'stanford' (Stanford's glove.6B 50-d vectors, the "
-        "default), a GloVe text file, or 'train' (trained on the demo corpus itself)",
+        help="GloVe baseline of the demo index: 'stanford' (Stanford's glove.6B 50-d vectors, English's default), "
+        "a GloVe text file, or 'train' (trained on the demo corpus itself, Korean's default)",
     )
     parser.add_argument("--rebuild", action="store_true", help="build the index again even if it exists")
     parser.add_argument(
@@ -50,15 +53,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFORD) -> None:
-    """Build ``index_dir`` from the demo corpus unless it already holds an index; say how long it took.
+def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: str = "en") -> None:
+    """Build ``index_dir`` from the corpus of ``demo`` unless it already holds an index; say how long it took.
 
     An index built with ``model`` before that model changed (the shipped one, after a ``git pull``), or by another
     version of the index format, is rebuilt; an index of any other model is used as it is (it may be the user's own).
     """
     found = FolderInfo.of(index_dir)  # not Index.open: an index of an older format is read to be replaced
     if found.has_index and not rebuild:
-        source = model if model == "default" else str(Path(model).resolve())  # as the manifest names it
+        source = model if model in SHIPPED_MODELS else str(Path(model).resolve())  # as the manifest names it
         if found.model_source != source:
             print(f"Using the index in {index_dir}")
             return
@@ -77,12 +80,12 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
                 flush=True,
             )
         rebuild = True
-    corpus = demo_corpus()
+    corpus, where = demo_corpus(demo), f"data/{DEMOS[demo].corpus_dir.name}"
     if not corpus:
-        fail("the demo corpus (data/demo/*.jsonl) is missing; restore it: git checkout data/demo")
+        fail(f"the demo corpus ({where}/*.jsonl) is missing; restore it: git checkout {where}")
     first = "Rebuilding" if rebuild else "First run: building"
     print(
-        f"{first} the demo index in {index_dir} from {len(corpus)} files in data/demo with the {model!r} model.\n"
+        f"{first} the demo index in {index_dir} from {len(corpus)} files in {where} with the {model!r} model.\n"
         "This happens once; later runs reuse the index.",
         flush=True,
     )
@@ -93,6 +96,14 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str = STANFO
         fail(f"building the demo index failed: {error}")
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"Built the demo index in {minutes} min {seconds} s.", flush=True)
+
+
+def _installed(model: str) -> bool:
+    try:
+        resolve_model(model)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def streamlit_command(address: str, port: int) -> list[str]:
@@ -126,8 +137,12 @@ def streamlit_command(address: str, port: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    index_dir = args.index.expanduser().resolve()
-    ensure_index(index_dir, args.model, args.rebuild, args.glove)
+    demo = DEMOS[args.demo]
+    index_dir = (args.index or configured_index_dir(args.demo)).expanduser().resolve()
+    ensure_index(index_dir, args.model or demo.model, args.rebuild, args.glove or demo.glove, args.demo)
+    if index_dir == DEMOS["en"].index_dir and _installed("ko"):  # the Korean demo beside the English one
+        korean = DEMOS["ko"]
+        ensure_index(korean.index_dir, korean.model, args.rebuild, korean.glove, "ko")
     host = "localhost" if args.address in ("0.0.0.0", "::") else args.address
     print(f"\nELMo Search is starting: open http://{host}:{args.port} in your browser (Ctrl+C stops it).", flush=True)
     env = {

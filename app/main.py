@@ -10,8 +10,10 @@ st.set_page_config(page_title="ELMo Search", page_icon=":material/search:", layo
 loading = st.empty()  # shown while the first run imports torch and the index code (seconds on a cold start)
 loading.caption(":material/hourglass_top: Loading ELMo Search…")
 
-from app.state import INDEX_DIR_KEY, index_dir  # noqa: E402  (after the placeholder: these imports are slow)
+from app.settings import DEMOS  # noqa: E402  (after the placeholder: these imports are slow)
+from app.state import INDEX_DIR_KEY, index_dir  # noqa: E402
 from app.widgets import STATE_PREFIX  # noqa: E402
+from indexer.manifest import FolderInfo  # noqa: E402
 
 VIEWS = Path(__file__).resolve().parent / "views"
 
@@ -29,8 +31,25 @@ page = st.navigation(
 )
 st.set_page_config(page_title=f"{page.title} · ELMo Search")  # each page its own browser title
 
+
+def open_demo() -> None:
+    st.session_state[INDEX_DIR_KEY] = str(DEMOS[st.session_state["demo"]].index_dir)
+
+
 with st.sidebar:
     index_dir()  # seeds the field from the ELMO_SEARCH_INDEX setting
+    built = [key for key, demo in DEMOS.items() if FolderInfo.of(demo.index_dir).has_index]
+    if len(built) > 1:  # the English and the Korean demo: one click apart
+        shown = next((key for key in built if str(DEMOS[key].index_dir) == str(index_dir())), None)
+        st.radio(
+            "Demo collection",
+            built,
+            index=built.index(shown) if shown else None,
+            format_func=lambda key: DEMOS[key].name,
+            key="demo",
+            on_change=open_demo,
+            horizontal=True,
+        )
     st.text_input(
         "Index folder",
         key=INDEX_DIR_KEY,

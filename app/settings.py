@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 from encoder.files import checkout_root, shipped_data
@@ -12,26 +13,44 @@ CODE_ROOT = Path(__file__).resolve().parent.parent  # what holds the app package
 INDEX_ENV = "ELMO_SEARCH_INDEX"
 _CACHE = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "elmo-search"
 # build/ of a checkout; an installed copy must not write into site-packages, so it uses the user's cache folder
-DEFAULT_INDEX_DIR = (checkout_root() / "build" if checkout_root() else _CACHE) / "demo-index"
-DEMO_CORPUS_DIR = shipped_data() / "demo"
+_INDEXES = checkout_root() / "build" if checkout_root() else _CACHE
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A shipped demo collection: its documents, the model and GloVe baseline its index is built with, and where
+    that index lives."""
+
+    name: str  # as the sidebar shows it
+    corpus_dir: Path
+    model: str
+    glove: str  # Stanford's vectors are English; the Korean demo trains GloVe on its own text
+    index_dir: Path
+
+
+DEMOS = {
+    "en": Demo("English", shipped_data() / "demo", "default", "stanford", _INDEXES / "demo-index"),
+    "ko": Demo("한국어", shipped_data() / "demo-ko", "ko", "train", _INDEXES / "demo-index-ko"),
+}
 MAIN_SCRIPT = Path(__file__).resolve().parent / "main.py"
 PRIMARY_COLOR = "#B42318"  # darker than Streamlit's red: text and selected pills in it pass WCAG AA contrast (4.5:1)
 
 
-def configured_index_dir() -> Path:
-    """The ``ELMO_SEARCH_INDEX`` setting, else the demo index (under ``build/`` of a checkout)."""
+def configured_index_dir(demo: str = "en") -> Path:
+    """The ``ELMO_SEARCH_INDEX`` setting, else the index of ``demo`` (under ``build/`` of a checkout)."""
     value = os.environ.get(INDEX_ENV, "").strip()
-    return Path(value).expanduser().resolve() if value else DEFAULT_INDEX_DIR
+    return Path(value).expanduser().resolve() if value else DEMOS[demo].index_dir
 
 
-def demo_corpus() -> list[Path]:
-    """The shipped demo documents (JSONL), in a stable order so rebuilds give the same index."""
-    return sorted(DEMO_CORPUS_DIR.glob("*.jsonl"))
+def demo_corpus(demo: str = "en") -> list[Path]:
+    """The shipped documents (JSONL) of a demo, in a stable order so rebuilds give the same index."""
+    return sorted(DEMOS[demo].corpus_dir.glob("*.jsonl"))
 
 
 def build_command(index_dir: str | Path) -> str:
-    """The shell command that builds ``index_dir`` from the demo corpus (shown when an index is missing)."""
+    """The shell command that builds ``index_dir`` from a demo corpus (shown when an index is missing)."""
     target = Path(index_dir).resolve()
-    if target == DEFAULT_INDEX_DIR:
-        return "python -m app"
+    for key, demo in DEMOS.items():
+        if target == demo.index_dir:
+            return "python -m app" + ("" if key == "en" else f" --demo {key}")
     return f"python -m app --index {shlex.quote(str(target))}"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from encoder import Elmo
-from encoder.elmo import resolve_model
+from encoder.elmo import SHIPPED_MODELS, resolve_model
 from encoder.glove import STANFORD, Glove
 from encoder.glove import check as check_glove
 
@@ -369,8 +369,8 @@ def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, ModelRecord
     if isinstance(model, Elmo):
         return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)
     found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
-    if str(model) == "default":
-        source: Any = "default"
+    if str(model) in SHIPPED_MODELS:
+        source: Any = str(model)
     elif found.folder is not None:
         source = str(found.folder.resolve())
     else:

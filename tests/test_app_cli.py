@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import app.__main__ as cli
-from app.settings import INDEX_ENV, MAIN_SCRIPT
+from app.settings import DEMOS, INDEX_ENV, MAIN_SCRIPT, build_command
 from indexer.errors import CorpusError
 
 
@@ -39,7 +39,7 @@ def one_document_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A demo corpus of one document in place of data/demo; returns where its index goes."""
     corpus = tmp_path / "demo.jsonl"
     corpus.write_text(json.dumps({"id": "d1", "title": "Banks", "text": "The bank flooded. The bank lent money."}))
-    monkeypatch.setattr(cli, "demo_corpus", lambda: [corpus])
+    monkeypatch.setattr(cli, "demo_corpus", lambda demo="en": [corpus])
     return tmp_path / "index"
 
 
@@ -143,6 +143,20 @@ def test_a_failed_build_is_a_one_line_error(
 
 def test_index_setting_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(INDEX_ENV, str(tmp_path / "mine"))
-    assert cli.parse_args([]).index == tmp_path / "mine"
+    assert cli.configured_index_dir() == tmp_path / "mine"
     monkeypatch.delenv(INDEX_ENV)
-    assert cli.parse_args([]).index.parts[-2:] == ("build", "demo-index")
+    assert cli.configured_index_dir().parts[-2:] == ("build", "demo-index")
+    assert cli.configured_index_dir("ko").parts[-2:] == ("build", "demo-index-ko")
+
+
+def test_the_korean_demo_is_built_from_its_corpus_with_its_model(
+    tmp_path: Path, served: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds = []
+    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append((corpus, out, options)))
+    with pytest.raises(Served):
+        cli.main(["--demo", "ko", "--index", str(tmp_path / "ko")])
+    [(corpus, out, options)] = builds
+    assert [p.name for p in corpus] == ["part_a.jsonl", "part_b.jsonl"] and corpus[0].parent.name == "demo-ko"
+    assert out == tmp_path / "ko" and options["model"] == "ko" and options["glove"] == "train"
+    assert build_command(DEMOS["ko"].index_dir) == "python -m app --demo ko"
