@@ -74,8 +74,17 @@ def train_glove(
     batch_size: int = 32_768,
     seed: int = 0,
     progress: bool = True,
+    max_row_hits: float = 8.0,
 ) -> Glove:
-    """Fit GloVe to a co-occurrence matrix; returns word + context vectors for ``words``."""
+    """Fit GloVe to a co-occurrence matrix; returns word + context vectors for ``words``.
+
+    AdaGrad as in the reference glove.c: the squared-gradient sums start at 1 and accumulate the squares of
+    ``lr`` times the gradient, so a step is ``g / sqrt(1 / lr**2 + sum g**2)`` (about ``lr * g`` at first,
+    ``g / sqrt(sum g**2)`` later, not ``lr`` times that). The entries of one minibatch are applied together
+    from the state before it, like the reference's lock-free threads (8 by default); a row hit k times in one
+    batch takes k stale steps at once, which makes frequent words (``the``, ``,``) overshoot and blow up.
+    The batch is therefore capped so that the busiest row expects at most ``max_row_hits`` hits per batch.
+    """
     counts = counts.tocoo()
     generator = torch.Generator().manual_seed(seed)
     V = len(words)
@@ -83,32 +92,29 @@ def train_glove(
     j = torch.from_numpy(counts.col.astype(np.int64))
     x = torch.from_numpy(counts.data.astype(np.float32))
     log_x, weight = torch.log(x), torch.clamp((x / x_max) ** alpha, max=1.0)
-    W, C = [(torch.rand(V, dim, generator=generator) - 0.5) / dim for _ in range(2)]
-    bw, bc = [(torch.rand(V, generator=generator) - 0.5) / dim for _ in range(2)]
-    # AdaGrad squared-gradient sums start at 1, as in the reference implementation. Entries of one minibatch
-    # are updated together from the sums before it, like the reference's lock-free parallel threads.
-    gW, gC, gbw, gbc = torch.ones_like(W), torch.ones_like(C), torch.ones_like(bw), torch.ones_like(bc)
+    busiest = max(int(np.bincount(counts.row, minlength=1).max(initial=0)), 1)
+    batch_size = max(1, min(batch_size, int(max_row_hits * len(x) / busiest)))
+    # One table per side, the bias as a last column: [W | b_w] and [C | b_c], both initialised (rand - 0.5) / dim.
+    word, context = [(torch.rand(V, dim + 1, generator=generator) - 0.5) / dim for _ in range(2)]
+    word_sq, context_sq = torch.ones_like(word), torch.ones_like(context)
     bar = tqdm(range(epochs), desc="GloVe", unit="epoch", disable=not progress)
     for _ in bar:
         loss = 0.0
         for batch in torch.randperm(len(x), generator=generator).split(batch_size):
             bi, bj = i[batch], j[batch]
-            wi, cj = W[bi], C[bj]
-            diff = (wi * cj).sum(1) + bw[bi] + bc[bj] - log_x[batch]
+            w, c = word[bi], context[bj]  # copies (advanced indexing)
+            diff = (w[:, :dim] * c[:, :dim]).sum(1) + w[:, dim] + c[:, dim] - log_x[batch]
             fdiff = weight[batch] * diff
             loss += 0.5 * float((fdiff * diff).sum())
-            grad_w, grad_c = fdiff[:, None] * cj, fdiff[:, None] * wi
-            W.index_add_(0, bi, grad_w * gW[bi].rsqrt_(), alpha=-lr)
-            C.index_add_(0, bj, grad_c * gC[bj].rsqrt_(), alpha=-lr)
-            bw.index_add_(0, bi, fdiff * gbw[bi].rsqrt_(), alpha=-lr)
-            bc.index_add_(0, bj, fdiff * gbc[bj].rsqrt_(), alpha=-lr)
-            gW.index_add_(0, bi, grad_w.square_())
-            gC.index_add_(0, bj, grad_c.square_())
-            fdiff2 = fdiff.square_()
-            gbw.index_add_(0, bi, fdiff2)
-            gbc.index_add_(0, bj, fdiff2)
+            # d/dw = fdiff * c, d/db_w = fdiff (and symmetrically): set the bias columns to 1 to get both at once.
+            w[:, dim], c[:, dim] = 1.0, 1.0
+            grad_w, grad_c = (lr * fdiff)[:, None] * c, (lr * fdiff)[:, None] * w
+            word.index_add_(0, bi, grad_w / word_sq[bi].sqrt_(), alpha=-1.0)
+            context.index_add_(0, bj, grad_c / context_sq[bj].sqrt_(), alpha=-1.0)
+            word_sq.index_add_(0, bi, grad_w.square_())
+            context_sq.index_add_(0, bj, grad_c.square_())
         bar.set_postfix(loss=f"{loss / max(len(x), 1):.4f}")
-    return Glove(list(words), (W + C).numpy())
+    return Glove(list(words), (word[:, :dim] + context[:, :dim]).numpy())
 
 
 def train_glove_on_text(
