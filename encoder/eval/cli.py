@@ -28,10 +28,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "evaluate",
         help="score a model's layers on WiC, WSD, POS, STS-B, word similarity, perplexity and a word-sense probe",
         description="Evaluate ELMo layer by layer (token, each biLSTM layer, their average, a learned scalar mix "
-        "where the task trains a classifier) beside a GloVe baseline. Data default to the shared "
+        "where the task trains a classifier) beside baselines that need no biLM (GloVe, bag of context, "
+        "first / most frequent sense, bag of words, majority class). Data default to the shared "
         f"data sets in {DEFAULT_DATA_ROOT} (the sense probe's sentences ship with the code).",
     )
-    p.add_argument("task", choices=[*TASKS, "all"])
+    p.add_argument("task", choices=[*TASKS, "all"], help="one task, or all of them in this order")
     add_model_options(p)
     p.add_argument(
         "--data",
@@ -50,8 +51,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--limit",
         type=int,
         metavar="N",
-        help="quick run: at most N examples per split (WiC/STS/word pairs, POS sentences, SemCor "
-        "sentences and test sentences per WSD part, perplexity lines, senses words)",
+        help="quick run: score at most N test items per task (WiC dev pairs, STS-B dev and test pairs, POS "
+        "test sentences, WSD test sentences per part, SimLex/WordSim pairs, perplexity paragraphs, sense-probe "
+        "words); training data (WiC train, UD train, SemCor) are never limited; each table says what was cut",
     )
     p.add_argument(
         "--wordnet",
@@ -67,6 +69,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="torch CPU threads (default: torch's choice; 1 is fastest for small models or on a busy machine)",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+    p.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (one per task on stderr, shown on a terminal)"
+    )
     p.add_argument("--report", type=Path, metavar="DIR", help="with 'all': write report.md, results.json and plots")
     p.set_defaults(func=evaluate_command)
 
@@ -78,7 +83,8 @@ def run_task(name: str, args: argparse.Namespace, embedder: Embedder, data: Path
         result = perplexity.run(args.weights or args.model, data, args.limit)  # published weights: no LM head
     else:
         extra = {"wordnet": args.wordnet} if name == "wsd" else {}
-        result = TASKS[name].run(embedder, data, glove, args.limit, **extra)
+        with embedder.progress(name, show=not args.no_progress and sys.stderr.isatty()):
+            result = TASKS[name].run(embedder, data, glove, args.limit, **extra)
         if glove is None:
             result.notes.append(NO_GLOVE)
     result.seconds = round(time.perf_counter() - started, 1)

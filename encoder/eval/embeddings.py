@@ -8,9 +8,11 @@ plain average; tasks that train a classifier add a learned scalar mix on top.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ..elmo import Elmo
 
@@ -41,12 +43,17 @@ def span_vector(layers: np.ndarray, start: int, end: int) -> np.ndarray:
 
 
 class Embedder:
-    """Wraps an ``Elmo`` and keeps each distinct sentence's layers for the rest of the run when asked to."""
+    """Wraps an ``Elmo``, keeps each distinct sentence's layers for the rest of the run when asked to, and
+    shows one progress bar per task (``progress``) counting the tokens it embeds."""
+
+    GROUP = 512  # sentences per ``Elmo.embed`` call, so the bar moves while a big corpus is embedded
 
     def __init__(self, elmo: Elmo, batch_size: int = 64):
         self.elmo = elmo
         self.batch_size = batch_size
         self._cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._bar: tqdm | None = None
+        self._announced = 0
 
     @property
     def n_layers(self) -> int:
@@ -56,22 +63,43 @@ class Embedder:
     def views(self) -> list[str]:
         return view_names(self.n_layers)
 
+    @contextmanager
+    def progress(self, task: str, show: bool = True) -> Iterator[None]:
+        """A bar for one task; its total grows as the task asks for sentences (or ``announce``s them)."""
+        self._bar = tqdm(total=0, unit="tok", unit_scale=True, desc=task, disable=not show, file=sys.stderr)
+        self._announced = 0
+        try:
+            yield
+        finally:
+            self._bar.close()
+            self._bar = None
+
+    def announce(self, sentences: Sequence[Sequence[str]]) -> None:
+        """Tell the bar up front about sentences a task will embed a chunk at a time, so its total is right."""
+        n = sum(map(len, sentences))
+        self._announced += n
+        self._grow(n)
+
+    def _grow(self, n_tokens: int) -> None:
+        if self._bar is not None:
+            self._bar.total += n_tokens
+            self._bar.refresh()
+
     def layers(self, sentences: Sequence[Sequence[str]], cache: bool = True) -> list[np.ndarray]:
         """(L+1, n, D) float32 per non-empty token list; ``cache=False`` for one-off corpora too big to keep."""
         keys = [tuple(s) for s in sentences]
         if any(not k for k in keys):
             raise ValueError("cannot embed an empty sentence")
-        todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
-        fresh = (
-            dict(
-                zip(
-                    todo,
-                    self.elmo.embed([list(k) for k in todo], batch_size=self.batch_size, progress=sys.stderr.isatty()),
-                )
-            )
-            if todo
-            else {}
-        )
+        todo = sorted(dict.fromkeys(k for k in keys if k not in self._cache), key=len, reverse=True)
+        n_tokens = sum(map(len, todo))
+        self._grow(max(0, n_tokens - self._announced))  # announced tokens are in the total already
+        self._announced = max(0, self._announced - n_tokens)
+        fresh = {}
+        for start in range(0, len(todo), self.GROUP):  # longest first, as Elmo.embed batches them anyway
+            group = todo[start : start + self.GROUP]
+            fresh.update(zip(group, self.elmo.embed([list(k) for k in group], batch_size=self.batch_size)))
+            if self._bar is not None:
+                self._bar.update(sum(map(len, group)))
         if cache:
             self._cache.update(fresh)
         return [self._cache[k] if k in self._cache else fresh[k] for k in keys]

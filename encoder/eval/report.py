@@ -56,6 +56,12 @@ def plot_mix_weights(results: dict[str, TaskResult], path: Path) -> None:
     plt.close(figure)
 
 
+def limit_text(limit: int | None) -> str:
+    if limit is None:
+        return "none (the full protocols)"
+    return f"{limit} test items per task (training data never limited; each task's notes say what was cut)"
+
+
 def write_report(directory: Path, output: dict, results: dict[str, TaskResult], command: str) -> None:
     """Write report.md, results.json, scores.png and mix_weights.png into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -68,8 +74,7 @@ def write_report(directory: Path, output: dict, results: dict[str, TaskResult], 
         "",
         f"Model **{model['name']}** (weights {model['hash']}, {model['layers']} layers of {model['dim']} dims); "
         f"GloVe: {output['glove'] or 'none given (no GloVe column)'}; "
-        f"limit: {output['limit'] if output['limit'] is not None else 'none (full data sets)'}; "
-        f"total {sum(r.seconds for r in results.values()):.0f} s.",
+        f"limit: {limit_text(output['limit'])}; total {sum(r.seconds for r in results.values()):.0f} s.",
         "",
         "Reproduce the whole report:",
         "",
@@ -88,6 +93,7 @@ def write_report(directory: Path, output: dict, results: dict[str, TaskResult], 
         "![learned mix weights](mix_weights.png)",
         "",
     ]
+    lines += ["| task | seconds |", "|---|---:|", *(f"| {n} | {r.seconds:.0f} |" for n, r in results.items()), ""]
     for name, result in results.items():
         lines += [f"## {name} ({result.seconds:.0f} s)", "", result.table(markdown=True), ""]
         if result.details:

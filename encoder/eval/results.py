@@ -6,9 +6,23 @@ Every task returns a ``TaskResult`` so the CLI, ``--json`` and the markdown repo
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TypeVar
 
 GLOVE, MIX = "GloVe", "learned mix"
 MISSING = "—"
+T = TypeVar("T")
+
+
+def cap(items: list[T], limit: int | None, what: str, notes: list[str]) -> list[T]:
+    """The first ``limit`` test items, saying in ``notes`` what was left out.
+
+    ``--limit`` caps only what a task scores, never what it trains on (sense centroids, probes, thresholds),
+    so a limited run is a noisier estimate of the full one rather than a different, starved protocol.
+    """
+    if limit is None:
+        return items
+    notes.append(f"--limit {limit}: scored the first {min(limit, len(items)):,} of {len(items):,} {what}")
+    return items[:limit]
 
 
 @dataclass

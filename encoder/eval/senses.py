@@ -6,7 +6,8 @@ sentences gets the cosine of the word's two vectors; the score is the ROC AUC of
 different-sense pairs (ties count 1/2), macro-averaged over words. A second row gives the share of sentences
 whose nearest other sentence of the same word has the same sense (1-NN accuracy; a tie for nearest counts
 its same-sense share). Nothing is trained, so there is no learned mix. GloVe has one vector per word type,
-so its column is a bag-of-context baseline: the mean vector of the sentence's other words (stopwords skipped).
+so its column is the bag-of-context baseline (``baselines.bag_of_context``: the mean vector of the sentence's
+other words, stopwords dropped). ``--limit N`` keeps the first N words (all their sentences).
 
 Sanity check: the token layer is context-free (the same vector for a word string in every sentence), so
 every pair ties and it should score an AUC of 50 and a 1-NN accuracy of 4/9 (44.4); a layer scores above
@@ -22,19 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from ..glove import Glove
+from .baselines import bag_of_context
 from .embeddings import Embedder, cosine, layer_views
 from .results import GLOVE, TaskResult
 
 DATA = Path(__file__).with_name("sense_probe_en.tsv")  # absolute: it ships with the code, whatever the data root
 HEADER = "word\tsense\tsentence"
 AUC_ROW, NN_ROW = "ROC AUC, same- vs different-sense pairs", "1-NN accuracy, nearest sentence same sense"
-STOPWORDS = frozenset(
-    """a an the and or but if so than that this these those to of in on at by for from with
-    into onto about as up out off over under after before while when until is are was were be been am do does did
-    has have had it its i me my we us our you your he him his she her they them their who which what there here
-    not no . , ; : ! ? 's n't""".split()
-)
-"""Left out of the GloVe context mean: they carry no sense and would pull every sentence's mean together."""
 
 
 @dataclass(frozen=True)
@@ -85,16 +80,12 @@ def nearest_same(similarity: np.ndarray, senses: np.ndarray) -> np.ndarray:
 
 
 def glove_contexts(glove: Glove, items: list[SenseSentence]) -> np.ndarray:
-    """(N, d): mean GloVe vector of each sentence's other words, lowercased, stopwords and unknown words skipped."""
-    return np.stack(
-        [
-            glove.mean([t.lower() for k, t in enumerate(s.tokens) if k != s.index and t.lower() not in STOPWORDS])
-            for s in items
-        ]
-    )
+    """(N, d): the bag-of-context vector of each sentence's target word."""
+    return np.stack([bag_of_context(glove, s.tokens, s.index, s.index + 1) for s in items])
 
 
 def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
+    """The first ``limit`` words of the probe."""
     items = read_senses(data, limit)
     layers = embedder.layers([s.tokens for s in items])
     columns = layer_views(np.stack([x[:, s.index] for x, s in zip(layers, items)]))
@@ -108,7 +99,10 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
         "senses",
         "AUC / accuracy x 100",
         [*embedder.views, *([GLOVE] if glove else [])],
-        notes=["GloVe vector of a target = mean of the other words of its sentence, stopwords skipped"],
+        notes=[
+            "GloVe: bag of context (mean vector of the other words of the sentence, stopwords dropped)",
+            *([f"--limit {limit}: the first {len(words)} words of the probe"] if limit is not None else []),
+        ],
         details={"words": len(words), "sentences": len(items), "AUC x 100 per word": {}},
     )
     auc, nn = {}, {}

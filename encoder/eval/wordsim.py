@@ -4,13 +4,14 @@ ELMo has no vector for a word type, so two are built: the token layer (the chara
 vector of the word as listed), and for the biLSTM layers the average of the word's vectors over its
 first CONTEXTS sentences in held-out Wikipedia text (``corpus-en/valid.txt.xz`` beside the data folder;
 a word found in no sentence is embedded on its own). Cosine similarity, all pairs; an OOV GloVe word
-scores 0 against everything.
+scores 0 against everything. Beside each score, its coverage: the share of pairs whose two words both
+have what the column needs (a context sentence for the biLSTM layers, a vector for GloVe).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..files import open_text
 from ..glove import Glove
 from ..text import split_and_tokenize
 from .embeddings import Embedder, cosine, layer_views
-from .results import GLOVE, TaskResult
+from .results import GLOVE, TaskResult, cap
 from .sts import spearman
 
 DATA = "wordsim"
@@ -29,7 +30,7 @@ CONTEXTS = 5
 MAX_SENTENCE_TOKENS = 80
 
 
-def read_pairs(path: Path, score_column: int, limit: int | None = None) -> list[tuple[str, str, float]]:
+def read_pairs(path: Path, score_column: int) -> list[tuple[str, str, float]]:
     """(word 1, word 2, score) from a tab-separated file with a header line."""
     pairs = []
     with open(path, encoding="utf-8") as f:
@@ -38,8 +39,6 @@ def read_pairs(path: Path, score_column: int, limit: int | None = None) -> list[
             fields = line.rstrip("\r\n").split("\t")
             if len(fields) > score_column:
                 pairs.append((fields[0].strip(), fields[1].strip(), float(fields[score_column])))
-            if limit is not None and len(pairs) >= limit:
-                break
     return pairs
 
 
@@ -82,10 +81,14 @@ def type_stacks(embedder: Embedder, words: list[str], contexts: dict[str, list[t
 
 
 def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
-    datasets = {name: read_pairs(data / path, column, limit) for name, (path, column) in DATASETS.items()}
+    """The first ``limit`` pairs of each data set."""
+    result = TaskResult("wordsim", "Spearman x 100", [*embedder.views, *([GLOVE] if glove else [])], details={})
+    datasets = {
+        name: cap(read_pairs(data / path, column), limit, f"{name} pairs", result.notes)
+        for name, (path, column) in DATASETS.items()
+    }
     words = sorted({w for pairs in datasets.values() for p in pairs for w in p[:2]})
     corpus = data.parent / CONTEXT_CORPUS
-    result = TaskResult("wordsim", "Spearman x 100", [*embedder.views, *([GLOVE] if glove else [])], details={})
     if corpus.is_file():
         with open_text(corpus) as f:
             contexts = find_contexts(f, {w.lower() for w in words})
@@ -98,15 +101,20 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
         result.notes.append(f"{corpus} not found: every layer embeds the word on its own (no context)")
     result.details["words without a context sentence"] = sum(not contexts.get(w.lower()) for w in words)
     stacks = dict(zip(words, type_stacks(embedder, words, contexts)))
+
+    def covered(has: Callable[[str], bool], pairs: list[tuple[str, str, float]]) -> float:
+        return 100.0 * sum(has(a) and has(b) for a, b, _ in pairs) / max(len(pairs), 1)
+
     for name, pairs in datasets.items():
         gold = np.array([p[2] for p in pairs])
         left, right = (np.stack([stacks[p[i]] for p in pairs]) for i in (0, 1))
         columns = {view: (a, b) for (view, a), b in zip(layer_views(left).items(), layer_views(right).values())}
+        in_context = covered(lambda w: bool(contexts.get(w.lower())), pairs)
+        coverage = {view: 100.0 if view == "token" else in_context for view in columns}
         if glove is not None:
             columns[GLOVE] = tuple(np.stack([glove.mean([p[i]]) for p in pairs]) for i in (0, 1))
-            result.details[f"{name} pairs with a GloVe OOV word"] = sum(
-                glove.vector(a) is None or glove.vector(b) is None for a, b, _ in pairs
-            )
+            coverage[GLOVE] = covered(lambda w: glove.vector(w) is not None, pairs)
         result.add(name, {view: spearman(cosine(*pair), gold) for view, pair in columns.items()})
+        result.add(f"{name} coverage (% of pairs)", coverage)
         result.details[f"{name} pairs"] = len(pairs)
     return result

@@ -1,11 +1,14 @@
 """Nearest-neighbour WSD (Peters et al. 2018, §5.3): SemCor sense centroids, Raganato ALL and its parts.
 
-Each WordNet sense annotated in SemCor gets the mean vector of its occurrences; a test word takes the
-sense, among its lemma's WordNet senses, whose centroid is nearest (cosine). A lemma with no sense seen
-in SemCor falls back to WordNet's first sense; F1 is reported with and without that fallback (without
-it such words go unanswered, so precision and recall differ). A multi-word target (``took_place`` in
-SemCor, ``took place`` in the test sets) is split into tokens and its vector is their mean. GloVe's
-vector for an occurrence is the mean over a window around it (see WINDOW).
+Each WordNet sense annotated in SemCor (all of it, always) gets the mean vector of its occurrences; a test
+word takes the sense, among its lemma's WordNet senses, whose centroid is nearest (cosine). A lemma with no
+sense seen in SemCor falls back to WordNet's first sense; F1 is reported with and without that fallback
+(without it such words go unanswered, so precision and recall differ). A multi-word target (``took_place``
+in SemCor, ``took place`` in the test sets) is split into tokens and its vector is their mean.
+
+Baselines, as columns: the GloVe bag of context (``baselines.bag_of_context``, centroids built the same
+way), WordNet's first sense (it answers every word), and SemCor's most frequent sense of the lemma (with
+the same fallback as the vectors, or without it).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from ..files import open_text
 from ..glove import Glove
+from .baselines import bag_of_context
 from .embeddings import Embedder, cosine, layer_views, span_vector
 from .results import GLOVE, TaskResult
 from .wordnet import DEFAULT_DIR as DEFAULT_WORDNET
@@ -28,10 +32,12 @@ from .wordnet import SenseInventory
 DATA = "wsd"
 PARTS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015")
 UPOS_TO_WN = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
-FIRST_SENSE = "WN first sense"
-WINDOW = 5
+FIRST_SENSE, SEMCOR_MFS = "WN first sense", "SemCor MFS"
 CHUNK = 1024  # SemCor sentences embedded at a time; only the centroid sums are kept
-ANCHORS = "anchors (ALL F1): ELMo layer 1 67.4, layer 2 69.0, WordNet first sense 65.9"
+ANCHORS = (
+    "anchors (ALL F1): Raganato et al. 2017, WN first sense 65.2, SemCor MFS 64.8; "
+    "Peters et al. 2018 (ELMo, nearest SemCor centroid + first-sense fallback), layer 1 67.4, layer 2 69.0"
+)
 
 
 @dataclass
@@ -52,6 +58,7 @@ class Sentence:
 
     tokens: list[str]
     targets: list[Target]
+    id: str = ""
 
 
 def _add_word(tokens: list[str], text: str, separator: str) -> tuple[int, int]:
@@ -61,20 +68,15 @@ def _add_word(tokens: list[str], text: str, separator: str) -> tuple[int, int]:
     return start, len(tokens)
 
 
-def read_raganato(xml_file: Path, gold_file: Path, limit: int | None = None) -> list[Sentence]:
-    """Sentences of a Raganato data.xml with their instances and gold keys; ``limit`` sentences per text id
-    prefix (the part name), so a limited ALL still covers its five parts."""
+def read_raganato(xml_file: Path, gold_file: Path) -> list[Sentence]:
+    """Sentences of a Raganato data.xml (ids start with their part's name) with their instances and gold keys."""
     gold = {}
     with open(gold_file, encoding="utf-8") as f:
         for line in f:
             instance_id, *keys = line.split()
             gold[instance_id] = keys
-    sentences, per_part = [], defaultdict(int)
+    sentences = []
     for node in ET.parse(xml_file).getroot().iter("sentence"):
-        part = node.get("id").split(".")[0]
-        if limit is not None and per_part[part] >= limit:
-            continue
-        per_part[part] += 1
         tokens: list[str] = []
         targets = []
         for word in node:
@@ -91,8 +93,28 @@ def read_raganato(xml_file: Path, gold_file: Path, limit: int | None = None) -> 
                     )
                 )
         if tokens:
-            sentences.append(Sentence(tokens, targets))
+            sentences.append(Sentence(tokens, targets, node.get("id")))
     return sentences
+
+
+def part_of(sentence_or_target_id: str) -> str:
+    """``senseval2.d000.s000[.t000]`` -> ``senseval2``."""
+    return sentence_or_target_id.split(".")[0]
+
+
+def first_of_each_part(sentences: list[Sentence], limit: int | None, notes: list[str]) -> list[Sentence]:
+    """The first ``limit`` sentences of each part, so a limited ALL still covers all five."""
+    parts: dict[str, list[Sentence]] = defaultdict(list)
+    for sentence in sentences:
+        parts[part_of(sentence.id)].append(sentence)
+    kept = [s for part in parts.values() for s in part[:limit]]
+    if limit is not None:
+        instances = sum(len(s.targets) for s in sentences)
+        notes.append(
+            f"--limit {limit}: scored the first {limit:,} sentences of each part, "
+            f"{sum(len(s.targets) for s in kept):,} of {instances:,} test instances (SemCor: all)"
+        )
+    return kept
 
 
 def read_semcor_file(path: Path, inventory: SenseInventory) -> Iterator[Sentence]:
@@ -120,15 +142,12 @@ def read_semcor_file(path: Path, inventory: SenseInventory) -> Iterator[Sentence
     yield from (s for s in sentences.values() if s.tokens)
 
 
-def read_semcor(folder: Path, inventory: SenseInventory, limit: int | None = None) -> Iterator[Sentence]:
-    """All SemCor sentences, files in sorted order (brown1, brown2, brownv), at most ``limit`` of them."""
-    count = 0
-    for path in sorted(folder.glob("*/*.naf.xz")):
-        for sentence in read_semcor_file(path, inventory):
-            yield sentence
-            count += 1
-            if limit is not None and count >= limit:
-                return
+def read_semcor(folder: Path, inventory: SenseInventory) -> list[Sentence]:
+    """The SemCor sentences that hold an annotation, files in sorted order (brown1, brown2, brownv)."""
+    paths = sorted(folder.glob("*/*.naf.xz"))
+    if not paths:
+        raise FileNotFoundError(f"no SemCor NAF files (*/*.naf.xz) in {folder}")
+    return [s for path in paths for s in read_semcor_file(path, inventory) if s.targets]
 
 
 class Centroids:
@@ -146,27 +165,18 @@ class Centroids:
         self.counts[key] += 1
 
 
-def collect_centroids(embedder: Embedder, sentences: Iterator[Sentence], glove: Glove | None) -> Centroids:
-    """Sense centroids over a stream of annotated sentences, embedding CHUNK sentences at a time."""
+def collect_centroids(embedder: Embedder, sentences: list[Sentence], glove: Glove | None) -> Centroids:
+    """Sense centroids over annotated sentences, embedding CHUNK sentences at a time (only sums are kept)."""
     centroids = Centroids()
-    chunk: list[Sentence] = []
-
-    def flush() -> None:
+    embedder.announce([s.tokens for s in sentences])
+    for start in range(0, len(sentences), CHUNK):
+        chunk = sentences[start : start + CHUNK]
         for sentence, layers in zip(chunk, embedder.layers([s.tokens for s in chunk], cache=False)):
             for target in sentence.targets:
                 stack = span_vector(layers, target.start, target.end)
-                vector = glove.in_context(sentence.tokens, target.start, target.end, WINDOW) if glove else None
+                vector = bag_of_context(glove, sentence.tokens, target.start, target.end) if glove else None
                 for key in target.senses:
                     centroids.add(key, stack, vector)
-        chunk.clear()
-
-    for sentence in sentences:
-        if sentence.targets:
-            chunk.append(sentence)
-        if len(chunk) >= CHUNK:
-            flush()
-    if chunk:
-        flush()
     return centroids
 
 
@@ -194,13 +204,20 @@ def f1(answers: list[str | None], gold: list[list[str]]) -> float:
     return 100.0 * 2 * precision * recall / (precision + recall) if correct else 0.0
 
 
+def most_frequent_senses(candidates: list[list[str]], counts: dict[str, int]) -> list[str | None]:
+    """Per word, its candidate sense annotated most often in SemCor (ties: WordNet's order); None if none was."""
+    return [max((k for k in keys if counts.get(k)), key=lambda k: counts[k], default=None) for keys in candidates]
+
+
 def run(
     embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None, wordnet: Path | None = None
 ) -> TaskResult:
+    """Centroids from all of SemCor; the first ``limit`` test sentences of each part."""
+    notes = [ANCHORS, "GloVe: bag of context (mean vector of the other words of the sentence, stopwords dropped)"]
     inventory = SenseInventory.load(wordnet or DEFAULT_WORDNET)
-    centroids = collect_centroids(embedder, read_semcor(data / "SemCor3.0-NAF", inventory, limit), glove)
     folder = data / "Evaluation_Datasets" / "ALL"
-    test = read_raganato(folder / "ALL.data.xml", folder / "ALL.gold.key.txt", limit)
+    test = first_of_each_part(read_raganato(folder / "ALL.data.xml", folder / "ALL.gold.key.txt"), limit, notes)
+    centroids = collect_centroids(embedder, read_semcor(data / "SemCor3.0-NAF", inventory), glove)
     targets = [t for s in test for t in s.targets]
     stacks = np.stack(
         [
@@ -218,29 +235,29 @@ def run(
         columns[name] = (vectors, dict(zip(keys, centroid_views.get(name, []))))
     if glove is not None:
         columns[GLOVE] = (
-            np.stack([glove.in_context(s.tokens, t.start, t.end, WINDOW) for s in test for t in s.targets]),
+            np.stack([bag_of_context(glove, s.tokens, t.start, t.end) for s in test for t in s.targets]),
             centroids.glove_sums,
         )
     candidates = [inventory.senses(t.lemma, t.pos) for t in targets]
     first = [c[0] if c else None for c in candidates]
     answers = {name: nearest_senses(vectors, candidates, sums) for name, (vectors, sums) in columns.items()}
+    answers[SEMCOR_MFS] = most_frequent_senses(candidates, centroids.counts)
+    unseen = sum(answer is None for answer in answers[SEMCOR_MFS])
 
     result = TaskResult(
         "wsd",
         "F1",
-        [*columns, FIRST_SENSE],
-        notes=[ANCHORS, f"GloVe vector of an occurrence = mean over ±{WINDOW} tokens around it"],
+        [*answers, FIRST_SENSE],
+        notes=notes,
         details={
             "semcor senses": len(keys),
             "semcor occurrences": int(sum(centroids.counts.values())),
             "test instances": len(targets),
-            "test instances whose lemma has a SemCor sense": sum(
-                any(k in centroids.sums for k in c) for c in candidates
-            ),
+            "test instances answered by the first-sense fallback (%)": round(100 * unseen / max(len(targets), 1), 1),
         },
     )
     for part in ("ALL", *PARTS):
-        keep = [i for i, t in enumerate(targets) if part == "ALL" or t.id.startswith(part + ".")]
+        keep = [i for i, t in enumerate(targets) if part in ("ALL", part_of(t.id))]
         gold = [targets[i].senses for i in keep]
         first_f1 = f1([first[i] for i in keep], gold)
         result.add(
