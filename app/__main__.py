@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from encoder.elmo import SHIPPED_MODELS, model_hash, resolve_model
-from encoder.errors import fail
+from encoder.errors import describe, fail
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo
@@ -59,7 +59,10 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
     An index built with ``model`` before that model changed (the shipped one, after a ``git pull``), or by another
     version of the index format, is rebuilt; an index of any other model is used as it is (it may be the user's own).
     """
-    found = FolderInfo.of(index_dir)  # not Index.open: an index of an older format is read to be replaced
+    try:
+        found = FolderInfo.of(index_dir)  # not Index.open: an index of an older format is read to be replaced
+    except IndexerError as error:
+        fail(f"{error} (python -m app --rebuild builds it again)")
     if found.has_index and not rebuild:
         source = model if model in SHIPPED_MODELS else str(Path(model).resolve())  # as the manifest names it
         if found.model_source != source:
@@ -93,7 +96,7 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
     try:
         build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild)
     except (IndexerError, OSError, ValueError) as error:
-        fail(f"building the demo index failed: {error}")
+        fail(f"building the demo index failed: {describe(error)}")
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"Built the demo index in {minutes} min {seconds} s.", flush=True)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import text, train
 from .elmo import add_model_options
-from .errors import fail
+from .errors import describe, fail
 from .eval import cli as eval_cli
 
 
@@ -35,6 +35,8 @@ def embed_command(args: argparse.Namespace) -> None:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
+    if args.batch_size < 1:
+        fail(f"--batch-size must be at least 1, not {args.batch_size}")
     lines = _read_lines(args.input)
     # --raw: the model's own tokenizer, each line one sequence; else tokens as the line separates them
     sentences = [elmo.text.tokenize(line) if args.raw else line.split() for line in lines]
@@ -102,7 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    args.func(args)
+    try:
+        args.func(args)
+    except (OSError, ValueError) as error:  # bad input or a missing file that the command did not word itself
+        fail(describe(error))
 
 
 if __name__ == "__main__":

@@ -104,6 +104,8 @@ def resolve_model(spec: str | Path = "default", weights: str | Path | None = Non
     ``weights``; or a weights ``.hdf5`` with ``options.json`` beside it. Clear errors otherwise."""
     if weights is not None:
         options, weights = Path(spec), Path(weights)
+        if options.is_dir():
+            raise FileNotFoundError(f"{options} is a folder: with --weights FILE.hdf5, --model names its options.json")
         for path in (options, weights):
             if not path.is_file():
                 raise FileNotFoundError(f"{path} does not exist")

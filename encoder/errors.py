@@ -16,3 +16,22 @@ def fail(message: str) -> NoReturn:
     """Print ``error: message`` and exit with status 2."""
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(ERROR_EXIT)
+
+
+def describe(error: BaseException) -> str:
+    """One line for an error a command did not word itself: a file error names the file and what is wrong with it
+    (Python's "[Errno 2] No such file or directory: 'x'" says neither plainly), anything else its own message."""
+    if not isinstance(error, OSError) or error.filename is None:
+        return str(error)
+    path = error.filename
+    if isinstance(error, FileNotFoundError):
+        return f"{path} does not exist; check the path"
+    if isinstance(error, IsADirectoryError):
+        return f"{path} is a folder; give a file"
+    if isinstance(error, FileExistsError):
+        return f"{path} already exists and is not a folder; choose another path"
+    if isinstance(error, NotADirectoryError):
+        return f"{path}: part of this path is a file, not a folder; check the path"
+    if isinstance(error, PermissionError):
+        return f"{path}: permission denied; choose a file or folder you may read and write"
+    return f"{path}: {error.strerror}"

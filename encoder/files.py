@@ -4,6 +4,7 @@ content hashes, and where the shipped data are."""
 from __future__ import annotations
 
 import bz2
+import errno
 import gzip
 import hashlib
 import importlib.util
@@ -55,12 +56,15 @@ def open_text(path: str | os.PathLike[str], mode: str = "rt", suffix: str | None
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[str]:
     """Yield a temporary path beside ``target``; it replaces the target only if the block succeeds."""
     target = Path(target)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
-    os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600; a written file gets the usual permissions
     try:
         yield tmp
+        # mkstemp makes 0600, and some writers (safetensors) replace the file: set the usual permissions last
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):

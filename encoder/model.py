@@ -100,7 +100,12 @@ class BiLMConfig:
 
     @classmethod
     def from_json(cls, path: str | Path) -> BiLMConfig:
-        data = json.loads(Path(path).read_text())
+        try:
+            data = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON ({error}); give a JSON object of BiLMConfig fields") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} is not a JSON object of BiLMConfig fields")
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 

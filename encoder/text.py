@@ -72,8 +72,16 @@ _TEXT_FILE_SUFFIXES = (".txt", ".txt.gz", ".txt.xz", ".txt.bz2")
 # a blank line.
 _PARAGRAPH = re.compile(r"\S.*(?:\n(?![^\S\n]*\n).*)*")
 _WORD_CHAR = re.compile(r"\w")
+_NON_SPACE = re.compile(r"\S+")
 _LOWERCASE_WORD = re.compile(r"\b[a-z]+\b")
 _WORD_TOKENIZER = NLTKWordTokenizer()
+
+MAX_SENTENCE_TOKENS = 400
+"""The most tokens one sentence may have. Text without sentence punctuation (a list, a table, a log, a
+transcript) would otherwise be one "sentence" of any length, embedded at once: 700k tokens needed 11.5 GB.
+A longer sentence is cut into consecutive pieces of at most this many tokens (:func:`cap_sentences`, which
+every language's rules apply), far more than real sentences have; an index, training and a query all see the
+same pieces."""
 
 REPLACEMENT_CHAR = "\ufffd"
 """What an undecodable byte becomes when files are read (``errors="replace"``)."""
@@ -290,7 +298,8 @@ def tokenize(sentence: str) -> list[str]:
 
 
 def split_and_tokenize(text: str) -> list[Sentence]:
-    """Split a document into sentences and tokenize each, keeping offsets into the document."""
+    """Split a document into sentences and tokenize each, keeping offsets into the document (long sentences cut
+    by :func:`cap_sentences`)."""
     result = []
     for start, end in split_sentences(text):
         tokens = tokenize_with_spans(text[start:end])
@@ -303,6 +312,25 @@ def split_and_tokenize(text: str) -> list[Sentence]:
                 token_spans=[(start + a, start + b) for _, a, b in tokens],
             )
         )
+    return cap_sentences(text, result)
+
+
+def cap_sentences(text: str, sentences: Iterable[Sentence]) -> list[Sentence]:
+    """``sentences`` of ``text``, each of more than ``MAX_SENTENCE_TOKENS`` tokens cut into consecutive pieces of
+    at most that many: the first from the sentence's start, the last to its end, the others from their first
+    token to their last. Every language's rules end with this, so no text becomes one endless sentence."""
+    result = []
+    for sentence in sentences:
+        n = len(sentence.tokens)
+        for first in range(0, max(n, 1), MAX_SENTENCE_TOKENS):
+            last = min(first + MAX_SENTENCE_TOKENS, n)
+            if first == 0 and last == n:
+                result.append(sentence)
+                break
+            spans = sentence.token_spans[first:last]
+            start = sentence.start if first == 0 else spans[0][0]
+            end = sentence.end if last == n else spans[-1][1]
+            result.append(Sentence(text[start:end], start, end, sentence.tokens[first:last], spans))
     return result
 
 
@@ -381,7 +409,10 @@ class EnglishText(TextRules):
         import nltk
 
         punkt = hashlib.sha256(PUNKT_PATH.read_bytes()).hexdigest()[:12]
-        return f"en: Punkt ({PUNKT_PATH.name} {punkt}) + NLTK {nltk.__version__} word tokenizer"
+        return (
+            f"en: Punkt ({PUNKT_PATH.name} {punkt}) + NLTK {nltk.__version__} word tokenizer, "
+            f"sentences of at most {MAX_SENTENCE_TOKENS} tokens"
+        )
 
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         return split_and_tokenize(text)
@@ -407,10 +438,13 @@ class KoreanText(TextRules):
     def identity(self) -> str:
         from importlib.metadata import version
 
-        return f"ko: Kiwi {version('kiwipiepy')} (model {version('kiwipiepy_model')}), surface morphemes"
+        return (
+            f"ko: Kiwi {version('kiwipiepy')} (model {version('kiwipiepy_model')}), surface morphemes without "
+            f"spaces, sentences of at most {MAX_SENTENCE_TOKENS} tokens"
+        )
 
     @staticmethod
-    def _surface(tokens: Iterable[Any], offset: int) -> list[tuple[int, int]]:
+    def _surface(tokens: Iterable[Any], text: str, offset: int) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
         for token in tokens:
             start, end = offset + token.start, offset + token.start + token.len
@@ -418,17 +452,20 @@ class KoreanText(TextRules):
                 spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
             else:
                 spans.append((start, end))
-        return spans
+        # Kiwi keeps some multi-word names whole ("아사카노미야 야스히코"): a token never holds a space
+        return [
+            (start + m.start(), start + m.end()) for start, end in spans for m in _NON_SPACE.finditer(text[start:end])
+        ]
 
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         result = []
         for para in _PARAGRAPH.finditer(text):
             for found in self._kiwi.split_into_sents(para.group(), return_tokens=True):
-                spans = self._surface(found.tokens, para.start())
+                spans = self._surface(found.tokens, text, para.start())
                 start, end = para.start() + found.start, para.start() + found.end
                 if spans:
                     result.append(Sentence(text[start:end], start, end, [text[a:b] for a, b in spans], spans))
-        return result
+        return cap_sentences(text, result)
 
 
 LANGUAGES = {"en": EnglishText, "ko": KoreanText}

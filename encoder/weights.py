@@ -14,6 +14,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .files import atomic_path
@@ -203,7 +204,12 @@ def read_config(directory: str | Path) -> dict:
     path = Path(directory) / CONFIG_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{directory} is not a model directory: {CONFIG_FILE} is missing")
-    config = json.loads(path.read_text())
+    try:
+        config = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise WeightsError(f"{path} is not valid JSON ({error}); restore the model's {CONFIG_FILE}") from None
+    if not isinstance(config, dict):
+        raise WeightsError(f"{path} is not a JSON object; restore the model's {CONFIG_FILE}")
     if config.get("format_version", FORMAT_VERSION) > FORMAT_VERSION:
         raise WeightsError(
             f"{path} has format version {config['format_version']}; this code reads up to {FORMAT_VERSION}"
@@ -214,13 +220,23 @@ def read_config(directory: str | Path) -> dict:
 def load_model(directory: str | Path) -> BiLM:
     """Load our own model directory, checking that every tensor is present and of the right shape."""
     directory = Path(directory)
-    config = BiLMConfig(**{k: v for k, v in read_config(directory).items() if k in BiLMConfig.__dataclass_fields__})
-    model = BiLM(config)
+    try:
+        config = BiLMConfig(**{k: v for k, v in read_config(directory).items() if k in BiLMConfig.__dataclass_fields__})
+        model = BiLM(config)
+    except (TypeError, ValueError) as error:
+        if isinstance(error, WeightsError):
+            raise
+        raise WeightsError(
+            f"{directory / CONFIG_FILE} has a field of the wrong type or value ({error}); restore it"
+        ) from None
     files, tensors = weight_files(directory), {}
     for path in files:
         if not path.is_file():
             raise FileNotFoundError(f"{path} is missing")
-        tensors.update(load_file(str(path)))
+        try:
+            tensors.update(load_file(str(path)))
+        except SafetensorError as error:
+            raise WeightsError(f"{path} is not a readable safetensors file ({error}); restore the model") from None
     weights_path = files[0] if len(files) == 1 else directory / WEIGHTS_INDEX
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from encoder.elmo import add_model_options
-from encoder.errors import fail
+from encoder.errors import describe, fail
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
@@ -139,6 +139,14 @@ def senses_command(args: argparse.Namespace) -> dict:
 
 # ------------------------------------------------------------------------------------------ text output
 def glove_command(args: argparse.Namespace) -> dict:
+    for option in ("max_tokens", "vocab_size", "min_count", "window", "dim", "epochs"):
+        if getattr(args, option) < 1:
+            fail(f"--{option.replace('_', '-')} must be at least 1, not {getattr(args, option)}")
+    if args.out.is_dir():
+        fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
+    for path in args.corpus:
+        if not path.exists():
+            fail(f"--corpus {path} does not exist")
     glove = train_glove_on_text(
         args.corpus,
         max_tokens=args.max_tokens,
@@ -485,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             result = args.run(args)
         except (IndexerError, ValueError, OSError) as error:
-            print(f"error: {error}", file=sys.stderr)
+            print(f"error: {describe(error)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(

@@ -283,6 +283,7 @@ def add_documents(
     out, device = Path(path), resolve_device(device)
     with folder.locked(out, create=False):
         base = Manifest.read(out)
+        base.check_files(out, verify_hashes=False)  # never commit a new generation over a damaged index
         elmo = open_model(base.model, model, device)
         options = ReaderOptions.from_kwargs(**reader_options)
         files = corpus_files(list(corpus))
@@ -315,6 +316,8 @@ def add_documents(
 def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
     """Remove documents from search results (their vectors stay on disk); returns the new counts."""
     out = Path(path)
+    if not doc_ids:
+        raise QueryError("no document ids given: name the documents to delete (see `stats` for the documents)")
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
         docs = pd.concat([storage.read_parquet(out / SHARDS / s.name / "docs.parquet") for s in manifest.shards])

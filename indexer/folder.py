@@ -25,6 +25,8 @@ SHARD_NAME = re.compile(r"\d{5}")  # shard directories
 @contextmanager
 def locked(out: Path, create: bool = True) -> Iterator[None]:
     """One writer per index directory at a time; ``create``: make the directory (a build), else it must exist."""
+    if not create and out.exists() and not out.is_dir():
+        raise IndexFormatError(f"{out} is a file, not an index folder; give the folder an index was built in")
     if not create and not out.is_dir():
         raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
     out.mkdir(parents=True, exist_ok=True)

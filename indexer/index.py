@@ -54,7 +54,9 @@ PASSAGES = 2  # passages shown under each document found
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``."""
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything but cpu, cuda[:N] or auto is refused."""
+    if not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "auto"):
+        raise ValueError(f"unknown device {device!r}; use cpu, cuda (or cuda:N) or auto")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -449,6 +451,12 @@ class Index:
             raise QueryError("the word is empty")
         if k != "auto" and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 50):
             raise QueryError(f"k must be 'auto' or a whole number from 1 to 50, not {k!r}")
+        if (
+            isinstance(max_occurrences, bool)
+            or not isinstance(max_occurrences, (int, np.integer))
+            or max_occurrences < 1
+        ):
+            raise QueryError(f"max_occurrences must be a whole number of at least 1, not {max_occurrences!r}")
         weights = self._weights(layers, self.layer_mix)
         ids = self.word_ids(word.strip())
         notices = []

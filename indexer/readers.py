@@ -8,6 +8,7 @@ Empty documents are skipped and counted; undecodable bytes become U+FFFD and are
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -71,7 +72,7 @@ def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
         if given.is_dir():
             files = sorted(
                 p
-                for p in given.rglob("*")
+                for p in _walk(given)
                 if p.is_file()
                 and file_format(p)
                 and not any(part.startswith(".") for part in p.relative_to(given).parts)
@@ -91,6 +92,17 @@ def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
         else:
             raise CorpusError(f"{given} does not exist")
     return [(path, name) for path, name in found.items()]
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    """Every file under ``folder``; a subfolder that cannot be listed is an error (``rglob`` skips it silently,
+    which would leave its documents out of the index without a word)."""
+
+    def refuse(error: OSError) -> None:
+        raise CorpusError(f"{error.filename} cannot be read ({error.strerror}); fix its permissions or leave it out")
+
+    for root, _, names in os.walk(folder, onerror=refuse):
+        yield from (Path(root) / name for name in names)
 
 
 @dataclass

@@ -100,8 +100,17 @@ def tune_search_params(
 
 
 def apply_search_params(index: faiss.Index, params: str) -> None:
-    if params:
+    """Set FAISS search parameters such as ``nprobe=32``; a ValueError names the ones this index has not."""
+    if not params:
+        return
+    try:
         faiss.ParameterSpace().set_index_parameters(index, params)
+    except RuntimeError as error:
+        raise ValueError(
+            f"FAISS cannot set search parameters {params!r} on a {type(index).__name__} "
+            f"({str(error).splitlines()[0].rsplit(':', 1)[-1].strip()}); give e.g. nprobe=32 for IVF or "
+            "efSearch=128 for HNSW indexes, or leave them out to have them tuned"
+        ) from None
 
 
 def check_factory(factory: str, dim: int) -> None:
@@ -122,7 +131,14 @@ def build_faiss(
     index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
     if not index.is_trained and n:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=min(n, TRAIN_SAMPLE), replace=False))
-        index.train(gather(chunks(), rows))
+        try:
+            index.train(gather(chunks(), rows))
+        except RuntimeError as error:  # e.g. fewer vectors than IVF lists
+            reason = str(error).splitlines()[0].rsplit("failed:", 1)[-1].strip()
+            raise ValueError(
+                f"FAISS cannot train a {factory!r} index on {n:,} vectors ({reason}); choose a smaller "
+                "--index-factory (e.g. fewer IVF lists, or Flat) or leave it out to have it chosen by size"
+            ) from None
     for chunk in chunks():
         index.add(np.ascontiguousarray(chunk, dtype=np.float32))
     return index

@@ -1,30 +1,149 @@
 """Bad input and faults: each case gets a clear error (or a correct answer) and leaves every file as it was.
 
-A growing table: one row per case, with the outcome class it must have and the words its message must say.
+Three tables, one row per case: ``API`` (the Python API), ``CLI`` (``python -m indexer|encoder|app``, run
+in-process) and ``APP`` (the Streamlit pages). Each row names the outcome it must have:
+
+- a clear error: the API raises the named exception with the given words in its message; a command line
+  exits 2 with exactly one line ``error: ...`` on stderr holding the words and no traceback (``USAGE``:
+  argparse's own usage error, also exit 2);
+- ``WORKS``: the call succeeds, its result passes the row's check and any notice holds the words.
+
+Every case compares the files it was given (the model, the shared index and corpus, and its own folder)
+before and after: nothing that existed may change, and a refused call leaves nothing behind but a lock file.
+A row's ``setup`` prepares (or damages) its own copy of the index before that snapshot is taken.
 """
 
 from __future__ import annotations
 
+import fcntl
+import gzip
 import json
 import os
+import re
+import shutil
 import stat
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
+import h5py
+import numpy as np
 import pytest
+from test_indexer import SETTINGS, write_corpus
 
+import app.__main__ as app_cli
+import encoder.__main__ as encoder_cli
+import indexer.__main__ as indexer_cli
+from encoder import Elmo, text
 from encoder.files import atomic_path
 from encoder.mix import LayerMix
-from indexer import CorpusError, IndexFormatError, QueryError, add_documents, build_index, delete_documents
+from encoder.model import BiLM, BiLMConfig
+from encoder.weights import save_hdf5, save_model
+from indexer import (
+    CorpusError,
+    CorruptIndexError,
+    Index,
+    IndexFormatError,
+    IndexMismatchError,
+    QueryError,
+    Settings,
+    add_documents,
+    build_index,
+    delete_documents,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
+WORKS, ERROR, USAGE = "works", "error", "usage"
+ROOTLESS = pytest.mark.skipif(os.geteuid() == 0, reason="root reads and writes any file, whatever its mode")
+BIG_QUERY = "river bank " + "x" * 1_000_000  # 1 MB, most of it one word (a query is cut at 10,000 characters)
+CONTROL = "the \x00river\x07 bank\x1b[31m\x7f\u200b\u202e"
+EMOJI = "🏦 the river 🌊 bank 👩‍👩‍👧"
+NO_MATCH = "no document contains any of the query's words"
+FEW = ["The muddy river bank flooded.", "She saved money at the bank.", "Volcanoes erupt when magma rises."]
+OTHER_MODEL = dict(char_embed_dim=4, filters=[[1, 4], [2, 8]], n_highway=1, projection_dim=8, lstm_dim=16, n_layers=2)
 
 
-def jsonl(tmp_path: Path, *records: dict) -> Path:
-    path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return path
+# ------------------------------------------------------------------------------------------ fixtures
+@dataclass
+class World:
+    """What the module builds once: the tiny model, a corpus, its index (opened), and another model."""
+
+    model: Path
+    corpus: Path
+    index: Path
+    opened: Index
+    other_model: Path
+    published: Path  # the tiny model as AllenNLP's options.json + weights.hdf5
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, tiny_model_dir) -> World:
+    root = tmp_path_factory.mktemp("bad-input")
+    corpus = write_corpus(root / "corpus")
+    build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
+    other = BiLM(BiLMConfig(**OTHER_MODEL))
+    other.reset_parameters(seed=1)
+    save_model(other, root / "other", extra_config={"name": "other"})
+    (root / "published").mkdir()
+    save_hdf5(Elmo.load(tiny_model_dir).model, root / "published" / "options.json", root / "published" / "weights.hdf5")
+    opened = Index.open(root / "index")
+    return World(tiny_model_dir, corpus, root / "index", opened, root / "other", root / "published")
+
+
+class Ctx:
+    """One case's view: the shared (read-only) things, and its own folder ``tmp`` with copies made on demand.
+
+    Every file the case is given (``file``, ``jsonl``, the copies) is remembered with its bytes in ``given``,
+    so that whether it was made before the call or during it, it is checked to be intact afterwards."""
+
+    def __init__(self, world: World, tmp: Path):
+        self.world, self.tmp = world, tmp
+        self.model, self.corpus, self.opened = world.model, world.corpus, world.opened
+        self.shared_index, self.other_model, self.published = world.index, world.other_model, world.published
+        self.given: dict[Path, bytes] = {}
+
+    def _give(self, root: Path) -> Path:
+        self.given |= {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} if root.is_dir() else {}
+        self.given |= {root: root.read_bytes()} if root.is_file() else {}
+        return root
+
+    def seal(self) -> None:
+        """What the case was given is what it holds now (after its setup)."""
+        self.given = {p: p.read_bytes() for p in self.given if p.is_file()}
+
+    @cached_property
+    def index(self) -> Path:
+        """A copy of the shared index that this case may damage or change."""
+        return self._give(Path(shutil.copytree(self.world.index, self.tmp / "index")))
+
+    @cached_property
+    def model_copy(self) -> Path:
+        return self._give(Path(shutil.copytree(self.world.model, self.tmp / "model")))
+
+    def file(self, name: str, content: str | bytes) -> Path:
+        path = self.tmp / "in" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return self._give(path)
+
+    def jsonl(self, *records: dict | str, name: str = "docs.jsonl") -> Path:
+        return self.file(name, "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+
+    def few(self) -> Path:
+        """A corpus of three short documents: quick to build."""
+        return self.jsonl(*({"id": f"few-{i}", "text": t} for i, t in enumerate(FEW)), name="few.jsonl")
+
+    def build(self, corpus: Path | list[Path], **options: Any) -> Index:
+        """A build of ``corpus`` into ``tmp/out`` with the tiny model and a trained GloVe (fast)."""
+        settings = options.pop("settings", SETTINGS)
+        corpus = corpus if isinstance(corpus, list) else [corpus]
+        return build_index(corpus, self.tmp / "out", model=self.model, settings=settings, progress=False, **options)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -32,79 +151,1530 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-CASES = [
-    # (case, what to run given tmp_path and the tiny model, the error, words its message must have)
-    (
+def snapshots(ctx: Ctx) -> dict[str, dict[str, bytes]]:
+    roots = [ctx.tmp, ctx.model, ctx.corpus, ctx.shared_index, ctx.other_model, ctx.published]
+    return {str(root): snapshot(root) for root in roots}
+
+
+def assert_intact(c: Ctx, before: dict, refused: bool, partial: bool = False) -> None:
+    """Nothing that existed or was given changed; a refused call added nothing but lock files (``partial``: and
+    the resumable state of a build refused after it started encoding, under ``out/``)."""
+    after = snapshots(c)
+    for root, files in before.items():
+        assert {k: v for k, v in after[root].items() if k in files} == files, f"files under {root} changed"
+    for path, content in c.given.items():
+        assert path.is_file() and path.read_bytes() == content, f"{path} changed"
+    if refused:
+        made = {str(p) for p in c.given}
+        added = [
+            name
+            for root, files in after.items()
+            for name in files
+            if name not in before[root]
+            and str(Path(root) / name) not in made
+            and not name.endswith(".lock")
+            and not (partial and name.startswith("out/"))
+        ]
+        assert not added, f"a refused call left {added}"
+
+
+def lock(path: Path) -> Callable[[], None]:
+    """Hold the index's write lock as another writer would (released when the case's folder goes)."""
+    handle = open(path / ".lock", "a")
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    LOCKS.append(handle)
+
+
+LOCKS: list = []
+
+
+@pytest.fixture(autouse=True)
+def _release_locks():
+    yield
+    while LOCKS:
+        LOCKS.pop().close()
+
+
+# ------------------------------------------------------------------------------------------ damage
+def truncate(path: Path, keep: int = 100) -> None:
+    path.write_bytes(path.read_bytes()[:keep])
+
+
+def flip_last_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps(change(data)))
+
+
+def shard(c: Ctx, name: str = "", number: int = 0) -> Path:
+    return c.index / "shards" / f"{number:05d}" / name
+
+
+def faiss_file(c: Ctx, kind: str = "sentences") -> Path:
+    return c.index / json.loads((c.index / "manifest.json").read_text())["indexes"][kind]["file"]
+
+
+def manifest(c: Ctx) -> Path:
+    return c.index / "manifest.json"
+
+
+def without(data: dict, key: str) -> dict:
+    return {k: v for k, v in data.items() if k != key}
+
+
+# ------------------------------------------------------------------------------------------ the API table
+EARLY = (
+    "a FAISS factory is checked against the number of vectors, and search parameters at all, only after encoding "
+    "(finalize.py; vectors.py now words the error): the build should try them before (manifest.Settings.check)"
+)
+
+
+def later(case: Any, reason: str) -> Any:
+    """A row that fails today because its fix belongs in code being refactored (build.py, manifest.py, storage.py
+    and the files split from them) or in a file outside this sweep's reach (encoder/glove.py, indexer/glove.py)."""
+    return pytest.param(case, id=case.name, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    run: Callable[[Ctx], Any]
+    expect: type[BaseException] | str  # the exception a clear error raises, or WORKS
+    words: str = ""  # a regex its message (or, for WORKS, a notice or warning) must match
+    check: Callable[[Any], bool] | None = None  # WORKS: the result is right
+    setup: Callable[[Ctx], Any] | None = None  # prepares the case's own files before the snapshot
+
+
+def is_hits(hits: Any) -> bool:
+    return isinstance(hits, list) and all(h.rank == i for i, h in enumerate(hits, start=1))
+
+
+def found(n: int) -> Callable[[Any], bool]:
+    return lambda hits: is_hits(hits) and len(hits) == n
+
+
+def built(documents: int, **counts: int) -> Callable[[Index], bool]:
+    return lambda index: (
+        index.stats()["counts"]["documents"] == documents
+        and all(index.stats()["counts"][k] == v for k, v in counts.items())
+    )
+
+
+def capped(tokens: int, run: Callable[[], Any]) -> Any:
+    """``run()`` with sentences cut at ``tokens`` tokens instead of MAX_SENTENCE_TOKENS (to keep the test small)."""
+    with mock.patch.object(text, "MAX_SENTENCE_TOKENS", tokens):
+        return run()
+
+
+def small(**fields: Any) -> Settings:
+    return Settings(**{**SETTINGS.__dict__, **fields})
+
+
+def other_shape_options(c: Ctx) -> None:
+    shutil.copytree(c.published, c.tmp / "published")
+    edit_json(c.tmp / "published" / "options.json", lambda o: {**o, "lstm": {**o["lstm"], "dim": 32}})
+
+
+BINARY = bytes(range(256)) * 8
+LATIN1 = "Caf\xe9 au lait near the river bank.\nNa\xefve savings at the bank.\n".encode("latin-1")
+
+API = [
+    # ---- queries: empty, odd, huge
+    Case("search an empty query", lambda c: c.opened.search(""), QueryError, "empty"),
+    Case("search whitespace only", lambda c: c.opened.search(" \t\n\u3000 "), QueryError, "empty"),
+    Case("search None", lambda c: c.opened.search(None), QueryError, "empty"),
+    Case("search a number", lambda c: c.opened.search(42), QueryError, "empty"),
+    Case("search punctuation only", lambda c: c.opened.search("?!... ;", method="keywords"), WORKS, check=is_hits),
+    Case(
+        "search control characters", lambda c: c.opened.search(CONTROL, k=3, method="keywords"), WORKS, check=found(3)
+    ),
+    Case("search emoji", lambda c: c.opened.search(EMOJI, k=3, method="keywords"), WORKS, check=found(3)),
+    Case("search a 1 MB query", lambda c: c.opened.search(BIG_QUERY, k=2), WORKS, "first 10,000", found(2)),
+    Case(
+        "search unknown words", lambda c: c.opened.search("qwxzt blorft vrrmm", k=3), WORKS, "no good match", found(3)
+    ),
+    Case(
+        "search one 5,000-letter word",
+        lambda c: c.opened.search("a" * 5000, k=1, method="keywords"),
+        WORKS,
+        NO_MATCH,
+        found(0),
+    ),
+    Case(
+        "search right-to-left text", lambda c: c.opened.search("ضفة النهر", k=2, method="glove"), WORKS, check=found(0)
+    ),
+    Case("search k=0", lambda c: c.opened.search("bank", k=0), QueryError, "k must be a whole number from 1"),
+    Case("search k=-1", lambda c: c.opened.search("bank", k=-1), QueryError, "k must be .* not -1"),
+    Case("search a huge k", lambda c: c.opened.search("bank", k=10**12), QueryError, "from 1 to 1000"),
+    Case("search k=2.5", lambda c: c.opened.search("bank", k=2.5), QueryError, "not 2.5"),
+    Case("search k=True", lambda c: c.opened.search("bank", k=True), QueryError, "not True"),
+    Case("search k as text", lambda c: c.opened.search("bank", k="3"), QueryError, "not '3'"),
+    Case(
+        "search k above the documents",
+        lambda c: c.opened.search("bank", k=1000, method="keywords"),
+        WORKS,
+        check=found(24),
+    ),
+    Case("search an unknown method", lambda c: c.opened.search("bank", method="magic"), QueryError, "one of hybrid"),
+    Case("search layers with nan", lambda c: c.opened.search("bank", layers="nan,nan,nan"), QueryError, "finite"),
+    Case("search layers with inf", lambda c: c.opened.search("bank", layers="1,inf,0"), QueryError, "finite"),
+    Case("search negative layers", lambda c: c.opened.search("bank", layers="-1,-1,-1"), QueryError, "non-negative"),
+    Case("search all-zero layers", lambda c: c.opened.search("bank", layers="0,0,0"), QueryError, "not all zero"),
+    Case("search 2 layer weights for 3", lambda c: c.opened.search("bank", layers="1,1"), QueryError, "3 layers"),
+    Case("search a layer mix name", lambda c: c.opened.search("bank", layers="bottom"), QueryError, "bad layer mix"),
+    Case(
+        "search layers as a list",
+        lambda c: c.opened.search("muddy river bank", k=2, method="elmo", layers=[1, 0, 0]),
+        WORKS,
+        check=found(2),
+    ),
+    Case("sentences k=0", lambda c: c.opened.search_sentences("bank", k=0), QueryError, "k must be"),
+    Case("sentences by hybrid", lambda c: c.opened.search_sentences("bank", method="hybrid"), QueryError, "'elmo'"),
+    Case(
+        "sentences by glove, unknown words",
+        lambda c: c.opened.search_sentences("qwxzt blorft", method="glove"),
+        WORKS,
+        "none of the query's words has a GloVe vector",
+        found(0),
+    ),
+    Case("sentences of emoji", lambda c: c.opened.search_sentences(EMOJI, k=4), WORKS, check=found(4)),
+    # ---- word in context
+    Case("neighbors of an empty sentence", lambda c: c.opened.neighbors("", "bank"), QueryError, "sentence is empty"),
+    Case(
+        "neighbors of an empty word", lambda c: c.opened.neighbors("the river bank", " "), QueryError, "word is empty"
+    ),
+    Case(
+        "neighbors of a word not in the sentence",
+        lambda c: c.opened.neighbors("the river bank", "money"),
+        QueryError,
+        "'money' is not a word of the sentence; its words are: the | river | bank",
+    ),
+    Case(
+        "neighbors position past the end",
+        lambda c: c.opened.neighbors("the river bank", "bank", position=99),
+        QueryError,
+        "outside the sentence",
+    ),
+    Case(
+        "neighbors position -1",
+        lambda c: c.opened.neighbors("the river bank", "bank", position=-1),
+        QueryError,
+        "outside the sentence",
+    ),
+    Case(
+        "neighbors position of another word",
+        lambda c: c.opened.neighbors("the river bank", "bank", position=1),
+        QueryError,
+        "token 1 of the sentence is 'river'",
+    ),
+    Case("neighbors k=0", lambda c: c.opened.neighbors("the bank", "bank", k=0), QueryError, "k must be"),
+    Case(
+        "neighbors same word, unknown word",
+        lambda c: c.opened.neighbors("a qwxzt here", "qwxzt", same_word=True),
+        QueryError,
+        "does not occur in the indexed documents",
+    ),
+    Case(
+        "neighbors same word, a stopword",
+        lambda c: c.opened.neighbors("the bank", "the", same_word=True),
+        QueryError,
+        "stopwords are not indexed",
+    ),
+    Case(
+        "neighbors of an emoji",
+        lambda c: c.opened.neighbors(EMOJI, "🌊", k=3),
+        WORKS,
+        check=lambda n: len(n.hits) == 3 and n.query_tokens[n.position] == "🌊" and "not in the GloVe" in n.glove_note,
+    ),
+    Case(
+        "neighbors of a word twice",
+        lambda c: c.opened.neighbors("bank to bank", "bank", k=2),
+        WORKS,
+        check=lambda n: n.position == 0 and "occurs 2 times" in n.notices[0],
+    ),
+    Case(
+        "neighbors in a 1 MB sentence",
+        lambda c: c.opened.neighbors(BIG_QUERY, "bank", k=2),
+        WORKS,
+        "first 10,000",
+        lambda n: n.position == 1 and len(n.hits) == 2,
+    ),
+    Case(
+        "neighbors with bad layers",
+        lambda c: c.opened.neighbors("the bank", "bank", layers="1,2,3,4"),
+        QueryError,
+        "bad layer mix",
+    ),
+    # ---- senses
+    Case("senses of an empty word", lambda c: c.opened.senses(""), QueryError, "word is empty"),
+    Case("senses of an unknown word", lambda c: c.opened.senses("qwxzt"), QueryError, "does not occur"),
+    Case("senses of punctuation", lambda c: c.opened.senses("."), QueryError, "punctuation is not indexed"),
+    Case("senses of a stopword", lambda c: c.opened.senses("The"), QueryError, "stopwords are not indexed"),
+    Case("senses k=0", lambda c: c.opened.senses("bank", k=0), QueryError, "k must be 'auto' or a whole number"),
+    Case("senses k=51", lambda c: c.opened.senses("bank", k=51), QueryError, "from 1 to 50"),
+    Case("senses k as text", lambda c: c.opened.senses("bank", k="three"), QueryError, "not 'three'"),
+    Case(
+        "senses of no occurrences",
+        lambda c: c.opened.senses("bank", max_occurrences=0),
+        QueryError,
+        "max_occurrences must be",
+    ),
+    Case(
+        "senses of one sampled occurrence",
+        lambda c: c.opened.senses("bank", max_occurrences=1),
+        WORKS,
+        check=lambda s: s.n_occurrences == 1 and len(s.clusters) == 1 and "sample of 1" in s.notices[0],
+    ),
+    Case("senses with NaN layers", lambda c: c.opened.senses("bank", layers="nan,1,1"), QueryError, "finite"),
+    Case(
+        "senses with more clusters than uses",
+        lambda c: c.opened.senses("glaciers", k=5),
+        WORKS,
+        check=lambda s: s.n_occurrences == 1 and len(s.clusters) == 1,
+    ),
+    # ---- opening an index
+    Case("open a missing folder", lambda c: Index.open(c.tmp / "nowhere"), IndexFormatError, "does not exist"),
+    Case("open a file", lambda c: Index.open(c.file("notes.txt", "hi")), IndexFormatError, "not an index"),
+    Case("open an empty folder", lambda c: Index.open(c.tmp), IndexFormatError, "not an index"),
+    Case("open the corpus folder", lambda c: Index.open(c.corpus), IndexFormatError, "not an index"),
+    Case(
+        "open a manifest cut short",
+        lambda c: Index.open(c.index),
+        CorruptIndexError,
+        "manifest.json cannot be read",
+        setup=lambda c: truncate(manifest(c), 50),
+    ),
+    Case(
+        "open a manifest that is a JSON list",
+        lambda c: Index.open(c.index),
+        IndexFormatError,
+        "manifest.json is not an index manifest",
+        setup=lambda c: manifest(c).write_text("[]"),
+    ),
+    Case(
+        "open a manifest without shards",
+        lambda c: Index.open(c.index),
+        IndexFormatError,
+        "manifest.json is not a valid index manifest .*shards",
+        setup=lambda c: edit_json(manifest(c), lambda m: without(m, "shards")),
+    ),
+    Case(
+        "open a manifest of a newer format",
+        lambda c: Index.open(c.index),
+        IndexFormatError,
+        "newer",
+        setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": 99}),
+    ),
+    Case(
+        "open a manifest of an older format",
+        lambda c: Index.open(c.index),
+        IndexFormatError,
+        "rebuild",
+        setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": 1}),
+    ),
+    Case(
+        "open an index missing a shard",
+        lambda c: Index.open(c.index),
+        CorruptIndexError,
+        "missing",
+        setup=lambda c: shutil.rmtree(shard(c, number=1)),
+    ),
+    Case(
+        "open a truncated parquet",
+        lambda c: Index.open(c.index),
+        CorruptIndexError,
+        "docs.parquet .*truncated|docs.parquet.*size",
+        setup=lambda c: truncate(shard(c, "docs.parquet")),
+    ),
+    Case(
+        "open a truncated npy",
+        lambda c: Index.open(c.index),
+        CorruptIndexError,
+        "token_layers.npy",
+        setup=lambda c: truncate(shard(c, "token_layers.npy")),
+    ),
+    Case(
+        "open a truncated faiss",
+        lambda c: Index.open(c.index),
+        CorruptIndexError,
+        "faiss",
+        setup=lambda c: truncate(faiss_file(c)),
+    ),
+    Case(
+        "open an altered npy",
+        lambda c: Index.open(c.index),
+        CorruptIndexError,
+        "sha256",
+        setup=lambda c: flip_last_byte(shard(c, "sentence_layers.npy")),
+    ),
+    Case(
+        "open a garbled faiss unverified",
+        lambda c: Index.open(c.index, verify=False),
+        CorruptIndexError,
+        "not a readable FAISS index",
+        setup=lambda c: faiss_file(c).write_bytes(b"\0" * faiss_file(c).stat().st_size),
+    ),
+    Case(
+        "open a garbled parquet unverified",
+        lambda c: Index.open(c.index, verify=False),
+        CorruptIndexError,
+        "docs.parquet cannot be read",
+        setup=lambda c: shard(c, "docs.parquet").write_bytes(b"\0" * shard(c, "docs.parquet").stat().st_size),
+    ),
+    Case(
+        "open without its trained GloVe",
+        lambda c: Index.open(c.index),
+        CorruptIndexError,
+        "glove.txt is missing",
+        setup=lambda c: (c.index / "glove.txt").unlink(),
+    ),
+    Case(
+        "open an interrupted build",
+        lambda c: Index.open(c.index),
+        IndexFormatError,
+        "interrupted",
+        setup=lambda c: manifest(c).rename(c.index / "build-state.json"),
+    ),
+    Case("open with another model", lambda c: Index.open(c.shared_index, model=c.other_model), IndexMismatchError),
+    Case("open with a missing model", lambda c: Index.open(c.shared_index, model=c.tmp / "nope"), IndexMismatchError),
+    Case("open on an unknown device", lambda c: Index.open(c.shared_index, device="tpu"), ValueError, "device"),
+    Case(
+        "open with a truncated model",
+        lambda c: Index.open(c.shared_index, model=c.model_copy),
+        IndexMismatchError,
+        "model.safetensors is not a readable safetensors file",
+        setup=lambda c: truncate(c.model_copy / "model.safetensors", 200),
+    ),
+    # ---- models
+    Case("load a missing model", lambda c: Elmo.load(c.tmp / "nope"), FileNotFoundError, "there is no model at"),
+    Case("load a corpus folder as a model", lambda c: Elmo.load(c.corpus), FileNotFoundError, "holds neither"),
+    Case(
+        "load options without weights",
+        lambda c: Elmo.load(c.published / "options.json"),
+        FileNotFoundError,
+        "--weights",
+    ),
+    Case(
+        "load a truncated model.safetensors",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "model.safetensors is not a readable safetensors file; restore the model|model.safetensors",
+        setup=lambda c: truncate(c.model_copy / "model.safetensors", 200),
+    ),
+    Case(
+        "load a config.json with a wrong size",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "shape",
+        setup=lambda c: edit_json(c.model_copy / "config.json", lambda m: {**m, "lstm_dim": 32}),
+    ),
+    Case(
+        "load a config.json with an unknown field",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "config.json",
+        setup=lambda c: edit_json(c.model_copy / "config.json", lambda m: {**m, "n_layers": "two"}),
+    ),
+    Case(
+        "load a config.json that is not JSON",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "config.json",
+        setup=lambda c: (c.model_copy / "config.json").write_text("{model"),
+    ),
+    Case(
+        "load options.json of another shape",
+        lambda c: Elmo.load(c.tmp / "published"),
+        ValueError,
+        "shape|weights",
+        setup=other_shape_options,
+    ),
+    Case("embed nothing", lambda c: c.opened.elmo.embed([]), WORKS, check=lambda v: v == []),
+    Case(
+        "embed an empty sentence", lambda c: c.opened.elmo.embed([""]), WORKS, check=lambda v: v[0].shape == (3, 0, 16)
+    ),
+    Case(
+        "embed emoji and control", lambda c: c.opened.elmo.embed([EMOJI, CONTROL]), WORKS, check=lambda v: len(v) == 2
+    ),
+    Case(
+        "embed a 10,000-letter token",
+        lambda c: c.opened.elmo.embed([["x" * 10_000]]),
+        WORKS,
+        check=lambda v: v[0].shape == (3, 1, 16) and np.isfinite(v[0]).all(),
+    ),
+    Case("embed batch size 0", lambda c: c.opened.elmo.embed(["a b"], batch_size=0), ValueError, "at least 1"),
+    Case("embed a NaN mix", lambda c: c.opened.elmo.embed(["a b"], mix="nan,1,1"), ValueError, "finite"),
+    Case("embed a mix of 4 for 3", lambda c: c.opened.elmo.embed(["a"], mix=[1, 1, 1, 1]), ValueError, "3 layers"),
+    # ---- building
+    Case("build from a missing path", lambda c: c.build(c.tmp / "missing.txt"), CorpusError, "does not exist"),
+    Case(
+        "build from an empty folder",
+        lambda c: c.build(c.tmp / "in"),
+        CorpusError,
+        "holds no corpus files",
+        setup=lambda c: (c.tmp / "in").mkdir(),
+    ),
+    Case(
+        "build from a folder of unsupported files",
+        lambda c: c.build(c.tmp / "in"),
+        CorpusError,
+        "holds no corpus files",
+        setup=lambda c: c.file("report.docx", BINARY),
+    ),
+    Case(
+        "build from a .tsv file",
+        lambda c: c.build(c.file("a.tsv", "id\ttext\n1\tOne.\n")),
+        CorpusError,
+        "unsupported file type",
+    ),
+    Case(
+        "build from a binary .txt",
+        lambda c: c.build([c.few(), c.file("blob.txt", BINARY)]),
+        WORKS,
+        "blob.txt: .* undecodable",
+        lambda i: i.stats()["counts"]["replaced_characters"] > 0,
+    ),
+    Case(
+        "build from a Latin-1 .txt",
+        lambda c: c.build([c.few(), c.file("latin.txt", LATIN1)]),
+        WORKS,
+        "latin.txt: 2 undecodable",
+        built(5, replaced_characters=2),
+    ),
+    Case(
+        "build from a binary .parquet",
+        lambda c: c.build(c.file("blob.parquet", BINARY)),
+        CorpusError,
+        "blob.parquet cannot be read as parquet",
+    ),
+    Case(
+        "build from a .gz that is not gzip",
+        lambda c: c.build(c.file("a.txt.gz", "plain")),
+        CorpusError,
+        "a.txt.gz cannot be read",
+    ),
+    Case(
+        "build from a cut-off .gz",
+        lambda c: c.build(c.file("a.jsonl.gz", gzip.compress(b'{"text": "One."}\n' * 50)[:-30])),
+        CorpusError,
+        "a.jsonl.gz cannot be read",
+    ),
+    Case(
+        "build from a JSONL with a broken line",
+        lambda c: c.build(c.jsonl({"text": "One."}, '{"text": "Tw')),
+        CorpusError,
+        "line 2: not valid JSON",
+    ),
+    Case(
+        "build from a JSONL without the text field",
+        lambda c: c.build(c.jsonl({"body": "One."})),
+        CorpusError,
+        "has no 'text' field .*--text-column",
+    ),
+    Case(
+        "build from a JSONL with duplicate ids",
+        lambda c: c.build(c.jsonl({"id": "a", "text": "One."}, {"id": "a", "text": "Two."})),
+        CorpusError,
+        "'a' appears more than once",
+    ),
+    Case(
+        "build from a JSONL of numbers and strings as one id",
+        lambda c: c.build(c.jsonl({"id": 7, "text": "One."}, {"id": "7", "text": "Two."})),
+        CorpusError,
+        "'7' appears more than once",
+    ),
+    Case("build from a JSONL of lists", lambda c: c.build(c.jsonl("[1, 2]")), CorpusError, "expected a JSON object"),
+    Case(
+        "build with a missing --id-column",
+        lambda c: c.build(c.jsonl({"text": "One."}), id_column="key"),
+        CorpusError,
+        "has no 'key' field",
+    ),
+    Case(
+        "build from a JSONL with a BOM",
+        lambda c: c.build(
+            [c.few(), c.file("bom.jsonl", "\ufeff" + json.dumps({"id": "b", "text": "The bank."}) + "\n")]
+        ),
+        WORKS,
+        check=built(4),
+    ),
+    Case(
+        "build from a CSV without the text column",
+        lambda c: c.build(c.file("a.csv", "id,body\n1,One.\n")),
+        CorpusError,
+        "has no 'text' field",
+    ),
+    Case(
+        "build from a ragged CSV",
+        lambda c: c.build(c.file("a.csv", 'id,text\n1,"One."\n2,Two.,extra,more\n')),
+        CorpusError,
+        "a.csv cannot be read as csv",
+    ),
+    Case("build from an empty CSV", lambda c: c.build(c.file("a.csv", "")), CorpusError, "a.csv cannot be read as csv"),
+    Case("build from a CSV header only", lambda c: c.build(c.file("a.csv", "id,text\n")), CorpusError, "holds no text"),
+    Case(
+        "build from a CSV with a BOM and quoted newlines",
+        lambda c: c.build([c.few(), c.file("b.csv", '\ufeffid,text\nq1,"The river bank.\nThe money bank."\n')]),
+        WORKS,
+        check=built(4),
+    ),
+    Case(
+        "build from a semicolon CSV",
+        lambda c: c.build(c.file("a.csv", "id;text\n1;One.\n")),
+        CorpusError,
+        "has no 'text' field \\(fields: id;text\\)",
+    ),
+    Case("build from blank documents", lambda c: c.build(c.file("a.txt", "\n  \n\t\n")), CorpusError, "holds no text"),
+    Case(
+        "build into a file",
+        lambda c: build_index([c.corpus], c.file("out", "mine"), model=c.model, progress=False),
+        FileExistsError,
+        "in/out",
+    ),
+    Case(
+        "build into a folder under a file",
+        lambda c: build_index([c.corpus], c.file("out", "mine") / "index", model=c.model, progress=False),
+        NotADirectoryError,
+        "in/out",
+    ),
+    Case(
+        "build into a folder of other files",
+        lambda c: c.build(c.corpus),
+        FileExistsError,
+        "not empty and not an index",
+        setup=lambda c: c.file("../out/thesis.docx", "mine"),
+    ),
+    Case(
+        "build over an index",
+        lambda c: build_index([c.tmp / "in"], c.index, model=c.model, progress=False),
+        FileExistsError,
+        "--overwrite",
+        setup=lambda c: c.jsonl({"text": "One."}),
+    ),
+    Case(
+        "build with an unknown index factory",
+        lambda c: c.build(c.corpus, index_factory="Bogus42"),
+        ValueError,
+        "Bogus42",
+    ),
+    later(
+        Case(
+            "build with IVF on too few vectors",
+            lambda c: c.build(c.few(), index_factory="IVF4096,Flat"),
+            ValueError,
+            "IVF4096",
+        ),
+        EARLY,
+    ),
+    later(
+        Case(
+            "build with a bad nprobe",
+            lambda c: c.build(c.few(), settings=small(search_params="nprobe=abc")),
+            ValueError,
+            "nprobe=abc",
+        ),
+        EARLY,
+    ),
+    later(
+        Case(
+            "build with an unknown search parameter",
+            lambda c: c.build(c.few(), settings=small(search_params="speed=11")),
+            ValueError,
+            "speed=11",
+        ),
+        EARLY,
+    ),
+    Case("build with 2 layer weights for 3", lambda c: c.build(c.corpus, layers="1,1"), ValueError, "3 layers"),
+    Case("build with negative layers", lambda c: c.build(c.corpus, search_layers="-1,0,2"), ValueError, "non-negative"),
+    Case(
+        "build with an unknown pooling",
+        lambda c: c.build(c.corpus, pooling="median"),
+        ValueError,
+        "pooling must be one of",
+    ),
+    Case(
+        "build with a missing GloVe file",
+        lambda c: c.build(c.corpus, glove=c.tmp / "g.txt"),
+        FileNotFoundError,
+        "g.txt does not exist",
+    ),
+    later(
+        Case(
+            "build with a GloVe file that is not GloVe",
+            lambda c: c.build(c.few(), glove=c.file("g.txt", "hello world\nriver 1 2\n")),
+            ValueError,
+            "g.txt",
+        ),
+        "a GloVe file is first read after encoding (build.py, manifest.open_glove), and its error does not name it "
+        "(encoder/glove.py Glove.load)",
+    ),
+    Case(
+        "build with min_freq 0",
+        lambda c: c.build(c.corpus, settings=small(min_freq=0)),
+        ValueError,
+        "min_freq must be at least 1",
+    ),
+    Case(
+        "build with shard_tokens 0",
+        lambda c: c.build(c.corpus, settings=small(shard_tokens=0)),
+        ValueError,
+        "shard_tokens",
+    ),
+    Case(
+        "build with an unknown reader option",
+        lambda c: c.build(c.corpus, text_col="body"),
+        TypeError,
+        "unknown reader option",
+    ),
+    Case(
+        "build into a locked folder",
+        lambda c: c.build(c.corpus),
+        IndexFormatError,
+        "another process is writing",
+        setup=lambda c: ((c.tmp / "out").mkdir(), lock(c.tmp / "out")),
+    ),
+    Case(
+        "build a sentence longer than the cap",  # at a cap of 8 tokens; tests/test_text.py checks the real one
+        lambda c: capped(8, lambda: c.build(c.jsonl({"id": "long", "text": " ".join(["river bank"] * 10)}))),
+        WORKS,
+        check=lambda i: (
+            i.sentences["tokens"].map(len).tolist() == [8, 8, 4]
+            and " ".join(i.sentences["text"]) == " ".join(["river bank"] * 10)
+        ),
+    ),
+    # ---- adding and deleting
+    Case(
+        "add a document id the index has",
+        lambda c: add_documents(c.index, [c.jsonl({"id": "river-0", "text": "Again."})], progress=False),
+        CorpusError,
+        "'river-0'",
+    ),
+    Case(
+        "add duplicate ids",
+        lambda c: add_documents(
+            c.index, [c.jsonl({"id": "n", "text": "A."}, {"id": "n", "text": "B."})], progress=False
+        ),
+        CorpusError,
+        "'n' appears more than once",
+    ),
+    Case(
+        "add to a corpus folder",
+        lambda c: add_documents(c.tmp / "in", [c.jsonl({"text": "A."})], progress=False),
+        IndexFormatError,
+        "not an index",
+    ),
+    Case(
+        "add with another model",
+        lambda c: add_documents(c.index, [c.jsonl({"text": "A bank."})], model=c.other_model, progress=False),
+        IndexMismatchError,
+    ),
+    Case(
+        "add to a locked index",
+        lambda c: add_documents(c.index, [c.jsonl({"text": "A bank."})], progress=False),
+        IndexFormatError,
+        "another process is writing",
+        setup=lambda c: lock(c.index),
+    ),
+    Case(
+        "add to a damaged index",
+        lambda c: add_documents(c.index, [c.jsonl({"text": "A bank."})], progress=False),
+        CorruptIndexError,
+        "token_layers.npy",
+        setup=lambda c: truncate(shard(c, "token_layers.npy")),
+    ),
+    Case(
+        "add a broken JSONL",
+        lambda c: add_documents(c.index, [c.jsonl('{"text": ')], progress=False),
+        CorpusError,
+        "not valid JSON",
+    ),
+    Case("delete an unknown id", lambda c: delete_documents(c.index, ["no-such-doc"]), QueryError, "no-such-doc"),
+    Case("delete nothing", lambda c: delete_documents(c.index, []), QueryError, "no document ids"),
+    Case(
+        "delete an id twice",
+        lambda c: delete_documents(c.index, ["river-0"]),
+        QueryError,
+        "river-0",
+        setup=lambda c: delete_documents(c.index, ["river-0"]),
+    ),
+    Case(
+        "delete from a locked index",
+        lambda c: delete_documents(c.index, ["river-0"]),
+        IndexFormatError,
+        "another process is writing",
+        setup=lambda c: lock(c.index),
+    ),
+    Case(
+        "delete from a broken manifest",
+        lambda c: delete_documents(c.index, ["river-0"]),
+        CorruptIndexError,
+        "manifest.json",
+        setup=lambda c: truncate(manifest(c), 30),
+    ),
+    Case(
+        "delete from a missing index",
+        lambda c: delete_documents(c.tmp / "nowhere", ["a"]),
+        IndexFormatError,
+        "does not exist",
+    ),
+    # ---- JSON fields and layer weights (the first rows of this table)
+    Case(
         "json text is a list",
-        lambda t, m: build_index([jsonl(t, {"id": "a", "text": ["One.", "Two."]})], t / "i", model=m, progress=False),
+        lambda c: c.build(c.jsonl({"id": "a", "text": ["One.", "Two."]})),
         CorpusError,
         "is a list, not text",
     ),
-    (
+    Case(
         "json text is a dict",
-        lambda t, m: build_index([jsonl(t, {"id": "a", "text": {"p": "One."}})], t / "i", model=m, progress=False),
+        lambda c: c.build(c.jsonl({"id": "a", "text": {"p": "One."}})),
         CorpusError,
         "is a dict, not text",
     ),
-    (
+    Case(
         "json title is a bool",
-        lambda t, m: build_index([jsonl(t, {"text": "One.", "title": True})], t / "i", model=m, progress=False),
+        lambda c: c.build(c.jsonl({"text": "One.", "title": True})),
         CorpusError,
         "'title' field is a bool",
     ),
-    (
-        "add to an index that does not exist",
-        lambda t, m: add_documents(t / "nowhere", [jsonl(t, {"text": "One."})], progress=False),
-        IndexFormatError,
-        "does not exist",
-    ),
-    (
-        "delete from an index that does not exist",
-        lambda t, m: delete_documents(t / "nowhere", ["a"]),
-        IndexFormatError,
-        "does not exist",
-    ),
-    (
-        "build with NaN layer weights",
-        lambda t, m: build_index([jsonl(t, {"text": "One."})], t / "i", model=m, layers="nan,nan,nan", progress=False),
-        ValueError,
-        "finite",
-    ),
-    (
+    Case("build with NaN layer weights", lambda c: c.build(c.corpus, layers="nan,nan,nan"), ValueError, "finite"),
+    Case(
         "build with overflowing layer weights",
-        lambda t, m: build_index(
-            [jsonl(t, {"text": "One."})], t / "i", model=m, search_layers="1e308,1e308,1e308", progress=False
-        ),
+        lambda c: c.build(c.corpus, search_layers="1e308,1e308,1e308"),
         ValueError,
         "finite",
     ),
-    ("infinite layer weight", lambda t, m: LayerMix.parse("1,inf,0", 3), ValueError, "finite"),
+    Case("infinite layer weight", lambda c: LayerMix.parse("1,inf,0", 3), ValueError, "finite"),
+    pytest.param(
+        Case(
+            "build into a read-only folder",
+            lambda c: build_index([c.corpus], c.tmp / "ro" / "out", model=c.model, progress=False),
+            PermissionError,
+            "Permission denied",
+            setup=lambda c: ((c.tmp / "ro").mkdir(), (c.tmp / "ro").chmod(0o555)),
+        ),
+        marks=ROOTLESS,
+    ),
+    pytest.param(
+        Case(
+            "build from a folder with an unreadable subfolder",
+            lambda c: c.build(c.tmp / "in"),
+            CorpusError,
+            "secret cannot be read",
+            setup=lambda c: (
+                c.jsonl({"text": "One."}),
+                (c.tmp / "in" / "secret").mkdir(),
+                (c.tmp / "in" / "secret").chmod(0),
+            ),
+        ),
+        marks=ROOTLESS,
+    ),
 ]
 
 
-@pytest.mark.parametrize("case, run, error, words", CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_refused_clearly_and_touches_nothing(case, run, error, words, tmp_path, tiny_model_dir):
-    (tmp_path / "keep.txt").write_text("mine")
-    before = snapshot(tmp_path)
-    with pytest.raises(error, match=words):
-        run(tmp_path, tiny_model_dir)
-    after = snapshot(tmp_path)
-    assert {k: v for k, v in after.items() if k in before} == before  # nothing that was there changed
-    assert not (tmp_path / "nowhere").exists()  # nor was a folder made for a missing index
-    assert not (tmp_path / "i" / "manifest.json").exists()  # no index half-made from bad input
+def _params(table: list) -> list:
+    return [row if not isinstance(row, Case) else pytest.param(row, id=row.name) for row in table]
 
 
-def test_a_query_with_nan_weights_is_a_query_error(tiny_model_dir, tmp_path):
-    index = build_index(
-        [jsonl(tmp_path, {"text": "The river bank. The money bank."})],
-        tmp_path / "i",
-        model=tiny_model_dir,
-        progress=False,
-    )
-    with pytest.raises(QueryError, match="finite"):
-        index.search("bank", layers="nan,nan,nan")
+@pytest.mark.parametrize("case", _params(API))
+def test_api(case: Case, world: World, tmp_path: Path) -> None:
+    c = Ctx(world, tmp_path)
+    if case.setup is not None:
+        case.setup(c)
+    c.seal()
+    before = snapshots(c)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if case.expect == WORKS:
+            result = case.run(c)
+        else:
+            with pytest.raises(case.expect, match=case.words):
+                case.run(c)
+    assert_intact(c, before, refused=case.expect != WORKS)
+    if case.expect == WORKS:
+        assert case.check is None or case.check(result), result
+        notices = "\n".join(str(w.message) for w in caught)
+        assert re.search(case.words, notices), notices
 
 
+# ------------------------------------------------------------------------------------------ the CLI table
+@dataclass(frozen=True)
+class Cmd:
+    name: str
+    argv: Callable[[Ctx], list[str]]  # its first word picks the program: indexer, encoder or app
+    expect: str  # ERROR (one "error:" line, exit 2), USAGE (argparse's usage error, exit 2) or WORKS (exit 0)
+    words: str = ""  # a regex the error line (or, for WORKS, stdout and stderr) must match
+    check: Callable[[str], bool] | None = None  # WORKS: stdout is right
+    setup: Callable[[Ctx], Any] | None = None
+    partial: bool = False  # refused after encoding started: the resumable build state may stay in out/
+
+
+PROGRAMS = {"indexer": indexer_cli.main, "encoder": encoder_cli.main, "app": app_cli.main}
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``python -m PROGRAM ARGS``, run in this process."""
+    try:
+        code = PROGRAMS[argv[0]](argv[1:])
+    except SystemExit as exit:
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code or 0, out, err
+
+
+def is_json(check: Callable[[dict], bool] = lambda _: True) -> Callable[[str], bool]:
+    return lambda out: check(json.loads(out))
+
+
+def hdf5_of(c: Ctx, n: int) -> bool:
+    with h5py.File(c.tmp / "out.hdf5") as f:
+        return len(f) == n + 1 and f["0"].shape[0] == 3
+
+
+def q(c: Ctx, *words: str) -> list[str]:
+    """A query command on the shared index."""
+    return ["indexer", words[0], "--index", str(c.shared_index), *words[1:]]
+
+
+def b(c: Ctx, *words: str, corpus: Path | None = None) -> list[str]:
+    """A build of the corpus (or ``corpus``) into tmp/out with the tiny model."""
+    return [
+        "indexer",
+        "build",
+        "--corpus",
+        str(corpus or c.corpus),
+        "--out",
+        str(c.tmp / "out"),
+        "--model",
+        str(c.model),
+        "--quiet",
+        *words,
+    ]
+
+
+def e(c: Ctx, command: str, *words: str) -> list[str]:
+    return ["encoder", command, *words]
+
+
+def glove(c: Ctx, *words: str) -> list[str]:
+    """A quick GloVe training of the corpus (or what ``words`` say) into tmp/g.txt."""
+    return ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp / "g.txt"), "--epochs", "1", *words]
+
+
+def lines(c: Ctx, text: str | bytes) -> str:
+    return str(c.file("lines.txt", text))
+
+
+CLI = [
+    # ---- indexer search
+    Cmd("search an empty query", lambda c: q(c, "search", ""), ERROR, "the query is empty"),
+    Cmd("search k 0", lambda c: q(c, "search", "bank", "--k", "0"), ERROR, "k must be a whole number from 1 to 1000"),
+    Cmd("search k -1", lambda c: q(c, "search", "bank", "--k", "-1"), ERROR, "not -1"),
+    Cmd("search k huge", lambda c: q(c, "search", "bank", "--k", "99999999999"), ERROR, "from 1 to 1000"),
+    Cmd("search k abc", lambda c: q(c, "search", "bank", "--k", "abc"), USAGE, "--k: invalid int value: 'abc'"),
+    Cmd(
+        "search an unknown method",
+        lambda c: q(c, "search", "bank", "--method", "magic"),
+        USAGE,
+        "--method: invalid choice",
+    ),
+    Cmd(
+        "search nan layers", lambda c: q(c, "search", "bank", "--layers", "nan,nan,nan"), ERROR, "bad layer mix.*finite"
+    ),
+    Cmd("search layers of wrong count", lambda c: q(c, "search", "bank", "--layers", "1,2"), ERROR, "3 layers"),
+    Cmd(
+        "search a missing index",
+        lambda c: ["indexer", "search", "--index", str(c.tmp / "no"), "bank"],
+        ERROR,
+        "does not exist",
+    ),
+    Cmd(
+        "search a file as index",
+        lambda c: ["indexer", "search", "--index", lines(c, "x"), "bank"],
+        ERROR,
+        "not an index",
+    ),
+    Cmd(
+        "search a damaged index",
+        lambda c: ["indexer", "search", "--index", str(c.index), "bank"],
+        ERROR,
+        "sentence_layers.npy .*rebuild|sentence_layers.npy",
+        setup=lambda c: truncate(shard(c, "sentence_layers.npy")),
+    ),
+    Cmd(
+        "search with another model",
+        lambda c: q(c, "search", "bank", "--model", str(c.other_model)),
+        ERROR,
+        "built with model 'tiny'",
+    ),
+    Cmd(
+        "search with --weights only",
+        lambda c: q(c, "search", "bank", "--weights", "w.hdf5"),
+        ERROR,
+        "--weights needs --model",
+    ),
+    Cmd(
+        "search unknown words as JSON",
+        lambda c: q(c, "search", "qwxzt blorft", "--json", "--k", "2", "--method", "keywords"),
+        WORKS,
+        check=is_json(lambda r: r["results"] == [] and r["notices"] == [NO_MATCH]),
+    ),
+    Cmd(
+        "search a 1 MB query as JSON",
+        lambda c: q(c, "search", BIG_QUERY, "--json", "--k", "1", "--method", "keywords"),
+        WORKS,
+        check=is_json(lambda r: len(r["query"]) == 10_000 and any("first 10,000" in n for n in r["notices"])),
+    ),
+    Cmd(
+        "search emoji and control characters",
+        lambda c: q(c, "search", EMOJI + CONTROL + " bank", "--k", "2", "--baseline", "--method", "keywords"),
+        WORKS,
+        "GloVe baseline",
+    ),
+    Cmd(
+        "search sentences of unknown words with the baseline",
+        lambda c: q(c, "search", "qwxzt", "--sentences", "--baseline", "--json", "--k", "3"),
+        WORKS,
+        check=is_json(lambda r: len(r["results"]) == 3 and r["glove"] == []),
+    ),
+    Cmd(
+        "search unverified",
+        lambda c: q(c, "search", "bank", "--no-verify", "--k", "1", "--method", "keywords"),
+        WORKS,
+        "  1\\. relevance",
+    ),
+    # ---- neighbors, senses, stats
+    Cmd(
+        "neighbors of a word not there",
+        lambda c: q(c, "neighbors", "--sentence", "a b c", "--word", "bank"),
+        ERROR,
+        "'bank' is not a word",
+    ),
+    Cmd(
+        "neighbors position -1",
+        lambda c: q(c, "neighbors", "--sentence", "the bank", "--word", "bank", "--position", "-1"),
+        ERROR,
+        "outside the sentence",
+    ),
+    Cmd(
+        "neighbors position abc",
+        lambda c: q(c, "neighbors", "--sentence", "the bank", "--word", "bank", "--position", "x"),
+        USAGE,
+        "--position: invalid int",
+    ),
+    Cmd(
+        "neighbors an empty sentence",
+        lambda c: q(c, "neighbors", "--sentence", " ", "--word", "bank"),
+        ERROR,
+        "sentence is empty",
+    ),
+    Cmd(
+        "neighbors of emoji as JSON",
+        lambda c: q(c, "neighbors", "--sentence", EMOJI, "--word", "🏦", "--k", "2", "--json"),
+        WORKS,
+        check=is_json(lambda r: r["position"] == 0 and len(r["hits"]) == 2 and r["glove_note"]),
+    ),
+    Cmd(
+        "senses k abc",
+        lambda c: q(c, "senses", "--word", "bank", "--k", "abc"),
+        ERROR,
+        "--k must be auto or a number, not 'abc'",
+    ),
+    Cmd(
+        "senses k 0",
+        lambda c: q(c, "senses", "--word", "bank", "--k", "0"),
+        ERROR,
+        "k must be 'auto' or a whole number",
+    ),
+    Cmd(
+        "senses k -2",
+        lambda c: q(c, "senses", "--word", "bank", "--k", "-2"),
+        ERROR,
+        "--k must be auto or a number, not '-2'",
+    ),
+    Cmd(
+        "senses no occurrences",
+        lambda c: q(c, "senses", "--word", "bank", "--max-occurrences", "0"),
+        ERROR,
+        "max_occurrences must be",
+    ),
+    Cmd("senses of an unknown word", lambda c: q(c, "senses", "--word", "qwxzt"), ERROR, "'qwxzt' does not occur"),
+    Cmd(
+        "senses as JSON",
+        lambda c: q(c, "senses", "--word", "bank", "--k", "2", "--json"),
+        WORKS,
+        check=is_json(lambda r: len(r["clusters"]) == 2),
+    ),
+    Cmd(
+        "stats as JSON",
+        lambda c: q(c, "stats", "--json"),
+        WORKS,
+        check=is_json(lambda r: r["counts"]["documents"] == 34),
+    ),
+    Cmd(
+        "stats of a newer format",
+        lambda c: ["indexer", "stats", "--index", str(c.index)],
+        ERROR,
+        "newer",
+        setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": 99}),
+    ),
+    Cmd(
+        "stats of a manifest that is not JSON",
+        lambda c: ["indexer", "stats", "--index", str(c.index)],
+        ERROR,
+        "manifest.json cannot be read",
+        setup=lambda c: manifest(c).write_text("{oops"),
+    ),
+    Cmd("stats on an unknown device", lambda c: q(c, "stats", "--device", "tpu"), ERROR, "device"),
+    # ---- indexer build, add, delete, glove
+    Cmd("build from a missing corpus", lambda c: b(c, corpus=c.tmp / "none.txt"), ERROR, "none.txt does not exist"),
+    Cmd(
+        "build into a file",
+        lambda c: ["indexer", "build", "--corpus", str(c.corpus), "--out", lines(c, "mine"), "--model", str(c.model)],
+        ERROR,
+        "lines.txt already exists and is not a folder",
+    ),
+    Cmd("build with a bad factory", lambda c: b(c, "--index-factory", "Bogus42"), ERROR, "Bogus42"),
+    Cmd(
+        "build with a bad nprobe",
+        lambda c: b(c, "--search-params", "nprobe=-3", corpus=c.few()),
+        ERROR,
+        "nprobe=-3",
+        partial=True,
+    ),
+    Cmd("build with shard tokens 0", lambda c: b(c, "--shard-tokens", "0"), ERROR, "shard_tokens must be at least 1"),
+    Cmd("build with min freq -1", lambda c: b(c, "--min-freq", "-1"), ERROR, "min_freq must be at least 1"),
+    Cmd(
+        "build with glove dim 0",
+        lambda c: b(c, "--glove", "train", "--glove-dim", "0"),
+        ERROR,
+        "glove_dim must be at least 1",
+    ),
+    Cmd("build with an unknown pooling", lambda c: b(c, "--pooling", "median"), USAGE, "--pooling: invalid choice"),
+    Cmd(
+        "build with a missing GloVe file",
+        lambda c: b(c, "--glove", str(c.tmp / "g.txt")),
+        ERROR,
+        "g.txt does not exist",
+    ),
+    Cmd("build with a missing model", lambda c: [*b(c), "--model", str(c.tmp / "m")], ERROR, "there is no model at"),
+    Cmd(
+        "build with a truncated model",
+        lambda c: [*b(c), "--model", str(c.model_copy)],
+        ERROR,
+        "model.safetensors",
+        setup=lambda c: truncate(c.model_copy / "model.safetensors", 300),
+    ),
+    Cmd(
+        "build with --weights without options",
+        lambda c: [*b(c), "--weights", str(c.published / "weights.hdf5")],
+        ERROR,
+        "is a folder: with --weights FILE.hdf5, --model names its options.json",
+    ),
+    Cmd(
+        "build with options of another shape",
+        lambda c: [*b(c), "--model", str(c.tmp / "published")],
+        ERROR,
+        "shape|weights",
+        setup=other_shape_options,
+    ),
+    Cmd("build with a bad layer mix", lambda c: b(c, "--layers", "inf,1,1"), ERROR, "finite"),
+    Cmd("build a broken JSONL", lambda c: b(c, corpus=c.jsonl({"text": "a"}, "{")), ERROR, "line 2: not valid JSON"),
+    Cmd("build a CSV without text", lambda c: b(c, corpus=c.file("a.csv", "id,body\n1,x\n")), ERROR, "--text-column"),
+    Cmd(
+        "build a duplicate id",
+        lambda c: b(c, corpus=c.jsonl({"id": 1, "text": "a"}, {"id": 1, "text": "b"})),
+        ERROR,
+        "'1' appears more than once",
+    ),
+    Cmd(
+        "build --out an index of other inputs",
+        lambda c: [*b(c, corpus=c.jsonl({"text": "The bank."})), "--out", str(c.index)],
+        ERROR,
+        "--overwrite",
+    ),
+    Cmd(
+        "build with published weights and a binary file",
+        lambda c: [
+            *b(
+                c,
+                "--glove",
+                "train",
+                "--glove-min-count",
+                "1",
+                corpus=c.file("blob.txt", BINARY + b"\nThe river bank.\n"),
+            ),
+            "--model",
+            str(c.published / "options.json"),
+            "--weights",
+            str(c.published / "weights.hdf5"),
+        ],
+        WORKS,
+        "warning: .*blob.txt: .* undecodable",
+    ),
+    Cmd(
+        "add a duplicate id",
+        lambda c: [
+            "indexer",
+            "add",
+            "--index",
+            str(c.index),
+            "--corpus",
+            str(c.jsonl({"id": "other-1", "text": "x"})),
+            "--quiet",
+        ],
+        ERROR,
+        "'other-1'",
+    ),
+    Cmd(
+        "add to a missing index",
+        lambda c: ["indexer", "add", "--index", str(c.tmp / "no"), "--corpus", str(c.corpus)],
+        ERROR,
+        "does not exist",
+    ),
+    Cmd(
+        "add to a locked index",
+        lambda c: ["indexer", "add", "--index", str(c.index), "--corpus", str(c.jsonl({"text": "A bank."})), "--quiet"],
+        ERROR,
+        "another process is writing",
+        setup=lambda c: lock(c.index),
+    ),
+    Cmd(
+        "delete an unknown id",
+        lambda c: ["indexer", "delete", "--index", str(c.index), "--doc-id", "ghost"],
+        ERROR,
+        "ghost",
+    ),
+    Cmd(
+        "delete from a file",
+        lambda c: ["indexer", "delete", "--index", lines(c, "x"), "--doc-id", "a"],
+        ERROR,
+        "not an index",
+    ),
+    Cmd(
+        "delete without ids",
+        lambda c: ["indexer", "delete", "--index", str(c.index), "--doc-id"],
+        USAGE,
+        "--doc-id: expected at least one",
+    ),
+    Cmd(
+        "glove from a missing corpus",
+        lambda c: ["indexer", "glove", "--corpus", str(c.tmp / "x"), "--out", str(c.tmp / "g.txt")],
+        ERROR,
+        "--corpus .*x does not exist",
+    ),
+    Cmd(
+        "glove into a folder",
+        lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp), "--min-count", "1"],
+        ERROR,
+        "--out .* is a folder; give the GloVe file to write",
+    ),
+    Cmd(
+        "glove dim 0",
+        lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp / "g.txt"), "--dim", "0"],
+        ERROR,
+        "--dim must be at least 1",
+    ),
+    Cmd(
+        "glove max tokens 0",
+        lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp / "g.txt"), "--max-tokens", "0"],
+        ERROR,
+        "--max-tokens must be at least 1",
+    ),
+    later(
+        Cmd(
+            "glove of a binary file",
+            lambda c: [*glove(c, "--corpus", lines(c, BINARY)), "--min-count", "1"],
+            WORKS,
+            "warning: .*lines.txt: .*undecodable",
+        ),
+        "indexer/glove.py train_glove_on_text reads undecodable bytes as U+FFFD without counting them or warning "
+        "(iter_lines(paths, replaced) can count them), unlike build",
+    ),
+    Cmd(
+        "glove of emoji and control characters as JSON",
+        lambda c: glove(
+            c, "--corpus", lines(c, f"{EMOJI}\n{CONTROL}\n" * 3), "--min-count", "1", "--dim", "4", "--json"
+        ),
+        WORKS,
+        check=is_json(lambda r: r["dim"] == 4 and r["words"] > 3),
+    ),
+    Cmd("indexer without a command", lambda c: ["indexer"], USAGE, "required: COMMAND"),
+    # ---- encoder
+    Cmd(
+        "embed a missing input",
+        lambda c: e(
+            c, "embed", "--model", str(c.model), "--input", str(c.tmp / "x.txt"), "--output", str(c.tmp / "o.hdf5")
+        ),
+        ERROR,
+        "x.txt does not exist",
+    ),
+    Cmd(
+        "embed a folder",
+        lambda c: e(c, "embed", "--model", str(c.model), "--input", str(c.corpus), "--output", str(c.tmp / "o.hdf5")),
+        ERROR,
+        "corpus is a folder",
+    ),
+    Cmd(
+        "embed a non-UTF-8 line",
+        lambda c: e(
+            c, "embed", "--model", str(c.model), "--input", lines(c, LATIN1), "--output", str(c.tmp / "o.hdf5")
+        ),
+        ERROR,
+        "line 1 is not valid UTF-8",
+    ),
+    Cmd(
+        "embed batch size 0",
+        lambda c: e(
+            c,
+            "embed",
+            "--model",
+            str(c.model),
+            "--input",
+            lines(c, "a b\n"),
+            "--output",
+            str(c.tmp / "o.hdf5"),
+            "--batch-size",
+            "0",
+        ),
+        ERROR,
+        "--batch-size must be at least 1|batch_size must be at least 1",
+    ),
+    Cmd(
+        "embed with a missing model",
+        lambda c: e(
+            c, "embed", "--model", str(c.tmp / "m"), "--input", lines(c, "a\n"), "--output", str(c.tmp / "o.hdf5")
+        ),
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "embed into a missing folder",
+        lambda c: e(
+            c, "embed", "--model", str(c.model), "--input", lines(c, "a\n"), "--output", str(c.tmp / "no" / "o.hdf5")
+        ),
+        WORKS,
+        "wrote 1 sentences",
+    ),
+    Cmd(
+        "embed onto a folder",
+        lambda c: e(c, "embed", "--model", str(c.model), "--input", lines(c, "a\n"), "--output", str(c.tmp)),
+        ERROR,
+        "is a folder",
+    ),
+    Cmd(
+        "embed an unknown precision",
+        lambda c: e(c, "embed", "--input", "x", "--output", "y", "--precision", "fp8"),
+        USAGE,
+        "--precision: invalid choice",
+    ),
+    Cmd(
+        "embed empty, emoji and control lines",
+        lambda c: e(
+            c,
+            "embed",
+            "--model",
+            str(c.model),
+            "--input",
+            lines(c, f"\n{EMOJI}\n{CONTROL}\n"),
+            "--output",
+            str(c.tmp / "out.hdf5"),
+            "--quiet",
+        ),
+        WORKS,
+        "wrote 3 sentences",
+    ),
+    Cmd(
+        "train zero tokens",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "run"), "--max-tokens", "0"),
+        ERROR,
+        "--max-tokens must be at least 1",
+    ),
+    Cmd(
+        "train batch size 0",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "run"), "--batch-size", "0"),
+        ERROR,
+        "--batch-size must be at least 1",
+    ),
+    Cmd(
+        "train an unknown size",
+        lambda c: e(c, "train", "--corpus", "x", "--out", "y", "--size", "huge"),
+        USAGE,
+        "--size: invalid choice",
+    ),
+    Cmd(
+        "train from a missing corpus",
+        lambda c: e(
+            c,
+            "train",
+            "--corpus",
+            str(c.tmp / "x.txt"),
+            "--out",
+            str(c.tmp / "run"),
+            "--size",
+            "tiny",
+            "--max-tokens",
+            "100",
+        ),
+        ERROR,
+        "x.txt",
+    ),
+    Cmd(
+        "train into a model folder",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.model), "--size", "tiny"),
+        ERROR,
+        "--resume|--overwrite",
+    ),
+    Cmd(
+        "train resume and overwrite",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--resume", "--overwrite"),
+        ERROR,
+        "give one of them",
+    ),
+    Cmd(
+        "train with a config that is not JSON",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--config", lines(c, "{")),
+        ERROR,
+        "lines.txt is not valid JSON",
+    ),
+    Cmd(
+        "perplexity of a missing corpus",
+        lambda c: e(c, "perplexity", "--model", str(c.model), "--corpus", str(c.tmp / "x.txt")),
+        ERROR,
+        "x.txt does not exist",
+    ),
+    Cmd(
+        "perplexity of a missing model",
+        lambda c: e(c, "perplexity", "--model", str(c.tmp / "m"), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "perplexity without a head",
+        lambda c: e(c, "perplexity", "--model", str(c.model), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "head.safetensors",
+    ),
+    Cmd(
+        "perplexity of published weights",
+        lambda c: e(c, "perplexity", "--model", str(c.published), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "published AllenNLP model",
+    ),
+    Cmd(
+        "ship a missing run",
+        lambda c: e(c, "ship", "--run", str(c.tmp / "run"), "--to", str(c.tmp / "m")),
+        ERROR,
+        "run",
+    ),
+    Cmd(
+        "ship a folder that is no run",
+        lambda c: e(c, "ship", "--run", str(c.corpus), "--to", str(c.tmp / "m")),
+        ERROR,
+        "head.safetensors is missing",
+    ),
+    Cmd(
+        "evaluate --report without all",
+        lambda c: e(c, "evaluate", "wic", "--report", str(c.tmp / "r")),
+        ERROR,
+        "--report goes with the task 'all'",
+    ),
+    Cmd(
+        "evaluate with a missing model",
+        lambda c: e(c, "evaluate", "wordsim", "--model", str(c.tmp / "m")),
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "evaluate with a missing GloVe",
+        lambda c: e(c, "evaluate", "wordsim", "--model", str(c.model), "--glove", str(c.tmp / "g.txt")),
+        ERROR,
+        "g.txt",
+    ),
+    Cmd(
+        "evaluate with missing data",
+        lambda c: e(c, "evaluate", "wordsim", "--model", str(c.model), "--glove", "none", "--data", str(c.tmp / "d")),
+        ERROR,
+        "wordsim: ",
+    ),
+    Cmd("evaluate an unknown task", lambda c: e(c, "evaluate", "magic"), USAGE, "invalid choice: 'magic'"),
+    Cmd(
+        "punkt from a missing corpus",
+        lambda c: e(c, "punkt", "--corpus", str(c.tmp / "x"), "--out", str(c.tmp / "p.json")),
+        ERROR,
+        "no such file or folder",
+    ),
+    Cmd(
+        "punkt of an empty file",
+        lambda c: e(c, "punkt", "--corpus", lines(c, ""), "--out", str(c.tmp / "p.json")),
+        ERROR,
+        "no text to train Punkt on",
+    ),
+    # ---- app
+    Cmd(
+        "app --help",
+        lambda c: ["app", "--help"],
+        WORKS,
+        "--rebuild",
+        check=lambda out: out.startswith("usage: python -m app"),
+    ),
+    Cmd("app port abc", lambda c: ["app", "--port", "abc"], USAGE, "--port: invalid int value"),
+    Cmd(
+        "app index is a file",
+        lambda c: ["app", "--index", lines(c, "mine"), "--model", str(c.model)],
+        ERROR,
+        "lines.txt already exists and is not a folder",
+    ),
+    Cmd(
+        "app with a missing model",
+        lambda c: ["app", "--index", str(c.tmp / "i"), "--model", str(c.tmp / "m")],
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "app with a missing GloVe",
+        lambda c: ["app", "--index", str(c.tmp / "i"), "--model", str(c.model), "--glove", str(c.tmp / "g.txt")],
+        ERROR,
+        "g.txt does not exist",
+    ),
+    Cmd(
+        "app index with a broken manifest",
+        lambda c: ["app", "--index", str(c.index), "--model", str(c.model)],
+        ERROR,
+        "manifest.json",
+        setup=lambda c: manifest(c).write_text("{"),
+    ),
+]
+
+
+@pytest.mark.parametrize("cmd", [pytest.param(row, id=row.name) if isinstance(row, Cmd) else row for row in CLI])
+def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    c = Ctx(world, tmp_path)
+    if cmd.setup is not None:
+        cmd.setup(c)
+    c.seal()
+    before = snapshots(c)
+    capsys.readouterr()
+    code, out, err = run_cli(cmd.argv(c), capsys)
+    assert "Traceback" not in out + err
+    assert_intact(c, before, refused=cmd.expect != WORKS, partial=cmd.partial)
+    if cmd.expect == WORKS:
+        assert code == 0, err
+        assert re.search(cmd.words, out + err), out + err
+        assert cmd.check is None or cmd.check(out), out
+    elif cmd.expect == ERROR:
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert code == 2 and len(errors) == 1, err
+        assert re.search(cmd.words, errors[0]), errors[0]
+    else:  # argparse: the usage, then "PROG: error: ..."
+        assert code == 2 and re.search(f": error: .*{cmd.words}", err), err
+
+
+# ------------------------------------------------------------------------------------------ single cases
 def test_written_files_honour_the_umask(tmp_path):
     old = os.umask(0o022)
     try:
@@ -138,3 +1708,91 @@ def test_training_refuses_zero_tokens_before_reading_the_corpus(tmp_path):
     with pytest.raises(ValueError, match="--max-tokens must be at least 1"):
         train(TrainConfig(corpus=[str(tmp_path / "missing.txt")], out=str(tmp_path / "run"), max_tokens=0))
     assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------------------------ the app
+def app_on(index: Path, page: str | None = None, params: dict | None = None) -> Any:
+    """The Streamlit app on ``index`` (``page``: e.g. "views/senses.py"; ``params``: the URL's), run once."""
+    from streamlit.testing.v1 import AppTest
+
+    from app.settings import MAIN_SCRIPT
+
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.session_state["index_dir"] = str(index)
+    at.query_params.update(params or {})
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    return at
+
+
+def messages(elements) -> str:
+    return "\n".join(e.value for e in elements)
+
+
+def one_sentence(at: Any, sentence: str) -> Any:
+    """Word in context, with one sentence typed."""
+    at.toggle(key="ui.wic.compare").set_value(False)
+    return at.text_input(key="ui.wic.sentence_a").set_value(sentence).run()
+
+
+APP = [
+    # (case, page, URL parameters, what the user does, what the page must show)
+    (
+        "search emoji and control characters",
+        None,
+        {},
+        lambda at: at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run(),
+        lambda at: sum(m.value.startswith("**1. ") for m in at.markdown) == 2,  # a first hit in each tab
+    ),
+    (
+        "search whitespace only",
+        None,
+        {},
+        lambda at: at.text_input(key="ui.search.query").set_value(" \t ").run(),
+        lambda at: "Type a query" in messages(at.info),
+    ),
+    (
+        "a URL with a 100,000-character query and bad options",  # Streamlit drops URLs over 512 KB
+        None,
+        {"q": BIG_QUERY[:100_000], "k": "-5", "method": "magic", "layers": "nan,1,1"},
+        lambda at: at,
+        lambda at: (
+            len(at.text_input(key="ui.search.query").value) == 10_000
+            and at.slider(key="ui.search.k").value == 10
+            and at.radio(key="ui.search.method").value == "hybrid"
+        ),
+    ),
+    (
+        "word in context: a sentence of punctuation",
+        "views/word_in_context.py",
+        {},
+        lambda at: one_sentence(at, "?!"),
+        lambda at: "This sentence has no words to pick" in messages(at.info),
+    ),
+    (
+        "senses of an emoji",
+        "views/senses.py",
+        {},
+        lambda at: at.text_input(key="ui.senses.word").set_value("🏦").run(),
+        lambda at: "'🏦' does not occur" in messages(at.warning),
+    ),
+]
+
+
+@pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in APP])
+def test_app(page, params, act, shows, world: World, tmp_path: Path) -> None:
+    c = Ctx(world, tmp_path)
+    before = snapshots(c)
+    at = act(app_on(c.shared_index, page, params))
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, messages(at.error)
+    assert shows(at)
+    assert_intact(c, before, refused=False)
+
+
+def test_app_on_a_file_says_there_is_no_index(world: World, tmp_path: Path) -> None:
+    c = Ctx(world, tmp_path)
+    at = app_on(c.file("notes.txt", "mine"))
+    assert not at.exception and "There is no index" in messages(at.error)
+    assert (tmp_path / "in" / "notes.txt").read_text() == "mine"

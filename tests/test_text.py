@@ -12,6 +12,7 @@ import pytest
 
 from encoder import text
 from encoder.text import (
+    MAX_SENTENCE_TOKENS,
     Sentence,
     iter_lines,
     open_text,
@@ -170,6 +171,42 @@ def test_long_text_without_sentence_ends():
     doc = "x" * 200_000
     [sentence] = split_and_tokenize(doc)
     assert (sentence.start, sentence.end, sentence.tokens) == (0, 200_000, [doc])
+
+
+def test_a_sentence_longer_than_the_cap_is_cut_into_consecutive_pieces():
+    """A document of one endless sentence (no sentence punctuation) is embedded in pieces of at most
+    MAX_SENTENCE_TOKENS tokens, so its memory does not grow with its length; offsets still point at the text."""
+    words = [f"w{i % 97}" for i in range(2 * MAX_SENTENCE_TOKENS + 7)]
+    doc = "  Intro here.  " + " ".join(words) + "\nand the end.  Next one."  # 807 + 4 tokens in the middle
+    result = split_and_tokenize(doc)
+    assert_consistent(doc, result)
+    assert [len(s.tokens) for s in result] == [3, MAX_SENTENCE_TOKENS, MAX_SENTENCE_TOKENS, 11, 3]
+    assert [t for s in result for t in s.tokens] == [t for s in sentences(doc) for t in tokenize(s)]  # none lost
+    long = result[1:4]
+    assert long[0].start == doc.index("w0") and long[-1].end == doc.index("end.") + 4  # the sentence's own ends
+    assert all(a.end <= b.start for a, b in zip(long, long[1:]))  # consecutive, not overlapping
+    assert [s.text for s in long] == [doc[s.start : s.end] for s in long]
+    assert text_rules("en").text_tokens(doc) == [
+        (t, a, b) for s in result for t, (a, b) in zip(s.tokens, s.token_spans)
+    ]
+
+
+@pytest.mark.parametrize(
+    "language, doc",
+    [
+        ("en", "One two three four five six seven eight nine ten eleven."),
+        ("ko", "나는 강둑에 앉아 흐르는 강물을 오래 바라보았다"),
+    ],
+)
+def test_every_language_caps_its_sentences(language, doc, monkeypatch):
+    """The cap is applied by every language's rules (here at 4 tokens), losing no token and no offset."""
+    rules = text_rules(language)
+    whole = rules.split_and_tokenize(doc)
+    monkeypatch.setattr(text, "MAX_SENTENCE_TOKENS", 4)
+    pieces = rules.split_and_tokenize(doc)
+    assert max(len(s.tokens) for s in whole) > 4 >= max(len(s.tokens) for s in pieces)
+    assert [t for s in pieces for t in s.token_spans] == [t for s in whole for t in s.token_spans]
+    assert all(doc[s.start : s.end] == s.text and s.text == s.text.strip() for s in pieces)
 
 
 # --- tokenization ----------------------------------------------------------------------------
