@@ -129,7 +129,8 @@ def evaluate(
     batch_tokens: int = 4096,
     text: TextRules | None = None,
 ) -> dict:
-    """Forward, backward and mean perplexity over the full vocabulary (OOV targets count as ``<UNK>``).
+    """Forward and backward perplexity over the full vocabulary (OOV targets count as ``<UNK>``), and "mean":
+    both directions as exp of their mean loss (the geometric mean of the two, as the reference reports it).
 
     Each line (paragraph) starts from a zero LSTM state that is carried across its sentences, as training
     windows carry it; lines are independent of each other and of batching. ``max_tokens`` stops after the
@@ -174,7 +175,7 @@ def evaluate(
     return {
         "forward": forward,
         "backward": backward,
-        "mean": (forward + backward) / 2,
+        "mean": math.sqrt(forward * backward),  # exp of the mean loss: both directions predict the same count
         "tokens": int(count[0]),
         "vocab_size": len(vocab),
     }
@@ -185,7 +186,9 @@ def load_language_model(model_dir: str | Path) -> tuple[LanguageModel, Vocabular
     model_dir = Path(model_dir)
     for name in (HEAD_FILE, VOCAB_FILE):
         if not (model_dir / name).is_file():
-            raise FileNotFoundError(f"{model_dir / name} is missing: perplexity needs a model trained with its LM head")
+            raise FileNotFoundError(
+                f"{model_dir / name} is missing: this needs one of our models (or a training run) with its LM head"
+            )
     return LanguageModel(load_model(model_dir), LMHead.load(model_dir / HEAD_FILE)), Vocabulary.load(
         model_dir / VOCAB_FILE
     )

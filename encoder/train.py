@@ -666,7 +666,7 @@ def ship(run: str | Path, destination: str | Path) -> None:
     ``update_card_figures``). The new folder replaces the old one only when whole."""
     run, destination = Path(run), Path(destination)
     lm, vocab = load_language_model(run)
-    info = {k: v for k, v in read_config(run).items() if k in ("name", "training")}
+    info = {k: v for k, v in read_config(run).items() if k in ("name", "language", "training")}  # _model_info's
     staging = destination.with_name(f".{destination.name}.shipping")
     shutil.rmtree(staging, ignore_errors=True)
     save_language_model(lm, vocab, staging, info, fp16=True)
@@ -841,7 +841,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     q = commands.add_parser(
         "perplexity",
-        help="forward, backward and mean perplexity of a model on a text file",
+        help="forward and backward perplexity of a model on a text file, and their mean as exp(mean loss)",
         description="Perplexity over the model's full softmax vocabulary (out-of-vocabulary words count as <UNK>). "
         "Each input line (paragraph) starts from a zero LSTM state carried across its sentences.",
     )
