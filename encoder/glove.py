@@ -89,17 +89,20 @@ class Glove:
         return cls(words, np.load(root / STANFORD_VECTORS, mmap_mode="r"), root / STANFORD_VECTORS)
 
     @classmethod
-    def load(cls, path: str | Path, vocabulary: Iterable[str] | None = None) -> Glove:
+    def load(cls, path: str | Path, vocabulary: Iterable[str] | None = None, max_lines: int | None = None) -> Glove:
         """Read a GloVe text file, keeping only ``vocabulary`` (either case) when given, to save memory.
 
         A word2vec-style "count dim" first line is skipped; a word containing spaces (as in some
-        published files) is everything before the last ``dim`` fields.
+        published files) is everything before the last ``dim`` fields. ``max_lines``: read only the first
+        lines (a quick check that a file is GloVe before hours of work depend on it).
         """
         path = Path(path)
         keep = None if vocabulary is None else {v for w in vocabulary for v in (w, w.lower())}
         words, rows, dim = [], [], None
         with open_text(path) as f:
             for number, line in enumerate(f, start=1):
+                if max_lines is not None and number > max_lines:
+                    break
                 fields = line.rstrip("\n").rstrip(" ").split(" ")
                 if dim is None:
                     if len(fields) == 2 and number == 1 and all(x.isdigit() for x in fields):
@@ -110,7 +113,13 @@ class Glove:
                 word = " ".join(fields[:-dim])
                 if keep is None or word in keep:
                     words.append(word)
-                    rows.append(np.asarray(fields[-dim:], dtype=np.float32))
+                    try:
+                        rows.append(np.asarray(fields[-dim:], dtype=np.float32))
+                    except ValueError:
+                        raise ValueError(
+                            f"{path}, line {number} is not a GloVe line (a word, then {dim} numbers); give a GloVe "
+                            "text file"
+                        ) from None
         if dim is None:
             raise ValueError(f"{path} holds no vectors")
         matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)

@@ -50,7 +50,7 @@ from .manifest import (
 )
 from .readers import ReaderOptions, corpus_files
 from .shards import Encoding, Scan, encode_shards, scan_corpus
-from .vectors import check_factory
+from .vectors import check_factory, check_trainable
 from .words import WordFrequencies
 
 __all__ = ["SHARD_TOKENS", "Settings", "build_index", "add_documents", "delete_documents"]
@@ -250,9 +250,10 @@ def build_index(
         status = _target_status(out, state, overwrite)
         if status == "done":
             return Index.open(out, model=elmo, device=device)
-        scan = scan_corpus(
-            files, options, elmo.text, set(), progress
-        )  # validates the whole corpus before anything is written
+        # the whole corpus is validated before anything is written
+        scan = scan_corpus(files, options, elmo.text, set(), progress)
+        if settings.index_factory:
+            check_trainable(settings.index_factory, elmo.dim, scan.sentences)
         if settings.glove == TRAIN_GLOVE and max(scan.counts.values()) < settings.glove_min_count:
             raise CorpusError(
                 f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
@@ -303,9 +304,7 @@ def add_documents(
         taken = set()
         for shard in base.shards:
             taken |= set(storage.read_parquet(out / SHARDS / shard.name / "docs.parquet")["doc_id"])
-        scan = scan_corpus(
-            files, options, elmo.text, taken, progress
-        )  # validates the new documents before anything is written
+        scan = scan_corpus(files, options, elmo.text, taken, progress)  # the new documents, before any writing
         folder.remove_unreferenced(out, base, base, keep_shards)
         storage.write_json(out / STATE, state)
         manifest = _encode_and_commit(job, base, scan)

@@ -7,6 +7,7 @@ AdaGrad on minibatches of co-occurrence entries, word + context vectors summed. 
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -134,7 +135,8 @@ def train_glove_on_text(
     sentences: list[list[str]] = []
     n_tokens = 0
     bar = tqdm(total=max_tokens, unit="tok", desc="reading", disable=not progress)
-    for line in iter_lines(paths):
+    replaced: Counter[Path] = Counter()
+    for line in iter_lines(paths, replaced):
         for sentence in text.split_and_tokenize(line):
             tokens = [normalize_word(t) for t in sentence.tokens]
             sentences.append(tokens)
@@ -143,6 +145,8 @@ def train_glove_on_text(
         if n_tokens >= max_tokens:
             break
     bar.close()
+    for path, count in replaced.items():  # as a build warns: the text read is not the text in the file
+        warnings.warn(f"{path}: {count} undecodable byte sequence(s) were replaced by U+FFFD", stacklevel=2)
     counts = Counter(t for s in sentences for t in s)
     words = [w for w, n in counts.most_common(vocab_size) if n >= min_count]
     ids = {w: i for i, w in enumerate(words)}

@@ -29,7 +29,7 @@ from encoder.glove import check as check_glove
 from . import storage
 from .errors import IndexFormatError, IndexMismatchError
 from .glove import GloveVectors
-from .vectors import POOLINGS, LayerStore
+from .vectors import POOLINGS, LayerStore, check_search_params
 
 FORMAT_VERSION = 2
 MANIFEST, STATE, SHARDS, GLOVE_FILE, LOCK = "manifest.json", "build-state.json", "shards", "glove.txt", ".lock"
@@ -75,8 +75,14 @@ class Settings:
         for name in ("min_freq", "glove_dim", "glove_epochs", "glove_window", "glove_min_count", "shard_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        if self.glove not in (STANFORD, TRAIN_GLOVE) and not Path(self.glove).is_file():
-            raise FileNotFoundError(f"GloVe file {self.glove} does not exist (or say {STANFORD!r} or {TRAIN_GLOVE!r})")
+        if self.search_params:
+            check_search_params(self.search_params)
+        if self.glove not in (STANFORD, TRAIN_GLOVE):
+            if not Path(self.glove).is_file():
+                raise FileNotFoundError(
+                    f"GloVe file {self.glove} does not exist (or say {STANFORD!r} or {TRAIN_GLOVE!r})"
+                )
+            Glove.load(self.glove, max_lines=100)  # a file that is not GloVe fails now, not after the encoding
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,39 @@ def apply_search_params(index: faiss.Index, params: str) -> None:
         ) from None
 
 
+SEARCH_PARAMETERS = ("nprobe", "efSearch", "ht", "k_factor", "max_codes")
+"""FAISS's search-time parameters (``faiss.ParameterSpace``); ``quantizer_`` before one sets the quantizer's."""
+
+
+def check_search_params(params: str) -> None:
+    """Fail before any encoding starts if ``params`` is not "name=number[,name=number...]" of FAISS's names."""
+    for item in filter(None, params.split(",")):
+        name, _, value = item.partition("=")
+        known = name.removeprefix("quantizer_") in SEARCH_PARAMETERS
+        try:
+            float(value)
+        except ValueError:
+            known = False
+        if not known:
+            raise ValueError(
+                f"search parameters {params!r}: {item!r} is not one of {', '.join(SEARCH_PARAMETERS)} = a number; "
+                "give e.g. nprobe=32 for IVF or efSearch=128 for HNSW indexes, or leave them out to have them tuned"
+            )
+
+
+def check_trainable(factory: str, dim: int, n: int) -> None:
+    """Fail before any encoding starts if an IVF ``factory`` has more lists than the ``n`` vectors to train on."""
+    try:
+        nlist = faiss.extract_index_ivf(faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)).nlist
+    except RuntimeError:  # not an IVF index
+        return
+    if nlist > n:
+        raise ValueError(
+            f"FAISS cannot train {factory!r} ({nlist:,} IVF lists) on the corpus's {n:,} sentences; choose a smaller "
+            "--index-factory (e.g. fewer IVF lists, or Flat) or leave it out to have it chosen by size"
+        )
+
+
 def check_factory(factory: str, dim: int) -> None:
     """Fail before any encoding starts if FAISS does not understand ``factory``."""
     try:

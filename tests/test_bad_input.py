@@ -228,16 +228,6 @@ def without(data: dict, key: str) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ the API table
-EARLY = (
-    "a FAISS factory is checked against the number of vectors, and search parameters at all, only after encoding "
-    "(finalize.py; vectors.py now words the error): the build should try them before (manifest.Settings.check)"
-)
-
-
-def later(case: Any, reason: str) -> Any:
-    """A row that fails today because its fix belongs in code being refactored (build.py, manifest.py, storage.py
-    and the files split from them) or in a file outside this sweep's reach (encoder/glove.py, indexer/glove.py)."""
-    return pytest.param(case, id=case.name, marks=pytest.mark.xfail(strict=True, reason=reason))
 
 
 @dataclass(frozen=True)
@@ -762,32 +752,23 @@ API = [
         ValueError,
         "Bogus42",
     ),
-    later(
-        Case(
-            "build with IVF on too few vectors",
-            lambda c: c.build(c.few(), index_factory="IVF4096,Flat"),
-            ValueError,
-            "IVF4096",
-        ),
-        EARLY,
+    Case(
+        "build with IVF on too few vectors",
+        lambda c: c.build(c.few(), index_factory="IVF4096,Flat"),
+        ValueError,
+        "IVF4096",
     ),
-    later(
-        Case(
-            "build with a bad nprobe",
-            lambda c: c.build(c.few(), settings=small(search_params="nprobe=abc")),
-            ValueError,
-            "nprobe=abc",
-        ),
-        EARLY,
+    Case(
+        "build with a bad nprobe",
+        lambda c: c.build(c.few(), settings=small(search_params="nprobe=abc")),
+        ValueError,
+        "nprobe=abc",
     ),
-    later(
-        Case(
-            "build with an unknown search parameter",
-            lambda c: c.build(c.few(), settings=small(search_params="speed=11")),
-            ValueError,
-            "speed=11",
-        ),
-        EARLY,
+    Case(
+        "build with an unknown search parameter",
+        lambda c: c.build(c.few(), settings=small(search_params="speed=11")),
+        ValueError,
+        "speed=11",
     ),
     Case("build with 2 layer weights for 3", lambda c: c.build(c.corpus, layers="1,1"), ValueError, "3 layers"),
     Case("build with negative layers", lambda c: c.build(c.corpus, search_layers="-1,0,2"), ValueError, "non-negative"),
@@ -803,15 +784,11 @@ API = [
         FileNotFoundError,
         "g.txt does not exist",
     ),
-    later(
-        Case(
-            "build with a GloVe file that is not GloVe",
-            lambda c: c.build(c.few(), glove=c.file("g.txt", "hello world\nriver 1 2\n")),
-            ValueError,
-            "g.txt",
-        ),
-        "a GloVe file is first read after encoding (build.py, manifest.open_glove), and its error does not name it "
-        "(encoder/glove.py Glove.load)",
+    Case(
+        "build with a GloVe file that is not GloVe",
+        lambda c: c.build(c.few(), glove=c.file("g.txt", "hello world\nriver 1 2\n")),
+        ValueError,
+        "g.txt",
     ),
     Case(
         "build with min_freq 0",
@@ -1385,15 +1362,11 @@ CLI = [
         ERROR,
         "--max-tokens must be at least 1",
     ),
-    later(
-        Cmd(
-            "glove of a binary file",
-            lambda c: [*glove(c, "--corpus", lines(c, BINARY)), "--min-count", "1"],
-            WORKS,
-            "warning: .*lines.txt: .*undecodable",
-        ),
-        "indexer/glove.py train_glove_on_text reads undecodable bytes as U+FFFD without counting them or warning "
-        "(iter_lines(paths, replaced) can count them), unlike build",
+    Cmd(
+        "glove of a binary file",
+        lambda c: [*glove(c, "--corpus", lines(c, BINARY)), "--min-count", "1"],
+        WORKS,
+        "warning: .*lines.txt: .*undecodable",
     ),
     Cmd(
         "glove of emoji and control characters as JSON",
