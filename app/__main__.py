@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from encoder.elmo import SHIPPED_MODELS, model_hash, resolve_model
+from encoder.elmo import model_hash, resolve_model
 from encoder.errors import describe, fail
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import FORMAT_VERSION, FolderInfo
+from indexer.manifest import FORMAT_VERSION, FolderInfo, model_source
 
 from .settings import CODE_ROOT, DEMOS, INDEX_ENV, MAIN_SCRIPT, PRIMARY_COLOR, configured_index_dir, demo_corpus
 
@@ -64,8 +64,7 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
     except IndexerError as error:
         fail(f"{error} (python -m app --rebuild builds it again)")
     if found.has_index and not rebuild:
-        source = model if model in SHIPPED_MODELS else str(Path(model).resolve())  # as the manifest names it
-        if found.model_source != source:
+        if found.model_source != model_source(model):
             print(f"Using the index in {index_dir}")
             return
         if found.format_version != FORMAT_VERSION:

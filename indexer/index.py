@@ -11,6 +11,7 @@ Queries longer than ``MAX_QUERY_CHARS`` are cut there, with a ``QueryNotice`` wa
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -139,12 +140,16 @@ class Index:
             self._glove = open_glove(self.path, self.manifest.glove_source)
         return self._glove
 
+    @functools.cached_property
+    def _vocab(self) -> pd.DataFrame:
+        """Word counts of the indexed text (most frequent first), read once."""
+        return storage.read_parquet(self.path / self.manifest.vocab.file)
+
     @property
     def frequencies(self) -> WordFrequencies:
         """Word counts of the indexed text: they weigh a query's words as the passages' were weighed."""
         if self._frequencies is None:
-            vocab = storage.read_parquet(self.path / self.manifest.vocab.file)
-            self._frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
+            self._frequencies = WordFrequencies(dict(zip(self._vocab["word"], self._vocab["count"].tolist())))
         return self._frequencies
 
     @property
@@ -317,10 +322,9 @@ class Index:
         n_words = min(max(n_words, 1), NULL_QUERY_WORDS)
         key = (method, weights, n_words)
         if key not in self._chance:
-            vocab = storage.read_parquet(self.path / self.manifest.vocab.file)
             best = []
             for tokens in random_queries(
-                vocab, self.elmo.text.stopwords, words=n_words, seed=self.manifest.settings.seed
+                self._vocab, self.elmo.text.stopwords, words=n_words, seed=self.manifest.settings.seed
             ):
                 ranking = self._rankings(tokens, method, weights, 1)[method]
                 best.append(float(ranking.scores[0]) if len(ranking.ids) else -np.inf)

@@ -369,18 +369,22 @@ def open_glove(out: Path, entry: dict) -> GloveVectors:
     return GloveVectors(Glove.open(entry["source"]))
 
 
+def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
+    """How a manifest names a model (``ModelRecord.source``): a shipped model by name, our model folder by its
+    absolute path, published weights as [options, weights] (found by ``encoder.elmo.resolve_model``)."""
+    if str(model) in SHIPPED_MODELS:
+        return str(model)
+    found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
+    if found.folder is not None:
+        return str(found.folder.resolve())
+    return [str(found.options.resolve()), str(found.weights.resolve())]
+
+
 def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, ModelRecord]:
-    """The Elmo for ``model`` and the manifest's record of it: "default", our model folder, or [options, weights]
-    (found by ``encoder.elmo.resolve_model``)."""
+    """The Elmo for ``model`` and the manifest's record of it (``model_source``)."""
     if isinstance(model, Elmo):
         return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)
-    found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
-    if str(model) in SHIPPED_MODELS:
-        source: Any = str(model)
-    elif found.folder is not None:
-        source = str(found.folder.resolve())
-    else:
-        source = [str(found.options.resolve()), str(found.weights.resolve())]
+    source = model_source(model)
     elmo = Elmo.load(*(source if isinstance(source, list) else [source]), device=device)
     return elmo, ModelRecord(elmo.name, elmo.model_hash, source, elmo.dim, elmo.n_layers)
 
