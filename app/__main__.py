@@ -15,7 +15,7 @@ from encoder.elmo import model_hash, resolve_model
 from encoder.errors import describe, fail
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import FORMAT_VERSION, FolderInfo, model_source
+from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source
 
 from .settings import CODE_ROOT, DEMOS, INDEX_ENV, MAIN_SCRIPT, PRIMARY_COLOR, configured_index_dir, demo_corpus
 
@@ -43,7 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--glove",
         help="GloVe baseline of the demo index: 'stanford' (Stanford's glove.6B 50-d vectors, English's default), "
-        "a GloVe text file, or 'train' (trained on the demo corpus itself, Korean's default)",
+        "'korean' (ours, trained on Korean Wikipedia, Korean's default), a GloVe text file, or 'train' (trained on "
+        "the demo corpus itself)",
     )
     parser.add_argument("--rebuild", action="store_true", help="build the index again even if it exists")
     parser.add_argument(
@@ -73,6 +74,8 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
                 f"{found.format_version}, this one uses {FORMAT_VERSION}): rebuilding it.",
                 flush=True,
             )
+        elif found.glove_source != glove_source_name(glove):
+            print(f"The demo's GloVe baseline is now {glove!r}: rebuilding the index in {index_dir}.", flush=True)
         elif found.model_hash == model_hash(model):
             print(f"Using the index in {index_dir}")
             return

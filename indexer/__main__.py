@@ -22,7 +22,7 @@ from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
-from .glove import save_glove, train_glove_on_text
+from .glove import X_MAX, save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, Index
 from .ranking import METHODS
 from .vectors import POOLINGS
@@ -51,6 +51,14 @@ def _reader_options(args: argparse.Namespace) -> dict:
     }
 
 
+def _ray_options(args: argparse.Namespace) -> dict:
+    if args.ray_workers is not None and args.ray_workers < 1:
+        fail(f"--ray-workers must be at least 1, not {args.ray_workers}")
+    if args.ray_workers is not None and args.ray is False:
+        fail("--ray-workers needs --ray")
+    return {"ray": args.ray, "ray_workers": args.ray_workers}
+
+
 def _highlight(sentence: str, start: int, end: int) -> str:
     return f"{sentence[:start]}[{sentence[start:end]}]{sentence[end:]}"
 
@@ -61,6 +69,8 @@ def build_command(args: argparse.Namespace) -> dict:
         skip_stopwords=not args.keep_stopwords,
         min_freq=args.min_freq,
         search_params=args.search_params,
+        token_index_factory=args.token_index_factory,
+        keep_exact_tokens=not args.no_exact_tokens,
         glove_dim=args.glove_dim,
         glove_epochs=args.glove_epochs,
         glove_window=args.glove_window,
@@ -81,6 +91,7 @@ def build_command(args: argparse.Namespace) -> dict:
         progress=not args.quiet,
         overwrite=args.overwrite,
         settings=settings,
+        **_ray_options(args),
         **_reader_options(args),
     )
     return index.stats()
@@ -93,6 +104,7 @@ def add_command(args: argparse.Namespace) -> dict:
         model=_model(args),
         device=args.device,
         progress=not args.quiet,
+        **_ray_options(args),
         **_reader_options(args),
     ).stats()
 
@@ -139,14 +151,18 @@ def senses_command(args: argparse.Namespace) -> dict:
 
 # ------------------------------------------------------------------------------------------ text output
 def glove_command(args: argparse.Namespace) -> dict:
-    for option in ("max_tokens", "vocab_size", "min_count", "window", "dim", "epochs"):
-        if getattr(args, option) < 1:
+    for option in ("max_tokens", "vocab_size", "min_count", "window", "dim", "epochs", "x_max", "threads"):
+        if getattr(args, option) is not None and getattr(args, option) < 1:
             fail(f"--{option.replace('_', '-')} must be at least 1, not {getattr(args, option)}")
     if args.out.is_dir():
         fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
+    if args.threads:
+        import torch  # the indexer's modules import it anyway; here only to set its threads
+
+        torch.set_num_threads(args.threads)
     glove = train_glove_on_text(
         args.corpus,
         max_tokens=args.max_tokens,
@@ -156,6 +172,7 @@ def glove_command(args: argparse.Namespace) -> dict:
         language=args.language,
         dim=args.dim,
         epochs=args.epochs,
+        x_max=args.x_max,
         seed=args.seed,
     )
     save_glove(args.out, glove)
@@ -179,6 +196,10 @@ def _print_stats(result: dict) -> None:
         print(
             f"faiss     {kind:9s} {entry['factory']:16s} {entry['ntotal']:>10,} x {entry['dim']}  {entry['search_params']}"
         )
+    tokens = result["token_vectors"]
+    if tokens["compressed"]:
+        how = "re-ranked with the exact vectors" if tokens["reranked"] else "no exact vectors kept: approximate"
+        print(f"tokens    compressed, {tokens['index_bytes_per_vector']:.0f} bytes a vector in FAISS; {how}")
     print(
         f"glove     {result['glove']['source']}, dim {result['glove']['dim']}, {result['glove']['vocab_size']:,} words"
     )
@@ -256,6 +277,25 @@ def _add_reader_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def _add_ray_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="ADDRESS",
+        help="encode the shards on a Ray cluster: the one at ADDRESS (HOST:PORT, ray://HOST:PORT, or auto: the one "
+        "RAY_ADDRESS or `ray start` names), or with no ADDRESS that one if there is one, else a new one on this "
+        "machine. The index folder must be on storage every node mounts at the same path (checked)",
+    )
+    parser.add_argument(
+        "--ray-workers",
+        type=int,
+        metavar="N",
+        help="Ray actors, each holding one model (default: one per GPU of the cluster, else one per CPU)",
+    )
+
+
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", required=True, type=Path, help="the index directory")
     _add_model_options(parser, None)
@@ -318,14 +358,31 @@ def make_parser() -> argparse.ArgumentParser:
         "HNSW32 (default: Flat up to 100k vectors, IVF beyond)",
     )
     build.add_argument(
+        "--token-index-factory",
+        default=DEFAULTS.token_index_factory,
+        metavar="FACTORY",
+        help="FAISS index_factory string for the token index (word in context, senses), e.g. IVF1024,PQ32np or "
+        "OPQ32,IVF1024,PQ32np (product quantisation: a few dozen bytes a vector; np: no polysemous training, which "
+        "is slow); default %(default)s: --index-factory if given, else Flat up to 100k vectors, IVF beyond, "
+        "IVF-PQ once float32 vectors would pass 1 GiB",
+    )
+    build.add_argument(
+        "--no-exact-tokens",
+        action="store_true",
+        help="do not keep the exact per-layer token vectors: smaller on disk, but a compressed token index then "
+        "answers alone (approximate neighbours and senses, no other layer mix); by default they are kept and a "
+        "compressed index's candidates are re-ranked with them",
+    )
+    build.add_argument(
         "--search-params",
         help="FAISS search parameters, e.g. nprobe=32 or efSearch=128 (default: chosen for recall@10 of about 0.95)",
     )
     build.add_argument(
         "--glove",
         default=DEFAULTS.glove,
-        help="the GloVe baseline: 'stanford' (Stanford's glove.6B 50-d vectors, the default), a GloVe text file "
-        "(both referred to by the index, not copied), or 'train' (GloVe trained on the corpus, kept in the index)",
+        help="the GloVe baseline: 'stanford' (Stanford's glove.6B 50-d vectors, the default), 'korean' (ours, trained "
+        "on Korean Wikipedia, shipped with the Korean model), a GloVe text file (all referred to by the index, not "
+        "copied), or 'train' (GloVe trained on the corpus, kept in the index)",
     )
     build.add_argument("--keep-stopwords", action="store_true", help="give stopwords token vectors too")
     build.add_argument(
@@ -364,6 +421,7 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--overwrite", action="store_true", help="replace an existing index or interrupted build in --out"
     )
+    _add_ray_options(build)
     build.set_defaults(run=build_command, show=_print_stats, json=False)
 
     add = commands.add_parser(
@@ -375,6 +433,7 @@ def make_parser() -> argparse.ArgumentParser:
     add.add_argument("--index", required=True, type=Path, help="the index directory")
     _add_reader_options(add)
     _add_model_options(add, None)
+    _add_ray_options(add)
     add.set_defaults(run=add_command, show=_print_stats, json=False)
 
     delete = commands.add_parser(
@@ -468,7 +527,19 @@ def make_parser() -> argparse.ArgumentParser:
     glove.add_argument("--window", type=int, default=10, help="co-occurrence window (default 10)")
     glove.add_argument("--dim", type=int, default=100, help="vector size (default 100)")
     glove.add_argument("--epochs", type=int, default=15, help="AdaGrad epochs (default 15)")
+    glove.add_argument(
+        "--x-max",
+        type=float,
+        default=X_MAX,
+        help="co-occurrence count at which a pair's weight reaches 1 (default %(default)s, for corpora of millions "
+        "of tokens; the GloVe paper's 100 is for billions)",
+    )
     glove.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    glove.add_argument(
+        "--threads",
+        type=int,
+        help="torch CPU threads (default: torch's choice; 1 is fastest on a machine busy with other work)",
+    )
     glove.add_argument(
         "--language",
         choices=list(LANGUAGES),

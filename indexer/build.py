@@ -9,12 +9,14 @@ build equals an uninterrupted one. ``add`` is a build on an existing base: it ap
 commits a new manifest that points at new FAISS files (a killed ``add`` leaves the old index intact);
 ``delete`` only rewrites the manifest (deleted documents are filtered out of every result).
 Reading and encoding are in ``shards.py``, FAISS and GloVe in ``finalize.py``, what a build may delete in
-``folder.py``.
+``folder.py``. With ``ray`` (``--ray``) the shards are encoded by workers of a Ray cluster (``distributed.py``,
+imported only then); everything else is the same code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,14 +25,24 @@ from typing import Any
 import pandas as pd
 
 from encoder import Elmo, LayerMix
-from encoder.glove import STANFORD
 
 from . import folder, storage
 from .errors import CorpusError, IndexFormatError, QueryError
-from .finalize import build_indexes, describe_glove, glove_source, vocabulary, write_vocabulary
+from .finalize import (
+    build_indexes,
+    check_token_index,
+    describe_glove,
+    drop_exact_tokens,
+    exact_token_records,
+    glove_source,
+    planned_token_vectors,
+    vocabulary,
+    write_vocabulary,
+)
 from .index import Index, resolve_device
 from .manifest import (
     FORMAT_VERSION,
+    GLOVE_NAMES,
     MANIFEST,
     MIXES,
     SHARD_TOKENS,
@@ -45,11 +57,12 @@ from .manifest import (
     ModelSpec,
     Settings,
     load_model,
+    model_source,
     open_glove,
     open_model,
 )
 from .readers import ReaderOptions, corpus_files
-from .shards import Encoding, Scan, encode_shards, scan_corpus
+from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
 from .vectors import check_factory, check_trainable
 from .words import WordFrequencies
 
@@ -71,6 +84,9 @@ class Job:
     mixes: dict[str, MixRecord]  # MIXES -> the mix as recorded in the manifest
     state: dict  # build-state.json while it runs; a build's manifest keeps it to recognise a re-run
     progress: bool
+    ray: bool | str = False  # encode the shards on a Ray cluster (the caller is connected: ``_connected``)
+    ray_workers: int | None = None  # Ray actors (None: one per GPU, else one per CPU of the cluster)
+    model_spec: ModelSpec | None = None  # where Ray workers load the model from (None: ``model.source``)
 
 
 def _now() -> str:
@@ -105,6 +121,40 @@ def _kept_words(vocab: pd.DataFrame, settings: Settings) -> set[str] | None:
     return None if settings.min_freq <= 1 else set(vocab["word"][vocab["count"] >= settings.min_freq])
 
 
+def _uses_ray(ray: bool | str | None) -> bool:
+    return ray is not False and ray is not None
+
+
+def _connected(ray: bool | str) -> AbstractContextManager:
+    """A connection to the Ray cluster ``ray`` names (True: the usual one, see ``distributed.connected``) for the
+    block; nothing, and Ray not imported, when ``ray`` is False."""
+    if not _uses_ray(ray):
+        return nullcontext()
+    from . import distributed
+
+    return distributed.connected(None if ray is True else str(ray))
+
+
+def _check_ray(ray: bool | str, model: ModelSpec | None, record: ModelRecord) -> None:
+    """Ray workers load the model themselves: it must be named (``model``, else the record's source)."""
+    if _uses_ray(ray) and (isinstance(model, Elmo) or (model is None and record.source is None)):
+        raise ValueError(
+            "with Ray, give the model as a name or a path (every worker loads it itself), not a loaded Elmo"
+        )
+
+
+@contextmanager
+def _shard_writer(job: Job, encoding: Encoding) -> Iterator[ShardWriter | None]:
+    """Who encodes the shards: this process (None: ``encode_shards``' default) or Ray actors (``--ray``)."""
+    if not _uses_ray(job.ray):
+        yield None
+        return
+    from . import distributed
+
+    with distributed.encoders(job.out, job.model, job.model_spec, encoding, job.ray_workers) as writer:
+        yield writer
+
+
 def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
     """The shared second half of build and add: encode the new shards on top of ``base`` (None: a new index),
     finalize the next generation and commit its manifest."""
@@ -112,7 +162,10 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
     vocab = vocabulary(out, base, scan.counts)
     frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
     encoding = Encoding(job.elmo, settings, frequencies, _kept_words(vocab, settings))
-    new = encode_shards(out, job.files, job.options, scan, encoding, base.shards if base else (), job.progress)
+    with _shard_writer(job, encoding) as writer:
+        new = encode_shards(
+            out, job.files, job.options, scan, encoding, base.shards if base else (), job.progress, writer
+        )
     generation = base.generation + 1 if base else 1
     shards = (*(base.shards if base else ()), *new)
     vocab_file = write_vocabulary(out, vocab, generation)
@@ -121,6 +174,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
     weights = {name: mix.weights for name, mix in job.mixes.items()}
     dims = (job.elmo.n_layers, job.elmo.dim)
     indexes = build_indexes(out, base, shards, new, settings, weights, glove, dims, generation)
+    shards = exact_token_records(shards, settings)  # without token_layers.npy unless keep_exact_tokens
     corpus = tuple(
         CorpusFile(
             **record,
@@ -155,6 +209,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
             build=job.state,
         )
     manifest.write(out)
+    drop_exact_tokens(out, manifest)
     (out / STATE).unlink()
     return manifest
 
@@ -202,6 +257,8 @@ def build_index(
     *,
     overwrite: bool = False,
     settings: Settings | None = None,
+    ray: bool | str = False,
+    ray_workers: int | None = None,
     **reader_options: Any,
 ) -> Index:
     """Build (or resume building) an index of ``corpus`` in ``out`` and open it.
@@ -209,11 +266,15 @@ def build_index(
     ``settings`` sets everything else (token filter, GloVe training, shard size, seed); the
     arguments before it override its fields. Reader options: ``text_column``, ``id_column``,
     ``title_column``, ``doc_per_file``. Re-running a finished build with the same inputs just opens it.
+    ``ray``: encode the shards on a Ray cluster (True: this process's Ray connection, else the cluster
+    ``RAY_ADDRESS`` or ``ray start`` names, else a new local one; or an address, "auto" for an existing
+    cluster only), with ``ray_workers`` actors (default one per GPU, else per CPU); ``out`` must then be on
+    storage every node sees. The index is the same as without Ray (vectors up to float rounding).
     """
     out, device = Path(out), resolve_device(device)
     settings = settings or Settings()
     glove_spec = str(glove or settings.glove)
-    if glove_spec not in (STANFORD, TRAIN_GLOVE):
+    if glove_spec not in GLOVE_NAMES:
         glove_spec = str(Path(glove_spec).resolve())
     settings = Settings(
         **{
@@ -228,12 +289,14 @@ def build_index(
     settings.check()
     options = ReaderOptions.from_kwargs(**reader_options)
     elmo, model_record = load_model(model, device)
+    _check_ray(ray, None, model_record)
     mixes = {
         name: _mix_record(getattr(settings, name), LayerMix.parse(getattr(settings, name), elmo.n_layers))
         for name in MIXES
     }
     if settings.index_factory:
         check_factory(settings.index_factory, elmo.dim)
+    check_token_index(settings, elmo.dim)
     files = corpus_files(list(corpus))
     state = {
         "kind": "build",
@@ -243,10 +306,11 @@ def build_index(
         "reader": asdict(options),
         "corpus": _fingerprint(files),
     }
-    if settings.glove not in (STANFORD, TRAIN_GLOVE) and Path(settings.glove).is_relative_to(out.resolve()):
+    if settings.glove not in GLOVE_NAMES and Path(settings.glove).is_relative_to(out.resolve()):
         raise ValueError(f"the GloVe file {settings.glove} is inside --out; keep it elsewhere (the index refers to it)")
-    job = Job(out, files, options, elmo, model_record, settings, mixes, state, progress)
-    with folder.locked(out):  # before the folder is looked at, so two builds into one folder cannot both start
+    job = Job(out, files, options, elmo, model_record, settings, mixes, state, progress, ray, ray_workers)
+    # the lock before the folder is looked at, so two builds into one folder cannot both start
+    with _connected(ray), folder.locked(out):
         status = _target_status(out, state, overwrite)
         if status == "done":
             return Index.open(out, model=elmo, device=device)
@@ -254,6 +318,7 @@ def build_index(
         scan = scan_corpus(files, options, elmo.text, set(), progress)
         if settings.index_factory:
             check_trainable(settings.index_factory, elmo.dim, scan.sentences)
+        check_token_index(settings, elmo.dim, planned_token_vectors(scan.counts, elmo.text.stopwords, settings))
         if settings.glove == TRAIN_GLOVE and max(scan.counts.values()) < settings.glove_min_count:
             raise CorpusError(
                 f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
@@ -274,15 +339,19 @@ def add_documents(
     model: ModelSpec | None = None,
     device: str = "cpu",
     progress: bool = True,
+    *,
+    ray: bool | str = False,
+    ray_workers: int | None = None,
     **reader_options: Any,
 ) -> Index:
     """Append the documents of ``corpus`` to the index at ``path`` (resumable like a build) and open it.
 
     New documents get token vectors under the index's settings; GloVe is not retrained (words it does
     not know do not count in GloVe sentence means), and FAISS indexes keep their type and training.
+    ``ray`` and ``ray_workers`` as for ``build_index``.
     """
     out, device = Path(path), resolve_device(device)
-    with folder.locked(out, create=False):
+    with _connected(ray), folder.locked(out, create=False):
         base = Manifest.read(out)
         base.check_files(out, verify_hashes=False)  # never commit a new generation over a damaged index
         elmo = open_model(base.model, model, device)
@@ -290,7 +359,9 @@ def add_documents(
         files = corpus_files(list(corpus))
         state = {"kind": "add", "generation": base.generation, "reader": asdict(options), "corpus": _fingerprint(files)}
         mixes = {name: getattr(base, name) for name in MIXES}
-        job = Job(out, files, options, elmo, base.model, base.settings, mixes, state, progress)
+        _check_ray(ray, model, base.model)
+        spec = model_source(model) if model is not None and not isinstance(model, Elmo) else model
+        job = Job(out, files, options, elmo, base.model, base.settings, mixes, state, progress, ray, ray_workers, spec)
         previous = folder.read_state(out)
         keep_shards = []
         if previous == state:

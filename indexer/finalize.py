@@ -3,13 +3,18 @@
 Everything here is deterministic given the shards, so a build that was killed and resumed ends with the same
 files as one that ran through. ``add`` extends the previous generation's FAISS indexes instead of training new
 ones, and writes generation G+1 beside generation G (the old manifest keeps working until the new one is written).
+
+The token index follows ``Settings.token_index_factory`` (``token_index_factory``); without
+``keep_exact_tokens`` the shards' token_layers.npy leave the manifest's records (``exact_token_records``) and,
+once the manifest is written, the disk (``drop_exact_tokens``): until then a killed build can still resume.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +24,76 @@ from encoder.glove import resolve as resolve_glove
 
 from . import storage
 from .glove import GloveVectors, cooccurrence, save_glove, train_glove
-from .manifest import GLOVE_FILE, SHARDS, TRAIN_GLOVE, FaissFile, Manifest, Settings, Shard, StoredFile, shard_layers
-from .vectors import apply_search_params, build_faiss, choose_factory, tune_search_params
+from .manifest import (
+    AUTO,
+    GLOVE_FILE,
+    SHARDS,
+    TRAIN_GLOVE,
+    TRAINED_GLOVE,
+    FaissFile,
+    Manifest,
+    Settings,
+    Shard,
+    StoredFile,
+    shard_layers,
+)
+from .vectors import (
+    RERANK,
+    apply_search_params,
+    build_faiss,
+    check_factory,
+    check_trainable,
+    choose_factory,
+    is_compressed,
+    token_factory,
+    tune_search_params,
+)
 from .words import normalize
+
+TOKEN_LAYERS = "token_layers.npy"  # a shard's exact token vectors (see shards.write_shard)
+TOKEN_FACTORY_EXAMPLES = "'auto', 'Flat', 'IVF1024,PQ32np', 'OPQ32,IVF1024,PQ32np' or 'IVF256,PQ16x4np'"
+
+
+def token_index_factory(settings: Settings, n: int, dim: int) -> str:
+    """The token index's factory for n vectors: ``token_index_factory`` as given, or for "auto" the
+    ``index_factory`` given for all indexes, else ``vectors.token_factory`` (exact while small, IVF-PQ beyond)."""
+    if settings.token_index_factory != AUTO:
+        return settings.token_index_factory
+    return settings.index_factory or token_factory(n, dim)
+
+
+def planned_token_vectors(counts: Mapping[str, int], stopwords: frozenset[str], settings: Settings) -> int:
+    """How many token vectors a new index of a corpus with word ``counts`` (normalised word -> occurrences, as
+    the first pass counts them) will hold: content words (stopwords too without ``skip_stopwords``), frequent
+    enough (``min_freq``), as ``shards.write_shard`` chooses them."""
+    skip = stopwords if settings.skip_stopwords else frozenset()
+    return sum(c for w, c in counts.items() if w not in skip and c >= settings.min_freq)
+
+
+def check_token_index(settings: Settings, dim: int, n: int | None = None) -> None:
+    """Fail before any encoding starts if FAISS does not understand ``token_index_factory``, or (given the
+    ``n`` token vectors there will be) cannot train the token index's factory on them."""
+    given = settings.token_index_factory != AUTO
+    if given:
+        check_factory(settings.token_index_factory, dim, TOKEN_FACTORY_EXAMPLES)
+    factory = settings.token_index_factory if given else settings.index_factory
+    if n is not None and factory:
+        option = "--token-index-factory" if given else "--index-factory"
+        check_trainable(factory, dim, n, "token vectors", option)
+
+
+def exact_token_records(shards: Sequence[Shard], settings: Settings) -> tuple[Shard, ...]:
+    """The shards' records as the manifest keeps them: without token_layers.npy when ``keep_exact_tokens`` is off."""
+    if settings.keep_exact_tokens:
+        return tuple(shards)
+    return tuple(dataclasses.replace(s, files=tuple(f for f in s.files if f.file != TOKEN_LAYERS)) for s in shards)
+
+
+def drop_exact_tokens(out: Path, manifest: Manifest) -> None:
+    """Delete the token_layers.npy files the (written) manifest no longer lists (``exact_token_records``)."""
+    for shard in manifest.shards:
+        if all(f.file != TOKEN_LAYERS for f in shard.files):
+            (out / SHARDS / shard.name / TOKEN_LAYERS).unlink(missing_ok=True)
 
 
 def vocabulary(out: Path, base: Manifest | None, counts: Counter) -> pd.DataFrame:
@@ -58,7 +130,7 @@ def glove_source(out: Path, settings: Settings, vocab: pd.DataFrame, shards: Seq
             counts, words, dim=settings.glove_dim, epochs=settings.glove_epochs, seed=settings.seed, progress=progress
         )
         save_glove(out / GLOVE_FILE, trained)
-    return {"file": GLOVE_FILE, "source": "trained", **storage.file_record(out / GLOVE_FILE)}
+    return {"file": GLOVE_FILE, "source": TRAINED_GLOVE, **storage.file_record(out / GLOVE_FILE)}
 
 
 def describe_glove(source: dict, vectors: GloveVectors) -> dict:
@@ -112,13 +184,17 @@ def build_indexes(
             factory, params = old.factory, old.search_params
         else:
             n = sum(getattr(s, counts[kind]) for s in shards)
-            factory = settings.index_factory or choose_factory(n)
+            if kind == "tokens":
+                factory = token_index_factory(settings, n, dim)
+            else:
+                factory = settings.index_factory or choose_factory(n)
             stream = functools.partial(chunks, shards)
             index = build_faiss(factory, dim, n, stream, seed=settings.seed)
+            reranked = kind == "tokens" and settings.keep_exact_tokens and is_compressed(index)
             params = (
                 settings.search_params
                 if settings.search_params is not None
-                else tune_search_params(index, n, stream, seed=settings.seed)
+                else tune_search_params(index, n, stream, seed=settings.seed, rerank=RERANK if reranked else 1)
             )
             apply_search_params(index, params)
         storage.write_faiss(out / file, index)

@@ -46,7 +46,16 @@ from .ranking import (
 )
 from .results import DocumentHit, Neighbors, Passage, Senses, SentenceHit, TokenHit
 from .senses import describe_senses
-from .vectors import ExactSearch, VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix, pool
+from .vectors import (
+    RERANK,
+    ExactSearch,
+    VectorSet,
+    apply_search_params,
+    faiss_search,
+    gpu_faiss_available,
+    mix,
+    pool,
+)
 from .words import WordFrequencies, is_word, normalize
 
 MAX_QUERY_CHARS = 10_000
@@ -108,8 +117,9 @@ class Index:
             shard_layers(path, shards, "sentence", dims), faiss_indexes["sentences"], self.search_mix.weights, device
         )
         self._title_vectors = VectorSet(shard_layers(path, shards, "title", dims), None, (), device)
+        exact_tokens = shard_layers(path, shards, "token", dims) if manifest.settings.keep_exact_tokens else None
         self._token_vectors = VectorSet(
-            shard_layers(path, shards, "token", dims), faiss_indexes["tokens"], self.layer_mix.weights, device
+            exact_tokens, faiss_indexes["tokens"], self.layer_mix.weights, device, rerank=RERANK
         )
         self._glove_index = faiss_indexes["glove"]
         self._glove: GloveVectors | None = None
@@ -374,6 +384,26 @@ class Index:
             )
         return [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
 
+    def _token_weights(self, layers: str | Sequence[float] | None) -> tuple[float, ...]:
+        """The token mix for a query (``_weights``); one other than the index's needs the exact token vectors."""
+        weights = self._weights(layers, self.layer_mix)
+        if not self._token_vectors.searchable(weights):
+            raise QueryError(
+                f"this index keeps no exact token vectors (built without them), so word in context and senses use "
+                f"its layer mix only ({self.manifest.layers.description}); leave the layers out"
+            )
+        return weights
+
+    def _approximate_notice(self, what: str) -> list[str]:
+        """Said when token vectors come from a compressed index alone (no exact vectors to re-rank with)."""
+        if self._token_vectors.exact:
+            return []
+        factory = self.manifest.indexes["tokens"].factory
+        return [
+            f"this index keeps only compressed token vectors ({factory}, no exact vectors), so {what} are "
+            "approximate; rebuild it with exact token vectors kept for exact ones"
+        ]
+
     def neighbors(
         self,
         sentence: str,
@@ -414,12 +444,13 @@ class Index:
                 f"token {position} of the sentence is {tokens[position]!r}, not {word!r}"
                 + (f"; {word!r} is at position(s) {matches}" if matches else "")
             )
-        weights = self._weights(layers, self.layer_mix)
+        weights = self._token_weights(layers)
         subset = self.word_ids(word) if same_word else None
-        if not len(self._token_vectors.layers):
+        if not len(self._token_vectors):
             raise QueryError("the index holds no token vectors (its documents have no content words)")
         query_vector = mix(self.elmo.embed([tokens])[0][:, position], weights)
         scores, ids = self._token_vectors.search(query_vector, k, weights, self._deleted_tokens, subset)
+        notices += self._approximate_notice("neighbours and their scores")
         hits = []
         for rank, (score, token_id) in enumerate(zip(scores, ids), start=1):
             token = self.tokens.iloc[int(token_id)]
@@ -461,9 +492,9 @@ class Index:
             or max_occurrences < 1
         ):
             raise QueryError(f"max_occurrences must be a whole number of at least 1, not {max_occurrences!r}")
-        weights = self._weights(layers, self.layer_mix)
+        weights = self._token_weights(layers)
         ids = self.word_ids(word.strip())
-        notices = []
+        notices = self._approximate_notice("the clusters")
         if len(ids) > max_occurrences:
             notices.append(f"{word!r} occurs {len(ids):,} times; clustered a random sample of {max_occurrences:,}")
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
@@ -471,7 +502,7 @@ class Index:
         rows = self.sentences.iloc[sentence_ids]
         result = describe_senses(
             word.strip(),
-            self._token_vectors.layers.gather(ids, weights),
+            self._token_vectors.gather(ids, weights),
             rows["text"].tolist(),
             rows["tokens"].tolist(),
             self.elmo.text.stopwords,
@@ -505,6 +536,12 @@ class Index:
             "indexes": {
                 kind: {"factory": e.factory, "search_params": e.search_params, "ntotal": e.ntotal, "dim": e.dim}
                 for kind, e in m.indexes.items()
+            },
+            "token_vectors": {
+                "exact_kept": m.settings.keep_exact_tokens,
+                "compressed": self._token_vectors.compressed,
+                "reranked": self._token_vectors.rerank > 1,  # the compressed index's candidates re-scored exactly
+                "index_bytes_per_vector": m.indexes["tokens"].size / max(m.indexes["tokens"].ntotal, 1),
             },
             "glove": m.glove,
             "corpus": [{"name": c.name, "size": c.size, "documents": c.documents} for c in m.corpus],

@@ -10,7 +10,9 @@ INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (
                                      vectors or another GloVe file are referred to by the manifest, not copied
 
 ``Manifest.to_json``/``from_json`` map the dataclasses below to the JSON file one to one; ``FORMAT_VERSION``
-changes whenever what an index holds changes (an older index is refused with a "rebuild" message).
+changes whenever what an index holds changes (an index older than ``OLDEST_READABLE`` is refused with a
+"rebuild" message). Format 3 added the token index settings (``token_index_factory``, ``keep_exact_tokens``:
+without exact vectors a shard has no token_layers.npy); a format-2 index reads as one with their defaults.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from encoder import Elmo
 from encoder.elmo import SHIPPED_MODELS, resolve_model
-from encoder.glove import STANFORD, Glove
+from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
 
 from . import storage
@@ -31,7 +33,9 @@ from .errors import IndexFormatError, IndexMismatchError
 from .glove import GloveVectors
 from .vectors import POOLINGS, LayerStore, check_search_params
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+OLDEST_READABLE = 2  # format 2 differs only in lacking the token index settings (their defaults describe it)
+AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
 MANIFEST, STATE, SHARDS, GLOVE_FILE, LOCK = "manifest.json", "build-state.json", "shards", "glove.txt", ".lock"
 SHARD_FILES = (
     "docs.parquet",
@@ -44,6 +48,15 @@ SHARD_FILES = (
 SHARD_RECORD = "shard.json"  # a shard's own record (``Shard``), written inside it: what resuming checks
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
+GLOVE_NAMES = (*BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors rather than a file
+TRAINED_GLOVE = "trained"  # the manifest's GloVe source when GloVe was trained on the corpus
+
+
+def glove_source_name(spec: str) -> str:
+    """The source a manifest records for ``Settings.glove`` = ``spec`` (compare before opening an index)."""
+    return TRAINED_GLOVE if spec == TRAIN_GLOVE else source_name(spec)
+
+
 MIXES = ("layers", "search_layers")  # the two layer mixes an index is built with (Settings fields, manifest entries)
 
 ModelSpec = str | Path | Sequence[str | Path] | Elmo
@@ -58,9 +71,12 @@ class Settings:
     pooling: str = "sif"  # how a passage's token vectors become one: sif, mean or max (see vectors.pool)
     index_factory: str | None = None  # None: chosen by size (see vectors.choose_factory)
     search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
+    token_index_factory: str = AUTO  # the token index: a FAISS factory, or "auto" (index_factory if given, else
+    # vectors.token_factory: exact while small, IVF-PQ beyond 1 GiB of float32 vectors)
+    keep_exact_tokens: bool = True  # keep the per-layer token vectors: other mixes, and exact re-ranking of PQ
     skip_stopwords: bool = True
     min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
-    glove: str = STANFORD  # "stanford", a GloVe text file (both referred to, not copied), or "train": on the corpus
+    glove: str = STANFORD  # a baseline's name (BASELINES) or a GloVe file (both referred to, not copied), or "train"
     glove_dim: int = 50
     glove_epochs: int = 25
     glove_window: int = 10
@@ -77,10 +93,12 @@ class Settings:
                 raise ValueError(f"{name} must be at least 1")
         if self.search_params:
             check_search_params(self.search_params)
-        if self.glove not in (STANFORD, TRAIN_GLOVE):
+        if not isinstance(self.token_index_factory, str) or not self.token_index_factory.strip():
+            raise ValueError(f"token_index_factory must be {AUTO!r} or a FAISS index_factory string")
+        if self.glove not in GLOVE_NAMES:
             if not Path(self.glove).is_file():
                 raise FileNotFoundError(
-                    f"GloVe file {self.glove} does not exist (or say {STANFORD!r} or {TRAIN_GLOVE!r})"
+                    f"GloVe file {self.glove} does not exist (or say one of {', '.join(map(repr, GLOVE_NAMES))})"
                 )
             Glove.load(self.glove, max_lines=100)  # a file that is not GloVe fails now, not after the encoding
 
@@ -221,7 +239,7 @@ class Manifest:
 
     def to_json(self) -> dict:
         return {
-            "format_version": self.format_version,
+            "format_version": FORMAT_VERSION,  # what is written is this format (an older index's settings included)
             "generation": self.generation,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
@@ -280,11 +298,11 @@ class Manifest:
                 f"{out} was written in index format {version}, newer than this code reads "
                 f"({FORMAT_VERSION}); update ELMo Search or rebuild the index"
             )
-        if version < FORMAT_VERSION:
+        if version < OLDEST_READABLE:
             raise IndexFormatError(
-                f"{out} was written in index format {version} by an older ELMo Search (this one writes "
-                f"{FORMAT_VERSION}: documents, titles and weighted pooling); rebuild it with the same command and "
-                "--overwrite"
+                f"{out} was written in index format {version} by an older ELMo Search (this one reads "
+                f"{OLDEST_READABLE} to {FORMAT_VERSION}: documents, titles and weighted pooling); rebuild it with the "
+                "same command and --overwrite"
             )
         try:
             return cls.from_json(data)
@@ -334,6 +352,7 @@ class FolderInfo:
     format_version: int | None
     model_source: Any  # as ModelRecord.source
     model_hash: str | None
+    glove_source: str | None  # as encoder.glove.source_name names it, or "trained" (on the corpus)
     stamp: int  # changes whenever the index is rebuilt or changed in place
 
     @classmethod
@@ -342,12 +361,14 @@ class FolderInfo:
         data = storage.read_json(path) if path.is_file() else {}
         data = data if isinstance(data, dict) else {}
         model = data.get("model") if isinstance(data.get("model"), dict) else {}
+        files = data.get("files") if isinstance(data.get("files"), dict) else {}
         return cls(
             has_index=path.is_file(),
             interrupted=(out / STATE).is_file(),
             format_version=data.get("format_version"),
             model_source=model.get("source"),
             model_hash=model.get("hash"),
+            glove_source=glove.get("source") if isinstance(glove := (files or {}).get("glove"), dict) else None,
             stamp=path.stat().st_mtime_ns if path.is_file() else 0,
         )
 

@@ -28,12 +28,6 @@ NULL_QUERIES, NULL_QUERY_WORDS = 64, 4  # random queries (of 1 to 4 words) that 
 NO_GOOD_MATCH = 0.5  # best document's relevance below this: no better than half of the random queries
 NO_GOOD_MATCH_NOTICE = "no good match: the best document scores no better than random words typically do"
 NO_MATCH_NOTICE = "no document contains any of the query's words"
-METHOD_NAMES = {  # how the UI names the methods
-    "hybrid": "ELMo + keywords",
-    "elmo": "ELMo only",
-    "keywords": "Keywords (BM25)",
-    "glove": "GloVe (static baseline)",
-}
 
 
 @dataclass

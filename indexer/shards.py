@@ -2,13 +2,16 @@
 
 Each shard is encoded and written as a directory that appears atomically, with its own record (``Shard``)
 inside; a re-run finds the shards already on disk, checks them against the corpus and encodes only the rest.
+``encode_shards`` plans every shard (its documents and the sentence and token ids it starts at) before any is
+encoded, so the shards can be written in any order and anywhere: here, one after the other (``write_here``), or
+by workers of a Ray cluster (``indexer.distributed``, ``--ray``), which call the same ``write_shard``.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,10 +121,17 @@ class Encoding:
     keep: set[str] | None
 
 
+def _gets_vector(encoding: Encoding) -> Callable[[str], bool]:
+    """Whether a token gets a token vector: a content word (stopwords too with --keep-stopwords), frequent enough."""
+    stopwords = encoding.elmo.text.stopwords if encoding.settings.skip_stopwords else frozenset()
+    keep = encoding.keep
+    return lambda token: is_content_word(token, stopwords) and (keep is None or normalize(token) in keep)
+
+
 def write_shard(path: Path, group: list[Parsed], first_sentence: int, first_token: int, encoding: Encoding) -> Shard:
     """Encode one shard and write it as a directory that appears atomically; returns its record."""
-    elmo, settings, frequencies, keep = encoding.elmo, encoding.settings, encoding.frequencies, encoding.keep
-    stopwords = elmo.text.stopwords if settings.skip_stopwords else frozenset()
+    elmo, settings, frequencies = encoding.elmo, encoding.settings, encoding.frequencies
+    gets_vector = _gets_vector(encoding)
     flat = [(p.doc, s) for p in group for s in p.sentences]
     dims = (elmo.n_layers, elmo.dim)
     sentence_layers = np.zeros((len(flat), *dims), np.float16)
@@ -137,7 +147,7 @@ def write_shard(path: Path, group: list[Parsed], first_sentence: int, first_toke
         counts[0] += 1
         counts[1] += len(s.tokens)
         for position, token in enumerate(s.tokens):
-            if is_content_word(token, stopwords) and (keep is None or normalize(token) in keep):
+            if gets_vector(token):
                 token_rows.append(
                     (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
                 )
@@ -178,6 +188,42 @@ def write_shard(path: Path, group: list[Parsed], first_sentence: int, first_toke
     return shard
 
 
+@dataclass
+class ShardJob:
+    """One shard to encode: where it goes, its documents, and the ids its sentences and token vectors start at."""
+
+    path: Path
+    group: list[Parsed]
+    first_sentence: int
+    first_token: int
+
+
+ShardWriter = Callable[[Iterable[ShardJob]], Iterator[Shard]]
+"""Encodes and writes the shards of the jobs it is given (each with ``write_shard``), yielding their records as they
+are written, in any order; it takes the next job only when it can start on it."""
+
+
+def write_here(encoding: Encoding) -> ShardWriter:
+    """The local writer: one shard after the other, in this process."""
+
+    def write(jobs: Iterable[ShardJob]) -> Iterator[Shard]:
+        for job in jobs:
+            yield write_shard(job.path, job.group, job.first_sentence, job.first_token, encoding)
+
+    return write
+
+
+def _planned(group: list[Parsed], gets_vector: Callable[[str], bool]) -> tuple[int, str, int, int]:
+    """What a shard of ``group`` holds: documents, first document id, sentences and token vectors."""
+    sentences = [s for p in group for s in p.sentences]
+    vectors = sum(gets_vector(t) for s in sentences for t in s.tokens)
+    return len(group), group[0].doc.doc_id, len(sentences), vectors
+
+
+def _holds(shard: Shard) -> tuple[int, str, int, int]:
+    return shard.documents, shard.first_doc_id, shard.sentences, shard.token_vectors
+
+
 def encode_shards(
     out: Path,
     files: list[tuple[Path, str]],
@@ -186,35 +232,59 @@ def encode_shards(
     encoding: Encoding,
     base: Sequence[Shard],
     progress: bool,
+    writer: ShardWriter | None = None,
 ) -> list[Shard]:
     """Encode every shard of the corpus that is not on disk yet, numbered after the ``base`` index's shards (and
-    its sentence and token ids after theirs); returns the records of all the corpus's shards."""
+    its sentence and token ids after theirs), with ``writer`` (default: ``write_here``); returns the records of all
+    the corpus's shards, in order."""
     first_shard = max((int(s.name) for s in base), default=-1) + 1
     first_sentence, first_token = sum(s.sentences for s in base), sum(s.token_vectors for s in base)
-    shards: list[Shard] = []
+    gets_vector = _gets_vector(encoding)
+    planned: dict[str, tuple[int, str, int, int]] = {}  # shard name -> what it must hold
+    shards: dict[str, Shard] = {}
     bar = tqdm(total=scan.stats.documents, desc="encoding", unit="doc", disable=not progress)
-    encoded_tokens, started = 0, time.perf_counter()
-    groups = _shard_groups(read_corpus(files, options), encoding.elmo.text, encoding.settings.shard_tokens)
-    for number, group in enumerate(groups, start=first_shard):
-        path = out / SHARDS / f"{number:05d}"
-        if path.is_dir():
+    encoded_tokens, sentences, started = 0, first_sentence, time.perf_counter()
+
+    def finished(shard: Shard, encoded: bool) -> None:
+        nonlocal encoded_tokens, sentences
+        shards[shard.name] = shard
+        encoded_tokens += shard.tokens if encoded else 0
+        sentences += shard.sentences
+        bar.update(shard.documents)
+        bar.set_postfix(
+            shards=len(shards),
+            sentences=sentences,
+            tok_s=f"{encoded_tokens / max(time.perf_counter() - started, 1e-9):.0f}",
+        )
+
+    def missing() -> Iterator[ShardJob]:
+        """The shards not on disk yet; the ones on disk are checked against the corpus and counted as finished."""
+        nonlocal first_sentence, first_token
+        groups = _shard_groups(read_corpus(files, options), encoding.elmo.text, encoding.settings.shard_tokens)
+        for number, group in enumerate(groups, start=first_shard):
+            path = out / SHARDS / f"{number:05d}"
+            planned[path.name] = _planned(group, gets_vector)
+            job = ShardJob(path, group, first_sentence, first_token)
+            first_sentence += planned[path.name][2]
+            first_token += planned[path.name][3]
+            if not path.is_dir():
+                yield job
+                continue
             shard = Shard.from_json(storage.read_json(path / SHARD_RECORD))
-            if shard.documents != len(group) or shard.first_doc_id != group[0].doc.doc_id:
+            if _holds(shard) != planned[path.name]:
                 raise IndexFormatError(
                     f"{path} does not match the corpus; the corpus changed since the build "
                     "started: re-run with --overwrite to start over"
                 )
-        else:
-            shard = write_shard(path, group, first_sentence, first_token, encoding)
-            encoded_tokens += shard.tokens
-        shards.append(shard)
-        first_sentence += shard.sentences
-        first_token += shard.token_vectors
-        bar.update(shard.documents)
-        bar.set_postfix(
-            shards=len(shards),
-            sentences=first_sentence,
-            tok_s=f"{encoded_tokens / max(time.perf_counter() - started, 1e-9):.0f}",
-        )
+            finished(shard, encoded=False)
+
+    for shard in (writer or write_here(encoding))(missing()):
+        if _holds(shard) != planned[shard.name]:  # only a worker running other code can get here
+            raise IndexFormatError(
+                f"shard {shard.name} was encoded with {shard.sentences} sentences and {shard.token_vectors} token "
+                f"vectors where {planned[shard.name][2]} and {planned[shard.name][3]} were planned; does every "
+                "worker run the same version of this code? Delete that shard folder and re-run to resume"
+            )
+        finished(shard, encoded=True)
     bar.close()
-    return shards
+    return [shards[name] for name in planned]

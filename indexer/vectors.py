@@ -3,6 +3,10 @@
 Stored vectors keep every ELMo layer (float16). Pooling is linear per layer, so any layer mix at query
 time is ``normalize(sum_j s_j * v_j)``: the FAISS index answers queries under the build-time mix, and an
 exact torch matmul answers any other mix (and serves as the GPU path when faiss-gpu is missing).
+
+A compressed FAISS index (product quantisation, ``IVF…,PQ…``; see ``token_factory``) answers with
+approximate scores: when the exact layers are kept, ``VectorSet`` fetches ``RERANK`` times more candidates
+from it and re-scores them exactly; without them (``layers=None``) its answers are the index's own.
 """
 
 from __future__ import annotations
@@ -16,7 +20,13 @@ import torch
 
 FLAT_LIMIT = 100_000  # up to this many vectors exact search is fast enough (a few ms per query)
 SQ8_FROM = 2_000_000  # beyond this, 8-bit scalar quantisation keeps the index in memory
-TRAIN_SAMPLE = 100_000  # vectors used to train IVF centroids / quantisers
+TRAIN_SAMPLE = 100_000  # vectors used to train IVF centroids / quantisers (more for many IVF lists, see train_size)
+TRAIN_PER_LIST = 39  # FAISS's k-means wants at least this many training vectors per centroid (else it warns)
+TOKEN_PQ_BYTES = 1 << 30  # "auto" token index: product quantisation once float32 vectors would pass 1 GiB
+PQ_DIMS = 8  # dimensions per PQ sub-quantiser in the "auto" token factory (one byte each: dim / 8 bytes a vector)
+MAX_PQ_LISTS = 65_536  # IVF lists of the "auto" token factory at most
+PLATEAU = 0.005  # search-parameter tuning: recall this close to the best measured is as good as it gets
+RERANK = 10  # a compressed index with exact vectors kept: candidates fetched per result, then re-scored exactly
 CHUNK = 65_536  # vectors mixed (and searched exactly) per step
 EXACT_CACHE_BYTES = 1 << 30  # keep a query-time mix's matrix in memory up to this size
 
@@ -45,6 +55,71 @@ def choose_factory(n: int) -> str:
     return f"IVF{ivf_lists(n)},{'Flat' if n <= SQ8_FROM else 'SQ8'}"
 
 
+def pq_subquantizers(dim: int) -> int:
+    """PQ sub-quantisers for ``dim``: the largest divisor of dim up to dim / PQ_DIMS (FAISS needs a divisor)."""
+    return max(m for m in range(1, max(dim // PQ_DIMS, 1) + 1) if dim % m == 0)
+
+
+def token_factory(n: int, dim: int) -> str:
+    """The "auto" token index for n vectors of ``dim``: ``choose_factory(n)`` (Flat, then IVF-Flat) while the
+    float32 vectors fit in ``TOKEN_PQ_BYTES``, beyond that ``IVF{lists},PQ{m}np``: lists as ``ivf_lists`` (at most
+    ``MAX_PQ_LISTS``), m sub-quantisers of ``PQ_DIMS`` dims, 8 bits each (m bytes a vector instead of 4·dim);
+    ``np``: no polysemous training (FAISS's default for PQ, slow, and only for searches with ``ht``)."""
+    if n * dim * 4 <= TOKEN_PQ_BYTES:
+        return choose_factory(n)
+    return f"IVF{min(ivf_lists(n), MAX_PQ_LISTS)},PQ{pq_subquantizers(dim)}np"
+
+
+def _chain(index: faiss.Index) -> tuple[list[faiss.VectorTransform], faiss.Index]:
+    """The transforms (e.g. OPQ) in front of an index, and the index behind them (``index`` must stay alive)."""
+    transforms = []
+    inner = faiss.downcast_index(index)
+    while isinstance(inner, faiss.IndexPreTransform):
+        transforms += [faiss.downcast_VectorTransform(inner.chain.at(i)) for i in range(inner.chain.size())]
+        inner = faiss.downcast_index(inner.index)
+    return transforms, inner
+
+
+def is_compressed(index: faiss.Index) -> bool:
+    """Whether the index stores vectors lossily (PQ, SQ, ...): its scores are approximate."""
+    transforms, inner = _chain(index)
+    if any(not isinstance(t, (faiss.OPQMatrix, faiss.RandomRotationMatrix)) for t in transforms):
+        return True  # e.g. PCA drops dimensions
+    try:
+        inner = faiss.downcast_index(faiss.extract_index_ivf(inner))
+        return not isinstance(inner, faiss.IndexIVFFlat)
+    except RuntimeError:
+        pass
+    if isinstance(inner, faiss.IndexHNSW):
+        inner = faiss.downcast_index(inner.storage)
+    return not isinstance(inner, faiss.IndexFlat)
+
+
+def train_size(index: faiss.Index, n: int) -> int:
+    """Vectors to train ``index`` on out of n: ``TRAIN_SAMPLE``, or ``TRAIN_PER_LIST`` per IVF list if more."""
+    try:
+        lists = faiss.extract_index_ivf(index).nlist
+    except RuntimeError:
+        lists = 0
+    return min(n, max(TRAIN_SAMPLE, TRAIN_PER_LIST * lists))
+
+
+def min_train_points(index: faiss.Index) -> int:
+    """The fewest training vectors FAISS accepts for ``index``: one per IVF list, per PQ centroid (2^bits), and
+    256 for an OPQ rotation (its own 8-bit PQ); 0 for indexes that need no training."""
+    transforms, inner = _chain(index)
+    need = [256 for t in transforms if isinstance(t, faiss.OPQMatrix)]
+    try:
+        ivf = faiss.downcast_index(faiss.extract_index_ivf(inner))
+        need.append(ivf.nlist)
+        inner = ivf
+    except RuntimeError:
+        pass
+    if hasattr(inner, "pq"):
+        need.append(inner.pq.ksub)
+    return max(need, default=0)
+
+
 def _knob(index: faiss.Index) -> tuple[str, list[int]] | None:
     """The search-time speed/recall parameter of an index and the values worth trying, cheapest first."""
     try:
@@ -65,12 +140,16 @@ def tune_search_params(
     target: float = 0.95,
     n_queries: int = 200,
     seed: int = 0,
+    rerank: int = 1,
 ) -> str:
     """An nprobe / efSearch for recall@k >= ``target``, found on queries drawn from the data itself.
 
     Each query is a stored vector; its exact neighbours (itself excluded) come from a brute-force pass.
-    Stored vectors are easier queries than new text, so the value returned is one step (2x) beyond the
-    cheapest that reaches the target. Returns "" for exact indexes, else faiss ParameterSpace syntax.
+    ``rerank``: the index's top rerank·k are re-scored exactly afterwards (``RERANK``), so a true neighbour
+    counts as found when it is among them. A compressed index may never reach the target: then the
+    cheapest value within ``PLATEAU`` of the best recall measured counts as reaching it. Stored vectors are
+    easier queries than new text, so the value returned is one step (2x) beyond the cheapest that reaches the
+    target. Returns "" for exact indexes, else faiss ParameterSpace syntax.
     """
     knob = _knob(index)
     if knob is None or n <= k + 1:
@@ -88,14 +167,19 @@ def tune_search_params(
     scores, ids = np.concatenate(scores, 1), np.concatenate(ids, 1)
     truth = np.take_along_axis(ids, np.argsort(-scores, axis=1)[:, : k + 1], 1)
     truth = [set(t) - {r} for t, r in zip(truth.tolist(), rows.tolist())]
-    reached = len(values) - 1  # nothing reaches the target: search exhaustively
-    for step, value in enumerate(values):
+    fetch = min(n, max(rerank, 1) * k + 1)
+    recalls = []
+    for value in values:
         apply_search_params(index, f"{name}={value}")
-        found = index.search(queries, k + 1)[1]
-        recall = np.mean([len((set(f) - {r}) & t) / len(t) for f, r, t in zip(found.tolist(), rows.tolist(), truth)])
-        if recall >= target:
-            reached = step
+        found = index.search(queries, fetch)[1]
+        recalls.append(
+            np.mean([len((set(f) - {r}) & t) / len(t) for f, r, t in zip(found.tolist(), rows.tolist(), truth)])
+        )
+        if recalls[-1] >= target:
             break
+    reached = len(recalls) - 1
+    if recalls[-1] < target:  # nothing reaches it (recall is bounded by the compression): the plateau's start
+        reached = next(i for i, r in enumerate(recalls) if r >= max(recalls) - PLATEAU)
     return f"{name}={values[min(reached + 1, len(values) - 1)]}"
 
 
@@ -133,27 +217,34 @@ def check_search_params(params: str) -> None:
             )
 
 
-def check_trainable(factory: str, dim: int, n: int) -> None:
-    """Fail before any encoding starts if an IVF ``factory`` has more lists than the ``n`` vectors to train on."""
+def check_trainable(factory: str, dim: int, n: int, what: str = "sentences", option: str = "--index-factory") -> None:
+    """Fail before any encoding starts if ``factory`` needs more training vectors than the ``n`` there will be
+    (IVF lists, PQ centroids, OPQ; see ``min_train_points``); ``what`` and ``option`` word the message."""
     try:
-        nlist = faiss.extract_index_ivf(faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)).nlist
-    except RuntimeError:  # not an IVF index
+        index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
+    except RuntimeError:  # refused by check_factory
         return
-    if nlist > n:
-        raise ValueError(
-            f"FAISS cannot train {factory!r} ({nlist:,} IVF lists) on the corpus's {n:,} sentences; choose a smaller "
-            "--index-factory (e.g. fewer IVF lists, or Flat) or leave it out to have it chosen by size"
-        )
+    need = min_train_points(index)
+    if need <= n:
+        return
+    try:
+        nlist = faiss.extract_index_ivf(index).nlist
+    except RuntimeError:
+        nlist = 0
+    needs = f"{nlist:,} IVF lists" if nlist == need else f"at least {need:,} training vectors"
+    raise ValueError(
+        f"FAISS cannot train {factory!r} ({needs}) on the corpus's {n:,} {what}; choose a smaller "
+        f"{option} (e.g. fewer IVF lists, fewer PQ bits, or Flat) or leave it out to have it chosen by size"
+    )
 
 
-def check_factory(factory: str, dim: int) -> None:
+def check_factory(factory: str, dim: int, examples: str = "'Flat', 'IVF1024,Flat', 'HNSW32' or 'IVF4096,SQ8'") -> None:
     """Fail before any encoding starts if FAISS does not understand ``factory``."""
     try:
         faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
     except RuntimeError as error:
         raise ValueError(
-            f"FAISS cannot make an index from {factory!r} ({str(error).splitlines()[0]}); "
-            "try e.g. 'Flat', 'IVF1024,Flat', 'HNSW32' or 'IVF4096,SQ8'"
+            f"FAISS cannot make an index from {factory!r} ({str(error).splitlines()[0]}); try e.g. {examples}"
         ) from None
 
 
@@ -163,7 +254,7 @@ def build_faiss(
     """Train (on a seeded sample) and fill an inner-product index from a re-iterable stream of chunks."""
     index = faiss.index_factory(dim, factory, faiss.METRIC_INNER_PRODUCT)
     if not index.is_trained and n:
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=min(n, TRAIN_SAMPLE), replace=False))
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=train_size(index, n), replace=False))
         try:
             index.train(gather(chunks(), rows))
         except RuntimeError as error:  # e.g. fewer vectors than IVF lists
@@ -269,18 +360,65 @@ class VectorSet:
     mixes, and every query on a GPU without faiss-gpu, go to an exact torch search over the stored
     layers. Its mixed matrix is cached for the last mix used when it fits in ``EXACT_CACHE_BYTES``;
     larger collections are mixed and searched chunk by chunk on every query (bounded memory, slower).
+
+    ``rerank`` > 1 with a compressed index (``is_compressed``): the index's top ``rerank``·k candidates are
+    re-scored with the exact layers. ``layers`` None (not kept): only the build-time mix can be searched, and
+    vectors (``gather``) are the index's own reconstructions (approximate for a compressed index).
     """
 
     def __init__(
-        self, layers: LayerStore, index: faiss.Index | None, build_weights: Sequence[float], device: str = "cpu"
+        self,
+        layers: LayerStore | None,
+        index: faiss.Index | None,
+        build_weights: Sequence[float],
+        device: str = "cpu",
+        rerank: int = 1,
     ):
+        if layers is None and index is None:
+            raise ValueError("a vector set needs its layers or a FAISS index")
         self.layers = layers
         self.build_weights = tuple(build_weights)
         self.device = device
         cuda = device.startswith("cuda")
-        self.use_faiss = index is not None and (not cuda or gpu_faiss_available())
+        self.use_faiss = index is not None and (not cuda or gpu_faiss_available() or layers is None)
+        self.cpu_index = index  # reconstructions come from it (GPU indexes do not all reconstruct)
         self.index = to_gpu(index) if cuda and self.use_faiss else index
+        self.compressed = index is not None and is_compressed(index)
+        self.rerank = rerank if self.compressed and layers is not None else 1
         self._exact: tuple[tuple[float, ...], ExactSearch] | None = None
+        self._direct_map = False
+
+    def __len__(self) -> int:
+        return len(self.layers) if self.layers is not None else int(self.cpu_index.ntotal)
+
+    @property
+    def exact(self) -> bool:
+        """Whether scores are exact cosines (exact layers kept, or an index that stores vectors uncompressed)."""
+        return self.layers is not None or not self.compressed
+
+    def searchable(self, weights: Sequence[float]) -> bool:
+        """Whether a query under ``weights`` can be answered (other mixes need the exact layers)."""
+        return self.layers is not None or tuple(weights) == self.build_weights
+
+    def _reconstruct(self, ids: np.ndarray) -> np.ndarray:
+        """The index's own vectors of ``ids`` (decoded, for a compressed index), normalised."""
+        if not self._direct_map:
+            try:
+                faiss.extract_index_ivf(self.cpu_index).make_direct_map()  # an IVF index finds ids through it
+            except RuntimeError:
+                pass
+            self._direct_map = True
+        if not len(ids):
+            return np.zeros((0, self.cpu_index.d), np.float32)
+        return normalize(self.cpu_index.reconstruct_batch(np.ascontiguousarray(ids, dtype=np.int64)))
+
+    def gather(self, ids: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+        """Normalised vectors of ``ids`` under ``weights``: exact from the layers, else the index's own."""
+        if self.layers is not None:
+            return self.layers.gather(ids, weights)
+        if tuple(weights) != self.build_weights:
+            raise ValueError("the exact layers are not kept: only the build-time mix can be used")
+        return self._reconstruct(np.asarray(ids, dtype=np.int64))
 
     def _cached(self, weights: tuple[float, ...]) -> ExactSearch:
         if self._exact is None or self._exact[0] != weights:
@@ -302,6 +440,17 @@ class VectorSet:
         order = np.argsort(-scores, kind="stable")[:k]
         return scores[order], ids[order]
 
+    def _faiss(
+        self, query: np.ndarray, k: int, weights: tuple[float, ...], deleted: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The FAISS index's top k; with ``rerank``, its top rerank·k re-scored exactly."""
+        if self.rerank <= 1:
+            return faiss_search(self.index, query, k, deleted)
+        _, ids = faiss_search(self.index, query, self.rerank * k, deleted)
+        scores = self.layers.gather(ids, weights) @ np.asarray(query, dtype=np.float32)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return scores[order], ids[order]
+
     def search(
         self,
         query: np.ndarray,
@@ -312,15 +461,18 @@ class VectorSet:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (scores, ids) for a normalised query vector already mixed with ``weights``.
 
-        ``subset`` restricts the search to those ids (exact, over just those vectors).
+        ``subset`` restricts the search to those ids (exact over just those vectors, or over the index's own
+        vectors of them when the layers are not kept).
         """
         weights = tuple(weights)
+        if not self.searchable(weights):
+            raise ValueError("the exact layers are not kept: only the build-time mix can be searched")
         if subset is not None:
             live = subset if deleted is None else subset[~deleted[subset]]
-            scores, rows = ExactSearch(self.layers.gather(live, weights), self.device).search(query, k)
+            scores, rows = ExactSearch(self.gather(live, weights), self.device).search(query, k)
             return scores, live[rows]
         if self.use_faiss and weights == self.build_weights:
-            return faiss_search(self.index, query, k, deleted)
+            return self._faiss(query, k, weights, deleted)
         if len(self.layers) * len(query) * 4 <= EXACT_CACHE_BYTES:
             return self._cached(weights).search(query, k, deleted)
         return self._streamed(query, k, weights, deleted)

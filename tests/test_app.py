@@ -13,6 +13,8 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -354,15 +356,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def served_app(index_dir: Path, tmp_path: Path):
-    """The app served by ``streamlit run`` (as ``python -m app`` starts it) on a free local port."""
+@contextmanager
+def serve(index: Path, tmp_path: Path) -> Iterator[str]:
+    """The app on ``index`` served by ``streamlit run`` (as ``python -m app`` starts it) on a free local port."""
     from app.__main__ import streamlit_command
 
     port = free_port()
     env = {
         **os.environ,
-        INDEX_ENV: str(index_dir),
+        INDEX_ENV: str(index),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE_ROOT), os.environ.get("PYTHONPATH")])),
     }
     log = open(tmp_path / "streamlit.log", "w")
@@ -385,6 +387,13 @@ def served_app(index_dir: Path, tmp_path: Path):
         server.terminate()
         server.wait(timeout=30)
         log.close()
+
+
+@pytest.fixture
+def served_app(index_dir: Path, tmp_path: Path) -> Iterator[str]:
+    """The app on the test index, served on a free local port."""
+    with serve(index_dir, tmp_path) as url:
+        yield url
 
 
 def open_browser(tmp_path: Path, width: int, height: int):

@@ -158,5 +158,5 @@ def test_the_korean_demo_is_built_from_its_corpus_with_its_model(
         cli.main(["--demo", "ko", "--index", str(tmp_path / "ko")])
     [(corpus, out, options)] = builds
     assert [p.name for p in corpus] == ["part_a.jsonl", "part_b.jsonl"] and corpus[0].parent.name == "demo-ko"
-    assert out == tmp_path / "ko" and options["model"] == "ko" and options["glove"] == "train"
+    assert out == tmp_path / "ko" and options["model"] == "ko" and options["glove"] == "korean"
     assert build_command(DEMOS["ko"].index_dir) == "python -m app --demo ko"

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from encoder import Elmo
 from encoder.eval import pos, sts, wic, wordsim, wsd
 from encoder.eval.embeddings import Embedder
-from encoder.eval.probe import fit_predict
-from encoder.eval.results import GLOVE
+from encoder.eval.probe import fit_predict, probe_views
+from encoder.eval.results import GLOVE, MIX
 from encoder.eval.wordnet import SenseInventory
 from encoder.glove import Glove
 
@@ -88,6 +89,27 @@ def test_probe_learns_planted_classes_and_a_mix_that_prefers_the_informative_lay
     predicted, weights = fit_predict(stack, labels, stack, 4, learn_mix=True)
     assert (predicted == labels).mean() == 1.0
     assert np.argmax(weights) == 1
+
+
+def test_probes_run_side_by_side_give_what_they_give_one_at_a_time():
+    """probe_views trains its probes in parallel threads (one per torch thread): the scores must not depend on it."""
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 3, size=300)
+    stack = rng.normal(size=(300, 3, 5)).astype(np.float32)
+    stack[:, 2, :3] += np.eye(3)[labels] * 2  # layer 2 knows the class, the others are noise
+    glove = (rng.normal(size=(300, 4)).astype(np.float32),) * 2
+    threads = torch.get_num_threads()
+    try:
+        runs = []
+        for n in (1, 3):
+            torch.set_num_threads(n)
+            runs.append(probe_views(stack, labels, stack, labels, 3, glove=glove))
+    finally:
+        torch.set_num_threads(threads)
+    assert runs[0] == runs[1]
+    scores, weights = runs[0]
+    assert set(scores) == {"token", "layer 1", "layer 2", "average", MIX, GLOVE}
+    assert scores["layer 2"] > scores["token"] and np.argmax(weights) == 2
 
 
 def test_conllu_reader_skips_comments_ranges_and_empty_nodes(tmp_path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexer.glove import cooccurrence, train_glove
+from indexer.glove import X_MAX, cooccurrence, train_glove
 
 FUNCTION, TOPICS, PER_TOPIC = 6, 3, 12
 WORDS = [f"f{i}" for i in range(FUNCTION)] + [f"t{t}w{i}" for t in range(TOPICS) for i in range(PER_TOPIC)]
@@ -29,7 +29,7 @@ def planted_sentences(n: int = 3000, length: int = 12, mix: float = 0.1, seed: i
     return sentences
 
 
-def reference_glove(counts, dim: int, epochs: int, lr: float = 0.05, x_max: float = 100.0, alpha: float = 0.75):
+def reference_glove(counts, dim: int, epochs: int, lr: float = 0.05, x_max: float = X_MAX, alpha: float = 0.75):
     """Sequential GloVe as glove.c computes it (one thread): one entry at a time, AdaGrad sums from 1 that
     accumulate (lr * gradient) squared; word + context vectors."""
     counts = counts.tocoo()

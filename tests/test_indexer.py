@@ -183,7 +183,7 @@ def test_relevance_is_the_share_of_random_queries_beaten(indexer_index):
 
 def test_manifest_and_counts(indexer_index):
     m = indexer_index.manifest
-    assert m.format_version == 2 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
+    assert m.format_version == 3 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
     assert m.pooling == "sif" and m.layers.spec == "average" and m.search_layers.spec == "token"
     assert len(m.shards) > 2
     assert m.counts.documents == 34 and m.counts.skipped_empty_documents == 1

@@ -96,3 +96,41 @@ def test_korean_sense_probe_is_written_in_the_models_tokens():
     korean = text_rules("ko")
     for item in items:  # the word is exactly one token of its sentence under the Korean rules, too
         assert korean.tokenize(" ".join(item.tokens)).count(item.word) == 1
+
+
+def test_a_korean_model_is_evaluated_on_korean_data_with_the_korean_baseline(korean_model, tmp_path, capsys):
+    import lzma
+
+    (tmp_path / "data" / "corpus-ko").mkdir(parents=True)
+    with lzma.open(tmp_path / "data" / "corpus-ko" / "test.txt.xz", "wt", encoding="utf-8") as f:
+        f.write(DOC + "\n")
+    encoder_main(["evaluate", "all", "--model", str(korean_model), "--data", str(tmp_path / "data"), "--json"])
+    captured = capsys.readouterr()
+    output = json.loads(captured.out)
+    assert list(output["results"]) == ["perplexity", "senses"] and output["glove"] == "korean"
+    assert "skipped (no ko data set): wic, wsd, pos, sts, wordsim" in captured.err
+    assert output["results"]["senses"]["details"]["words"] == 12  # the Korean probe, not the English one
+    assert output["results"]["senses"]["rows"]["ROC AUC, same- vs different-sense pairs"]["GloVe"] is not None
+    with pytest.raises(SystemExit):
+        encoder_main(["evaluate", "wic", "--model", str(korean_model)])
+    assert "wic has no ko data set; give one with --data" in capsys.readouterr().err
+
+
+def test_the_korean_glove_baseline_ships_by_name_and_knows_korean_words():
+    from encoder.eval.embeddings import cosine
+    from encoder.glove import BASELINES, Glove, check, resolve
+
+    record = resolve(BASELINES["ko"])
+    assert record["source"] == "korean"  # a name, found again wherever the package is installed
+    check(record)
+    with pytest.raises(ValueError, match="missing or has changed"):
+        check({**record, "size": record["size"] + 1})
+    glove = Glove.open("korean")
+
+    def similarity(a: str, b: str) -> float:
+        return float(cosine(glove.vector(a)[None], glove.vector(b)[None])[0])
+
+    # planted in no test: what any Korean GloVe worth shipping knows (days of the week, family, fruit)
+    assert similarity("월요일", "화요일") > similarity("월요일", "사과")
+    assert similarity("아버지", "어머니") > similarity("아버지", "항구")
+    assert similarity("사과", "포도") > similarity("사과", "월요일")

@@ -471,6 +471,7 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
     from encoder.train import FIGURES_END, FIGURES_START
 
     (shipped / "README.md").write_text(f"the model card\n{FIGURES_START}\nold figures\n{FIGURES_END}\nmore card\n")
+    (shipped / "glove-ko-50d.txt.xz").write_bytes(b"shipped beside the model")
     weights = (shipped / "model.safetensors").read_bytes()
     before = json.loads((shipped / "config.json").read_text())["training"]
     run = tmp_path / "run"
@@ -495,6 +496,7 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
     steps = [json.loads(line)["step"] for line in (shipped / "log.jsonl").read_text().splitlines()]
     assert steps[0] < before["step"] < steps[-1] == after["step"] and steps == sorted(steps)
     assert sorted(p.name for p in shipped.parent.iterdir()) == ["default"]  # no staging or old folder left
+    assert (shipped / "glove-ko-50d.txt.xz").read_bytes() == b"shipped beside the model"  # kept
     assert load_language_model(shipped)[1].words == load_language_model(model)[1].words
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from app import state
+from app.i18n import t
 from app.widgets import layer_name
 from encoder import BiLMConfig
 from encoder.elmo import resolve_model
@@ -32,21 +33,27 @@ def model_dir() -> Path | None:
 
 def glove_description(glove: dict) -> str:
     """Which GloVe the index compares with: Stanford's (source, licence, SHA-256), a file, or trained on the corpus."""
-    size = f"{glove['vocab_size']:,} words × {glove['dim']}"
+    size = t("glove.size", words=f"{glove['vocab_size']:,}", dim=glove["dim"])
     if glove["source"] == "stanford":
-        return (
-            f"Stanford's glove.6B {glove['dim']}-d (Pennington et al. 2014), {size}, from {glove['package']}; "
-            f"licence {glove['license']}; vectors SHA-256 {glove['sha256']}"
+        return t(
+            "glove.stanford",
+            dim=glove["dim"],
+            size=size,
+            package=glove["package"],
+            license=glove["license"],
+            sha256=glove["sha256"],
         )
     if glove["source"] == "trained":
-        return f"trained on this index's corpus, {size}"
+        return t("glove.trained", size=size)
     return f"{glove['source']}, {size}" + (f", SHA-256 {glove['sha256']}" if "sha256" in glove else "")
 
 
 def table(facts: dict[str, object]) -> None:
     """A two-column fact sheet."""
     st.dataframe(
-        pd.DataFrame({"": list(facts), "value": [str(v) for v in facts.values()]}), hide_index=True, width="stretch"
+        pd.DataFrame({"": list(facts), t("about.value"): [str(v) for v in facts.values()]}),
+        hide_index=True,
+        width="stretch",
     )
 
 
@@ -56,16 +63,16 @@ def diagram(weights: list[float], gamma: float) -> str:
         "digraph elmo {",
         "rankdir=BT; nodesep=0.4;",
         'node [shape=box, style="rounded,filled", fontname="sans-serif"];',
-        'chars [label="characters of each token\\n‹b› b a n k ‹/b›", fillcolor="#f0f2f6"];',
-        f'cnn [label="char-CNN → highway → projection\\n{len(elmo.config.filters)} filter widths, '
-        f'{elmo.config.n_filters} filters", fillcolor="#ffe8cc"];',
+        f'chars [label="{t("about.diagram_chars")}", fillcolor="#f0f2f6"];',
+        f'cnn [label="{t("about.diagram_cnn", widths=len(elmo.config.filters), filters=elmo.config.n_filters)}", '
+        'fillcolor="#ffe8cc"];',
         "chars -> cnn;",
-        f'h0 [label="h0: token layer ({elmo.dim} dims)\\nsame vector in every sentence", fillcolor="#ffd8a8"];',
+        f'h0 [label="{t("about.diagram_h0", dim=elmo.dim)}", fillcolor="#ffd8a8"];',
         "cnn -> h0;",
     ]
     previous = "h0"
     for j in range(1, n_layers):
-        lines.append(f'h{j} [label="h{j}: biLSTM layer {j}\\nforward →  ⊕  ← backward", fillcolor="#d0ebff"];')
+        lines.append(f'h{j} [label="{t("about.diagram_lstm", j=j)}", fillcolor="#d0ebff"];')
         lines.append(f"{previous} -> h{j};")
         previous = f"h{j}"
     lines.append(f'mix [label="ELMo = γ Σ s_j h_j\\nγ = {gamma:.2f}", shape=ellipse, fillcolor="#d3f9d8"];')
@@ -73,92 +80,75 @@ def diagram(weights: list[float], gamma: float) -> str:
     return "\n".join([*lines, "}"])
 
 
-st.title("About")
+st.title(t("about.title"))
 card, numbers = st.columns([3, 2], gap="large")
 
 with card:
-    st.header("How ELMo works")
-    st.markdown(f"""
-ELMo (Peters et al., 2018, *Deep contextualized word representations*) gives every word a vector that
-depends on the whole sentence it is in, so *bank* by a river and *bank* on the high street get different vectors.
-This model has {n_layers} layers:
-
-1. **Characters → char-CNN (h0).** Each token is spelled out as bytes; convolutions of several widths and a
-   highway layer turn the spelling into a context-free token vector. Any word gets one, even one never seen in
-   training, but it is the same in every sentence.
-2. **biLSTM layers (h1 … h{n_layers - 1}).** A forward LSTM reads the sentence left to right and learns to predict
-   the next word; a backward LSTM reads right to left and predicts the previous one. Each layer's two directions
-   are concatenated. Lower layers carry more syntax, the top layer more meaning, which is why the top layer
-   separates the senses of a word best.
-3. **Weighted sum.** ELMo = γ Σⱼ sⱼ hⱼ: a task picks softmax-normalised weights sⱼ over the layers and a scale γ.
-   Here the weights decide which layers search compares; try the presets on the Search page.
-""")
+    st.header(t("about.how"))
+    st.markdown(t("about.how_text", n_layers=n_layers, top=n_layers - 1))
     st.graphviz_chart(diagram(list(index.layer_mix.weights), index.layer_mix.gamma))
 
-    st.header("Model card")
+    st.header(t("about.model_card"))
     directory = model_dir()
     readme = directory / "README.md" if directory is not None else None
     if readme is not None and readme.is_file():
         with st.container(border=True, height=500):
             st.markdown(readme.read_text(encoding="utf-8"))
     else:
-        st.info(f"The model {elmo.name!r} has no model card (README.md beside its weights).")
+        st.info(t("about.no_card", name=elmo.name))
 
 with numbers:
-    st.header("Model")
+    st.header(t("about.model"))
     extra = {
         key: value
         for key, value in elmo.info.items()
         if key not in SHOWN_CONFIG_KEYS and isinstance(value, (str, int, float))
     }
     facts = {
-        "name": elmo.name,
-        "parameters": f"{sum(p.numel() for p in elmo.model.parameters()):,}",
-        "layers": f"{n_layers} (token + {n_layers - 1} biLSTM)",
-        "vector size": elmo.dim,
-        "char-CNN filters": elmo.config.n_filters,
-        "LSTM size": elmo.config.lstm_dim,
+        t("fact.name"): elmo.name,
+        t("fact.parameters"): f"{sum(p.numel() for p in elmo.model.parameters()):,}",
+        t("fact.layers"): t("fact.layers_value", n=n_layers, lstm=n_layers - 1),
+        t("fact.vector_size"): elmo.dim,
+        t("fact.filters"): elmo.config.n_filters,
+        t("fact.lstm_size"): elmo.config.lstm_dim,
         **extra,
     }
     table(facts)
 
-    st.header("Index")
+    st.header(t("about.index"))
     stats = index.stats()
     counts, glove = stats["counts"], stats["glove"]
     table(
         {
-            "documents": f"{counts['documents']:,}",
-            "sentences": f"{counts['sentences']:,}",
-            "tokens": f"{counts['tokens']:,}",
-            "words with vectors": f"{counts['token_vectors']:,}",
-            "GloVe baseline": glove_description(glove),
-            "FAISS indexes": ", ".join(f"{kind}: {entry['factory']}" for kind, entry in stats["indexes"].items()),
-            "size on disk": f"{stats['disk_bytes'] / 2**20:.1f} MiB",
-            "built": stats["created_at"],
-            "corpus files": ", ".join(c["name"] for c in stats["corpus"]),
-            "folder": stats["path"],
+            t("fact.documents"): f"{counts['documents']:,}",
+            t("fact.sentences"): f"{counts['sentences']:,}",
+            t("fact.tokens"): f"{counts['tokens']:,}",
+            t("fact.token_vectors"): f"{counts['token_vectors']:,}",
+            t("fact.glove"): glove_description(glove),
+            t("fact.faiss"): ", ".join(f"{kind}: {entry['factory']}" for kind, entry in stats["indexes"].items()),
+            t("fact.disk"): f"{stats['disk_bytes'] / 2**20:.1f} MiB",
+            t("fact.built"): stats["created_at"],
+            t("fact.corpus"): ", ".join(c["name"] for c in stats["corpus"]),
+            t("fact.folder"): stats["path"],
         }
     )
-    with st.expander("All statistics"):
+    with st.expander(t("about.all_stats")):
         st.json(stats)
 
-    st.header("Layer weights in use")
-    st.caption(
-        f"Search compares passages mixed as `{index.search_mix.describe()}` (the best mix on the judged "
-        f"demo queries); word in context and senses use `{index.layer_mix.describe()}`. The index keeps "
-        "every layer, so the sliders on the Search page re-mix them per query."
-    )
+    st.header(t("about.weights"))
+    st.caption(t("about.weights_caption", search=index.search_mix.describe(), words=index.layer_mix.describe()))
     layers = [layer_name(j, n_layers) for j in range(n_layers)]
+    layer, weight, used_by = t("about.column_layer"), t("about.column_weight"), t("about.column_used_by")
     st.bar_chart(
         pd.DataFrame(
             {
-                "layer": layers * 2,
-                "weight s_j": [*index.search_mix.weights, *index.layer_mix.weights],
-                "used by": ["search"] * n_layers + ["words in context"] * n_layers,
+                layer: layers * 2,
+                weight: [*index.search_mix.weights, *index.layer_mix.weights],
+                used_by: [t("about.used_by_search")] * n_layers + [t("about.used_by_words")] * n_layers,
             }
         ),
-        x="layer",
-        y="weight s_j",
-        color="used by",
+        x=layer,
+        y=weight,
+        color=used_by,
         stack=False,
     )

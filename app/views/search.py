@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state
-from app.examples import QUERIES
-from app.render import RELEVANCE_HELP, document_hits, errors_in_page, notices
+from app import i18n, state
+from app.examples import examples_for
+from app.i18n import t
+from app.render import document_hits, errors_in_page, notices
 from app.widgets import layer_mix_control
 from encoder import LayerMix
 from encoder.mix import PRESETS
-from indexer.ranking import METHOD_NAMES, METHODS
+from indexer.ranking import METHODS
 
 ELMO_METHODS = [m for m in METHODS if m != "glove"]  # the GloVe baseline has its own tab
 URL_KEYS = {"q": "ui.search.query", "method": "ui.search.method", "k": "ui.search.k"}
@@ -36,7 +37,8 @@ def from_url(index_layers: int) -> None:
 
 
 def to_url(query: str, method: str, k: int, mix: LayerMix) -> None:
-    """The page's query and options, so a reload keeps them and a search can be shared."""
+    """The page's query and options (and the UI language when it is not the index's), so a reload keeps them and
+    a search can be shared."""
     preset = st.session_state.get("ui.search.mix.preset")
     st.query_params.from_dict(
         {
@@ -44,6 +46,7 @@ def to_url(query: str, method: str, k: int, mix: LayerMix) -> None:
             "method": method,
             "k": str(k),
             "layers": preset if preset in PRESETS else ",".join(f"{w:.2f}" for w in mix.weights),
+            **i18n.url_params(),
         }
     )
 
@@ -56,46 +59,49 @@ def use_example() -> None:
 
 index = state.current_index()
 n_layers = index.elmo.n_layers
+examples = examples_for(index.elmo.text.language)
 from_url(n_layers)
-st.title("Search")
+st.title(t("search.title"))
 
 query_column, button_column = st.columns([5, 1], vertical_alignment="bottom")
 query = query_column.text_input(
-    "Query", key="ui.search.query", placeholder="e.g. animals that live by the river", max_chars=10_000
+    t("search.query"),
+    key="ui.search.query",
+    placeholder=t("search.placeholder", example=examples.placeholder),
+    max_chars=10_000,
 )
-button_column.button("Search", type="primary", width="stretch", icon=":material/search:")
-st.pills("Examples", QUERIES, key="search.example", on_change=use_example)
+button_column.button(t("search.button"), type="primary", width="stretch", icon=":material/search:")
+st.pills(t("search.examples"), examples.queries, key="search.example", on_change=use_example)
 
 st.session_state.setdefault("ui.search.k", 10)
 st.session_state.setdefault("ui.search.method", METHODS[0])
-with st.expander("Advanced: method, number of results, layer mix"):
+with st.expander(t("search.advanced")):
     method = st.radio(
-        "Method",
+        t("search.method"),
         ELMO_METHODS,
         key="ui.search.method",
-        format_func=METHOD_NAMES.get,
+        format_func={m: t(f"method.{m}") for m in ELMO_METHODS}.get,  # this run's names
         horizontal=True,
-        help="ELMo + keywords (the default) fuses ELMo passage similarity with BM25 keyword matching; "
-        "it measured best on the demo's judged queries (see the README).",
+        help=t("search.method_help"),
     )
-    k = st.slider("Results", 1, 50, key="ui.search.k")
+    k = st.slider(t("search.results"), 1, 50, key="ui.search.k")
     mix = layer_mix_control("ui.search.mix", n_layers, index.search_mix)
 
 if not query.strip():
-    st.info("Type a query, or pick an example, to search the collection.")
+    st.info(t("search.type_query"))
     st.stop()
 if mix is None:
     st.stop()
 to_url(query, method, k, mix)
 
-st.caption("Documents ranked by how well they answer the query; under each, its best passage.", help=RELEVANCE_HELP)
-elmo_tab, glove_tab = st.tabs([METHOD_NAMES[method], METHOD_NAMES["glove"]])
+st.caption(t("search.caption"), help=t("search.relevance_help"))
+elmo_tab, glove_tab = st.tabs([t(f"method.{method}"), t("method.glove")])
 with elmo_tab, errors_in_page():
     hits, messages = state.search(index, query, k, method, mix)
     notices(messages)
-    document_hits(hits)
+    document_hits(hits, index.elmo.text)
 with glove_tab, errors_in_page():
-    st.caption("The same documents ranked by static GloVe vectors (one vector per word, whatever its context).")
+    st.caption(t("search.glove_caption"))
     hits, messages = state.search(index, query, k, "glove", mix)
     notices(messages)
-    document_hits(hits)
+    document_hits(hits, index.elmo.text)

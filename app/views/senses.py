@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from app import state
+from app.examples import examples_for
+from app.i18n import t
 from app.render import errors_in_page, escape, highlight_word, notices
 
-SUGGESTIONS = ("bank", "play", "stick", "bat", "pitch", "spring", "seal", "mouse", "cell", "interest")
 CARDS_PER_ROW = 3
 # Okabe & Ito's colour-blind-safe palette, most distinct first, and a shape per sense as a second cue.
 SENSE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442"]
@@ -23,26 +24,28 @@ def suggest() -> None:
 
 
 index = state.current_index()
-st.title("Senses")
-st.caption(
-    "Every occurrence of the word in the collection gets its own ELMo vector; k-means groups them into "
-    "senses and PCA draws them in 2-D. No dictionary is involved: the senses come from the contexts alone."
-)
+language = index.elmo.text.language
+suggestions = examples_for(language).sense_words
+st.title(t("senses.title"))
+st.caption(t("senses.caption"))
 
-st.session_state.setdefault("ui.senses.word", SUGGESTIONS[0])
+if st.session_state.get("senses.examples") != language:  # a new session, or an index of another language
+    st.session_state["senses.examples"] = language
+    st.session_state["ui.senses.word"] = suggestions[0]
 st.session_state.setdefault("ui.senses.k", "auto")
 word_column, k_column = st.columns([3, 2], vertical_alignment="bottom")
-word = word_column.text_input("Word", key="ui.senses.word")
+word = word_column.text_input(t("senses.word"), key="ui.senses.word")
 k = k_column.selectbox(
-    "Number of senses",
+    t("senses.k"),
     ["auto", 2, 3, 4, 5, 6, 7, 8],
     key="ui.senses.k",
-    help="auto picks the number with the best silhouette (1 when no split is convincing).",
+    format_func=lambda n, auto=t("senses.auto"): auto if n == "auto" else str(n),  # the word now, as shown
+    help=t("senses.k_help"),
 )
-st.pills("Try", SUGGESTIONS, key="senses.suggestion", on_change=suggest)
+st.pills(t("senses.try"), suggestions, key="senses.suggestion", on_change=suggest)
 
 if not word.strip():
-    st.info("Type a word to see its senses.")
+    st.info(t("senses.type_word"))
     st.stop()
 
 with errors_in_page():
@@ -50,29 +53,30 @@ with errors_in_page():
     notices(result.notices)
     silhouette = "—" if result.silhouette is None else f"{result.silhouette:.2f}"
     figures = st.columns(3)
-    figures[0].metric("Occurrences", f"{result.n_occurrences:,}")
-    figures[1].metric("Senses", len(result.clusters))
-    figures[2].metric("Silhouette", silhouette, help="How well separated the clusters are (cosine, -1 to 1).")
+    figures[0].metric(t("senses.occurrences"), f"{result.n_occurrences:,}")
+    figures[1].metric(t("senses.senses"), len(result.clusters))
+    figures[2].metric(t("senses.silhouette"), silhouette, help=t("senses.silhouette_help"))
 
     for start in range(0, len(result.clusters), CARDS_PER_ROW):
         row = st.columns(CARDS_PER_ROW)
         for number, (column, cluster) in enumerate(zip(row, result.clusters[start:]), start=start + 1):
             with column.container(border=True):
-                st.markdown(f"#### Sense {number}")
-                plural = "s" if cluster.size != 1 else ""
-                st.markdown(f"**{escape(cluster.label)}** · {cluster.size} occurrence{plural}")
+                st.markdown(f"#### {t('senses.card', n=number)}")
+                size = t("senses.size_one" if cluster.size == 1 else "senses.size_many", n=cluster.size)
+                st.markdown(f"**{escape(cluster.label)}** · {size}")
                 for example in cluster.examples:
-                    st.markdown(f"- {highlight_word(example, result.word)}")
+                    st.markdown(f"- {highlight_word(example, result.word, index.elmo.text)}")
 
+    sense, sentence = t("senses.column_sense"), t("senses.column_sentence")  # named as the tooltip shows them
     points = pd.DataFrame(
         {
             "x": [p.x for p in result.points],
             "y": [p.y for p in result.points],
-            "sense": [f"{p.cluster + 1}: {result.clusters[p.cluster].label}" for p in result.points],
-            "sentence": [p.sentence for p in result.points],
+            sense: [f"{p.cluster + 1}: {result.clusters[p.cluster].label}" for p in result.points],
+            sentence: [p.sentence for p in result.points],
         }
     )
-    senses = sorted(set(points["sense"]), key=lambda s: int(s.split(":")[0]))
+    senses = sorted(set(points[sense]), key=lambda s: int(s.split(":")[0]))
     legend = alt.Legend(orient="bottom", columns=2, labelLimit=400)
     chart = (
         alt.Chart(points)
@@ -81,16 +85,16 @@ with errors_in_page():
             x=alt.X("x", title="PCA 1", scale=alt.Scale(zero=False, padding=16)),
             y=alt.Y("y", title="PCA 2", scale=alt.Scale(zero=False, padding=16)),
             color=alt.Color(
-                "sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_COLOURS), legend=legend
+                f"{sense}:N", title=sense, scale=alt.Scale(domain=senses, range=SENSE_COLOURS), legend=legend
             ),
             shape=alt.Shape(
-                "sense:N", title="sense", scale=alt.Scale(domain=senses, range=SENSE_SHAPES), legend=legend
+                f"{sense}:N", title=sense, scale=alt.Scale(domain=senses, range=SENSE_SHAPES), legend=legend
             ),
-            tooltip=["sense", "sentence"],
+            tooltip=[sense, sentence],
         )
         .properties(padding={"left": 8, "right": 24, "top": 8, "bottom": 8})
         .interactive()
     )
-    st.subheader(f"All {len(points)} occurrences of “{result.word}”")
-    st.caption("Hover over a point to read its sentence; scroll to zoom.")
+    st.subheader(t("senses.all", n=len(points), word=result.word))
+    st.caption(t("senses.hover"))
     st.altair_chart(chart, width="stretch")

@@ -13,12 +13,17 @@ import torch
 
 from ..elmo import Elmo, add_model_options
 from ..errors import fail
-from ..glove import NONE, STANFORD, Glove
+from ..glove import BASELINES, NONE, Glove
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
 from .results import TaskResult
 
 TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity, "senses": senses}
+DATA = {
+    "en": {name: task.DATA for name, task in TASKS.items()},
+    "ko": {"perplexity": perplexity.DATA_KO, "senses": senses.DATA_KO},  # the other tasks' data sets are English
+}
+"""Each language's default data per task (relative to the data root, or absolute when shipped with the code)."""
 NO_GLOVE = "GloVe column absent: --glove none"
 
 
@@ -38,14 +43,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--data",
         type=Path,
         help="one task: its data (folder, or file for perplexity and senses); all: the folder holding "
-        f"them ({', '.join(f'{n}: {m.DATA}' for n, m in TASKS.items() if n != 'senses')}; "
-        "with all, senses reads the TSV shipped with the code)",
+        f"them ({', '.join(f'{n}: {path}' for n, path in DATA['en'].items() if n != 'senses')}; "
+        f"a Korean model: perplexity {DATA['ko']['perplexity']}, the other English tasks are skipped; "
+        "with all, senses reads the language's TSV shipped with the code)",
     )
     p.add_argument(
         "--glove",
-        default=STANFORD,
-        help="the GloVe column: 'stanford' (Stanford's glove.6B 50-d vectors, the default), a GloVe "
-        "text file (.txt, .gz or .xz), or 'none'",
+        help="the GloVe column: the model language's baseline by default ('stanford', Stanford's glove.6B 50-d "
+        "vectors, for English; 'korean', ours, for Korean), another of those names, a GloVe text file (.txt, "
+        ".gz or .xz), or 'none'",
     )
     p.add_argument(
         "--limit",
@@ -96,8 +102,11 @@ def command_line(args: argparse.Namespace, task: str) -> str:
     words = ["python", "-m", "encoder", "evaluate", task]
     words += ["--model", str(args.model)] + (["--weights", str(args.weights)] if args.weights else [])
     if args.data:
-        words += ["--data", str(args.data / TASKS[task].DATA if args.task == "all" and task != "all" else args.data)]
-    words += ["--glove", str(args.glove)] if args.glove != STANFORD else []
+        words += [
+            "--data",
+            str(args.data / DATA[args.language][task] if args.task == "all" and task != "all" else args.data),
+        ]
+    words += ["--glove", str(args.glove)] if args.glove != BASELINES[args.language] else []
     words += ["--limit", str(args.limit)] if args.limit is not None else []
     words += ["--wordnet", str(args.wordnet)] if task in ("wsd", "all") and args.wordnet != wsd.DEFAULT_WORDNET else []
     words += ["--report", str(args.report)] if task == "all" and args.report else []
@@ -108,19 +117,26 @@ def evaluate_command(args: argparse.Namespace) -> None:
     """Load the model (and GloVe), run the task(s), print tables or JSON, write the report."""
     if args.report and args.task != "all":
         fail("--report goes with the task 'all'")
-    names = list(TASKS) if args.task == "all" else [args.task]
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device)
+        args.language = elmo.text.language
+        args.glove = args.glove or BASELINES[args.language]
         glove = Glove.open(args.glove) if args.glove != NONE else None
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
+    defaults = DATA[args.language]
+    names = [name for name in TASKS if name in defaults] if args.task == "all" else [args.task]
+    if args.task not in (*defaults, "all") and not args.data:
+        fail(f"{args.task} has no {args.language} data set; give one with --data")
+    if skipped := [name for name in TASKS if args.task == "all" and name not in defaults]:
+        print(f"skipped (no {args.language} data set): {', '.join(skipped)}", file=sys.stderr)
     embedder = Embedder(elmo, args.batch_size)
     root = args.data if args.task == "all" and args.data else DEFAULT_DATA_ROOT
     results = {}
     for name in names:
-        data = args.data if args.task != "all" and args.data else root / TASKS[name].DATA
+        data = args.data if args.task != "all" and args.data else root / defaults[name]
         try:
             results[name] = run_task(name, args, embedder, data, glove)
         except (FileNotFoundError, ValueError) as error:  # missing or malformed data

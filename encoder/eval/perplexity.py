@@ -1,10 +1,11 @@
 """Perplexity on held-out text, delegated to the training code's ``perplexity``, in units that compare.
 
-The protocol: the first paragraphs of ``corpus-en/test.txt.xz`` holding MAX_TOKENS targets per direction.
+The protocol: the first paragraphs of the language's test text (``corpus-en/test.txt.xz``, Korean
+``corpus-ko/test.txt.xz``) holding MAX_TOKENS targets per direction.
 Rows: perplexity (forward, backward, and both directions as exp of the mean loss, i.e. the geometric mean
 of the two, as the reference biLM reports it, not the arithmetic mean of the two perplexities); bits per
-character, total loss in bits over the characters of the words predicted (each word plus one space), which
-compares models with different vocabularies or languages; and the share of targets that are ``<UNK>``
+character, total loss in bits over the characters of those paragraphs (line breaks not counted), which
+compares models with different vocabularies, word units or languages; and the share of targets that are ``<UNK>``
 (each such target is predicted as the class of all unknown words, which flatters a small vocabulary).
 It needs the model's LM head and vocabulary, which only models we trained ship; there are no layer views
 and no GloVe column (GloVe is not a language model).
@@ -24,6 +25,7 @@ from ..text import TextRules
 from .results import TaskResult
 
 DATA = Path("corpus-en") / "test.txt.xz"
+DATA_KO = Path("corpus-ko") / "test.txt.xz"
 MAX_TOKENS = 100_000  # the README's perplexity figure; the whole file (~640k targets) is slow on 2 CPU cores
 FORWARD, BACKWARD, BOTH = "forward", "backward", "both: exp(mean loss)"
 PERPLEXITY, BPC, UNK = "perplexity", "bits per character", "<UNK> targets (%)"
@@ -62,16 +64,18 @@ def run(model: str | Path, data: Path, limit: int | None = None) -> TaskResult:
     except (FileNotFoundError, ValueError) as error:
         result.notes.append(f"not measured: {error}")
         return result
-    n, characters = scores["tokens"], sum(len(w) + 1 for w in words)
+    n, characters = scores["tokens"], sum(len(line.strip()) for line in lines)
     loss = {FORWARD: math.log(scores["forward"]), BACKWARD: math.log(scores["backward"])}
     loss[BOTH] = (loss[FORWARD] + loss[BACKWARD]) / 2  # both directions predict n targets
     unknown = 100.0 * sum(w not in vocab.index for w in words) / n
     result.add(PERPLEXITY, {k: math.exp(v) for k, v in loss.items()})
     result.add(BPC, {k: v * n / math.log(2) / characters for k, v in loss.items()})
+    result.decimals[BPC] = 2
     result.add(UNK, {k: unknown for k in loss})
     result.notes.append(
-        f"the first {MAX_TOKENS:,} targets per direction of {DATA}; bits per character over the "
-        f"{characters:,} characters of the words predicted (each plus one space); the arithmetic mean of the "
+        f"the first {MAX_TOKENS:,} targets per direction of {data.parent.name}/{data.name}; bits per character over "
+        f"the {characters:,} characters of those paragraphs (line breaks not counted), so models with other units "
+        "or languages compare; the arithmetic mean of the "
         f"two perplexities would be {(scores['forward'] + scores['backward']) / 2:.1f}"
     )
     result.details.update(tokens=n, characters=characters, paragraphs=len(lines), vocab_size=scores["vocab_size"])

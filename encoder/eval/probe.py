@@ -8,7 +8,9 @@ the learned weights can be compared. Training is seeded, so a run repeats exactl
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
@@ -22,6 +24,7 @@ from .results import GLOVE, MIX
 
 SEED = 0
 MAX_ITER = 300  # L-BFGS iterations (each one pass over the training set)
+_SEEDING = threading.Lock()  # probes built in parallel threads must not interleave on the global RNG
 
 
 def standardize(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
@@ -80,7 +83,7 @@ def fit_predict(
     without a mix and smooth with one, so full-batch L-BFGS solves it with no learning rate to tune
     (minibatch Adam left POS probes well short of the optimum).
     """
-    with torch.random.fork_rng(devices=[]):
+    with _SEEDING, torch.random.fork_rng(devices=[]):
         torch.manual_seed(SEED)
         probe = Probe(train_x.shape[-1], n_classes, train_x.shape[-2] if learn_mix else None, pair)
     x, y = torch.from_numpy(np.ascontiguousarray(train_x)), torch.from_numpy(np.asarray(train_y, dtype=np.int64))
@@ -121,12 +124,15 @@ def probe_views(
         return 100.0 * float(np.mean(predicted == test_y)), weights
 
     train, test = standardize(train, test)
-    scores = {
-        name: accuracy(x, x_test)[0]
-        for (name, x), x_test in zip(layer_views(train).items(), layer_views(test).values())
+    jobs = {MIX: (train, test, True)}  # the slowest first, so the other threads take the rest meanwhile
+    jobs |= {
+        name: (x, x_test, False) for (name, x), x_test in zip(layer_views(train).items(), layer_views(test).values())
     }
-    scores[MIX], weights = accuracy(train, test, learn_mix=True)
     if glove is not None:
         glove_train, glove_test = standardize(glove[0][..., None, :], glove[1][..., None, :])
-        scores[GLOVE] = accuracy(glove_train[..., 0, :], glove_test[..., 0, :])[0]
-    return scores, weights
+        jobs[GLOVE] = (glove_train[..., 0, :], glove_test[..., 0, :], False)
+    # Each probe runs on one torch thread (see one_thread); the probes themselves share the cores, one per thread.
+    with ThreadPoolExecutor(max_workers=max(1, torch.get_num_threads())) as pool, one_thread():
+        futures = {name: pool.submit(accuracy, *job) for name, job in jobs.items()}
+        results = {name: future.result() for name, future in futures.items()}
+    return {name: score for name, (score, _) in results.items()}, results[MIX][1]

@@ -37,6 +37,7 @@ class TaskResult:
     notes: list[str] = field(default_factory=list)
     details: dict = field(default_factory=dict)
     seconds: float = 0.0
+    decimals: dict[str, int] = field(default_factory=dict)  # per row where one decimal says too little (default 1)
 
     def add(self, row: str, scores: dict[str, float | None]) -> None:
         unknown = set(scores) - set(self.columns)
@@ -52,7 +53,7 @@ class TaskResult:
         cell = (lambda text: text.replace("|", "\\|")) if markdown else str
         header = [cell(c) for c in (self.metric, *self.columns)]
         body = [
-            [cell(row), *(MISSING if v is None else f"{v:.1f}" for v in cells.values())]
+            [cell(row), *(MISSING if v is None else f"{v:.{self.decimals.get(row, 1)}f}" for v in cells.values())]
             for row, cells in self.rows.items()
         ]
         if markdown:

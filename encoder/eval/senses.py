@@ -28,6 +28,7 @@ from .embeddings import Embedder, cosine, layer_views
 from .results import GLOVE, TaskResult
 
 DATA = Path(__file__).with_name("sense_probe_en.tsv")  # absolute: it ships with the code, whatever the data root
+DATA_KO = Path(__file__).with_name("sense_probe_ko.tsv")  # Korean: 12 homonyms, in the Korean model's tokens
 HEADER = "word\tsense\tsentence"
 AUC_ROW, NN_ROW = "ROC AUC, same- vs different-sense pairs", "1-NN accuracy, nearest sentence same sense"
 

@@ -1,0 +1,430 @@
+"""Every word the app shows, in English and Korean, and which of the two a session sees.
+
+``t(key, **values)`` is the one way a page gets a label, help text, caption or message: the string of the
+session's UI language (``st.session_state["ui.lang"]``), formatted with ``values``. The sidebar switch sets the
+language; until the user uses it, the language is the open index's (Korean for a Korean model, else English),
+and a ``lang`` URL parameter (written only when the language differs from the index's) carries a choice into a
+reloaded or shared page. Examples follow the index's language instead (``app.examples``): an English index
+cannot answer 배.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+LANGUAGES = {"ko": "한국어", "en": "English"}  # as the switch shows them, each in its own language
+LANGUAGE_LABEL = "한국어 / English"  # the switch's label, readable whichever language is shown
+LOADING = ":material/hourglass_top: Loading ELMo Search… · 불러오는 중…"  # shown before the language is known
+LANG_KEY = "ui.lang"  # the switch (a "ui." key: kept when pages change)
+_CHOSEN = "lang.chosen"  # set once the user (or a URL) has chosen, so the index's language no longer decides
+_URL_READ = "lang.url_read"
+_INDEX_DEFAULT = "lang.index"  # the open index's language, as the UI language it suggests
+URL_PARAM = "lang"
+
+STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        # pages and sidebar
+        "page.search": "Search",
+        "page.word_in_context": "Word in context",
+        "page.senses": "Senses",
+        "page.about": "About",
+        "sidebar.demo": "Demo collection",
+        "sidebar.index_dir": "Index folder",
+        "sidebar.index_dir_help": "Any folder built by `python -m indexer build` or `python -m app --index DIR`.",
+        # opening the index and asking it
+        "spinner.open": "Loading the model and the index…",
+        "spinner.search": "Searching…",
+        "spinner.neighbors": "Finding the nearest uses…",
+        "spinner.senses": "Clustering the word's occurrences…",
+        "index.missing": "There is no index in `{path}` yet.",
+        "index.interrupted": "A build was started there and has not finished: it may still be running, "
+        "or it was interrupted (running the command again resumes it).",
+        "index.build_demo": "Build the demo index there (a few minutes on a CPU; only once), then reload this page:",
+        "index.own_documents": "Or index your own documents (.txt, .jsonl, .csv, .parquet files or folders):",
+        "index.cannot_open": "The index in `{path}` cannot be opened: {error}",
+        "index.rebuild": "Rebuild it (this replaces it) with:",
+        # results and messages (app/render.py)
+        "render.relevance": "relevance {value}",
+        "render.matched_words": "matched words: {words}",
+        "render.by_meaning": "no shared words: found by meaning",
+        "render.hit_caption": "{why} · best passage of {doc} · score {score}",
+        "render.no_uses": "No other uses found.",
+        "render.no_good_match": "No good match: the best document scores no better than random words typically do. "
+        "Try other words.",
+        "render.no_match": "No document contains any of the query's words. Try other words.",
+        "render.unexpected": "Something went wrong ({kind}: {error}). The details are in the server log.",
+        # layer mix and token picker (app/widgets.py)
+        "layer.token": "h0 · char-CNN (token)",
+        "layer.lstm": "h{j} · biLSTM {j}",
+        "layer.top": " (top)",
+        "layer.average": "average",
+        "layer.label": "Layer",
+        "layer.help": "Layer 0 knows only the word's spelling, so its neighbours look alike; the top "
+        "layer has read the whole sentence, so its neighbours share the meaning.",
+        "preset.token": "token",
+        "preset.top": "top",
+        "preset.average": "average",
+        "preset.custom": "custom",
+        "mix.preset": "Layer mix preset",
+        "mix.preset_help": "token = the context-free char-CNN layer only; top = the last biLSTM layer; "
+        "average = all layers equally; custom = your sliders.",
+        "mix.gamma": "γ (scale)",
+        "mix.gamma_help": "γ scales the whole vector. Cosine similarity ignores scale, so it does not change "
+        "rankings; it matters when ELMo feeds a downstream model.",
+        "mix.all_zero": "Give at least one layer a weight above zero.",
+        "mix.caption": "The sliders are normalised so that the weights s_j sum to 1; h_j is layer j's vector for a "
+        "token.",
+        "picker.no_words": "This sentence has no words to pick.",
+        "picker.not_in_sentence": "“{word}” is not in this sentence: click the word you want to look up.",
+        "picker.click": "Click a word of the sentence to see its nearest uses.",
+        # Search
+        "search.title": "Search",
+        "search.query": "Query",
+        "search.placeholder": "e.g. {example}",
+        "search.button": "Search",
+        "search.examples": "Examples",
+        "search.advanced": "Advanced: method, number of results, layer mix",
+        "search.method": "Method",
+        "search.method_help": "ELMo + keywords (the default) fuses ELMo passage similarity with BM25 keyword "
+        "matching; it measured best on the demo's judged queries (see the README).",
+        "search.results": "Results",
+        "search.type_query": "Type a query, or pick an example, to search the collection.",
+        "search.relevance_help": "Relevance, the same scale for every method: the share of random-word queries (as "
+        "many words as yours) whose best document scores lower than this one. About 50 % is what chance gets; "
+        "100 % beats every random query.",
+        "search.caption": "Documents ranked by how well they answer the query; under each, its best passage.",
+        "search.glove_caption": "The same documents ranked by static GloVe vectors (one vector per word, whatever "
+        "its context).",
+        "method.hybrid": "ELMo + keywords",
+        "method.elmo": "ELMo only",
+        "method.keywords": "Keywords (BM25)",
+        "method.glove": "GloVe (static baseline)",
+        # Word in context
+        "wic.title": "Word in context",
+        "wic.caption": "ELMo gives a word a different vector in every sentence. Pick a word and see the uses in the "
+        "collection whose vectors are closest, and GloVe's nearest words, which are the same in any sentence.",
+        "wic.examples": "**Examples:**",
+        "wic.compare": "Compare with a second sentence",
+        "wic.sentence": "Sentence {side}",
+        "wic.type_sentence": "Type a sentence.",
+        "wic.word_of": "Word of sentence {side}",
+        "wic.neighbours": "Neighbours",
+        "wic.same_word": "Same word only",
+        "wic.same_word_help": "Only uses of the same word: shows which of its senses each sentence gets. Off: the "
+        "nearest uses of any word.",
+        "wic.elmo_heading": "ELMo · “{word}” in {side}",
+        "wic.glove_heading": "GloVe · nearest words",
+        "wic.glove_caption": "One vector per word, whatever the sentence.",
+        "wic.column_word": "word",
+        "wic.column_similarity": "similarity",
+        # Senses
+        "senses.title": "Senses",
+        "senses.caption": "Every occurrence of the word in the collection gets its own ELMo vector; k-means groups "
+        "them into senses and PCA draws them in 2-D. No dictionary is involved: the senses come from the contexts "
+        "alone.",
+        "senses.word": "Word",
+        "senses.k": "Number of senses",
+        "senses.k_help": "auto picks the number with the best silhouette (1 when no split is convincing).",
+        "senses.auto": "auto",
+        "senses.try": "Try",
+        "senses.type_word": "Type a word to see its senses.",
+        "senses.occurrences": "Occurrences",
+        "senses.senses": "Senses",
+        "senses.silhouette": "Silhouette",
+        "senses.silhouette_help": "How well separated the clusters are (cosine, -1 to 1).",
+        "senses.card": "Sense {n}",
+        "senses.size_one": "{n} occurrence",
+        "senses.size_many": "{n} occurrences",
+        "senses.column_sense": "sense",
+        "senses.column_sentence": "sentence",
+        "senses.all": "All {n} occurrences of “{word}”",
+        "senses.hover": "Hover over a point to read its sentence; scroll to zoom.",
+        # About
+        "about.title": "About",
+        "about.how": "How ELMo works",
+        "about.how_text": """
+ELMo (Peters et al., 2018, *Deep contextualized word representations*) gives every word a vector that
+depends on the whole sentence it is in, so *bank* by a river and *bank* on the high street get different vectors.
+This model has {n_layers} layers:
+
+1. **Characters → char-CNN (h0).** Each token is spelled out as bytes; convolutions of several widths and a
+   highway layer turn the spelling into a context-free token vector. Any word gets one, even one never seen in
+   training, but it is the same in every sentence.
+2. **biLSTM layers (h1 … h{top}).** A forward LSTM reads the sentence left to right and learns to predict
+   the next word; a backward LSTM reads right to left and predicts the previous one. Each layer's two directions
+   are concatenated. Lower layers carry more syntax, the top layer more meaning, which is why the top layer
+   separates the senses of a word best.
+3. **Weighted sum.** ELMo = γ Σⱼ sⱼ hⱼ: a task picks softmax-normalised weights sⱼ over the layers and a scale γ.
+   Here the weights decide which layers search compares; try the presets on the Search page.
+""",
+        "about.diagram_chars": "characters of each token\\n‹b› b a n k ‹/b›",
+        "about.diagram_cnn": "char-CNN → highway → projection\\n{widths} filter widths, {filters} filters",
+        "about.diagram_h0": "h0: token layer ({dim} dims)\\nsame vector in every sentence",
+        "about.diagram_lstm": "h{j}: biLSTM layer {j}\\nforward →  ⊕  ← backward",
+        "about.model_card": "Model card",
+        "about.no_card": "The model {name!r} has no model card (README.md beside its weights).",
+        "about.model": "Model",
+        "about.index": "Index",
+        "about.value": "value",
+        "fact.name": "name",
+        "fact.parameters": "parameters",
+        "fact.layers": "layers",
+        "fact.layers_value": "{n} (token + {lstm} biLSTM)",
+        "fact.vector_size": "vector size",
+        "fact.filters": "char-CNN filters",
+        "fact.lstm_size": "LSTM size",
+        "fact.documents": "documents",
+        "fact.sentences": "sentences",
+        "fact.tokens": "tokens",
+        "fact.token_vectors": "words with vectors",
+        "fact.glove": "GloVe baseline",
+        "fact.faiss": "FAISS indexes",
+        "fact.disk": "size on disk",
+        "fact.built": "built",
+        "fact.corpus": "corpus files",
+        "fact.folder": "folder",
+        "glove.stanford": "Stanford's glove.6B {dim}-d (Pennington et al. 2014), {size}, from {package}; licence "
+        "{license}; vectors SHA-256 {sha256}",
+        "glove.trained": "trained on this index's corpus, {size}",
+        "glove.size": "{words} words × {dim}",
+        "about.all_stats": "All statistics",
+        "about.weights": "Layer weights in use",
+        "about.weights_caption": "Search compares passages mixed as `{search}` (the best mix on the judged demo "
+        "queries); word in context and senses use `{words}`. The index keeps every layer, so the sliders on the "
+        "Search page re-mix them per query.",
+        "about.column_layer": "layer",
+        "about.column_weight": "weight s_j",
+        "about.column_used_by": "used by",
+        "about.used_by_search": "search",
+        "about.used_by_words": "words in context",
+    },
+    "ko": {
+        "page.search": "검색",
+        "page.word_in_context": "문맥 속 단어",
+        "page.senses": "단어의 뜻",
+        "page.about": "소개",
+        "sidebar.demo": "데모 문서 모음",
+        "sidebar.index_dir": "색인 폴더",
+        "sidebar.index_dir_help": "`python -m indexer build` 또는 `python -m app --index DIR`로 만든 폴더면 됩니다.",
+        "spinner.open": "모델과 색인을 불러오는 중…",
+        "spinner.search": "검색하는 중…",
+        "spinner.neighbors": "가장 가까운 쓰임을 찾는 중…",
+        "spinner.senses": "단어가 나온 자리들을 뜻별로 묶는 중…",
+        "index.missing": "`{path}`에 아직 색인이 없습니다.",
+        "index.interrupted": "그곳에서 색인 만들기가 시작되었지만 끝나지 않았습니다. 아직 진행 중이거나 "
+        "중단되었을 수 있습니다(같은 명령을 다시 실행하면 이어서 만듭니다).",
+        "index.build_demo": "그곳에 데모 색인을 만든 뒤(CPU에서 몇 분, 처음 한 번만) 이 페이지를 새로 고치세요:",
+        "index.own_documents": "또는 가지고 있는 문서(.txt, .jsonl, .csv, .parquet 파일이나 폴더)를 색인하세요:",
+        "index.cannot_open": "`{path}`의 색인을 열 수 없습니다: {error}",
+        "index.rebuild": "다음 명령으로 다시 만드세요(지금 있는 색인을 대신합니다):",
+        "render.relevance": "관련도 {value}",
+        "render.matched_words": "일치한 단어: {words}",
+        "render.by_meaning": "같은 단어 없음: 뜻으로 찾음",
+        "render.hit_caption": "{why} · {doc}에서 가장 잘 맞는 문장 · 점수 {score}",
+        "render.no_uses": "다른 쓰임을 찾지 못했습니다.",
+        "render.no_good_match": "잘 맞는 문서가 없습니다. 가장 좋은 문서도 무작위 단어들이 보통 얻는 점수보다 "
+        "낫지 않습니다. 다른 단어로 찾아 보세요.",
+        "render.no_match": "질의의 단어가 들어 있는 문서가 없습니다. 다른 단어로 찾아 보세요.",
+        "render.unexpected": "문제가 생겼습니다({kind}: {error}). 자세한 내용은 서버 로그에 있습니다.",
+        "layer.token": "h0 · 문자 CNN (토큰)",
+        "layer.lstm": "h{j} · biLSTM {j}",
+        "layer.top": " (맨 위)",
+        "layer.average": "평균",
+        "layer.label": "층",
+        "layer.help": "0층은 단어의 철자만 알기 때문에 이웃이 생김새가 비슷한 단어들입니다. 맨 위 층은 문장 "
+        "전체를 읽었으므로 뜻이 같은 쓰임이 이웃이 됩니다.",
+        "preset.token": "토큰",
+        "preset.top": "맨 위",
+        "preset.average": "평균",
+        "preset.custom": "직접",
+        "mix.preset": "층 섞기",
+        "mix.preset_help": "토큰 = 문맥을 보지 않는 문자 CNN 층만, 맨 위 = 마지막 biLSTM 층, 평균 = 모든 층을 "
+        "똑같이, 직접 = 슬라이더로 정한 값.",
+        "mix.gamma": "γ (크기)",
+        "mix.gamma_help": "γ는 벡터 전체의 크기를 바꿉니다. 코사인 유사도는 크기를 보지 않으므로 순위는 "
+        "그대로이고, ELMo 벡터를 다른 모델의 입력으로 쓸 때 의미가 있습니다.",
+        "mix.all_zero": "적어도 한 층에는 0보다 큰 가중치를 주세요.",
+        "mix.caption": "가중치 s_j의 합이 1이 되도록 슬라이더 값을 정규화합니다. h_j는 토큰의 j번째 층 벡터입니다.",
+        "picker.no_words": "이 문장에는 고를 단어가 없습니다.",
+        "picker.not_in_sentence": "“{word}”은(는) 이 문장에 없습니다. 살펴볼 단어를 누르세요.",
+        "picker.click": "문장에서 단어를 누르면 그 단어와 가장 가까운 쓰임을 보여 줍니다.",
+        "search.title": "검색",
+        "search.query": "검색어",
+        "search.placeholder": "예: {example}",
+        "search.button": "검색",
+        "search.examples": "예시",
+        "search.advanced": "고급: 방법, 결과 수, 층 섞기",
+        "search.method": "방법",
+        "search.method_help": "ELMo + 키워드(기본값)는 ELMo 문장 유사도와 BM25 키워드 일치를 합칩니다. 영어 "
+        "데모의 판정된 질의에서 가장 좋았습니다(README 참고).",
+        "search.results": "결과 수",
+        "search.type_query": "검색어를 입력하거나 예시를 골라 문서 모음을 검색하세요.",
+        "search.relevance_help": "관련도는 모든 방법에 같은 척도입니다. 질의와 단어 수가 같은 무작위 단어 질의 "
+        "가운데, 가장 좋은 문서의 점수가 이 문서보다 낮은 질의의 비율입니다. 우연히 얻는 값은 약 50 %이고, "
+        "100 %는 모든 무작위 질의보다 낫다는 뜻입니다.",
+        "search.caption": "질의에 얼마나 잘 답하는지에 따라 순위를 매긴 문서들입니다. 문서마다 가장 잘 맞는 "
+        "문장을 함께 보여 줍니다.",
+        "search.glove_caption": "같은 문서들을 고정된 GloVe 벡터(문맥과 상관없이 단어마다 벡터 하나)로 순위를 "
+        "매긴 결과입니다.",
+        "method.hybrid": "ELMo + 키워드",
+        "method.elmo": "ELMo만",
+        "method.keywords": "키워드 (BM25)",
+        "method.glove": "GloVe (고정 벡터 기준선)",
+        "wic.title": "문맥 속 단어",
+        "wic.caption": "ELMo는 같은 단어라도 문장마다 다른 벡터를 줍니다. 단어를 고르면 문서 모음에서 벡터가 "
+        "가장 가까운 쓰임과, 어느 문장에서나 같은 GloVe의 가장 가까운 단어들을 보여 줍니다.",
+        "wic.examples": "**예시:**",
+        "wic.compare": "두 번째 문장과 비교",
+        "wic.sentence": "문장 {side}",
+        "wic.type_sentence": "문장을 입력하세요.",
+        "wic.word_of": "문장 {side}의 단어",
+        "wic.neighbours": "이웃 수",
+        "wic.same_word": "같은 단어만",
+        "wic.same_word_help": "같은 단어의 쓰임만 보여 줍니다. 각 문장의 단어가 어느 뜻으로 쓰였는지 "
+        "드러납니다. 끄면 어떤 단어든 가장 가까운 쓰임을 보여 줍니다.",
+        "wic.elmo_heading": "ELMo · 문장 {side}의 “{word}”",
+        "wic.glove_heading": "GloVe · 가장 가까운 단어",
+        "wic.glove_caption": "문장과 상관없이 단어마다 벡터 하나.",
+        "wic.column_word": "단어",
+        "wic.column_similarity": "유사도",
+        "senses.title": "단어의 뜻",
+        "senses.caption": "문서 모음에서 단어가 나온 자리마다 ELMo 벡터가 하나씩 생깁니다. k-평균으로 이 "
+        "벡터들을 뜻별로 묶고, PCA로 2차원에 그립니다. 사전은 쓰지 않습니다. 뜻은 문맥에서만 나옵니다.",
+        "senses.word": "단어",
+        "senses.k": "뜻의 수",
+        "senses.k_help": "자동은 실루엣 점수가 가장 좋은 수를 고릅니다(설득력 있게 나뉘지 않으면 1).",
+        "senses.auto": "자동",
+        "senses.try": "해 보기",
+        "senses.type_word": "단어를 입력하면 그 뜻들을 보여 줍니다.",
+        "senses.occurrences": "나온 횟수",
+        "senses.senses": "뜻",
+        "senses.silhouette": "실루엣",
+        "senses.silhouette_help": "묶음들이 얼마나 잘 나뉘었는지(코사인, -1에서 1).",
+        "senses.card": "뜻 {n}",
+        "senses.size_one": "{n}번 나옴",
+        "senses.size_many": "{n}번 나옴",
+        "senses.column_sense": "뜻",
+        "senses.column_sentence": "문장",
+        "senses.all": "“{word}”의 쓰임 {n}곳 전체",
+        "senses.hover": "점 위에 마우스를 올리면 문장을 읽을 수 있고, 스크롤하면 확대됩니다.",
+        "about.title": "소개",
+        "about.how": "ELMo의 작동 방식",
+        "about.how_text": """
+ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마다 그 단어가 들어 있는 문장 전체에
+따라 달라지는 벡터를 줍니다. 그래서 "항구에서 탄 *배*"와 "깎아 먹은 *배*"는 서로 다른 벡터를 얻습니다.
+이 모델의 층은 {n_layers}개입니다.
+
+1. **글자 → 문자 CNN (h0).** 토큰을 바이트 단위로 풀어 쓰고, 여러 폭의 합성곱과 하이웨이 층이 그 철자를
+   문맥과 상관없는 토큰 벡터로 바꿉니다. 학습 때 본 적 없는 단어도 벡터를 얻지만, 어느 문장에서나 같은
+   벡터입니다.
+2. **biLSTM 층 (h1 … h{top}).** 정방향 LSTM은 문장을 왼쪽에서 오른쪽으로 읽으며 다음 단어를 맞히도록
+   배우고, 역방향 LSTM은 오른쪽에서 왼쪽으로 읽으며 앞 단어를 맞힙니다. 층마다 두 방향의 벡터를 이어
+   붙입니다. 아래 층은 문법을, 맨 위 층은 뜻을 더 많이 담기 때문에 단어의 뜻은 맨 위 층에서 가장 잘
+   나뉩니다.
+3. **가중합.** ELMo = γ Σⱼ sⱼ hⱼ: 과제마다 층에 대한 softmax 정규화 가중치 sⱼ와 크기 γ를 고릅니다.
+   여기서는 가중치가 검색이 어느 층을 비교할지 정합니다. 검색 페이지에서 층 섞기를 바꿔 보세요.
+""",
+        "about.diagram_chars": "각 토큰의 글자 (UTF-8 바이트)\\n‹b› 배 ‹/b›",
+        "about.diagram_cnn": "문자 CNN → 하이웨이 → 투영\\n필터 폭 {widths}가지, 필터 {filters}개",
+        "about.diagram_h0": "h0: 토큰 층 ({dim}차원)\\n어느 문장에서나 같은 벡터",
+        "about.diagram_lstm": "h{j}: biLSTM 층 {j}\\n정방향 →  ⊕  ← 역방향",
+        "about.model_card": "모델 카드",
+        "about.no_card": "모델 {name!r}에는 모델 카드(가중치 옆의 README.md)가 없습니다.",
+        "about.model": "모델",
+        "about.index": "색인",
+        "about.value": "값",
+        "fact.name": "이름",
+        "fact.parameters": "매개변수",
+        "fact.layers": "층",
+        "fact.layers_value": "{n} (토큰 + biLSTM {lstm})",
+        "fact.vector_size": "벡터 크기",
+        "fact.filters": "문자 CNN 필터",
+        "fact.lstm_size": "LSTM 크기",
+        "fact.documents": "문서",
+        "fact.sentences": "문장",
+        "fact.tokens": "토큰",
+        "fact.token_vectors": "벡터가 있는 단어",
+        "fact.glove": "GloVe 기준선",
+        "fact.faiss": "FAISS 색인",
+        "fact.disk": "디스크 크기",
+        "fact.built": "만든 때",
+        "fact.corpus": "말뭉치 파일",
+        "fact.folder": "폴더",
+        "glove.stanford": "Stanford glove.6B {dim}차원 (Pennington 외 2014), {size}, {package} 패키지; 라이선스 "
+        "{license}; 벡터 SHA-256 {sha256}",
+        "glove.trained": "이 색인의 말뭉치로 학습, {size}",
+        "glove.size": "단어 {words}개 × {dim}",
+        "about.all_stats": "전체 통계",
+        "about.weights": "사용 중인 층 가중치",
+        "about.weights_caption": "검색은 `{search}`로 섞은 문장 벡터를 비교합니다(판정된 데모 질의에서 가장 좋았던 "
+        "섞기). 문맥 속 단어와 단어의 뜻 페이지는 `{words}`를 씁니다. 색인은 모든 층을 간직하므로 검색 페이지의 "
+        "슬라이더로 질의마다 다시 섞을 수 있습니다.",
+        "about.column_layer": "층",
+        "about.column_weight": "가중치 s_j",
+        "about.column_used_by": "쓰는 곳",
+        "about.used_by_search": "검색",
+        "about.used_by_words": "문맥 속 단어",
+        # names of the word-in-context examples (app.examples), shown on their buttons
+        "example.bank: river vs money": "bank: 강둑 vs 은행",
+        "example.play: theatre vs game": "play: 연극 vs 경기",
+        "example.play: the paper's Table 4": "play: 논문의 표 4",
+        "example.배: ship vs pear": "배: 선박 vs 과일",
+        "example.눈: snow vs eye": "눈: 날씨 vs 신체",
+        "example.말: horse vs speech": "말: 동물 vs 언어",
+        "example.다리: leg vs bridge": "다리: 신체 vs 건축물",
+        "example.밤: night vs chestnut": "밤: 시간 vs 열매",
+    },
+}
+
+
+def language() -> str:
+    """The session's UI language ("en" before the app has settled it, e.g. outside a page)."""
+    chosen = st.session_state.get(LANG_KEY)
+    return chosen if chosen in STRINGS else "en"
+
+
+def t(key: str, **values: object) -> str:
+    """The string ``key`` in the session's language, with ``values`` filled in (``str.format``)."""
+    text = STRINGS[language()].get(key, STRINGS["en"][key])
+    return text.format(**values) if values else text
+
+
+def example_name(name: str) -> str:
+    """A word-in-context example's button label: its name (English) or the UI language's name for it."""
+    return STRINGS[language()].get(f"example.{name}", name)
+
+
+def settle(index_language: str | None) -> str:
+    """This run's UI language: the user's choice (the switch, or a ``lang`` URL parameter on the session's first
+    run), else the open index's language (English when it is unknown or has no strings here). The URL keeps a
+    choice that differs from the index's language, so a reload or a shared link shows the same language."""
+    if not st.session_state.get(_URL_READ):
+        st.session_state[_URL_READ] = True
+        if st.query_params.get(URL_PARAM) in STRINGS:
+            st.session_state[LANG_KEY] = st.query_params[URL_PARAM]
+            st.session_state[_CHOSEN] = True
+    default = st.session_state[_INDEX_DEFAULT] = index_language if index_language in STRINGS else "en"
+    if not st.session_state.get(_CHOSEN) or st.session_state.get(LANG_KEY) not in STRINGS:
+        st.session_state[LANG_KEY] = default
+    if url_params():
+        st.query_params[URL_PARAM] = st.session_state[LANG_KEY]
+    elif URL_PARAM in st.query_params:
+        del st.query_params[URL_PARAM]
+    return st.session_state[LANG_KEY]
+
+
+def url_params() -> dict[str, str]:
+    """What the URL says about the language: ``lang`` only when it is not the one the open index suggests."""
+    chosen = language()
+    return {URL_PARAM: chosen} if chosen != st.session_state.get(_INDEX_DEFAULT, "en") else {}
+
+
+def _chosen() -> None:
+    st.session_state[_CHOSEN] = True
+
+
+def language_switch() -> None:
+    """The sidebar's 한국어 / English switch; using it makes the choice the session's, whatever index is open."""
+    st.radio(
+        LANGUAGE_LABEL, list(LANGUAGES), key=LANG_KEY, format_func=LANGUAGES.get, horizontal=True, on_change=_chosen
+    )

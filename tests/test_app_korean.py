@@ -1,0 +1,337 @@
+"""The app in Korean: the 한국어 / English switch on every page, Korean examples on a Korean index (built from a
+few documents with the shipped "ko" model), a Korean font for the browser, and the Korean UI in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import string
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_app import assert_clean, documents, open_app, open_browser, results, serve, texts
+
+from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
+from app.i18n import STRINGS
+from app.settings import MAIN_SCRIPT, demo_corpus
+from encoder.elmo import resolve_model
+from indexer import Settings, build_index
+
+pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (requirements.txt)")
+
+KOREAN_DOCUMENTS = [  # 배 as a ship and as a pear, 눈 as snow and as eyes, 말 as a horse and as words
+    (
+        "port",
+        "항구의 아침",
+        "어부들은 해가 뜨기 전에 배를 몰고 바다로 나간다. 큰 배가 항구에 들어오자 사람들이 그물을 내렸다. "
+        "배에서 내린 손님들은 섬 구경을 떠났다. 바람이 세게 불면 배는 항구에 묶여 있다.",
+    ),
+    (
+        "orchard",
+        "배 과수원",
+        "가을이 되면 과수원의 배가 노랗게 익는다. 잘 익은 배는 즙이 많고 달다. 농부는 배를 따서 상자에 "
+        "담았다. 껍질을 깎은 배를 접시에 올려 손님에게 냈다.",
+    ),
+    (
+        "winter",
+        "눈 오는 날",
+        "밤새 눈이 내려 길이 하얗게 덮였다. 아이들은 쌓인 눈으로 눈사람을 만들었다. 오래 화면을 보면 눈이 "
+        "쉽게 피로해진다. 눈을 감고 잠시 쉬면 한결 편해진다.",
+    ),
+    (
+        "ranch",
+        "목장 이야기",
+        "초원에서 말이 풀을 뜯고 있다. 목동은 말을 타고 양 떼를 몰았다. 친구의 다정한 말에 마음이 풀렸다. "
+        "그는 아무 말도 하지 않고 고개만 끄덕였다.",
+    ),
+    (
+        "kimchi",
+        "김치 담그기",
+        "배추를 소금물에 절인 뒤 깨끗한 물에 헹군다. 고춧가루와 마늘로 양념을 만든다. 절인 배추에 양념을 "
+        "고루 바르면 맛있는 김치가 된다.",
+    ),
+]
+PAGES = {  # page -> its title in each language
+    "views/search.py": ("검색", "Search"),
+    "views/word_in_context.py": ("문맥 속 단어", "Word in context"),
+    "views/senses.py": ("단어의 뜻", "Senses"),
+    "views/about.py": ("소개", "About"),
+}
+
+
+def write_corpus(path: Path, documents: list[tuple[str, str, str]]) -> Path:
+    path.write_text(
+        "".join(json.dumps({"id": i, "title": t, "text": x}, ensure_ascii=False) + "\n" for i, t, x in documents),
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture(scope="session")
+def korean_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 22-sentence index of the shipped Korean model, where 배, 눈 and 말 each have two senses."""
+    try:
+        resolve_model("ko")
+    except FileNotFoundError:
+        pytest.skip("the Korean model data/models/ko is not installed")
+    root = tmp_path_factory.mktemp("app-index-ko")
+    build_index(
+        [write_corpus(root / "corpus.jsonl", KOREAN_DOCUMENTS)],
+        root / "index",
+        model="ko",
+        progress=False,
+        settings=Settings(glove="train", glove_dim=16, glove_epochs=2, glove_min_count=1),
+    )
+    return root / "index"
+
+
+@pytest.fixture(scope="session")
+def english_index(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A two-document English index of the tiny random model."""
+    root = tmp_path_factory.mktemp("app-index-en")
+    documents = [
+        ("river", "By the river", "The otters live on the muddy bank of the river. Ducks rest on the bank."),
+        ("money", "Saving money", "She opened an account at the bank. The bank lends money to small firms."),
+    ]
+    build_index(
+        [write_corpus(root / "corpus.jsonl", documents)],
+        root / "index",
+        model=tiny_model_dir,
+        progress=False,
+        settings=Settings(glove="train", glove_dim=16, glove_epochs=2, glove_min_count=1),
+    )
+    return root / "index"
+
+
+def titles(at: AppTest) -> list[str]:
+    return [title.value for title in at.title]
+
+
+def marks(markdown: str) -> list[str]:
+    """The marked words of a result: a Korean token is marked with its whole written word (배 in 배를)."""
+    return re.findall(r":orange-background\[\*\*(.+?)\*\*\]", markdown)
+
+
+# ------------------------------------------------------------------------------------------ the strings
+def test_every_string_is_in_both_languages_with_the_same_fields() -> None:
+    english, korean = STRINGS["en"], STRINGS["ko"]
+    assert set(english) == {k for k in korean if not k.startswith("example.")}
+
+    def fields(text: str) -> set[str]:
+        return {field for _, field, _, _ in string.Formatter().parse(text) if field}
+
+    assert {key for key in english if fields(english[key]) != fields(korean[key])} == set()
+    examples = {*EXAMPLES, *EXAMPLES_KO}
+    assert {key.removeprefix("example.") for key in korean if key.startswith("example.")} == examples
+    assert not [text for text in korean.values() if re.search(r"\b(the|of|and|to)\b", text)]  # nothing left in English
+
+
+def test_korean_presets_are_new_sentences_about_words_of_the_korean_demo() -> None:
+    """Each preset word is one token of its sentence under the Korean rules and a word of data/demo-ko; no preset
+    sentence is taken from the demo corpus or the Korean sense probe."""
+    from encoder.text import text_rules
+
+    korean = text_rules("ko")
+    lines = [line for path in demo_corpus("ko") for line in path.read_text(encoding="utf-8").splitlines()]
+    corpus = "\n".join(json.loads(line)["text"] for line in lines if line.strip())
+    probe = (Path(__file__).resolve().parents[1] / "encoder" / "eval" / "sense_probe_ko.tsv").read_text("utf-8")
+    demo_words = set(korean.tokenize(corpus))
+    for name, pairs in EXAMPLES_KO.items():
+        assert name.startswith(f"{pairs[0][1]}:") and pairs[0][1] == pairs[1][1]
+        for sentence, word in pairs:
+            assert korean.tokenize(sentence).count(word) == 1, sentence
+            assert word in demo_words and sentence not in corpus and sentence not in probe
+    assert set(SENSE_WORDS_KO) <= demo_words
+    assert all(set(korean.tokenize(query)) & demo_words for query in QUERIES_KO)
+    assert examples_for("ko").queries == QUERIES_KO and examples_for("fr") == examples_for("en")
+
+
+# ------------------------------------------------------------------------------------------ the switch
+def test_a_korean_index_opens_in_korean_on_every_page(korean_index: Path) -> None:
+    at = open_app(korean_index)
+    assert_clean(at)
+    assert at.radio(key="ui.lang").value == "ko" and at.radio(key="ui.lang").label == "한국어 / English"
+    assert [b.label for b in at.button] == ["검색"] and at.text_input(key="ui.search.query").label == "검색어"
+    assert any("검색어를 입력하거나" in text for text in texts(at.info))
+    assert at.text_input(key="index_dir").label == "색인 폴더"
+    for page, (korean, _) in PAGES.items():
+        at.switch_page(page).run()
+        assert_clean(at)
+        assert titles(at) == [korean]
+    assert texts(at.header)[:2] == ["ELMo의 작동 방식", "모델 카드"]  # About
+    facts = dict(zip(*(at.dataframe[1].value[column] for column in ("", "값"))))
+    assert facts["문서"] == "5" and facts["GloVe 기준선"].startswith("이 색인의 말뭉치로 학습")
+    assert "s2 = " in at.get("graphviz_chart")[0].proto.spec and "정방향" in at.get("graphviz_chart")[0].proto.spec
+    assert not at.query_params.get("lang")  # the index's own language: nothing in the URL
+
+
+def test_the_choice_survives_other_pages_and_goes_into_the_url(korean_index: Path) -> None:
+    at = open_app(korean_index, "views/senses.py")
+    at.radio(key="ui.lang").set_value("en").run()
+    assert_clean(at)
+    assert titles(at) == ["Senses"] and at.text_input(key="ui.senses.word").value == "배"  # examples: the index's
+    assert at.query_params["lang"] == "en"
+    for page, (_, english) in PAGES.items():
+        at.switch_page(page).run()
+        assert_clean(at)
+        assert titles(at) == [english] and at.radio(key="ui.lang").value == "en"
+    at.switch_page("views/search.py").run()
+    at.text_input(key="ui.search.query").set_value("배를 타고 섬에 가기").run()
+    assert_clean(at)
+    assert at.query_params["lang"] == "en" and at.query_params["q"] == "배를 타고 섬에 가기"
+    assert [tab.label for tab in at.tabs] == ["ELMo + keywords", "GloVe (static baseline)"]
+
+    at.radio(key="ui.lang").set_value("ko").run()  # back to the index's language: gone from the URL
+    assert "lang" not in at.query_params and [tab.label for tab in at.tabs] == [
+        "ELMo + 키워드",
+        "GloVe (고정 벡터 기준선)",
+    ]
+
+
+def test_a_shared_url_keeps_its_language(korean_index: Path) -> None:
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.session_state["index_dir"] = str(korean_index)
+    at.query_params.update({"lang": "en", "q": "김치"})
+    at.run()
+    assert_clean(at)
+    assert at.radio(key="ui.lang").value == "en" and titles(at) == ["Search"]
+    assert documents(at)[0] == "**1. 김치 담그기**"
+
+
+def test_an_english_index_opens_in_english_and_switches_to_korean(english_index: Path) -> None:
+    at = open_app(english_index, "views/word_in_context.py")
+    assert_clean(at)
+    assert at.radio(key="ui.lang").value == "en" and titles(at) == ["Word in context"]
+    at.radio(key="ui.lang").set_value("ko").run()
+    assert_clean(at)
+    assert titles(at) == ["문맥 속 단어"] and at.query_params["lang"] == "ko"
+    assert [b.label for b in at.button] == ["bank: 강둑 vs 은행", "play: 연극 vs 경기", "play: 논문의 표 4"]
+    assert at.text_input(key="ui.wic.sentence_a").value == EXAMPLES["bank: river vs money"][0][0]  # still English
+    assert texts(at.subheader) == ["ELMo · 문장 A의 “bank”", "ELMo · 문장 B의 “bank”", "GloVe · 가장 가까운 단어"]
+    assert at.toggle(key="ui.wic.same_word").label == "같은 단어만"
+    assert at.radio(key="ui.wic.layer").label == "층"
+
+
+# ------------------------------------------------------------------------------------------ the Korean pages
+def test_korean_presets_appear_and_run_on_word_in_context(korean_index: Path) -> None:
+    at = open_app(korean_index, "views/word_in_context.py")
+    assert_clean(at)
+    assert [b.label for b in at.button] == ["배: 선박 vs 과일", "눈: 날씨 vs 신체", "말: 동물 vs 언어",
+                                            "다리: 신체 vs 건축물", "밤: 시간 vs 열매"]  # fmt: skip
+    assert at.text_input(key="ui.wic.sentence_a").value == EXAMPLES_KO["배: ship vs pear"][0][0]
+    assert texts(at.subheader) == ["ELMo · 문장 A의 “배”", "ELMo · 문장 B의 “배”", "GloVe · 가장 가까운 단어"]
+    hits = results(at)
+    assert len(hits) == 2 * 8  # the index has 8 uses of 배: each sentence gets them all
+    assert all(marks(hit) and marks(hit)[0].startswith("배") for hit in hits)  # 배를, 배가, 배에서 … marked
+    assert {"배를", "배가", "배에서"} <= {mark for hit in hits for mark in marks(hit)}
+
+    next(b for b in at.button if b.label.startswith("눈")).click().run()
+    assert_clean(at)
+    assert texts(at.subheader)[:2] == ["ELMo · 문장 A의 “눈”", "ELMo · 문장 B의 “눈”"]
+    assert results(at) and all(marks(hit)[0].startswith("눈") for hit in results(at))
+
+    picker = at.button_group[0]  # the tokens of sentence A, as Kiwi splits them: 눈 / 이 / 발목 …
+    sentence = at.text_input(key="ui.wic.sentence_a").value
+    from encoder.text import text_rules
+
+    picker.set_value(text_rules("ko").tokenize(sentence).index("마당")).run()
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo · 문장 A의 “마당”"
+
+
+def test_senses_shows_cards_for_a_korean_word(korean_index: Path) -> None:
+    at = open_app(korean_index, "views/senses.py")
+    assert at.text_input(key="ui.senses.word").value == "배"
+    at.selectbox(key="ui.senses.k").set_value(2).run()
+    assert_clean(at)
+    assert [m.value for m in at.markdown if m.value.startswith("#### ")] == ["#### 뜻 1", "#### 뜻 2"]
+    assert [m.label for m in at.metric] == ["나온 횟수", "뜻", "실루엣"] and at.metric[0].value == "8"
+    assert sum(any(w.startswith("배") for w in marks(m.value)) for m in at.markdown) >= 2  # in the cards
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert {"field": "문장", "type": "nominal"} in spec["encoding"]["tooltip"]
+
+    at.button_group[0].set_value("말").run()
+    assert_clean(at)
+    assert at.text_input(key="ui.senses.word").value == "말" and at.metric[0].value == "4"
+
+
+def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
+    at = open_app(korean_index)
+    assert at.button_group[0].options == list(QUERIES_KO)
+    at.text_input(key="ui.search.query").set_value("배를 깎아 먹었다").run()
+    assert_clean(at)
+    assert [tab.label for tab in at.tabs] == ["ELMo + 키워드", "GloVe (고정 벡터 기준선)"]
+    found = documents(at)
+    assert found and found[0] == "**1. 배 과수원**"
+    assert ["깎은", "배를"] in [marks(m.value) for m in at.markdown]  # the words of the matched morphemes
+    assert any(c.value.startswith("일치한 단어") and "배, 깎" in c.value for c in at.caption)
+    assert [p.proto.text for p in at.get("progress")][0].startswith("관련도 ")
+
+    at.button_group[0].set_value(QUERIES_KO[1]).run()  # an example query fills the box
+    assert at.text_input(key="ui.search.query").value == QUERIES_KO[1]
+    assert_clean(at)
+    assert documents(at)[0] == "**1. 김치 담그기**"
+
+
+def test_a_korean_nonsense_query_is_answered_in_korean(korean_index: Path) -> None:
+    at = open_app(korean_index)
+    at.text_input(key="ui.search.query").set_value("뷁궭 쀍").run()
+    assert_clean(at)
+    assert any(text.startswith("잘 맞는 문서가 없습니다") for text in texts(at.warning))
+
+
+def test_opening_the_korean_demo_after_the_english_one_moves_to_its_examples(
+    korean_index: Path, english_index: Path
+) -> None:
+    at = open_app(english_index, "views/senses.py")
+    assert at.text_input(key="ui.senses.word").value == "bank" and titles(at) == ["Senses"]
+    at.text_input(key="index_dir").set_value(str(korean_index)).run()
+    assert_clean(at)
+    assert titles(at) == ["단어의 뜻"]  # the user never chose: the UI follows the index into Korean
+    assert at.text_input(key="ui.senses.word").value == "배" and at.metric[0].value == "8"
+
+
+# ------------------------------------------------------------------------------------------ the browser
+def test_a_korean_font_is_installed_for_the_browser() -> None:
+    """Without a font that covers Hangul, Chromium draws the Korean pages as empty boxes."""
+    if shutil.which("chromium") is None:
+        pytest.skip("no headless browser: install the Debian packages chromium and chromium-driver")
+    fc_list = shutil.which("fc-list")
+    assert fc_list, "fc-list not found: install fontconfig and fonts-noto-cjk (scripts/install-system-packages.sh)"
+    fonts = subprocess.run([fc_list, ":lang=ko", "family"], capture_output=True, text=True, check=True).stdout
+    assert fonts.strip(), (
+        "Chromium is installed but no font covers Korean (fc-list :lang=ko is empty): install fonts-noto-cjk "
+        "(scripts/install-system-packages.sh)"
+    )
+
+
+def test_the_korean_ui_in_a_real_browser(korean_index: Path, tmp_path: Path) -> None:
+    """The Word-in-context page of a Korean index in headless Chromium: Korean title, labels and 배's neighbours;
+    then the same page with ?lang=en. The screenshot is left in tmp_path."""
+    browser = open_browser(tmp_path, 1400, 1000)
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with serve(korean_index, tmp_path) as url:
+        try:
+            page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
+            wait = WebDriverWait(browser, 90)
+            browser.get(f"{url}/word_in_context")
+            wait.until(lambda b: "GloVe · 가장 가까운 단어" in page_text())
+            assert browser.title == "문맥 속 단어 · ELMo Search"
+            assert "ELMo · 문장 A의 “배”" in page_text() and "배: 선박 vs 과일" in page_text()
+            time.sleep(1)  # let the last elements paint
+            browser.save_screenshot(str(tmp_path / "word-in-context-ko.png"))
+
+            browser.get(f"{url}/word_in_context?lang=en")
+            wait.until(lambda b: "GloVe · nearest words" in page_text())
+            assert browser.title == "Word in context · ELMo Search" and "ELMo · “배” in A" in page_text()
+            assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+            assert "Traceback" not in page_text()
+        finally:
+            browser.quit()
+    assert (tmp_path / "word-in-context-ko.png").stat().st_size > 10_000
