@@ -96,7 +96,7 @@ def test_perplexity_reports_exp_mean_loss_bits_per_character_and_unk_rate(tmp_pa
     )
     result = perplexity.run("planted", tmp_path / "text.txt")
     assert result.rows[perplexity.PERPLEXITY][perplexity.BOTH] == pytest.approx(math.e**3)  # not (e^2 + e^4) / 2
-    characters = sum(len(w) + 1 for w in words)  # 18
+    characters = len("The cat sat.") + len("the cat")  # the paragraphs' own characters, line breaks not counted
     assert result.rows[perplexity.BPC][perplexity.BOTH] == pytest.approx(3 * n / math.log(2) / characters)
     # "The", "sat" and "." are not in the vocabulary (it is case-sensitive): 3 of n targets
     assert result.rows[perplexity.UNK][perplexity.FORWARD] == pytest.approx(100 * 3 / n)
