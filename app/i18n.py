@@ -226,6 +226,38 @@ This model has {n_layers} layers:
         "낫지 않습니다. 다른 단어로 찾아 보세요.",
         "render.no_match": "질의의 단어가 들어 있는 문서가 없습니다. 다른 단어로 찾아 보세요.",
         "render.unexpected": "문제가 생겼습니다({kind}: {error}). 자세한 내용은 서버 로그에 있습니다.",
+        # the indexer's messages (indexer.errors.MESSAGES), here only: in English a message is its own text
+        "indexer.query_empty": "검색어가 비어 있습니다. 단어를 몇 개 입력하세요.",
+        "indexer.sentence_empty": "문장이 비어 있습니다. 단어를 몇 개 입력하세요.",
+        "indexer.query_too_long": "검색어가 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
+        "indexer.sentence_too_long": "문장이 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
+        "indexer.query_no_words": "검색어에 단어가 없습니다.",
+        "indexer.sentence_no_words": "문장에 단어가 없습니다.",
+        "indexer.no_glove_vector": "검색어의 어느 단어에도 GloVe 벡터가 없습니다.",
+        "indexer.word_empty": "단어가 비어 있습니다.",
+        "indexer.word_of_sentence_empty": "단어가 비어 있습니다. 문장의 단어 하나를 고르세요.",
+        "indexer.word_not_in_sentence": "“{word}”은(는) 문장의 단어가 아닙니다. 문장의 단어: {words}",
+        "indexer.word_repeated": "“{word}”이(가) 문장에 {n}번 나옵니다(위치 {positions}). 위치 {position}의 "
+        "단어를 썼습니다. 다른 것을 보려면 위치를 고르세요.",
+        "indexer.position_outside": "위치 {position!r}은(는) 문장 밖입니다(토큰 위치는 0부터 {last}까지).",
+        "indexer.position_other_word": "문장의 {position}번 토큰은 “{word}”이(가) 아니라 “{token}”입니다.",
+        "indexer.position_other_word_elsewhere": "문장의 {position}번 토큰은 “{word}”이(가) 아니라 “{token}”입니다. "
+        "“{word}”은(는) 위치 {positions}에 있습니다.",
+        "indexer.word_not_indexed": "“{word}”은(는) 색인된 문서에 나오지 않습니다. 다른 단어를 넣어 보세요.",
+        "indexer.stopword_not_indexed": "“{word}”은(는) 색인된 문서에 나오지 않습니다(불용어는 색인하지 "
+        "않습니다). 다른 단어를 넣어 보세요.",
+        "indexer.punctuation_not_indexed": "“{word}”은(는) 색인된 문서에 나오지 않습니다(문장 부호는 색인하지 "
+        "않습니다). 다른 단어를 넣어 보세요.",
+        "indexer.word_not_in_glove": "“{word}”은(는) GloVe 어휘(단어 {size:,}개)에 없어서 GloVe로는 이웃을 "
+        "찾을 수 없습니다.",
+        "indexer.senses_sampled": "“{word}”이(가) {n:,}번 나와서 그 가운데 무작위로 고른 {sample:,}곳만 묶었습니다.",
+        "indexer.no_token_vectors": "색인에 토큰 벡터가 없습니다(문서에 내용어가 없습니다).",
+        "indexer.no_exact_tokens": "이 색인은 정확한 토큰 벡터 없이 만들어져서 문맥 속 단어와 단어의 뜻에는 "
+        "색인의 층 섞기({mix})만 쓸 수 있습니다. 층은 기본값으로 두세요.",
+        "indexer.approximate_neighbors": "이 색인은 압축된 토큰 벡터만 간직하므로({factory}, 정확한 벡터 없음) "
+        "이웃과 점수가 근삿값입니다. 정확한 값을 보려면 정확한 토큰 벡터를 간직하도록 색인을 다시 만드세요.",
+        "indexer.approximate_senses": "이 색인은 압축된 토큰 벡터만 간직하므로({factory}, 정확한 벡터 없음) "
+        "뜻 묶음이 근삿값입니다. 정확한 묶음을 보려면 정확한 토큰 벡터를 간직하도록 색인을 다시 만드세요.",
         "layer.token": "h0 · 문자 CNN (토큰)",
         "layer.lstm": "h{j} · biLSTM {j}",
         "layer.top": " (맨 위)",
@@ -387,6 +419,15 @@ def t(key: str, **values: object) -> str:
     """The string ``key`` in the session's language, with ``values`` filled in (``str.format``)."""
     text = STRINGS[language()].get(key, STRINGS["en"][key])
     return text.format(**values) if values else text
+
+
+def indexer_text(message: str | Exception) -> str:
+    """An indexer's message, or an error raised with one, as the session's language words it: ``indexer.<key>``
+    filled with the message's values where that language has it (Korean), else as the indexer wrote it."""
+    if isinstance(message, Exception):
+        message = message.args[0] if len(message.args) == 1 else str(message)
+    template = STRINGS[language()].get(f"indexer.{getattr(message, 'key', '')}")
+    return template.format(**message.values) if template else str(message)
 
 
 def example_name(name: str) -> str:

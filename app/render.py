@@ -11,11 +11,10 @@ import streamlit as st
 
 from encoder.text import TextRules
 from indexer.errors import IndexerError, QueryError
-from indexer.ranking import NO_GOOD_MATCH_NOTICE, NO_MATCH_NOTICE
 from indexer.results import DocumentHit, TokenHit
 from indexer.words import normalize
 
-from .i18n import t
+from .i18n import indexer_text, t
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=])")
 log = logging.getLogger(__name__)
@@ -100,17 +99,18 @@ def token_hits(hits: Sequence[TokenHit]) -> None:
         )
 
 
-NOTICES = {NO_GOOD_MATCH_NOTICE: "render.no_good_match", NO_MATCH_NOTICE: "render.no_match"}
-"""The indexer's notices the page words itself (others are shown as the indexer wrote them)."""
+NOTICES = {"no_good_match": "render.no_good_match", "no_match": "render.no_match"}
+"""Keys of the indexer's notices the page words itself, in every language, as warnings (the others: captions)."""
 
 
 def notices(messages: Sequence[str]) -> None:
     """What the indexer changed or found out answering a question (a truncated query; no good match)."""
     for message in messages:
-        if message in NOTICES:
-            st.warning(t(NOTICES[message]), icon=":material/search_off:")
+        key = getattr(message, "key", None)
+        if key in NOTICES:
+            st.warning(t(NOTICES[key]), icon=":material/search_off:")
         else:
-            st.caption(f":material/info: {escape(message)}")
+            st.caption(f":material/info: {escape(indexer_text(message))}")
 
 
 @contextmanager
@@ -119,9 +119,9 @@ def errors_in_page() -> Iterator[None]:
     try:
         yield
     except QueryError as error:
-        st.warning(str(error))
+        st.warning(indexer_text(error))
     except IndexerError as error:
-        st.error(str(error))
+        st.error(indexer_text(error))
     except Exception as error:  # noqa: BLE001 - the page must stay usable; the traceback goes to the log
         log.exception("unexpected error")
         st.error(t("render.unexpected", kind=type(error).__name__, error=error))

@@ -94,7 +94,7 @@ def _ask(question: Callable[[], T]) -> tuple[T, list[str]]:
     with _ONE_QUESTION_AT_A_TIME, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", QueryNotice)
         answer = question()
-    return answer, [str(w.message) for w in caught if issubclass(w.category, QueryNotice)]
+    return answer, [w.message.args[0] for w in caught if issubclass(w.category, QueryNotice)]  # keeps the key
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

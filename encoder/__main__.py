@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -110,5 +111,20 @@ def main(argv: list[str] | None = None) -> None:
         fail(describe(error))
 
 
+def exit_now() -> None:
+    """End the process at once, skipping the interpreter's teardown: freeing the modules of torch, scipy and the
+    rest took 0.8 s on an idle 2-core machine, more than embedding 1,024 sentences spends writing its output.
+    Only for a finished command whose files are closed and that started nothing (no child process, thread or
+    temporary file) that an exit handler would clean up."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # as the interpreter's own exit does when it cannot flush
+        os._exit(120)
+    os._exit(0)
+
+
 if __name__ == "__main__":
     main()
+    if sys.argv[1:2] == ["embed"]:  # done: its output is written, closed and renamed into place
+        exit_now()

@@ -240,7 +240,7 @@ class Elmo:
         return elmo
 
     def save(self, directory: str | Path) -> None:
-        save_model(self.model, directory, extra_config={"name": self.name, "language": self.text.language})
+        save_model(self.model, directory, extra_config={"name": self.name, "language": self.text.name})
 
     @property
     def n_layers(self) -> int:

@@ -25,12 +25,12 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from nltk.tokenize import NLTKWordTokenizer
-from nltk.tokenize.punkt import _ORTHO_LC, PunktParameters, PunktSentenceTokenizer, PunktTrainer
+from typing import TYPE_CHECKING, Any
 
 from .files import open_text
+
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
 
 PUNKT_PATH = Path(__file__).with_name("punkt_en.json")
 """The shipped Punkt parameters, used by :func:`split_sentences`."""
@@ -74,7 +74,16 @@ _PARAGRAPH = re.compile(r"\S.*(?:\n(?![^\S\n]*\n).*)*")
 _WORD_CHAR = re.compile(r"\w")
 _NON_SPACE = re.compile(r"\S+")
 _LOWERCASE_WORD = re.compile(r"\b[a-z]+\b")
-_WORD_TOKENIZER = NLTKWordTokenizer()
+
+
+@functools.cache
+def _word_tokenizer() -> Any:
+    """NLTK's word tokenizer, imported on first use: importing nltk loads scipy and scikit-learn, about 1.5 s of
+    every process start, and embedding pre-tokenized text never needs it."""
+    from nltk.tokenize import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
+
 
 MAX_SENTENCE_TOKENS = 400
 """The most tokens one sentence may have. Text without sentence punctuation (a list, a table, a log, a
@@ -140,6 +149,8 @@ def train_punkt(lines: Iterable[str], max_chars: int = DEFAULT_MAX_CHARS) -> dic
     up (see the comments below) and ``COMMON_ABBREVIATIONS`` and ``COMMON_COLLOCATIONS`` are
     added. Raises ``ValueError`` if there is no text at all.
     """
+    from nltk.tokenize.punkt import _ORTHO_LC, PunktTrainer
+
     trainer = PunktTrainer()
     # Collocations of *any* word ending in a period with the next word (e.g. "history. Ancient",
     # from section headings) would block real sentence breaks; keep only those after initials
@@ -227,6 +238,8 @@ class _OrthoContext(dict):
 @functools.cache
 def punkt_tokenizer(path: str | os.PathLike[str] = PUNKT_PATH) -> PunktSentenceTokenizer:
     """The Punkt sentence splitter with the parameters in ``path``, loaded once per path."""
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
     saved = json.loads(Path(path).read_text(encoding="utf-8"))
     params = PunktParameters()
     params.abbrev_types = set(saved["abbrev_types"])
@@ -285,7 +298,7 @@ def tokenize_with_spans(sentence: str) -> list[tuple[str, int, int]]:
     as `` and '' (Penn Treebank style); we keep the original '"' instead, so tokens and offsets
     agree and the biLM sees the same quote character as in the text it reads.
     """
-    spans = _WORD_TOKENIZER.span_tokenize(sentence)
+    spans = _word_tokenizer().span_tokenize(sentence)
     return [(sentence[start:end], start, end) for start, end in spans]
 
 
@@ -377,7 +390,10 @@ class TextRules:
     refuses another.
     """
 
+    name = ""
+    """What a model's config names (``"language"``): the language, and the word unit where it has more than one."""
     language = ""
+    """The human language (ISO 639-1): which data sets, GloVe baseline and examples go with the model."""
     stopwords: frozenset[str] = frozenset()
 
     @property
@@ -401,16 +417,16 @@ class TextRules:
 class EnglishText(TextRules):
     """Punkt sentences (the shipped parameters) and NLTK's word tokenizer (see the functions above)."""
 
-    language = "en"
+    name = language = "en"
     stopwords = ENGLISH_STOPWORDS
 
     @functools.cached_property
     def identity(self) -> str:
-        import nltk
+        from importlib.metadata import version
 
         punkt = hashlib.sha256(PUNKT_PATH.read_bytes()).hexdigest()[:12]
         return (
-            f"en: Punkt ({PUNKT_PATH.name} {punkt}) + NLTK {nltk.__version__} word tokenizer, "
+            f"en: Punkt ({PUNKT_PATH.name} {punkt}) + NLTK {version('nltk')} word tokenizer, "
             f"sentences of at most {MAX_SENTENCE_TOKENS} tokens"
         )
 
@@ -423,7 +439,7 @@ class KoreanText(TextRules):
     morphemes that share characters (했 = 하 + 었) stay one token, so every token is the text as written
     ("배를" -> 배 + 를: the noun is the same token whatever its particle). Sentences never cross a blank line."""
 
-    language = "ko"
+    name = language = "ko"
     stopwords = KOREAN_STOPWORDS
 
     @functools.cached_property
@@ -457,24 +473,53 @@ class KoreanText(TextRules):
             (start + m.start(), start + m.end()) for start, end in spans for m in _NON_SPACE.finditer(text[start:end])
         ]
 
+    def _word_spans(self, sentence: Any, text: str, offset: int) -> list[tuple[int, int]]:
+        """The token spans of one Kiwi sentence (``sentence.start`` is relative to ``offset`` in ``text``)."""
+        return self._surface(sentence.tokens, text, offset)
+
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         result = []
         for para in _PARAGRAPH.finditer(text):
             for found in self._kiwi.split_into_sents(para.group(), return_tokens=True):
-                spans = self._surface(found.tokens, text, para.start())
+                spans = self._word_spans(found, text, para.start())
                 start, end = para.start() + found.start, para.start() + found.end
                 if spans:
                     result.append(Sentence(text[start:end], start, end, [text[a:b] for a, b in spans], spans))
         return cap_sentences(text, result)
 
 
-LANGUAGES = {"en": EnglishText, "ko": KoreanText}
-"""The languages a model can name in its config (``"language"``; a config without one is English)."""
+class KoreanEojeolText(KoreanText):
+    """Kiwi sentences, then eojeol: the words between spaces, with punctuation split off ("배를 타고 갔다." ->
+    배를 / 타고 / 갔다 / .). The word unit that surface morphemes (``ko``) were measured against (README, "Korean
+    word units"); a model trained with it names ``ko-eojeol`` in its config. No stopwords: an eojeol carries
+    its particles, so none is a pure function word."""
+
+    name = "ko-eojeol"
+    stopwords = frozenset()
+
+    @functools.cached_property
+    def identity(self) -> str:
+        from importlib.metadata import version
+
+        return (
+            f"ko-eojeol: Kiwi {version('kiwipiepy')} (model {version('kiwipiepy_model')}) sentences, eojeol with "
+            f"punctuation split off, sentences of at most {MAX_SENTENCE_TOKENS} tokens"
+        )
+
+    def _word_spans(self, sentence: Any, text: str, offset: int) -> list[tuple[int, int]]:
+        return [m.span() for m in _EOJEOL.finditer(text, offset + sentence.start, offset + sentence.end)]
+
+
+_EOJEOL = re.compile(r"\w+|[^\w\s]")  # a run of letters and digits, or one punctuation mark
+
+LANGUAGES = {rules.name: rules for rules in (EnglishText, KoreanText, KoreanEojeolText)}
+"""The text rules a model can name in its config (``"language"``; a config without one is English): a language,
+and for Korean a choice of word unit (``ko``: surface morphemes, the default; ``ko-eojeol``: eojeol)."""
 
 
 @functools.cache
 def text_rules(language: str = "en") -> TextRules:
-    """The rules of ``language`` (one shared instance each)."""
+    """The rules a config names (one shared instance each)."""
     if language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r}: one of {', '.join(LANGUAGES)}")
     return LANGUAGES[language]()

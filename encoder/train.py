@@ -293,7 +293,7 @@ def run_language(cfg: TrainConfig) -> str:
     start = cfg.init_from or cfg.continue_from
     if start is None:
         return cfg.language or "en"
-    language = resolve_model(start).text().language
+    language = resolve_model(start).text().name
     if cfg.language not in (None, language):
         raise ValueError(f"{start} is a model of language {language!r}; it cannot be trained on as {cfg.language!r}")
     return language
@@ -500,7 +500,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     out.mkdir(parents=True, exist_ok=True)
     text = text_rules(run_language(cfg))
     corpus = TokenizedCorpus.from_paths(
-        cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.language
+        cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.name
     )  # before CUDA
     rank, world, device = _init_distributed(cfg.device)
     precision = resolve_precision(cfg.precision, device)
@@ -754,7 +754,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--language",
             choices=list(LANGUAGES),
-            help="how the corpus becomes sentences and tokens: en (Punkt + NLTK) or ko (Kiwi surface morphemes); "
+            help="how the corpus becomes sentences and tokens: en (Punkt + NLTK), ko (Kiwi surface morphemes) or "
+            "ko-eojeol (Kiwi sentences, eojeol with punctuation split off); "
             "recorded in the model, whose every user then tokenizes the same way (default: the model given to "
             "--init-from/--continue, else en)",
         ),

@@ -544,7 +544,8 @@ def make_parser() -> argparse.ArgumentParser:
         "--language",
         choices=list(LANGUAGES),
         default="en",
-        help="how the text is split into sentences and words: en (Punkt + NLTK) or ko (Kiwi morphemes); "
+        help="how the text is split into sentences and words: en (Punkt + NLTK), ko (Kiwi morphemes) or ko-eojeol "
+        "(eojeol); "
         "the same rules as a model of that language (default en)",
     )
     glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")

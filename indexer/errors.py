@@ -1,6 +1,67 @@
-"""Errors the indexer raises on purpose; each message tells the user what to do next."""
+"""Errors the indexer raises on purpose; each message tells the user what to do next.
+
+The messages a question can end with (errors, notices) are made from ``MESSAGES`` by ``message``: English text
+everywhere (CLI, JSON, logs, ``str(error)``) that keeps its key and values, so an interface can word it in its
+own language (``app.i18n.indexer_text``).
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+MESSAGES = {
+    # the query or sentence (Index.query_tokens)
+    "query_empty": "the query is empty; type a few words",
+    "sentence_empty": "the sentence is empty; type a few words",
+    "query_too_long": "the query has {length:,} characters; only the first {limit:,} were used",
+    "sentence_too_long": "the sentence has {length:,} characters; only the first {limit:,} were used",
+    "query_no_words": "the query has no words",
+    "sentence_no_words": "the sentence has no words",
+    # search
+    "no_match": "no document contains any of the query's words",
+    "no_good_match": "no good match: the best document scores no better than random words typically do",
+    "no_glove_vector": "none of the query's words has a GloVe vector",
+    # the word asked about (word in context, senses)
+    "word_empty": "the word is empty",
+    "word_of_sentence_empty": "the word is empty; give one word of the sentence",
+    "word_not_in_sentence": "{word!r} is not a word of the sentence; its words are: {words}",
+    "word_repeated": "{word!r} occurs {n} times (positions {positions}); used position {position}; "
+    "pass position to choose another",
+    "position_outside": "position {position!r} is outside the sentence (token positions 0 to {last})",
+    "position_other_word": "token {position} of the sentence is {token!r}, not {word!r}",
+    "position_other_word_elsewhere": "token {position} of the sentence is {token!r}, not {word!r}; "
+    "{word!r} is at position(s) {positions}",
+    "word_not_indexed": "{word!r} does not occur in the indexed documents; try another word",
+    "stopword_not_indexed": "{word!r} does not occur in the indexed documents (stopwords are not indexed); "
+    "try another word",
+    "punctuation_not_indexed": "{word!r} does not occur in the indexed documents (punctuation is not indexed); "
+    "try another word",
+    "word_not_in_glove": "{word!r} is not in the GloVe vocabulary ({size:,} words), so GloVe has no neighbours for it",
+    "senses_sampled": "{word!r} occurs {n:,} times; clustered a random sample of {sample:,}",
+    # what the index keeps
+    "no_token_vectors": "the index holds no token vectors (its documents have no content words)",
+    "no_exact_tokens": "this index keeps no exact token vectors (built without them), so word in context and senses "
+    "use its layer mix only ({mix}); leave the layers out",
+    "approximate_neighbors": "this index keeps only compressed token vectors ({factory}, no exact vectors), so "
+    "neighbours and their scores are approximate; rebuild it with exact token vectors kept for exact ones",
+    "approximate_senses": "this index keeps only compressed token vectors ({factory}, no exact vectors), so the "
+    "clusters are approximate; rebuild it with exact token vectors kept for exact ones",
+}
+"""The messages a question can end with, by key; a separate key where English would need a word as a value."""
+
+
+class Message(str):
+    """A message of ``MESSAGES``: the English text itself, plus the ``key`` and ``values`` it was made from."""
+
+    key: str
+    values: dict[str, Any]
+
+
+def message(key: str, **values: Any) -> Message:
+    """``MESSAGES[key]`` filled in with ``values``; pickles (Streamlit's cache) with its key and values."""
+    text = Message(MESSAGES[key].format(**values))
+    text.key, text.values = key, values
+    return text
 
 
 class IndexerError(Exception):

@@ -26,7 +26,7 @@ from encoder import Elmo, LayerMix
 
 from . import storage
 from .bm25 import BM25, terms
-from .errors import CorruptIndexError, QueryError, QueryNotice
+from .errors import CorruptIndexError, QueryError, QueryNotice, message
 from .glove import GloveVectors
 from .manifest import SHARDS, Manifest, ModelSpec, open_glove, open_model, shard_layers
 from .ranking import (
@@ -34,8 +34,6 @@ from .ranking import (
     HYBRID_ELMO_WEIGHT,
     METHODS,
     NO_GOOD_MATCH,
-    NO_GOOD_MATCH_NOTICE,
-    NO_MATCH_NOTICE,
     NULL_QUERY_WORDS,
     PASSAGE_CANDIDATES,
     Chance,
@@ -195,30 +193,32 @@ class Index:
         if self._deleted_tokens is not None:
             ids = ids[~self._deleted_tokens[ids]]
         if not len(ids):
-            why = (
-                " (stopwords are not indexed)"
+            key = (
+                "stopword_not_indexed"
                 if normalize(word) in self.elmo.text.stopwords
-                else " (punctuation is not indexed)"
+                else "punctuation_not_indexed"
                 if not is_word(word)
-                else ""
+                else "word_not_indexed"
             )
-            raise QueryError(f"{word!r} does not occur in the indexed documents{why}; try another word")
+            raise QueryError(message(key, word=word))
         return ids
 
     # ------------------------------------------------------------------------------ query helpers
     def query_tokens(self, text: Any, what: str = "query") -> list[str]:
-        """The tokens of a query or sentence as every question uses them (QueryError when it has no words)."""
+        """The tokens of a query or sentence as every question uses them (QueryError when it has no words).
+
+        ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on.
+        """
         if not isinstance(text, str) or not text.strip():
-            raise QueryError(f"the {what} is empty; type a few words")
+            raise QueryError(message(f"{what}_empty"))
         if len(text) > MAX_QUERY_CHARS:
             warnings.warn(
-                QueryNotice(f"the {what} has {len(text):,} characters; only the first {MAX_QUERY_CHARS:,} were used"),
-                stacklevel=3,
+                QueryNotice(message(f"{what}_too_long", length=len(text), limit=MAX_QUERY_CHARS)), stacklevel=3
             )
             text = text[:MAX_QUERY_CHARS]
         tokens = self.elmo.text.tokenize(text)  # the model's language rules, as the documents were tokenized
         if not tokens:
-            raise QueryError(f"the {what} has no words")
+            raise QueryError(message(f"{what}_no_words"))
         return tokens
 
     def _weights(self, layers: str | Sequence[float] | LayerMix | None, default: LayerMix) -> tuple[float, ...]:
@@ -262,12 +262,12 @@ class Index:
         rankings = self._rankings(tokens, method, weights, max(k, CANDIDATES))
         ranking = rankings[method]
         if not len(ranking.ids):
-            warnings.warn(QueryNotice(NO_MATCH_NOTICE), stacklevel=2)
+            warnings.warn(QueryNotice(message("no_match")), stacklevel=2)
             return []
         query_terms = list(dict.fromkeys(t for t in terms(tokens) if t not in self.elmo.text.stopwords))
         relevance = self._relevance(rankings, method, weights, len(query_terms))
         if relevance(int(ranking.ids[0])) < NO_GOOD_MATCH:
-            warnings.warn(QueryNotice(NO_GOOD_MATCH_NOTICE), stacklevel=2)
+            warnings.warn(QueryNotice(message("no_good_match")), stacklevel=2)
         hits = []
         query_vector = (
             self.glove.pooled(tokens, self.frequencies) if method == "glove" else self._query_vector(tokens, weights)
@@ -374,7 +374,7 @@ class Index:
         if method == "glove":
             query_vector = self.glove.sentence_vector(tokens)
             if not query_vector.any():
-                warnings.warn(QueryNotice("none of the query's words has a GloVe vector"), stacklevel=2)
+                warnings.warn(QueryNotice(message("no_glove_vector")), stacklevel=2)
                 return []
             scores, ids = faiss_search(self._glove_index, query_vector, k, self._deleted_sentences)
         else:
@@ -388,21 +388,14 @@ class Index:
         """The token mix for a query (``_weights``); one other than the index's needs the exact token vectors."""
         weights = self._weights(layers, self.layer_mix)
         if not self._token_vectors.searchable(weights):
-            raise QueryError(
-                f"this index keeps no exact token vectors (built without them), so word in context and senses use "
-                f"its layer mix only ({self.manifest.layers.description}); leave the layers out"
-            )
+            raise QueryError(message("no_exact_tokens", mix=self.manifest.layers.description))
         return weights
 
-    def _approximate_notice(self, what: str) -> list[str]:
+    def _approximate_notice(self, key: str) -> list[str]:
         """Said when token vectors come from a compressed index alone (no exact vectors to re-rank with)."""
         if self._token_vectors.exact:
             return []
-        factory = self.manifest.indexes["tokens"].factory
-        return [
-            f"this index keeps only compressed token vectors ({factory}, no exact vectors), so {what} are "
-            "approximate; rebuild it with exact token vectors kept for exact ones"
-        ]
+        return [message(key, factory=self.manifest.indexes["tokens"].factory)]
 
     def neighbors(
         self,
@@ -420,7 +413,7 @@ class Index:
         k = self._k(k)
         tokens = self.query_tokens(sentence, "sentence")
         if not isinstance(word, str) or not word.strip():
-            raise QueryError("the word is empty; give one word of the sentence")
+            raise QueryError(message("word_of_sentence_empty"))
         word = word.strip()
         matches = [i for i, t in enumerate(tokens) if t == word] or [
             i for i, t in enumerate(tokens) if normalize(t) == normalize(word)
@@ -428,29 +421,26 @@ class Index:
         notices = []
         if position is None:
             if not matches:
-                raise QueryError(f"{word!r} is not a word of the sentence; its words are: {' | '.join(tokens[:60])}")
+                raise QueryError(message("word_not_in_sentence", word=word, words=" | ".join(tokens[:60])))
             position = matches[0]
             if len(matches) > 1:
                 notices.append(
-                    f"{word!r} occurs {len(matches)} times (positions {matches}); used position "
-                    f"{position}; pass position to choose another"
+                    message("word_repeated", word=word, n=len(matches), positions=matches, position=position)
                 )
         elif (
             isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < len(tokens)
         ):
-            raise QueryError(f"position {position!r} is outside the sentence (token positions 0 to {len(tokens) - 1})")
+            raise QueryError(message("position_outside", position=position, last=len(tokens) - 1))
         elif position not in matches:
-            raise QueryError(
-                f"token {position} of the sentence is {tokens[position]!r}, not {word!r}"
-                + (f"; {word!r} is at position(s) {matches}" if matches else "")
-            )
+            key = "position_other_word_elsewhere" if matches else "position_other_word"
+            raise QueryError(message(key, position=position, token=tokens[position], word=word, positions=matches))
         weights = self._token_weights(layers)
         subset = self.word_ids(word) if same_word else None
         if not len(self._token_vectors):
-            raise QueryError("the index holds no token vectors (its documents have no content words)")
+            raise QueryError(message("no_token_vectors"))
         query_vector = mix(self.elmo.embed([tokens])[0][:, position], weights)
         scores, ids = self._token_vectors.search(query_vector, k, weights, self._deleted_tokens, subset)
-        notices += self._approximate_notice("neighbours and their scores")
+        notices += self._approximate_notice("approximate_neighbors")
         hits = []
         for rank, (score, token_id) in enumerate(zip(scores, ids), start=1):
             token = self.tokens.iloc[int(token_id)]
@@ -469,13 +459,7 @@ class Index:
                 )
             )
         nearest = self.glove.nearest(word, k)
-        note = (
-            None
-            if nearest is not None
-            else (
-                f"{word!r} is not in the GloVe vocabulary ({len(self.glove):,} words), so GloVe has no neighbours for it"
-            )
-        )
+        note = None if nearest is not None else message("word_not_in_glove", word=word, size=len(self.glove))
         return Neighbors(tokens, int(position), hits, nearest or [], note, notices)
 
     def senses(
@@ -483,7 +467,7 @@ class Index:
     ) -> Senses:
         """Cluster the occurrences of ``word`` (k by silhouette when "auto", at most 8) and place them in 2-D."""
         if not isinstance(word, str) or not word.strip():
-            raise QueryError("the word is empty")
+            raise QueryError(message("word_empty"))
         if k != "auto" and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 50):
             raise QueryError(f"k must be 'auto' or a whole number from 1 to 50, not {k!r}")
         if (
@@ -494,9 +478,9 @@ class Index:
             raise QueryError(f"max_occurrences must be a whole number of at least 1, not {max_occurrences!r}")
         weights = self._token_weights(layers)
         ids = self.word_ids(word.strip())
-        notices = self._approximate_notice("the clusters")
+        notices = self._approximate_notice("approximate_senses")
         if len(ids) > max_occurrences:
-            notices.append(f"{word!r} occurs {len(ids):,} times; clustered a random sample of {max_occurrences:,}")
+            notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
         sentence_ids = self.tokens["sentence_id"].to_numpy()[ids]
         rows = self.sentences.iloc[sentence_ids]

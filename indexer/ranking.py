@@ -26,8 +26,6 @@ CANDIDATES = 100  # documents each method contributes to the fusion
 PASSAGE_CANDIDATES = 1_000  # nearest passages gathered for the ELMo document scores
 NULL_QUERIES, NULL_QUERY_WORDS = 64, 4  # random queries (of 1 to 4 words) that show what chance scores look like
 NO_GOOD_MATCH = 0.5  # best document's relevance below this: no better than half of the random queries
-NO_GOOD_MATCH_NOTICE = "no good match: the best document scores no better than random words typically do"
-NO_MATCH_NOTICE = "no document contains any of the query's words"
 
 
 @dataclass

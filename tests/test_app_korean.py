@@ -17,9 +17,11 @@ from test_app import assert_clean, documents, open_app, open_browser, results, s
 
 from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
 from app.i18n import STRINGS
+from app.render import NOTICES
 from app.settings import MAIN_SCRIPT, demo_corpus
 from encoder.elmo import resolve_model
 from indexer import Settings, build_index
+from indexer.errors import MESSAGES
 
 pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (requirements.txt)")
 
@@ -117,17 +119,24 @@ def marks(markdown: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ the strings
+def fields(text: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field}
+
+
 def test_every_string_is_in_both_languages_with_the_same_fields() -> None:
     english, korean = STRINGS["en"], STRINGS["ko"]
-    assert set(english) == {k for k in korean if not k.startswith("example.")}
-
-    def fields(text: str) -> set[str]:
-        return {field for _, field, _, _ in string.Formatter().parse(text) if field}
-
+    assert set(english) == {k for k in korean if not k.startswith(("example.", "indexer."))}
     assert {key for key in english if fields(english[key]) != fields(korean[key])} == set()
     examples = {*EXAMPLES, *EXAMPLES_KO}
     assert {key.removeprefix("example.") for key in korean if key.startswith("example.")} == examples
     assert not [text for text in korean.values() if re.search(r"\b(the|of|and|to)\b", text)]  # nothing left in English
+
+
+def test_every_indexer_message_is_in_korean_with_the_same_fields() -> None:
+    """English is the message itself; Korean words each one, but for the notices the page words itself."""
+    korean = {k.removeprefix("indexer."): v for k, v in STRINGS["ko"].items() if k.startswith("indexer.")}
+    assert set(korean) == set(MESSAGES) - set(NOTICES) and set(NOTICES) <= set(MESSAGES)
+    assert {key for key in korean if fields(korean[key]) != fields(MESSAGES[key])} == set()
 
 
 def test_korean_presets_are_new_sentences_about_words_of_the_korean_demo() -> None:
@@ -275,6 +284,15 @@ def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     assert at.text_input(key="ui.search.query").value == QUERIES_KO[1]
     assert_clean(at)
     assert documents(at)[0] == "**1. 김치 담그기**"
+
+
+def test_a_word_the_index_lacks_is_answered_in_the_ui_language(korean_index: Path) -> None:
+    at = open_app(korean_index, "views/senses.py")
+    at.text_input(key="ui.senses.word").set_value("기차").run()
+    assert not at.exception and not at.metric
+    assert texts(at.warning) == ["“기차”은(는) 색인된 문서에 나오지 않습니다. 다른 단어를 넣어 보세요."]
+    at.radio(key="ui.lang").set_value("en").run()
+    assert texts(at.warning) == ["'기차' does not occur in the indexed documents; try another word"]
 
 
 def test_a_korean_nonsense_query_is_answered_in_korean(korean_index: Path) -> None:

@@ -84,7 +84,8 @@ def test_pos_most_frequent_tag_baseline():
 def test_perplexity_reports_exp_mean_loss_bits_per_character_and_unk_rate(tmp_path, monkeypatch):
     (tmp_path / "vocab.txt").write_text("<S>\n</S>\n<UNK>\nthe\ncat\n")
     (tmp_path / "text.txt").write_text("The cat sat.\n\nthe cat\n")
-    lines, words = perplexity.read_paragraphs(tmp_path / "text.txt", text_rules("en"))
+    lines = perplexity.read_paragraphs(tmp_path / "text.txt", text_rules("en"))
+    words = perplexity.target_words(lines, text_rules("en"))
     assert words == ["The", "cat", "sat", ".", "the", "cat"] and len(lines) == 2
     n = len(words) + 2  # plus one </S> per sentence
     monkeypatch.setattr(perplexity, "model_folder", lambda model: tmp_path)
@@ -100,6 +101,12 @@ def test_perplexity_reports_exp_mean_loss_bits_per_character_and_unk_rate(tmp_pa
     assert result.rows[perplexity.BPC][perplexity.BOTH] == pytest.approx(3 * n / math.log(2) / characters)
     # "The", "sat" and "." are not in the vocabulary (it is case-sensitive): 3 of n targets
     assert result.rows[perplexity.UNK][perplexity.FORWARD] == pytest.approx(100 * 3 / n)
+    # spelled out: "The", "sat" and "." also pay -log2 of each character's share of the text's 16 non-space ones
+    share = {"T": 1, "h": 2, "e": 2, "c": 2, "a": 3, "t": 4, "s": 1, ".": 1}
+    spelled = sum(-math.log2(share[c] / 16) for c in "Thesat.")
+    assert result.rows[perplexity.BPC_SPELLED][perplexity.BOTH] == pytest.approx(
+        (3 * n / math.log(2) + spelled) / characters
+    )
     limited = perplexity.run("planted", tmp_path / "text.txt", limit=1)
     assert limited.notes[0] == "--limit 1: the first 1 of 2 paragraphs" and limited.details["paragraphs"] == 1
 

@@ -12,7 +12,7 @@ import pytest
 from encoder.eval import senses
 from encoder.eval.embeddings import cosine
 from encoder.glove import Glove
-from encoder.text import tokenize
+from encoder.text import text_rules, tokenize
 
 WORDS = {
     "bank",
@@ -49,7 +49,7 @@ def test_the_shipped_tsv_is_well_formed():
         assert 8 <= len(tokens) <= 20, sentence
         assert tokenize(sentence) == tokens, sentence  # tokenized as NLTK's word tokenizer does
     assert len({sentence for *_, sentence in rows}) == 160
-    items = senses.read_senses(senses.DATA)
+    items = senses.read_senses(senses.DATA, text_rules("en"))
     assert len(items) == 160 and all(s.tokens[s.index] == s.word for s in items)
 
 
@@ -66,10 +66,18 @@ def test_reader_rejects_a_word_written_twice_and_limits_words(tmp_path):
         "bat\tsports\ta wooden bat",
     ]
     path.write_text("\n".join([senses.HEADER, *rows]) + "\n")
-    assert {s.word for s in senses.read_senses(path, limit=1)} == {"bank"}
+    assert {s.word for s in senses.read_senses(path, text_rules("en"), limit=1)} == {"bank"}
     path.write_text("\n".join([senses.HEADER, *rows, "bat\tsports\tbat after bat"]) + "\n")
     with pytest.raises(ValueError, match="line 10"):
-        senses.read_senses(path)
+        senses.read_senses(path, text_rules("en"))
+
+
+def test_the_target_is_the_token_equal_to_the_word_else_the_one_token_that_begins_with_it():
+    assert senses.target_index(("the", "bank", "banks"), "bank") == 1  # equal wins over a longer token
+    assert senses.target_index(("우리는", "배를", "탔다"), "배") == 1  # a coarser unit: the eojeol holding it
+    assert senses.target_index(("배를", "배추를"), "배") is None  # two candidates: ambiguous
+    assert senses.target_index(("bank", "bank"), "bank") is None
+    assert senses.target_index(("a", "river"), "bank") is None
 
 
 def test_auc_and_nearest_neighbour_on_hand_computed_vectors():

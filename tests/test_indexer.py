@@ -7,6 +7,7 @@ two senses of "bank" whose only systematic difference is the words before it.
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import shutil
 from pathlib import Path
@@ -272,6 +273,18 @@ def test_senses_separates_planted_senses(indexer_index):
 def test_bad_queries_raise_query_error(indexer_index, call, message):
     with pytest.raises(QueryError, match=message):
         call(indexer_index)
+
+
+def test_a_message_is_its_english_text_and_keeps_its_key(indexer_index):
+    """The app words a message in its language from the key and values; everything else sees the English."""
+    with pytest.raises(QueryError) as raised:
+        indexer_index.senses("qwertyuiop")
+    assert str(raised.value) == "'qwertyuiop' does not occur in the indexed documents; try another word"
+    error = pickle.loads(pickle.dumps(raised.value.args[0]))  # as Streamlit's cache keeps it
+    assert (error.key, error.values) == ("word_not_indexed", {"word": "qwertyuiop"})
+    notice = indexer_index.neighbors("The bank by the bank.", "bank", k=2).notices[0]
+    assert notice == "'bank' occurs 2 times (positions [1, 4]); used position 1; pass position to choose another"
+    assert notice.key == "word_repeated" and json.dumps(notice) == json.dumps(str(notice))
 
 
 def test_huge_query_is_truncated_with_notice(indexer_index):

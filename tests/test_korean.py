@@ -44,6 +44,24 @@ def test_korean_sentences_and_surface_morphemes_keep_offsets():
     assert found[2].start == DOC.index("둘째")  # a sentence never crosses the blank line
 
 
+def test_eojeol_rules_keep_kiwi_sentences_and_split_off_punctuation_only(tiny_model_dir, tmp_path):
+    found = text_rules("ko-eojeol").split_and_tokenize(DOC)
+    assert [s.text for s in found] == [s.text for s in text_rules("ko").split_and_tokenize(DOC)]
+    assert found[0].tokens == ["우리는", "항구에서", "배를", "타고", "섬으로", "갔다", "."]
+    assert found[1].tokens == ["배가", "고파서", "배를", "깎아", "먹었다", "!"]
+    for sentence in found:
+        assert all(DOC[a:b] == token for token, (a, b) in zip(sentence.tokens, sentence.token_spans))
+    rules = text_rules("ko-eojeol")
+    assert rules.language == "ko" and rules.identity.startswith("ko-eojeol: Kiwi 0.") and not rules.stopwords
+    config = json.loads((tiny_model_dir / "config.json").read_text())  # a config names the rules by their name
+    (tmp_path / "config.json").write_text(json.dumps({**config, "language": "ko-eojeol"}))
+    shutil.copy(tiny_model_dir / "model.safetensors", tmp_path)
+    elmo = Elmo.load(tmp_path)
+    assert elmo.text is rules and [v.shape[1] for v in elmo.embed("배를 타고 갔다.")] == [4]
+    elmo.save(tmp_path / "saved")
+    assert json.loads((tmp_path / "saved" / "config.json").read_text())["language"] == "ko-eojeol"
+
+
 def test_language_rules_are_named_with_their_versions():
     assert text_rules("ko").identity.startswith("ko: Kiwi 0.") and text_rules("en").identity.startswith("en: Punkt")
     with pytest.raises(ValueError, match="unknown language 'fr'"):
@@ -88,14 +106,16 @@ def test_embed_raw_tokenizes_each_line_with_the_models_rules(korean_model, tmp_p
         assert [f[str(i)].shape[1] for i in range(2)] == [11, 2]
 
 
-def test_korean_sense_probe_is_written_in_the_models_tokens():
-    from encoder.eval.senses import read_senses
+def test_korean_sense_probe_is_written_as_text_and_read_in_either_word_unit():
+    from encoder.eval.senses import DATA_KO, read_senses
 
-    items = read_senses(Path(__file__).resolve().parents[1] / "encoder" / "eval" / "sense_probe_ko.tsv")
-    assert len({i.word for i in items}) == 12 and len(items) == 120
-    korean = text_rules("ko")
-    for item in items:  # the word is exactly one token of its sentence under the Korean rules, too
-        assert korean.tokenize(" ".join(item.tokens)).count(item.word) == 1
+    morphemes = read_senses(DATA_KO, text_rules("ko"))
+    eojeol = read_senses(DATA_KO, text_rules("ko-eojeol"))
+    assert len({i.word for i in morphemes}) == 12 and len(morphemes) == len(eojeol) == 120
+    assert all(i.tokens[i.index] == i.word for i in morphemes)  # a surface morpheme of its own
+    assert all(i.tokens[i.index].startswith(i.word) for i in eojeol)
+    assert sum(i.tokens[i.index] != i.word for i in eojeol) > 90  # most carry a particle: 배를, 배가, 눈이
+    assert "우리는 항구에서 배를 타고 섬으로 건너갔다." in DATA_KO.read_text("utf-8")  # spaced as written
 
 
 def test_a_korean_model_is_evaluated_on_korean_data_with_the_korean_baseline(korean_model, tmp_path, capsys):

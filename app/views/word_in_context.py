@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import state
 from app.examples import Pairs, examples_for
-from app.i18n import example_name, t
+from app.i18n import example_name, indexer_text, t
 from app.render import errors_in_page, escape, notices, token_hits
 from app.widgets import choose_word, layer_selector, token_picker
 
@@ -73,7 +73,7 @@ with columns[-1]:
     for word, (nearest, note) in glove_words.items():
         st.markdown(f"**{escape(word)}**")
         if note:
-            st.info(note)
+            st.info(indexer_text(note))
         st.dataframe(
             {word_column: [w for w, _ in nearest], similarity_column: [s for _, s in nearest]},
             hide_index=True,

@@ -1,7 +1,10 @@
 """Word senses on sentences of our own: does a layer's vector of an ambiguous word tell its senses apart?
 
 ``sense_probe_en.tsv`` was written for this probe (not taken from any data set): 16 ambiguous English words,
-2 senses each, 5 sentences per sense, tokenized as NLTK's word tokenizer does. For each word, every pair of its
+2 senses each, 5 sentences per sense, tokenized as NLTK's word tokenizer does (``sense_probe_ko.tsv``: 12 Korean
+homonyms, sentences as written). The model's own rules tokenize each sentence, and the word's vector is that of
+the token equal to it, or of the one token that begins with it where the model's unit is coarser (the eojeol
+배를 for 배). For each word, every pair of its
 sentences gets the cosine of the word's two vectors; the score is the ROC AUC of same-sense pairs against
 different-sense pairs (ties count 1/2), macro-averaged over words. A second row gives the share of sentences
 whose nearest other sentence of the same word has the same sense (1-NN accuracy; a tie for nearest counts
@@ -23,12 +26,13 @@ from pathlib import Path
 import numpy as np
 
 from ..glove import Glove
+from ..text import TextRules, text_rules
 from .baselines import bag_of_context
 from .embeddings import Embedder, cosine, layer_views
 from .results import GLOVE, TaskResult
 
 DATA = Path(__file__).with_name("sense_probe_en.tsv")  # absolute: it ships with the code, whatever the data root
-DATA_KO = Path(__file__).with_name("sense_probe_ko.tsv")  # Korean: 12 homonyms, in the Korean model's tokens
+DATA_KO = Path(__file__).with_name("sense_probe_ko.tsv")  # Korean: 12 homonyms, sentences as written
 HEADER = "word\tsense\tsentence"
 AUC_ROW, NN_ROW = "ROC AUC, same- vs different-sense pairs", "1-NN accuracy, nearest sentence same sense"
 
@@ -41,11 +45,23 @@ class SenseSentence:
     index: int  # the word's position in tokens
 
 
-def read_senses(path: Path, limit: int | None = None) -> list[SenseSentence]:
-    """The TSV (a header, then word, sense, sentence with tokens split on spaces); at most ``limit`` words.
+def target_index(tokens: tuple[str, ...], word: str) -> int | None:
+    """The position of ``word`` among a sentence's tokens: the one token equal to it, else the one token that
+    begins with it (a unit coarser than the probe's words, such as the Korean eojeol 배를 for 배); None when
+    there is no such single token."""
+    for matches in (str.__eq__, str.startswith):
+        found = [i for i, token in enumerate(tokens) if matches(token, word)]
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
 
-    Malformed data raise ValueError: the word must occur exactly once in its sentence, and every word needs
-    two senses with two sentences or more each, or its AUC is undefined.
+
+def read_senses(path: Path, text: TextRules, limit: int | None = None) -> list[SenseSentence]:
+    """The TSV (a header, then word, sense, sentence), each sentence tokenized by ``text`` (the model's rules);
+    at most ``limit`` words.
+
+    Malformed data raise ValueError: the word must be one token of its sentence (see ``target_index``), and
+    every word needs two senses with two sentences or more each, or its AUC is undefined.
     """
     with open(path, encoding="utf-8") as f:
         if f.readline().rstrip("\r\n") != HEADER:
@@ -53,10 +69,11 @@ def read_senses(path: Path, limit: int | None = None) -> list[SenseSentence]:
         items = []
         for number, line in enumerate(f, start=2):
             fields = line.rstrip("\r\n").split("\t")
-            if len(fields) != 3 or fields[2].split(" ").count(fields[0]) != 1:
+            tokens = tuple(text.tokenize(fields[2])) if len(fields) == 3 else ()
+            index = target_index(tokens, fields[0])
+            if index is None:
                 raise ValueError(f"{path}, line {number}: expected word, sense, sentence, the word once in it")
-            tokens = tuple(fields[2].split(" "))
-            items.append(SenseSentence(fields[0], fields[1], tokens, tokens.index(fields[0])))
+            items.append(SenseSentence(fields[0], fields[1], tokens, index))
     words = list(dict.fromkeys(s.word for s in items))[:limit]
     for word in words:
         counts = Counter(s.sense for s in items if s.word == word)
@@ -87,11 +104,12 @@ def glove_contexts(glove: Glove, items: list[SenseSentence]) -> np.ndarray:
 
 def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int | None = None) -> TaskResult:
     """The first ``limit`` words of the probe."""
-    items = read_senses(data, limit)
+    rules = embedder.elmo.text
+    items = read_senses(data, rules, limit)
     layers = embedder.layers([s.tokens for s in items])
     columns = layer_views(np.stack([x[:, s.index] for x, s in zip(layers, items)]))
-    if glove is not None:
-        columns[GLOVE] = glove_contexts(glove, items)
+    if glove is not None:  # the language's baseline GloVe knows the units of the language's default rules
+        columns[GLOVE] = glove_contexts(glove, read_senses(data, text_rules(rules.language), limit))
     words = list(dict.fromkeys(s.word for s in items))
     groups = {w: np.array([k for k, s in enumerate(items) if s.word == w]) for w in words}
     senses = np.array([s.sense for s in items])
