@@ -71,11 +71,7 @@ def main() -> None:
 
     started = time.perf_counter()
     lines = perplexity.read_paragraphs(args.test, text_rules("ko"), args.max_tokens)
-    columns = {}
-    for model in args.models:
-        columns[f"{model.name} ({text_rules(read_config(model).get('language', 'en')).name})"] = measure(
-            model, lines, args.test
-        )
+    columns = {f"{m.name} ({read_config(m).get('language', 'en')})": measure(m, lines, args.test) for m in args.models}
     characters = sum(len(line.strip()) for line in lines)
     print(
         f"{len(lines):,} paragraphs of {args.test} ({characters:,} characters), {time.perf_counter() - started:.0f} s"
