@@ -1,13 +1,17 @@
-"""Every GPU speed figure in one command (a few minutes on one H100); prints three tables.
+"""Every GPU speed figure in one command (a few minutes on one H100); prints four tables.
 
 1. Training steps (tokens of text per second; both directions predict each token): the published small shape
    with clipping (step-by-step LSTM) and without (fused cuDNN LSTM), and our ``medium`` size, in fp32 and bf16,
-   at batch 256 and 1024 x 20. Real windows of ``--corpus`` (the same data pipeline as ``encoder train``); the
-   vocabulary is the corpus's words padded to ``--vocab-size`` classes so that the softmax has its full width.
+   at batch 256 and 1024 x 20, eager. Real windows of ``--corpus`` (the same data pipeline as ``encoder train``);
+   the vocabulary is the corpus's words padded to ``--vocab-size`` classes so that the softmax has its full width.
 2. Embedding (``Elmo.embed``, stateless, batches of 512 sentences): the published original shape (4096 cells,
-   clipped) and ``medium`` (fused), in fp32, tf32 and bf16.
+   clipped) and ``medium`` (fused), in fp32, tf32 and bf16: once with the token cache cold (the char CNN runs for
+   every new word, as in a first pass over a corpus) and once warm (LSTMs only); and ``medium`` fp32 without
+   length buckets (batches as long as their longest sentence), against the default buckets of 8 steps.
 3. Deviation of tf32 and bf16 from fp32 embeddings of ``--model`` (default: random ``medium`` weights):
    max abs difference and min cosine per layer over ``--sentences`` sentences.
+4. Last, as it compiles for minutes: each shape's bf16 training step at the largest batch, captured (``encoder
+   train --compile``: torch.compile with CUDA graphs), with the seconds its warm-up (compiling) took.
 
     python bench/gpu.py --corpus FILE [--model DIR] [--steps 10] [--sentences 2000]
 
@@ -56,14 +60,20 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def embed_speed(model: BiLM, sentences: list[list[str]], precision: str) -> float:
+def embed_speed(model: BiLM, sentences: list[list[str]], precision: str, length_multiple: int = 8) -> list[float]:
+    """Tokens per second of embedding ``sentences`` with the token cache cold (after a warm-up on 512 of them),
+    then warm."""
     elmo = Elmo(model, device=DEVICE, precision=precision)
-    elmo.embed(sentences[:512], batch_size=512, max_tokens=10**9)  # warm-up, fills the token cache
-    _sync()
-    started = time.perf_counter()
-    elmo.embed(sentences, batch_size=512, max_tokens=10**9)
-    _sync()
-    return sum(map(len, sentences)) / (time.perf_counter() - started)
+    elmo.length_multiple = length_multiple
+    elmo.embed(sentences[:512], batch_size=512, max_tokens=10**9)  # warm-up, caches those sentences' words
+    speeds = []
+    for _ in ("cold", "warm"):
+        _sync()
+        started = time.perf_counter()
+        elmo.embed(sentences, batch_size=512, max_tokens=10**9)
+        _sync()
+        speeds.append(sum(map(len, sentences)) / (time.perf_counter() - started))
+    return speeds
 
 
 def deviation(model: BiLM, sentences: list[list[str]]) -> list[str]:
@@ -80,6 +90,23 @@ def deviation(model: BiLM, sentences: list[list[str]]) -> list[str]:
         rows.append(f"| {precision} | " + " | ".join(cells) + " |")
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     return rows
+
+
+def print_training_rows(
+    rows: list[tuple[str, str, int]], corpus: TokenizedCorpus, vocab, steps: int, compiled: bool
+) -> None:
+    """One table row per (shape name, precision, batch size): tokens per second and the warm-up's seconds."""
+    print("| shape | LSTM | precision | step | batch | tokens/s | warm-up s |\n|---|---|---|---|---:|---:|---:|")
+    for name, precision, batch_size in rows:
+        config = TRAIN_SHAPES[name]
+        lstm = "fused (cuDNN)" if config.cell_clip is None and config.proj_clip is None else "step by step"
+        try:
+            speed, warmup = train_speed(config, corpus, vocab, batch_size, precision, steps, DEVICE, compiled)
+            cells = f"{speed:,.0f} | {warmup:.1f}"
+        except RuntimeError as error:  # report and go on: one failing row must not lose the table
+            cells = f"failed: {str(error).splitlines()[0][:80]} | "
+        step = "compiled" if compiled else "eager"
+        print(f"| {name} | {lstm} | {precision} | {step} | {batch_size} | {cells} |", flush=True)
 
 
 def load_sentences(path: str, n: int) -> list[list[str]]:
@@ -102,12 +129,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10, help="timed training steps per row (default %(default)s)")
     parser.add_argument("--sentences", type=int, default=2000, help="sentences embedded (default %(default)s)")
     parser.add_argument("--vocab-size", type=int, default=100_000, help="softmax classes (default %(default)s)")
-    parser.add_argument("--skip", default="", help="comma-separated sections to skip: train, embed, deviation")
+    parser.add_argument(
+        "--skip",
+        default="",
+        help="comma-separated parts to skip: train, compile (the captured steps), embed, deviation",
+    )
     parser.add_argument("--batch-sizes", default="256,1024", help="training batch sizes (default %(default)s)")
     parser.add_argument(
         "--device",
         default="cuda",
-        help="cuda; cpu only checks that the script runs (its bf16 training rows fail: bf16 training needs CUDA)",
+        help="cuda; cpu only checks that the script runs (its figures are no measurement)",
     )
     args = parser.parse_args()
     global DEVICE
@@ -125,33 +156,28 @@ def main() -> None:
     sentences = load_sentences(args.corpus, args.sentences)
     torch.manual_seed(0)
 
+    vocab = padded_vocabulary(corpus, args.vocab_size)
+    batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
     if "train" not in skip:
-        vocab = padded_vocabulary(corpus, args.vocab_size)
-        print(f"\n## Training steps ({args.steps} timed after 3 warm-up, unroll 20, vocabulary {len(vocab):,})\n")
-        print("| shape | LSTM | precision | batch | tokens/s |\n|---|---|---|---:|---:|")
-        for name, config in TRAIN_SHAPES.items():
-            lstm = "fused (cuDNN)" if config.cell_clip is None and config.proj_clip is None else "step by step"
-            for precision in ("fp32", "bf16"):
-                for batch_size in map(int, args.batch_sizes.split(",")):
-                    try:
-                        speed = f"{train_speed(config, corpus, vocab, batch_size, precision, args.steps, DEVICE):,.0f}"
-                    except RuntimeError as error:  # report and go on: one failing row must not lose the table
-                        speed = f"failed: {str(error).splitlines()[0][:80]}"
-                    print(f"| {name} | {lstm} | {precision} | {batch_size} | {speed} |", flush=True)
-
+        print(f"\n## Training steps, eager ({args.steps} timed after 3, unroll 20, vocabulary {len(vocab):,})\n")
+        rows = [(c, p, b) for c in TRAIN_SHAPES for p in ("fp32", "bf16") for b in batch_sizes]
+        print_training_rows(rows, corpus, vocab, args.steps, compiled=False)
     if "embed" not in skip:
         print(f"\n## Embedding ({len(sentences)} sentences, {sum(map(len, sentences)):,} tokens, batches of 512)\n")
-        print("| shape | LSTM | precision | tokens/s |\n|---|---|---|---:|")
-        for name, config in EMBED_SHAPES.items():
+        print("| shape | LSTM | precision | length buckets | tokens/s, cache cold | cache warm |")
+        print("|---|---|---|---|---:|---:|")
+        rows = [(name, precision, 8) for name in EMBED_SHAPES for precision in ("fp32", "tf32", "bf16")]
+        for name, precision, multiple in [*rows, ("medium", "fp32", 1)]:
+            config = EMBED_SHAPES[name]
             model = BiLM(config)
             model.reset_parameters(0)
             lstm = "fused (cuDNN)" if config.cell_clip is None and config.proj_clip is None else "step by step"
-            for precision in ("fp32", "tf32", "bf16"):
-                try:
-                    speed = f"{embed_speed(model, sentences, precision):,.0f}"
-                except RuntimeError as error:
-                    speed = f"failed: {str(error).splitlines()[0][:80]}"
-                print(f"| {name} | {lstm} | {precision} | {speed} |", flush=True)
+            try:
+                cells = " | ".join(f"{v:,.0f}" for v in embed_speed(model, sentences, precision, multiple))
+            except RuntimeError as error:
+                cells = f"failed: {str(error).splitlines()[0][:80]} | "
+            buckets = f"{multiple} steps" if multiple > 1 else "none"
+            print(f"| {name} | {lstm} | {precision} | {buckets} | {cells} |", flush=True)
             torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
 
     if "deviation" not in skip:
@@ -164,6 +190,11 @@ def main() -> None:
         print("| precision | " + " | ".join(f"layer {j}" for j in range(model.config.n_layers + 1)) + " |")
         print("|---|" + "---|" * (model.config.n_layers + 1))
         print("\n".join(deviation(model, sentences)), flush=True)
+
+    if "compile" not in skip:  # last: compiling takes minutes, and every other figure is printed by then
+        print(f"\n## Training steps, compiled (`--compile`; {args.steps} timed after 3 rounds of 4 windows)\n")
+        precision = "bf16" if DEVICE == "cuda" else "fp32"  # as `encoder train`, which refuses bf16 on the CPU
+        print_training_rows([(c, precision, max(batch_sizes)) for c in TRAIN_SHAPES], corpus, vocab, args.steps, True)
 
 
 if __name__ == "__main__":

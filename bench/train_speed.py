@@ -26,7 +26,7 @@ from encoder.elmo import DEFAULT_MODEL_DIR  # noqa: E402
 from encoder.lm_data import LMBatches, TokenizedCorpus, Vocabulary  # noqa: E402
 from encoder.lm_head import LanguageModel, LMHead  # noqa: E402
 from encoder.model import BiLM, BiLMConfig  # noqa: E402
-from encoder.train import SIZES, TrainConfig, make_optimizer, train_step  # noqa: E402
+from encoder.train import SIZES, TYPE_MULTIPLE, TrainConfig, captured_model, make_optimizer, train_step  # noqa: E402
 from encoder.weights import read_config  # noqa: E402
 
 SHARED_TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus-en" / "valid.txt.xz"
@@ -56,26 +56,36 @@ def train_speed(
     precision: str,
     steps: int,
     device: str,
-    warmup: int = 3,
-) -> float:
-    """Tokens of text per second of ``steps`` training steps after ``warmup`` untimed ones."""
+    compiled: bool = False,
+) -> tuple[float, float]:
+    """Tokens of text per second of ``steps`` training steps after untimed warm-up ones, and the warm-up's seconds.
+
+    Four windows take turns; the warm-up is 3 steps, or 3 rounds of the windows with ``compiled`` (``encoder train
+    --compile``), where each shape of window compiles, runs once more, and is recorded as a CUDA graph.
+    """
     bilm = BiLM(config)
     bilm.reset_parameters(0)
     lm = LanguageModel(bilm, LMHead(config.projection_dim, len(vocab))).to(device).train()
+    model = captured_model(lm, torch.device(device)) if compiled else lm
     cfg = TrainConfig(corpus=[], out="", batch_size=batch_size)
     optimizer = make_optimizer(cfg, list(lm.parameters()))
-    batches = iter(LMBatches(corpus, vocab, batch_size, cfg.unroll, seed=0))
+    type_multiple = TYPE_MULTIPLE if compiled else 1
+    batches = LMBatches(corpus, vocab, batch_size, cfg.unroll, 0, type_multiple=type_multiple, cutoffs=lm.head.cutoffs)
+    batches = iter(batches)
     state = bilm.lstm.zero_state(batch_size, device)
     windows = [next(batches)[0] for _ in range(4)]
+    warmup = 12 if compiled else 3
+    started = time.perf_counter()
     for step in range(warmup + steps):
         if step == warmup:
             if device.startswith("cuda"):
                 torch.cuda.synchronize()
+            warmup_seconds = time.perf_counter() - started
             started = time.perf_counter()
-        _, state = train_step(lm, optimizer, windows[step % 4].to(device), state, cfg, precision)
+        _, state = train_step(lm, optimizer, windows[step % 4].to(device), state, cfg, precision, model=model)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-    return steps * batch_size * cfg.unroll / (time.perf_counter() - started)
+    return steps * batch_size * cfg.unroll / (time.perf_counter() - started), warmup_seconds
 
 
 def main() -> None:
@@ -104,7 +114,7 @@ def main() -> None:
         )
         print(f"{'shape':42} {'params (M)':>10} {'tokens/s':>9}")
         for name, config in shapes.items():
-            speed = train_speed(config, corpus, vocab, args.batch_size, "fp32", args.steps, "cpu")
+            speed, _ = train_speed(config, corpus, vocab, args.batch_size, "fp32", args.steps, "cpu")
             n_params = sum(p.numel() for p in BiLM(config).parameters()) / 1e6
             print(f"{name:42} {n_params:10.2f} {speed:9.0f}", flush=True)
 

@@ -186,6 +186,10 @@ class Elmo:
         self.info = info or {}
         self.text = text or text_rules("en")  # the model's language rules: how its text becomes tokens
         self.stateful = stateful
+        # length buckets: on a GPU every batch is padded to a multiple of 8 steps, so that a run sees a few
+        # (batch, width) shapes again and again; on the CPU padding only costs, so batches stay as long as their
+        # longest sentence
+        self.length_multiple = 8 if self.device.type == "cuda" else 1
         self._state: State | None = None
         self.token_cache = TokenCache(self.config.projection_dim, self.device)
         self.cache_vocabulary([BOS_TOKEN, EOS_TOKEN])
@@ -270,25 +274,30 @@ class Elmo:
 
     def token_vectors(self, words: Sequence[str]) -> np.ndarray:
         """Context-free token-layer vectors (n, P) of words, as the first ELMo layer has them."""
-        return self._lookup_tokens([list(words)], use_cache=True)[0].cpu().numpy()
+        return self._lookup_tokens([list(words)], use_cache=True)[0, : len(words)].cpu().numpy()
+
+    def _width(self, longest: int) -> int:
+        """Padded length of a batch whose longest framed sentence has ``longest`` tokens (its length bucket)."""
+        return -(-longest // self.length_multiple) * self.length_multiple
 
     @torch.inference_mode()
     def _lookup_tokens(self, sentences: list[list[str]], use_cache: bool) -> torch.Tensor:
-        """Token vectors (B, T, P) for right-padded sentences, zero at padding.
+        """Token vectors (B, T, P) for right-padded sentences, zero at padding; T is the batch's length bucket.
 
         With the cache each word type goes through the char CNN once per process (and once per batch
         when the cache is full); without it every position does, as the reference implementations do.
         """
+        longest = max(len(s) for s in sentences)
         if not use_cache:
             ids = torch.from_numpy(batch_to_ids(sentences)).to(self.device)
+            ids = torch.nn.functional.pad(ids, (0, 0, 0, self._width(longest) - longest))
             return self.model.char_cnn(ids) * (ids > 0).any(-1, keepdim=True)
         misses = [w for w in dict.fromkeys(w for s in sentences for w in s) if w not in self.token_cache]
         miss_vectors = self._char_cnn(misses) if misses else None
         kept = self.token_cache.add(misses, miss_vectors) if misses else 0
         extra = {w: i for i, w in enumerate(misses[kept:])}  # did not fit in the cache
         table = self.token_cache.table(miss_vectors[kept:] if miss_vectors is not None else None)
-        longest = max(len(s) for s in sentences)
-        rows = np.zeros((len(sentences), longest), dtype=np.int64)  # row 0 of the table = padding
+        rows = np.zeros((len(sentences), self._width(longest)), dtype=np.int64)  # row 0 of the table = padding
         for b, sentence in enumerate(sentences):
             rows[b, : len(sentence)] = [self.token_cache.row(w, extra) for w in sentence]
         return table[torch.from_numpy(rows).to(self.device)]
@@ -330,8 +339,10 @@ class Elmo:
         lengths = torch.tensor([len(s) for s in framed], device=self.device)
         mask = torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths[:, None]
         with self._autocast():
-            layers, state = self.model.contextualize(tokens, mask, self._initial_state(len(sentences)))
-        if self.stateful:
+            layers, state = self.model.contextualize(
+                tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful
+            )
+        if state is not None:
             self._keep_state(state)
         stacked = torch.stack([layer.float() for layer in layers], dim=1).cpu().numpy()  # (B, L+1, T, 2P)
         return [stacked[b, :, 1 : 1 + len(s)].copy() for b, s in enumerate(sentences)]
@@ -367,7 +378,8 @@ class Elmo:
         return results  # type: ignore[return-value]
 
     def _batches(self, token_lists: list[list[str]], batch_size: int, max_tokens: int) -> list[list[int]]:
-        """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget."""
+        """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget (padded
+        tokens, counted at the batch's length bucket)."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if self.stateful:
@@ -377,7 +389,7 @@ class Elmo:
         order = sorted(range(len(token_lists)), key=lambda i: -len(token_lists[i]))
         batches, current = [], []
         for i in order:
-            width = len(token_lists[current[0]]) + 2 if current else len(token_lists[i]) + 2
+            width = self._width(len(token_lists[current[0] if current else i]) + 2)
             if current and (len(current) >= batch_size or (len(current) + 1) * width > max_tokens):
                 batches.append(current)
                 current = []

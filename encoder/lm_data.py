@@ -109,18 +109,41 @@ class Batch:
 
     ``char_ids`` (U, 50) holds each distinct word of the window once; ``token_index`` (2, B, T) points into
     it, so the char CNN runs once per word type rather than once per position (same result, same gradients).
+    ``cluster_rows`` (training windows): the positions of the flattened ``targets`` whose class lies in each tail
+    cluster of the adaptive softmax, concatenated, ``cluster_sizes`` long each; found on the host with the
+    window, so that the softmax need not ask the GPU (see ``LMHead.forward``).
     """
 
     char_ids: torch.Tensor
     token_index: torch.Tensor
     targets: torch.Tensor
+    cluster_rows: torch.Tensor | None = None
+    cluster_sizes: tuple[int, ...] = ()
+
+    def _map(self, move) -> Batch:
+        rows = None if self.cluster_rows is None else move(self.cluster_rows)
+        return Batch(move(self.char_ids), move(self.token_index), move(self.targets), rows, self.cluster_sizes)
 
     def to(self, device: torch.device | str) -> Batch:
-        return Batch(*(t.to(device, non_blocking=True) for t in (self.char_ids, self.token_index, self.targets)))
+        return self._map(lambda t: t.to(device, non_blocking=True))
 
     def pin_memory(self) -> Batch:
         """Page-locked copies, so that ``to(cuda)`` overlaps with the GPU's work."""
-        return Batch(*(t.pin_memory() for t in (self.char_ids, self.token_index, self.targets)))
+        return self._map(torch.Tensor.pin_memory)
+
+    def tail_rows(self) -> list[torch.Tensor] | None:
+        """The target positions in each tail cluster (None: not found with the window)."""
+        return None if self.cluster_rows is None else list(self.cluster_rows.split(self.cluster_sizes))
+
+
+def cluster_rows(targets: np.ndarray, cutoffs: Sequence[int]) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """Positions of the flattened ``targets`` in each tail cluster of an adaptive softmax with ``cutoffs`` (the
+    head's shortlist ends at ``cutoffs[0]``, cluster i spans ``cutoffs[i]`` to ``cutoffs[i + 1]``, the last one
+    to the end of the vocabulary): concatenated, and how many each."""
+    cluster = np.searchsorted(np.asarray(cutoffs), targets.reshape(-1), side="right")  # 0: the shortlist
+    order = np.argsort(cluster, kind="stable")  # positions grouped by cluster, in order within each
+    sizes = np.bincount(cluster, minlength=len(cutoffs) + 1)
+    return torch.from_numpy(order[sizes[0] :].astype(np.int64)), tuple(int(n) for n in sizes[1:])
 
 
 def make_batch(
@@ -292,8 +315,14 @@ class LMBatches:
         seed: int,
         rank: int = 0,
         world_size: int = 1,
+        type_multiple: int = 1,
+        cutoffs: Sequence[int] | None = None,
     ):
+        """``type_multiple`` > 1 pads each window's table of word types with empty rows to a multiple of it, so that
+        a captured (compiled) step sees a few shapes only; the padding rows are never looked up. ``cutoffs``: the
+        adaptive softmax's, to find each window's ``cluster_rows``."""
         self.corpus, self.vocab = corpus, vocab
+        self.type_multiple, self.cutoffs = type_multiple, cutoffs
         self.batch_size, self.unroll, self.seed, self.rank, self.world_size = batch_size, unroll, seed, rank, world_size
         self.position: dict = {"pass": 0, "files": None, "window": 0}
         self._chars = np.zeros((0, MAX_CHARS), dtype=np.int64)  # per word type, filled on first use
@@ -353,10 +382,16 @@ class LMBatches:
                 targets = np.stack([rows[1][:, steps], rows[3][:, steps]])
                 types, index = np.unique(inputs, return_inverse=True)
                 self._lookup(np.union1d(types, targets))
+                chars = np.zeros((-(-len(types) // self.type_multiple) * self.type_multiple, MAX_CHARS), np.int64)
+                chars[: len(types)] = self._chars[types]
+                classes = self._classes[targets]
+                in_tails, sizes = cluster_rows(classes, self.cutoffs) if self.cutoffs is not None else (None, ())
                 batch = Batch(
-                    torch.from_numpy(self._chars[types]),
+                    torch.from_numpy(chars),
                     torch.from_numpy(index.reshape(inputs.shape).astype(np.int64)),
-                    torch.from_numpy(self._classes[targets]),
+                    torch.from_numpy(classes),
+                    in_tails,
+                    sizes,
                 )
                 self.position = {"pass": pass_no, "files": names, "window": window + 1}
                 yield batch, dict(self.position)

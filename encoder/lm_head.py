@@ -1,7 +1,8 @@
 """The language-model side of the biLM: the shared output layer (LM head), the joint objective, perplexity.
 
-The head is an adaptive softmax (``torch.nn.AdaptiveLogSoftmaxWithLoss``): frequent words get full-width
-logits, rarer ones share low-rank tail clusters. It gives the exact log-probability of a target over the whole
+The head is an adaptive softmax (the layers of ``torch.nn.AdaptiveLogSoftmaxWithLoss``, its computation in
+``LMHead.forward``, which can take each cluster's rows from the host): frequent words get full-width logits,
+rarer ones share low-rank tail clusters. It gives the exact log-probability of a target over the whole
 vocabulary, so training loss and perplexity are the same quantity, and it is cheap: on 2 CPU cores with 100k
 words and 2,560 targets a step of it costs about 0.6 s against 0.8 s for a sampled softmax with the
 reference's 8,192 negatives (which is also only an estimate). It is small (1.3M parameters at width 128 for
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
+import torch.nn.functional as F
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
@@ -52,9 +54,27 @@ class LMHead(nn.Module):
         self.cutoffs = default_cutoffs(vocab_size) if cutoffs is None else list(cutoffs)
         self.softmax = nn.AdaptiveLogSoftmaxWithLoss(input_dim, vocab_size, self.cutoffs, div_value)
 
-    def forward(self, hidden: Tensor, targets: Tensor) -> Tensor:
-        # float32 in: the adaptive softmax writes its float32 log-probabilities into a tensor shaped like its input
-        return self.softmax(hidden.float(), targets).output
+    def forward(self, hidden: Tensor, targets: Tensor, tail_rows: Sequence[Tensor] | None = None) -> Tensor:
+        """Each target's log-probability over the whole vocabulary, as ``AdaptiveLogSoftmaxWithLoss`` computes it:
+        the head's log-softmax over the shortlist words and one entry per tail cluster, plus, for a target in a
+        tail cluster, its log-softmax within that cluster.
+
+        ``tail_rows``: the rows whose target lies in each tail cluster. Training windows bring them, found on the
+        host (``Batch.cluster_rows``), so that no step waits for the GPU; otherwise they are found here, one wait
+        per cluster, as torch's module waits.
+        """
+        hidden = hidden.float()  # float32 log-probabilities whatever the input (autocast still runs the layers in bf16)
+        bounds = [*self.cutoffs, self.vocab_size]
+        if tail_rows is None:
+            tail_rows = [((targets >= lo) & (targets < hi)).nonzero().squeeze(1) for lo, hi in zip(bounds, bounds[1:])]
+        shortlist = self.cutoffs[0]
+        cluster = sum((targets >= c).long() for c in self.cutoffs)  # 0: the shortlist, i: tail cluster i
+        head_class = torch.where(cluster == 0, targets, shortlist + cluster - 1)
+        log_probs = F.log_softmax(self.softmax.head(hidden), dim=1).gather(1, head_class[:, None]).squeeze(1)
+        for tail, low, rows in zip(self.softmax.tail, bounds, tail_rows):
+            within = F.log_softmax(tail(hidden[rows]), dim=1).gather(1, (targets[rows] - low)[:, None]).squeeze(1)
+            log_probs = log_probs.index_add(0, rows, within)
+        return log_probs
 
     def reset_parameters(self, seed: int) -> None:
         generator = torch.Generator().manual_seed(seed)
@@ -101,12 +121,14 @@ class LanguageModel(nn.Module):
         ``mask`` (2, B, T) marks real positions (evaluation of padded rows); training windows are full.
         """
         tokens = self.bilm.char_cnn(batch.char_ids)[batch.token_index]  # (2, B, T, P)
+        if torch.compiler.is_compiling():  # --compile: a new number of types recompiles the char CNN, not the LSTMs
+            torch._dynamo.graph_break()
         outputs, state = self.bilm.lstm(tokens, mask, state, dropout=dropout)
         top = outputs[-1]
         if dropout > 0.0:
             top = nn.functional.dropout(top, dropout, training=True)
         if mask is None:  # full windows: no data-dependent shapes, no wait for the GPU
-            log_probs = self.head(top.reshape(-1, top.shape[-1]), batch.targets.reshape(-1))
+            log_probs = self.head(top.reshape(-1, top.shape[-1]), batch.targets.reshape(-1), batch.tail_rows())
             nll = -log_probs.float().view(2, -1).sum(dim=1)
             return nll, torch.full((2,), batch.targets[0].numel(), device=top.device), state
         log_probs = self.head(top[mask], batch.targets[mask])

@@ -200,8 +200,6 @@ class LstmLayer(nn.Module):
         """
         if self.fused:
             return self._forward_fused(x, mask, state)
-        if mask is None:
-            mask = torch.ones(x.shape[:3], dtype=torch.bool, device=x.device)
         return self._forward_steps(x, mask, state)
 
     def torch_lstm_weights(self, direction: int) -> list[Tensor]:
@@ -272,18 +270,19 @@ class LstmLayer(nn.Module):
         return output, (torch.stack(final_h), torch.stack(final_c))
 
     def _forward_steps(
-        self, x: Tensor, mask: Tensor, state: tuple[Tensor, Tensor]
+        self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """The reference recurrence, step by step (the only way to clip). Steps past a row's length are still
-        computed (cheaper than masking every step) and then discarded."""
+        computed (cheaper than masking every step) and then discarded. Without a mask (full windows) nothing
+        waits for the GPU: the final state is the last step's."""
         D = self.config.lstm_dim
         bias = self._bias_with_forget(x.dtype)
         _, B, T, _ = x.shape
         # the input half of every step at once: one large matrix product instead of T small ones
         x_part = torch.baddbmm(bias[:, None, :], x.reshape(2, B * T, -1), self.w_input).view(2, B, T, 4 * D)
         x_steps = x_part.unbind(2)  # views; unlike x_part[:, :, t], their backward does not zero-fill x_part per step
-        last_step = mask.sum(dim=-1) - 1  # (2, B); -1 for an empty row, which keeps its initial state
-        ends = set(last_step.flatten().tolist())
+        last_step = None if mask is None else mask.sum(dim=-1) - 1  # (2, B); -1: an empty row keeps its state
+        ends = set() if last_step is None else set(last_step.flatten().tolist())  # the one wait for the GPU
         h, c = state
         final_h, final_c = h, c
         cell_clip, proj_clip = self.config.cell_clip, self.config.proj_clip
@@ -298,10 +297,13 @@ class LstmLayer(nn.Module):
             if proj_clip is not None:
                 h = h.clamp(-proj_clip, proj_clip)
             outputs.append(h)
-            if t in ends:  # some rows end here: remember their state
+            if last_step is None:
+                final_h, final_c = h, c
+            elif t in ends:  # some rows end here: remember their state
                 ending = (last_step == t)[..., None]
                 final_h, final_c = torch.where(ending, h, final_h), torch.where(ending, c, final_c)
-        return torch.stack(outputs, dim=2) * mask[..., None], (final_h, final_c)
+        output = torch.stack(outputs, dim=2)
+        return (output if mask is None else output * mask[..., None]), (final_h, final_c)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         with torch.no_grad():
@@ -381,22 +383,29 @@ class BiLM(nn.Module):
         for layer in self.lstm.layers:
             layer.reset_parameters(generator)
 
-    def contextualize(self, tokens: Tensor, mask: Tensor, state: State | None = None) -> tuple[list[Tensor], State]:
+    def contextualize(
+        self, tokens: Tensor, mask: Tensor, state: State | None = None, final_state: bool = True
+    ) -> tuple[list[Tensor], State | None]:
         """Token vectors (B, T, P) with mask (B, T) -> L+1 layers (B, T, 2P) and the final LSTM state.
 
         Rows must be right-padded. The backward stack runs each row from its last valid position down to 0.
+        ``final_state=False`` (stateless embedding) returns no state and runs the LSTMs over whole padded rows:
+        both directions read their valid steps first, so those outputs are the same, and the padding's are zeroed;
+        the fused kernel then needs no packing and the GPU no wait for the rows' lengths.
         """
         B = tokens.shape[0]
         lengths = mask.sum(dim=1)
         if state is None:
             state = self.lstm.zero_state(B, tokens.device, tokens.dtype)
         x = torch.stack([tokens, reverse_padded(tokens, lengths)])
-        layer_outputs, state = self.lstm(x, torch.stack([mask, mask]), state)
+        both = torch.stack([mask, mask])
+        layer_outputs, state = self.lstm(x, both if final_state else None, state)
         token_layer = tokens * mask[..., None]
         layers = [torch.cat([token_layer, token_layer], dim=-1)]
         for out in layer_outputs:
+            out = out if final_state else out * both[..., None]
             layers.append(torch.cat([out[FORWARD], reverse_padded(out[BACKWARD], lengths)], dim=-1))
-        return layers, state
+        return layers, state if final_state else None
 
     def forward(self, char_ids: Tensor, state: State | None = None) -> tuple[list[Tensor], Tensor, State]:
         """Char ids (B, T, 50) already framed with BOS/EOS -> L+1 layers (B, T, 2P), mask (B, T), state."""

@@ -90,6 +90,7 @@ class TrainConfig:
     overwrite: bool = False  # start over in an --out that holds a run or a model (its run files are replaced)
     device: str = "cpu"
     precision: str = "auto"  # fp32 | bf16 (autocast, fp32 weights) | auto: bf16 on CUDA, fp32 on CPU
+    compile: bool = False  # capture the step with torch.compile (CUDA graphs on a GPU); see captured_model
     seed: int = 0
     threads: int | None = None
     workers: int | None = None  # tokenizing processes (default: all cores but one; none for small corpora)
@@ -465,6 +466,31 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
+TYPE_MULTIPLE = 1024
+"""With ``--compile`` each window's table of word types is padded to a multiple of this: a few shapes to capture."""
+
+
+def compile_options(device: torch.device) -> dict:
+    """``torch.compile`` arguments: on a GPU, CUDA graphs of the compiled parts (``reduce-overhead``)."""
+    return {"mode": "reduce-overhead"} if device.type == "cuda" else {}
+
+
+def captured_model(lm: LanguageModel, device: torch.device) -> torch.nn.Module:
+    """``lm`` for ``train_step`` under ``torch.compile``: the char CNN and the LSTM stack run as generated kernels
+    (and CUDA graphs on a GPU), each graph for fixed shapes; the fused LSTM kernel stays cuDNN's and the adaptive
+    softmax (its rows per cluster change with every window) stays eager. A part that fails to compile runs eagerly
+    too, so the flag can never stop a run."""
+    import torch._dynamo  # imported here: it adds a second to every start of the encoder
+
+    torch._dynamo.config.suppress_errors = True
+    # kept out of the graphs: cuDNN's fused LSTM as it is (not a decomposition), and the adaptive softmax, whose
+    # rows per cluster change with every window (compiled, every step would recompile)
+    for layer in lm.bilm.lstm.layers:
+        layer._forward_fused = torch.compiler.disable(layer._forward_fused)
+    lm.head.forward = torch.compiler.disable(lm.head.forward)
+    return torch.compile(lm, dynamic=False, **compile_options(device))  # static shapes: one graph per shape
+
+
 def train_step(
     lm: LanguageModel,
     optimizer: torch.optim.Optimizer,
@@ -473,10 +499,17 @@ def train_step(
     cfg: TrainConfig,
     precision: str = "fp32",
     world: int = 1,
+    model: torch.nn.Module | None = None,
 ) -> tuple[torch.Tensor, State]:
-    """One optimizer step on one window -> its summed NLL per direction (left on the device), the carried state."""
+    """One optimizer step on one window -> its summed NLL per direction (left on the device), the carried state.
+
+    ``model``: what computes the loss, ``lm`` itself (eager) or ``captured_model(lm)``; the same objective.
+    """
+    captured = model is not None and model is not lm
+    if captured and batch.targets.is_cuda:
+        torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs are no longer needed
     with torch.autocast(batch.targets.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-        nll, count, state = lm(batch, state, dropout=cfg.dropout)
+        nll, count, state = (model if captured else lm)(batch, state, dropout=cfg.dropout)
         loss = (nll / count).mean()
     optimizer.zero_grad(set_to_none=True)
     (loss * cfg.unroll).backward()  # the reference's gradient scale (matters for Adagrad and the clip)
@@ -485,7 +518,10 @@ def train_step(
         _average_gradients(params, world)
     torch.nn.utils.clip_grad_norm_(params, cfg.clip)
     optimizer.step()
-    return nll.detach(), [(h.detach(), c.detach()) for h, c in state]
+    nll, state = nll.detach(), [(h.detach(), c.detach()) for h, c in state]
+    if captured:  # copies: a CUDA graph writes its next outputs into the same memory
+        return nll.clone(), [(h.clone(), c.clone()) for h, c in state]
+    return nll, state
 
 
 def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
@@ -521,7 +557,18 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         progress = _continued_progress(cfg)
     else:
         progress = {"step": 0, "tokens": 0, "train_seconds": 0.0, "data_seed": cfg.seed}
-    data = LMBatches(corpus, vocab, cfg.batch_size, cfg.unroll, progress.get("data_seed", cfg.seed), rank, world)
+    data = LMBatches(
+        corpus,
+        vocab,
+        cfg.batch_size,
+        cfg.unroll,
+        progress.get("data_seed", cfg.seed),
+        rank,
+        world,
+        type_multiple=TYPE_MULTIPLE if cfg.compile else 1,
+        cutoffs=lm.head.cutoffs,
+    )
+    model = captured_model(lm, device) if cfg.compile else lm
     if trainer is not None:
         _restore_optimizer(optimizer, load_file(str(checkpoint / "optimizer.safetensors")), trainer)
         state = _load_rank_state(checkpoint, rank, data, device)
@@ -542,6 +589,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         print(
             f"biLM {n_params / 1e6:.1f}M parameters, head {sum(p.numel() for p in lm.head.parameters()) / 1e6:.1f}M, "
             f"vocabulary {len(vocab)}, {world} rank(s) on {device}, {precision}, {fused}, "
+            f"{'compiled' if cfg.compile else 'eager'}, "
             f"{tokens_per_step} tokens per step",
             file=sys.stderr,
         )
@@ -577,7 +625,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
             for group in optimizer.param_groups:
                 group["lr"] = cfg.lr * min(1.0, (progress["step"] - warmup_from + 1) / cfg.warmup_steps)
         batch, position = next(batches)
-        nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world)
+        nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, model)
 
         now = time.monotonic()
         progress["step"] += 1
@@ -803,6 +851,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         choices=["auto", "fp32", "bf16"],
         default=defaults.precision,
         help="bf16: autocast with float32 weights and optimizer; auto: bf16 on CUDA, fp32 on CPU (default %(default)s)",
+    )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="capture the training step with torch.compile (CUDA graphs on a GPU; the fused LSTM stays cuDNN's): "
+        "the first steps compile for a minute or more; a part that fails to compile runs eagerly",
     )
     p.add_argument(
         "--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)"

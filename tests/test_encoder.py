@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import h5py
@@ -233,6 +234,40 @@ def test_fused_lstm_equals_the_step_by_step_recurrence(ragged):
         results.append([out, h, c, *grads])
     for fused, steps in zip(*results):
         assert (fused - steps).abs().max() <= 1e-5 * max(1.0, steps.abs().max().item())
+
+
+@pytest.mark.parametrize("clipped", [False, True])
+def test_stateless_contextualize_over_whole_padded_rows_gives_the_same_layers(clipped):
+    """Without a final state the LSTMs run over whole padded rows (no packing, no wait for the lengths): the
+    layers equal the masked run's, padding included (zeros), for the fused and the step-by-step LSTM."""
+    config = replace(UNCLIPPED, cell_clip=3.0, proj_clip=3.0) if clipped else UNCLIPPED
+    model = BiLM(config)
+    model.reset_parameters(0)
+    lengths = torch.tensor([9, 3, 0, 6, 1])
+    mask = torch.arange(9)[None] < lengths[:, None]
+    tokens = torch.randn(5, 9, 16) * mask[..., None]
+    masked, state = model.contextualize(tokens, mask)
+    whole, no_state = model.contextualize(tokens, mask, final_state=False)
+    assert state is not None and no_state is None
+    for a, b in zip(masked, whole):
+        assert (a - b).abs().max() <= 1e-6
+        assert not b[~mask].any()
+
+
+def test_length_buckets_pad_batches_without_changing_vectors(tiny_model_dir):
+    """A GPU pads every batch to a multiple of 8 steps (static shapes); the vectors and the batches' token
+    budget stay those of unpadded batches, with or without the token cache."""
+    exact, bucketed = Elmo.load(tiny_model_dir), Elmo.load(tiny_model_dir)
+    bucketed.length_multiple = 8
+    for use_cache in (True, False):
+        for a, b in zip(exact.embed(SENTENCES, use_cache=use_cache), bucketed.embed(SENTENCES, use_cache=use_cache)):
+            assert a.shape == b.shape and np.abs(a - b).max() <= 1e-6
+    assert bucketed.token_vectors(["bank", "river"]).shape == (2, 8)
+    assert bucketed._lookup_tokens([["a"] * 3, ["b"] * 9], use_cache=True).shape == (2, 16, 8)
+    lists = [["w"] * n for n in (30, 29, 5, 3)]  # widths 32, 31, 7, 5: buckets 32, 32, 8, 8
+    assert bucketed._batches(lists, batch_size=64, max_tokens=64) == [[0, 1], [2, 3]]
+    assert exact._batches(lists, batch_size=64, max_tokens=64) == [[0, 1], [2, 3]]
+    assert exact._batches(lists, batch_size=64, max_tokens=63) == [[0], [1, 2], [3]]
 
 
 def test_training_step_on_full_windows_equals_the_masked_objective():

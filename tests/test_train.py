@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +99,34 @@ def test_vocabulary_frequency_order_and_unk(tmp_path):
         Vocabulary(["the", "<S>"])
 
 
+def test_the_head_computes_torchs_adaptive_softmax_with_rows_found_on_the_host():
+    """``LMHead.forward`` gives ``AdaptiveLogSoftmaxWithLoss``'s log-probabilities and gradients exactly, whether
+    the rows of each tail cluster come from the host (training windows, ``cluster_rows``) or are found on the
+    device; a cluster without targets included."""
+    from encoder.lm_data import cluster_rows
+    from encoder.lm_head import LMHead
+
+    head = LMHead(32, 60, cutoffs=[10, 20, 40])
+    head.reset_parameters(0)
+    targets = torch.tensor([[0, 45, 9, 12, 59], [10, 3, 44, 19, 41]])  # nothing in 20..39
+    hidden = torch.randn(10, 32, requires_grad=True)
+    rows, sizes = cluster_rows(targets.numpy(), head.cutoffs)
+    assert sizes == (3, 0, 4) and rows.tolist() == [3, 5, 8, 1, 4, 7, 9]
+    inputs = [hidden, *head.parameters()]
+
+    def gradients(log_probs: torch.Tensor) -> list[torch.Tensor]:  # an unused cluster's layers: zero
+        grads = torch.autograd.grad(log_probs.sum(), inputs, allow_unused=True)
+        return [torch.zeros_like(x) if g is None else g for x, g in zip(inputs, grads)]
+
+    reference = head.softmax(hidden, targets.reshape(-1)).output
+    expected = gradients(reference)
+    for tail_rows in (list(rows.split(sizes)), None):
+        log_probs = head(hidden, targets.reshape(-1), tail_rows)
+        assert torch.equal(log_probs, reference)
+        for got, want in zip(gradients(log_probs), expected):
+            assert torch.allclose(got, want, atol=1e-7)
+
+
 def test_paragraph_framing_both_directions():
     inputs, targets = paragraph_pairs("The bank closed. It rained.", ENGLISH)
     assert inputs == ["<S>", "The", "bank", "closed", ".", "<S>", "It", "rained", "."]
@@ -169,6 +198,72 @@ def test_batches_resume_exactly_and_ranks_split_rows(small_text):
     for expected, _ in first[:3]:
         parts = [next(ranks[r])[0] for r in (0, 1)]
         assert torch.equal(torch.cat([p.targets for p in parts], dim=1), expected.targets)
+
+
+def _three_steps(corpus, vocab, config, compiled: bool) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Summed NLL of three training steps (dropout on) from one initialisation, and the parameters after them."""
+    from encoder.lm_head import LanguageModel, LMHead
+    from encoder.model import BiLM
+    from encoder.train import TYPE_MULTIPLE, captured_model, make_optimizer, train_step
+
+    cfg = TrainConfig(corpus=[], out="", batch_size=2, unroll=3)
+    bilm = BiLM(config)
+    bilm.reset_parameters(0)
+    head = LMHead(config.projection_dim, len(vocab), cutoffs=[len(vocab) // 2])
+    head.reset_parameters(0)
+    lm = LanguageModel(bilm, head).train()
+    model = captured_model(lm, torch.device("cpu")) if compiled else lm
+    optimizer = make_optimizer(cfg, list(lm.parameters()))
+    batches = iter(LMBatches(corpus, vocab, 2, 3, seed=1, type_multiple=TYPE_MULTIPLE if compiled else 1))
+    state, losses = bilm.lstm.zero_state(2), []
+    torch.manual_seed(7)
+    for _ in range(3):
+        batch = next(batches)[0]
+        assert len(batch.char_ids) == (TYPE_MULTIPLE if compiled else batch.token_index.max() + 1)
+        nll, state = train_step(lm, optimizer, batch, state, cfg, model=model)
+        losses.append(nll)
+    return losses, [p.detach().clone() for p in lm.parameters()]
+
+
+@pytest.mark.parametrize("clipped", [False, True])
+def test_compiled_training_step_gives_the_eager_losses_and_updates(small_text, clipped, monkeypatch):
+    """``--compile``: the captured step (padded type table, torch.compile around the model) computes the eager
+    step's losses and parameter updates. Traced by dynamo and AOT autograd here (backend aot_eager: no C compiler,
+    the eager kernels and random numbers); a GPU adds inductor's kernels and CUDA graphs."""
+    import encoder.train
+    from encoder.train import SIZES
+
+    torch._dynamo.reset()
+    monkeypatch.setattr(encoder.train, "compile_options", lambda device: {"backend": "aot_eager"})
+    corpus, vocab, _ = small_text
+    config = SIZES["tiny"] if clipped else replace(SIZES["tiny"], cell_clip=None, proj_clip=None)
+    eager, compiled = _three_steps(corpus, vocab, config, False), _three_steps(corpus, vocab, config, True)
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] > 0  # dynamo did capture graphs
+    for a, b in zip(eager[0] + eager[1], compiled[0] + compiled[1]):
+        assert (a - b).abs().max() <= 1e-5 * max(1.0, a.abs().max().item())
+
+
+def test_a_step_that_fails_to_compile_runs_eagerly(small_text, monkeypatch):
+    """A part that fails to compile falls back to eager execution: the run goes on with the eager results."""
+    import encoder.train
+    from encoder.train import SIZES
+
+    calls = []
+
+    def failing_backend(graph, inputs):
+        calls.append(graph)
+        raise RuntimeError("no compiler here")
+
+    torch._dynamo.reset()
+    monkeypatch.setattr(encoder.train, "compile_options", lambda device: {"backend": failing_backend})
+    corpus, vocab, _ = small_text
+    eager, compiled = (
+        _three_steps(corpus, vocab, SIZES["tiny"], False),
+        _three_steps(corpus, vocab, SIZES["tiny"], True),
+    )
+    assert calls  # compiling was tried
+    for a, b in zip(eager[0] + eager[1], compiled[0] + compiled[1]):
+        assert torch.allclose(a, b, atol=1e-6)
 
 
 def test_training_lowers_validation_perplexity(trained):
