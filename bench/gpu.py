@@ -5,13 +5,15 @@
    at batch 256 and 1024 x 20, eager. Real windows of ``--corpus`` (the same data pipeline as ``encoder train``);
    the vocabulary is the corpus's words padded to ``--vocab-size`` classes so that the softmax has its full width.
 2. Embedding (``Elmo.embed``, stateless, batches of 512 sentences): the published original shape (4096 cells,
-   clipped) and ``medium`` (fused), in fp32, tf32 and bf16: once with the token cache cold (the char CNN runs for
-   every new word, as in a first pass over a corpus) and once warm (LSTMs only); and ``medium`` fp32 without
+   clipped) and ``medium`` (fused), in every precision (fp32, tf32, bf16, fp16): once with the token cache cold
+   (the char CNN runs for every new word, as in a first pass over a corpus), once warm, and the LSTMs alone on
+   the same batches (no char CNN, no copies to the host: what the GPU could do); and ``medium`` fp32 without
    length buckets (batches as long as their longest sentence), against the default buckets of 8 steps.
-3. Deviation of tf32 and bf16 from fp32 embeddings of ``--model`` (default: random ``medium`` weights):
+3. Deviation of tf32, bf16 and fp16 from fp32 embeddings of ``--model`` (default: random ``medium`` weights):
    max abs difference and min cosine per layer over ``--sentences`` sentences.
-4. Last, as it compiles for minutes: each shape's bf16 training step at the largest batch, captured (``encoder
-   train --compile``: torch.compile with CUDA graphs), with the seconds its warm-up (compiling) took.
+4. Last, as it compiles for minutes: the bf16 training step at the largest batch of the clipped published small
+   shape and of ``medium``, captured (``encoder train --compile``: torch.compile with CUDA graphs), with the
+   seconds its warm-up (compiling) took.
 
     python bench/gpu.py --corpus FILE [--model DIR] [--steps 10] [--sentences 2000]
 
@@ -32,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.train_speed import padded_vocabulary, train_speed  # noqa: E402
 from encoder import Elmo  # noqa: E402
+from encoder.elmo import PRECISIONS  # noqa: E402
 from encoder.files import open_text  # noqa: E402
 from encoder.lm_data import TokenizedCorpus  # noqa: E402
 from encoder.model import BiLM, BiLMConfig  # noqa: E402
@@ -62,24 +65,32 @@ def _sync() -> None:
 
 def embed_speed(model: BiLM, sentences: list[list[str]], precision: str, length_multiple: int = 8) -> list[float]:
     """Tokens per second of embedding ``sentences`` with the token cache cold (after a warm-up on 512 of them),
-    then warm."""
+    then warm, then of the LSTMs alone on the same batches (inputs on the GPU, outputs left there): what the
+    GPU could do if nothing else took time."""
     elmo = Elmo(model, device=DEVICE, precision=precision)
     elmo.length_multiple = length_multiple
     elmo.embed(sentences[:512], batch_size=512, max_tokens=10**9)  # warm-up, caches those sentences' words
-    speeds = []
+    n_tokens, speeds = sum(map(len, sentences)), []
     for _ in ("cold", "warm"):
         _sync()
         started = time.perf_counter()
         elmo.embed(sentences, batch_size=512, max_tokens=10**9)
         _sync()
-        speeds.append(sum(map(len, sentences)) / (time.perf_counter() - started))
-    return speeds
+        speeds.append(n_tokens / (time.perf_counter() - started))
+    inputs = [elmo.model_inputs([sentences[i] for i in batch]) for batch in elmo._batches(sentences, 512, 10**9)]
+    _sync()
+    started = time.perf_counter()
+    with torch.inference_mode(), elmo._autocast():
+        for tokens, mask in inputs:
+            elmo.model.contextualize(tokens, mask, final_state=False)
+    _sync()
+    return [*speeds, n_tokens / (time.perf_counter() - started)]
 
 
 def deviation(model: BiLM, sentences: list[list[str]]) -> list[str]:
     exact = Elmo(model, device=DEVICE, precision="fp32").embed(sentences, batch_size=512, max_tokens=10**9)
     rows = []
-    for precision in ("tf32", "bf16"):
+    for precision in PRECISIONS[1:]:
         fast = Elmo(model, device=DEVICE, precision=precision).embed(sentences, batch_size=512, max_tokens=10**9)
         cells = []
         for layer in range(exact[0].shape[0]):
@@ -164,9 +175,9 @@ def main() -> None:
         print_training_rows(rows, corpus, vocab, args.steps, compiled=False)
     if "embed" not in skip:
         print(f"\n## Embedding ({len(sentences)} sentences, {sum(map(len, sentences)):,} tokens, batches of 512)\n")
-        print("| shape | LSTM | precision | length buckets | tokens/s, cache cold | cache warm |")
-        print("|---|---|---|---|---:|---:|")
-        rows = [(name, precision, 8) for name in EMBED_SHAPES for precision in ("fp32", "tf32", "bf16")]
+        print("| shape | LSTM | precision | length buckets | tokens/s, cache cold | cache warm | LSTMs alone |")
+        print("|---|---|---|---|---:|---:|---:|")
+        rows = [(name, precision, 8) for name in EMBED_SHAPES for precision in PRECISIONS]
         for name, precision, multiple in [*rows, ("medium", "fp32", 1)]:
             config = EMBED_SHAPES[name]
             model = BiLM(config)
@@ -175,7 +186,7 @@ def main() -> None:
             try:
                 cells = " | ".join(f"{v:,.0f}" for v in embed_speed(model, sentences, precision, multiple))
             except RuntimeError as error:
-                cells = f"failed: {str(error).splitlines()[0][:80]} | "
+                cells = f"failed: {str(error).splitlines()[0][:80]} | | "
             buckets = f"{multiple} steps" if multiple > 1 else "none"
             print(f"| {name} | {lstm} | {precision} | {buckets} | {cells} |", flush=True)
             torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
@@ -194,7 +205,8 @@ def main() -> None:
     if "compile" not in skip:  # last: compiling takes minutes, and every other figure is printed by then
         print(f"\n## Training steps, compiled (`--compile`; {args.steps} timed after 3 rounds of 4 windows)\n")
         precision = "bf16" if DEVICE == "cuda" else "fp32"  # as `encoder train`, which refuses bf16 on the CPU
-        print_training_rows([(c, precision, max(batch_sizes)) for c in TRAIN_SHAPES], corpus, vocab, args.steps, True)
+        shapes = ["published small, clipped", "medium (our GPU size)"]  # the step-by-step LSTM and ours
+        print_training_rows([(c, precision, max(batch_sizes)) for c in shapes], corpus, vocab, args.steps, True)
 
 
 if __name__ == "__main__":

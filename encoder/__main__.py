@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from . import text, train
-from .elmo import add_model_options
+from .elmo import PRECISIONS, add_model_options
 from .errors import describe, fail
 from .eval import cli as eval_cli
 
@@ -89,10 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     embed.add_argument(
         "--precision",
-        choices=["fp32", "tf32", "bf16"],
+        choices=PRECISIONS,
         default="fp32",
-        help="fp32: exact (default); tf32: TF32 matrix products on a GPU; bf16: autocast. Outputs "
-        "are float32; the README gives the measured deviation of tf32 and bf16",
+        help="fp32: exact (default); tf32: TF32 matrix products on a GPU; bf16, fp16: autocast. Outputs "
+        "are float32; the README gives the measured deviation of the others from fp32",
     )
     embed.add_argument("--quiet", action="store_true", help="no progress bar")
     embed.set_defaults(func=embed_command)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +156,10 @@ def model_hash(spec: str | Path = "default", weights: str | Path | None = None) 
     return resolve_model(spec, weights).hash()
 
 
-PRECISIONS = ("fp32", "tf32", "bf16")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+"""How ``Elmo`` computes: fp32 exact; tf32 (TF32 matrix products on a GPU); bf16 or fp16 autocast (fp16: the
+half precision cuDNN's fused LSTM has always supported). Outputs are float32 in every case."""
+AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 class Elmo:
@@ -176,6 +180,10 @@ class Elmo:
             raise ValueError(f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})")
         self.device = torch.device(device)
         self.precision = precision
+        if precision == "fp16" and self.device.type == "cpu":
+            warnings.warn(
+                "fp16 on the CPU is about 10x slower than fp32 (measured): it is meant for GPUs", stacklevel=2
+            )
         if self.device.type == "cuda":  # fp32 keeps TF32 off: it would break parity with the float32 reference
             torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
             torch.backends.cudnn.allow_tf32 = precision == "tf32"
@@ -211,8 +219,7 @@ class Elmo:
 
         ``cache_vocab_size`` > 0 precomputes the char-CNN vectors of that many of the most frequent words
         of one of our models' training vocabulary (otherwise words are cached as they are first seen).
-        ``precision``: ``fp32`` (exact), ``tf32`` (TF32 matrix products on a GPU) or ``bf16`` (autocast);
-        outputs are float32 in every case.
+        ``precision``: one of ``PRECISIONS`` (``fp32``, exact, by default); outputs are float32 in every case.
         """
         found = resolve_model(spec, weights)
         if found.folder is None:
@@ -264,7 +271,8 @@ class Elmo:
             self.token_cache.add(chunk, self._char_cnn(chunk))
 
     def _autocast(self) -> torch.autocast:
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+        dtype = AUTOCAST_DTYPES.get(self.precision)
+        return torch.autocast(self.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
 
     @torch.inference_mode()
     def _char_cnn(self, words: list[str]) -> torch.Tensor:
@@ -332,12 +340,18 @@ class Elmo:
 
     # ---------------------------------------------------------------- embedding
     @torch.inference_mode()
-    def embed_batch(self, sentences: list[list[str]], use_cache: bool = True) -> list[np.ndarray]:
-        """Run one batch as given (no sorting or splitting) -> per sentence (L+1, n, 2P) float32."""
+    def model_inputs(self, sentences: list[list[str]], use_cache: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        """What the LSTMs read for one batch: token vectors (B, T, P) of the sentences framed with BOS/EOS, right-
+        padded to the batch's length bucket, and their mask (B, T)."""
         framed = [[BOS_TOKEN, *s, EOS_TOKEN] for s in sentences]
         tokens = self._lookup_tokens(framed, use_cache)
         lengths = torch.tensor([len(s) for s in framed], device=self.device)
-        mask = torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths[:, None]
+        return tokens, torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths[:, None]
+
+    @torch.inference_mode()
+    def embed_batch(self, sentences: list[list[str]], use_cache: bool = True) -> list[np.ndarray]:
+        """Run one batch as given (no sorting or splitting) -> per sentence (L+1, n, 2P) float32."""
+        tokens, mask = self.model_inputs(sentences, use_cache)
         with self._autocast():
             layers, state = self.model.contextualize(
                 tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -296,17 +297,21 @@ def test_training_step_on_full_windows_equals_the_masked_objective():
             assert torch.allclose(full, masked, atol=1e-6)
 
 
-def test_bf16_embeddings_stay_close_to_fp32():
-    """bf16 autocast (on the CPU here; the README gives the figures measured on a GPU): every layer within 0.05 abs
-    and cosine >= 0.999 of fp32, float32 out."""
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_autocast_embeddings_stay_close_to_fp32(precision):
+    """bf16 and fp16 autocast (on the CPU here; the README gives the figures measured on a GPU): every layer within
+    0.05 abs and cosine >= 0.999 of fp32, float32 out."""
     model = BiLM(UNCLIPPED)
     model.reset_parameters(0)
     sentences = ["The bank of the river flooded .", "She paid the bank back .", "Play it again ."]
     exact = Elmo(model, precision="fp32").embed(sentences)
-    fast = Elmo(model, precision="bf16").embed(sentences)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fast = Elmo(model, precision=precision).embed(sentences)
+    assert any("slower" in str(w.message) for w in caught) == (precision == "fp16")  # fp16 is for GPUs
     for a, b in zip(exact, fast):
         assert b.dtype == np.float32 and a.shape == b.shape
-        assert np.abs(a - b).max() < 0.05
+        assert 0 < np.abs(a - b).max() < 0.05  # it did run in the lower precision
         cosine = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
         assert cosine.min() >= 0.999
     with pytest.raises(ValueError, match="precision"):
