@@ -358,8 +358,24 @@ class Elmo:
             )
         if state is not None:
             self._keep_state(state)
-        stacked = torch.stack([layer.float() for layer in layers], dim=1).cpu().numpy()  # (B, L+1, T, 2P)
-        return [stacked[b, :, 1 : 1 + len(s)].copy() for b, s in enumerate(sentences)]
+        return self._to_host(torch.stack(layers), [len(s) for s in sentences])
+
+    def _to_host(self, layers: torch.Tensor, lengths: list[int]) -> list[np.ndarray]:
+        """Layers (L+1, B, T, 2P) on the device -> per sentence (L+1, n, 2P) float32 on the host, without BOS, EOS
+        and padding. One gather on the device lays each sentence's vectors out as one block, so the host receives
+        only real tokens, in one copy, and cuts it into views (the arrays of a batch share its buffer)."""
+        n_layers, B, T, dim = layers.shape
+        layer_offsets = np.arange(n_layers) * B * T
+        blocks = [np.add.outer(layer_offsets, b * T + 1 + np.arange(n)).ravel() for b, n in enumerate(lengths)]
+        index = torch.from_numpy(np.concatenate(blocks)).to(self.device)
+        flat = layers.reshape(-1, dim).index_select(0, index).float()
+        if flat.is_cuda:  # into page-locked memory: the copy runs at the bus's speed
+            host = torch.empty(flat.shape, dtype=flat.dtype, pin_memory=True)
+            host.copy_(flat, non_blocking=True)
+            torch.cuda.current_stream(flat.device).synchronize()
+            flat = host
+        ends = np.cumsum([n_layers * n for n in lengths])
+        return [block.reshape(n_layers, n, dim) for block, n in zip(np.split(flat.numpy(), ends[:-1]), lengths)]
 
     def embed(
         self,
