@@ -26,7 +26,7 @@ from encoder.elmo import DEFAULT_MODEL_DIR  # noqa: E402
 from encoder.lm_data import LMBatches, TokenizedCorpus, Vocabulary  # noqa: E402
 from encoder.lm_head import LanguageModel, LMHead  # noqa: E402
 from encoder.model import BiLM, BiLMConfig  # noqa: E402
-from encoder.train import SIZES, TYPE_MULTIPLE, TrainConfig, captured_model, make_optimizer, train_step  # noqa: E402
+from encoder.train import SIZES, TYPE_MULTIPLE, TrainConfig, captured_top_layer, make_optimizer, train_step  # noqa: E402
 from encoder.weights import read_config  # noqa: E402
 
 SHARED_TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus-en" / "valid.txt.xz"
@@ -66,7 +66,7 @@ def train_speed(
     bilm = BiLM(config)
     bilm.reset_parameters(0)
     lm = LanguageModel(bilm, LMHead(config.projection_dim, len(vocab))).to(device).train()
-    model = captured_model(lm, torch.device(device)) if compiled else lm
+    top_layer = captured_top_layer(lm, torch.device(device)) if compiled else None
     cfg = TrainConfig(corpus=[], out="", batch_size=batch_size)
     optimizer = make_optimizer(cfg, list(lm.parameters()))
     type_multiple = TYPE_MULTIPLE if compiled else 1
@@ -82,7 +82,7 @@ def train_speed(
                 torch.cuda.synchronize()
             warmup_seconds = time.perf_counter() - started
             started = time.perf_counter()
-        _, state = train_step(lm, optimizer, windows[step % 4].to(device), state, cfg, precision, model=model)
+        _, state = train_step(lm, optimizer, windows[step % 4].to(device), state, cfg, precision, top_layer=top_layer)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     return steps * batch_size * cfg.unroll / (time.perf_counter() - started), warmup_seconds

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,19 +114,20 @@ class LanguageModel(nn.Module):
         self.bilm, self.head = bilm, head
 
     def forward(
-        self, batch: Batch, state: State, mask: Tensor | None = None, dropout: float = 0.0
+        self,
+        batch: Batch,
+        state: State,
+        mask: Tensor | None = None,
+        dropout: float = 0.0,
+        top_layer: Callable | None = None,
     ) -> tuple[Tensor, Tensor, State]:
         """-> summed negative log-likelihood per direction (2,), target count per direction (2,), final state.
 
         ``mask`` (2, B, T) marks real positions (evaluation of padded rows); training windows are full.
+        ``top_layer``: what computes the top layer, ``self.top_layer`` or a compiled twin (``encoder train
+        --compile``); the head always runs here, eagerly.
         """
-        tokens = self.bilm.char_cnn(batch.char_ids)[batch.token_index]  # (2, B, T, P)
-        if torch.compiler.is_compiling():  # --compile: a new number of types recompiles the char CNN, not the LSTMs
-            torch._dynamo.graph_break()
-        outputs, state = self.bilm.lstm(tokens, mask, state, dropout=dropout)
-        top = outputs[-1]
-        if dropout > 0.0:
-            top = nn.functional.dropout(top, dropout, training=True)
+        top, state = (top_layer or self.top_layer)(batch.char_ids, batch.token_index, state, mask, dropout)
         if mask is None:  # full windows: no data-dependent shapes, no wait for the GPU
             log_probs = self.head(top.reshape(-1, top.shape[-1]), batch.targets.reshape(-1), batch.tail_rows())
             nll = -log_probs.float().view(2, -1).sum(dim=1)
@@ -135,6 +136,18 @@ class LanguageModel(nn.Module):
         direction = torch.arange(2, device=mask.device)[:, None, None].expand_as(mask)[mask]
         nll = torch.zeros(2, device=top.device).index_add(0, direction, -log_probs)
         return nll, mask.sum(dim=(1, 2)), state
+
+    def top_layer(
+        self, char_ids: Tensor, token_index: Tensor, state: State, mask: Tensor | None, dropout: float
+    ) -> tuple[Tensor, State]:
+        """The biLM's top layer (2, B, T, P) of a window (dropped out when training) and the final LSTM state:
+        tensors in, tensors out, so that it can be compiled."""
+        tokens = self.bilm.char_cnn(char_ids)[token_index]  # (2, B, T, P)
+        if torch.compiler.is_compiling():  # compiled: a new number of types recompiles the char CNN, not the LSTMs
+            torch._dynamo.graph_break()
+        outputs, state = self.bilm.lstm(tokens, mask, state, dropout=dropout)
+        top = outputs[-1]
+        return (nn.functional.dropout(top, dropout, training=True) if dropout > 0.0 else top), state
 
 
 def _pad(rows: list[list[str]], length: int, word: str) -> list[list[str]]:

@@ -22,6 +22,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -90,7 +91,7 @@ class TrainConfig:
     overwrite: bool = False  # start over in an --out that holds a run or a model (its run files are replaced)
     device: str = "cpu"
     precision: str = "auto"  # fp32 | bf16 (autocast, fp32 weights) | auto: bf16 on CUDA, fp32 on CPU
-    compile: bool = False  # capture the step with torch.compile (CUDA graphs on a GPU); see captured_model
+    compile: bool = False  # capture the step with torch.compile (CUDA graphs on a GPU); see captured_top_layer
     seed: int = 0
     threads: int | None = None
     workers: int | None = None  # tokenizing processes (default: all cores but one; none for small corpora)
@@ -475,20 +476,17 @@ def compile_options(device: torch.device) -> dict:
     return {"mode": "reduce-overhead"} if device.type == "cuda" else {}
 
 
-def captured_model(lm: LanguageModel, device: torch.device) -> torch.nn.Module:
-    """``lm`` for ``train_step`` under ``torch.compile``: the char CNN and the LSTM stack run as generated kernels
-    (and CUDA graphs on a GPU), each graph for fixed shapes; the fused LSTM kernel stays cuDNN's and the adaptive
-    softmax (its rows per cluster change with every window) stays eager. A part that fails to compile runs eagerly
-    too, so the flag can never stop a run."""
+def captured_top_layer(lm: LanguageModel, device: torch.device) -> Callable:
+    """``lm.top_layer`` under ``torch.compile``, for ``train_step``: the char CNN and the LSTM stack run as generated
+    kernels (and CUDA graphs on a GPU), each graph for fixed shapes; cuDNN's fused LSTM kernel stays as it is (not
+    a decomposition). The adaptive softmax, whose rows per cluster change with every window, and the evaluation
+    (``lm`` itself) stay eager. A part that fails to compile runs eagerly too, so the flag can never stop a run."""
     import torch._dynamo  # imported here: it adds a second to every start of the encoder
 
     torch._dynamo.config.suppress_errors = True
-    # kept out of the graphs: cuDNN's fused LSTM as it is (not a decomposition), and the adaptive softmax, whose
-    # rows per cluster change with every window (compiled, every step would recompile)
     for layer in lm.bilm.lstm.layers:
         layer._forward_fused = torch.compiler.disable(layer._forward_fused)
-    lm.head.forward = torch.compiler.disable(lm.head.forward)
-    return torch.compile(lm, dynamic=False, **compile_options(device))  # static shapes: one graph per shape
+    return torch.compile(lm.top_layer, dynamic=False, **compile_options(device))  # static shapes: one graph each
 
 
 def train_step(
@@ -499,17 +497,17 @@ def train_step(
     cfg: TrainConfig,
     precision: str = "fp32",
     world: int = 1,
-    model: torch.nn.Module | None = None,
+    top_layer: Callable | None = None,
 ) -> tuple[torch.Tensor, State]:
     """One optimizer step on one window -> its summed NLL per direction (left on the device), the carried state.
 
-    ``model``: what computes the loss, ``lm`` itself (eager) or ``captured_model(lm)``; the same objective.
+    ``top_layer``: ``captured_top_layer(lm)`` for a compiled step (None: eager); the same objective.
     """
-    captured = model is not None and model is not lm
+    captured = top_layer is not None
     if captured and batch.targets.is_cuda:
         torch.compiler.cudagraph_mark_step_begin()  # the last step's graph outputs are no longer needed
     with torch.autocast(batch.targets.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-        nll, count, state = (model if captured else lm)(batch, state, dropout=cfg.dropout)
+        nll, count, state = lm(batch, state, dropout=cfg.dropout, top_layer=top_layer)
         loss = (nll / count).mean()
     optimizer.zero_grad(set_to_none=True)
     (loss * cfg.unroll).backward()  # the reference's gradient scale (matters for Adagrad and the clip)
@@ -568,7 +566,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         type_multiple=TYPE_MULTIPLE if cfg.compile else 1,
         cutoffs=lm.head.cutoffs,
     )
-    model = captured_model(lm, device) if cfg.compile else lm
+    top_layer = captured_top_layer(lm, device) if cfg.compile else None
     if trainer is not None:
         _restore_optimizer(optimizer, load_file(str(checkpoint / "optimizer.safetensors")), trainer)
         state = _load_rank_state(checkpoint, rank, data, device)
@@ -625,7 +623,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
             for group in optimizer.param_groups:
                 group["lr"] = cfg.lr * min(1.0, (progress["step"] - warmup_from + 1) / cfg.warmup_steps)
         batch, position = next(batches)
-        nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, model)
+        nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, top_layer)
 
         now = time.monotonic()
         progress["step"] += 1

@@ -200,11 +200,12 @@ def test_batches_resume_exactly_and_ranks_split_rows(small_text):
         assert torch.equal(torch.cat([p.targets for p in parts], dim=1), expected.targets)
 
 
-def _three_steps(corpus, vocab, config, compiled: bool) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    """Summed NLL of three training steps (dropout on) from one initialisation, and the parameters after them."""
+def _three_steps(corpus, vocab, config, compiled: bool) -> tuple[list[torch.Tensor], list[torch.Tensor], list[int]]:
+    """Summed NLL of three training steps (dropout on) from one initialisation, the parameters after them, and how
+    many graphs dynamo had compiled before the first step and after each."""
     from encoder.lm_head import LanguageModel, LMHead
     from encoder.model import BiLM
-    from encoder.train import TYPE_MULTIPLE, captured_model, make_optimizer, train_step
+    from encoder.train import TYPE_MULTIPLE, captured_top_layer, make_optimizer, train_step
 
     cfg = TrainConfig(corpus=[], out="", batch_size=2, unroll=3)
     bilm = BiLM(config)
@@ -212,24 +213,27 @@ def _three_steps(corpus, vocab, config, compiled: bool) -> tuple[list[torch.Tens
     head = LMHead(config.projection_dim, len(vocab), cutoffs=[len(vocab) // 2])
     head.reset_parameters(0)
     lm = LanguageModel(bilm, head).train()
-    model = captured_model(lm, torch.device("cpu")) if compiled else lm
+    top_layer = captured_top_layer(lm, torch.device("cpu")) if compiled else None
     optimizer = make_optimizer(cfg, list(lm.parameters()))
-    batches = iter(LMBatches(corpus, vocab, 2, 3, seed=1, type_multiple=TYPE_MULTIPLE if compiled else 1))
-    state, losses = bilm.lstm.zero_state(2), []
+    multiple = TYPE_MULTIPLE if compiled else 1
+    batches = iter(LMBatches(corpus, vocab, 2, 3, seed=1, type_multiple=multiple, cutoffs=head.cutoffs))
+    state, losses, graphs = bilm.lstm.zero_state(2), [], [torch._dynamo.utils.counters["stats"]["unique_graphs"]]
     torch.manual_seed(7)
     for _ in range(3):
         batch = next(batches)[0]
         assert len(batch.char_ids) == (TYPE_MULTIPLE if compiled else batch.token_index.max() + 1)
-        nll, state = train_step(lm, optimizer, batch, state, cfg, model=model)
+        nll, state = train_step(lm, optimizer, batch, state, cfg, top_layer=top_layer)
         losses.append(nll)
-    return losses, [p.detach().clone() for p in lm.parameters()]
+        graphs.append(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+    return losses, [p.detach().clone() for p in lm.parameters()], graphs
 
 
 @pytest.mark.parametrize("clipped", [False, True])
 def test_compiled_training_step_gives_the_eager_losses_and_updates(small_text, clipped, monkeypatch):
-    """``--compile``: the captured step (padded type table, torch.compile around the model) computes the eager
-    step's losses and parameter updates. Traced by dynamo and AOT autograd here (backend aot_eager: no C compiler,
-    the eager kernels and random numbers); a GPU adds inductor's kernels and CUDA graphs."""
+    """``--compile``: the captured step (padded type table, the top layer under torch.compile) computes the eager
+    step's losses and parameter updates, and compiles once: new windows (other types, other rows per softmax
+    cluster) recompile nothing. Traced by dynamo and AOT autograd here (backend aot_eager: no C compiler, the eager
+    kernels and random numbers); a GPU adds inductor's kernels and CUDA graphs."""
     import encoder.train
     from encoder.train import SIZES
 
@@ -238,7 +242,8 @@ def test_compiled_training_step_gives_the_eager_losses_and_updates(small_text, c
     corpus, vocab, _ = small_text
     config = SIZES["tiny"] if clipped else replace(SIZES["tiny"], cell_clip=None, proj_clip=None)
     eager, compiled = _three_steps(corpus, vocab, config, False), _three_steps(corpus, vocab, config, True)
-    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] > 0  # dynamo did capture graphs
+    before, *after = compiled[2]
+    assert after[0] > before and after == [after[0]] * 3  # dynamo captured graphs, all at the first step
     for a, b in zip(eager[0] + eager[1], compiled[0] + compiled[1]):
         assert (a - b).abs().max() <= 1e-5 * max(1.0, a.abs().max().item())
 
