@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encoder.train import LOG_FILE, SIZES, TrainConfig, train  # noqa: E402
+from encoder.train import LOG_FILE, SIZES, TrainConfig, plot_perplexity, train  # noqa: E402
 
 TOLERANCE = 0.03  # the issue's rule: unclipped within 3 % of clipped validation perplexity
 
@@ -34,25 +34,6 @@ def validation_curve(run: Path) -> list[tuple[int, float]]:
     """(tokens seen, mean validation perplexity) of every validation in a run's log."""
     records = [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()]
     return [(r["tokens"], r["valid"]["mean"]) for r in records if "valid" in r]
-
-
-def plot(curves: dict[str, list[tuple[int, float]]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, points in curves.items():
-        ax.plot(*zip(*points), label=label, marker="o", markersize=3)
-    ax.set_xlabel("tokens seen (per direction)")
-    ax.set_ylabel("validation perplexity (mean of directions)")
-    ax.set_yscale("log")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def main() -> None:
@@ -112,7 +93,8 @@ def main() -> None:
     verdict = "unclipped becomes the default" if ratio <= 1 + TOLERANCE else "clipped stays the default"
     print(f"\nfinal: unclipped / clipped = {ratio:.3f} (rule: within {TOLERANCE:.0%}): {verdict}")
     if args.plot:
-        plot({f"{name} ({args.size})": points for name, points in curves.items()}, args.plot)
+        curves = {f"{name} ({args.size})": points for name, points in curves.items()}
+        plot_perplexity(curves, args.plot, ylabel="validation perplexity (mean of directions)")
         print(f"curves written to {args.plot}")
 
 

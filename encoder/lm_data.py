@@ -136,14 +136,18 @@ class Batch:
         return None if self.cluster_rows is None else list(self.cluster_rows.split(self.cluster_sizes))
 
 
-def cluster_rows(targets: np.ndarray, cutoffs: Sequence[int]) -> tuple[torch.Tensor, tuple[int, ...]]:
-    """Positions of the flattened ``targets`` in each tail cluster of an adaptive softmax with ``cutoffs`` (the
-    head's shortlist ends at ``cutoffs[0]``, cluster i spans ``cutoffs[i]`` to ``cutoffs[i + 1]``, the last one
-    to the end of the vocabulary): concatenated, and how many each."""
-    cluster = np.searchsorted(np.asarray(cutoffs), targets.reshape(-1), side="right")  # 0: the shortlist
-    order = np.argsort(cluster, kind="stable")  # positions grouped by cluster, in order within each
-    sizes = np.bincount(cluster, minlength=len(cutoffs) + 1)
-    return torch.from_numpy(order[sizes[0] :].astype(np.int64)), tuple(int(n) for n in sizes[1:])
+def target_clusters(targets: torch.Tensor, cutoffs: Sequence[int]) -> torch.Tensor:
+    """The adaptive-softmax cluster of each target class: 0 for the head's shortlist (below ``cutoffs[0]``), i for
+    tail cluster i (from ``cutoffs[i - 1]`` to ``cutoffs[i]``, the last one to the end of the vocabulary)."""
+    return sum((targets >= c).long() for c in cutoffs)
+
+
+def cluster_rows(targets: np.ndarray | torch.Tensor, cutoffs: Sequence[int]) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """Positions of the flattened ``targets`` in each tail cluster (``target_clusters``), concatenated in cluster
+    order (in order within each), and how many each. On the host, as windows are made, this costs the GPU no wait."""
+    cluster = target_clusters(torch.as_tensor(targets).reshape(-1), cutoffs)
+    sizes = torch.bincount(cluster, minlength=len(cutoffs) + 1).tolist()
+    return torch.argsort(cluster, stable=True)[sizes[0] :], tuple(sizes[1:])
 
 
 def make_batch(

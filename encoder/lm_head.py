@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .files import atomic_path
-from .lm_data import VOCAB_FILE, Batch, Vocabulary, make_batch, paragraph_pairs
+from .lm_data import VOCAB_FILE, Batch, Vocabulary, cluster_rows, make_batch, paragraph_pairs, target_clusters
 from .model import BiLM, State
 from .text import TextRules, text_rules
 from .weights import load_model
@@ -60,18 +60,17 @@ class LMHead(nn.Module):
         tail cluster, its log-softmax within that cluster.
 
         ``tail_rows``: the rows whose target lies in each tail cluster. Training windows bring them, found on the
-        host (``Batch.cluster_rows``), so that no step waits for the GPU; otherwise they are found here, one wait
-        per cluster, as torch's module waits.
+        host (``Batch.cluster_rows``), so that no step waits for the GPU; otherwise they are found here, with one
+        wait for the GPU (torch's module waits once per cluster).
         """
         hidden = hidden.float()  # float32 log-probabilities whatever the input (autocast still runs the layers in bf16)
-        bounds = [*self.cutoffs, self.vocab_size]
         if tail_rows is None:
-            tail_rows = [((targets >= lo) & (targets < hi)).nonzero().squeeze(1) for lo, hi in zip(bounds, bounds[1:])]
-        shortlist = self.cutoffs[0]
-        cluster = sum((targets >= c).long() for c in self.cutoffs)  # 0: the shortlist, i: tail cluster i
-        head_class = torch.where(cluster == 0, targets, shortlist + cluster - 1)
+            rows, sizes = cluster_rows(targets, self.cutoffs)
+            tail_rows = rows.split(sizes)
+        cluster = target_clusters(targets, self.cutoffs)
+        head_class = torch.where(cluster == 0, targets, self.cutoffs[0] + cluster - 1)
         log_probs = F.log_softmax(self.softmax.head(hidden), dim=1).gather(1, head_class[:, None]).squeeze(1)
-        for tail, low, rows in zip(self.softmax.tail, bounds, tail_rows):
+        for tail, low, rows in zip(self.softmax.tail, self.cutoffs, tail_rows):
             within = F.log_softmax(tail(hidden[rows]), dim=1).gather(1, (targets[rows] - low)[:, None]).squeeze(1)
             log_probs = log_probs.index_add(0, rows, within)
         return log_probs

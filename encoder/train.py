@@ -418,25 +418,36 @@ def _truncate_log(out: Path, step: int) -> None:
 
 def plot_learning_curve(out: Path) -> None:
     """``learning_curve.png``: training and validation perplexity against tokens seen."""
+    records = [json.loads(line) for line in (out / LOG_FILE).read_text().splitlines()]
+    curves = {
+        "train (running, both directions)": [(r["tokens"], r["train_ppl"]) for r in records if "train_ppl" in r],
+        "validation (mean of directions)": [(r["tokens"], r["valid"]["mean"]) for r in records if "valid" in r],
+    }
+    plot_perplexity(curves, out / PLOT_FILE, marked=["validation (mean of directions)"])
+
+
+def plot_perplexity(
+    curves: dict[str, list[tuple[int, float]]], path: Path, ylabel: str = "perplexity", marked: list[str] | None = None
+) -> None:
+    """Perplexity curves (label -> (tokens seen, perplexity) points) on a log scale, written atomically as a PNG;
+    the ``marked`` curves (default: all) show their points."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    records = [json.loads(line) for line in (out / LOG_FILE).read_text().splitlines()]
-    train = [(r["tokens"], r["train_ppl"]) for r in records if "train_ppl" in r]
-    valid = [(r["tokens"], r["valid"]["mean"]) for r in records if "valid" in r]
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for points, label in ((train, "train (running, both directions)"), (valid, "validation (mean of directions)")):
+    for label, points in curves.items():
         if points:
-            ax.plot(*zip(*points), label=label, marker="o" if label.startswith("valid") else None, markersize=3)
+            marker = "o" if marked is None or label in marked else None
+            ax.plot(*zip(*points), label=label, marker=marker, markersize=3)
     ax.set_xlabel("tokens seen (per direction)")
-    ax.set_ylabel("perplexity")
+    ax.set_ylabel(ylabel)
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    with atomic_path(out / PLOT_FILE) as tmp:
+    with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100)
     plt.close(fig)
 
