@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encoder.train import LOG_FILE, SIZES, TrainConfig, plot_perplexity, train  # noqa: E402
+from encoder.run_folder import LOG_FILE, plot_perplexity  # noqa: E402
+from encoder.train import SIZES, TrainConfig, train  # noqa: E402
 
 TOLERANCE = 0.03  # the rule: unclipped within 3 % of clipped validation perplexity
 

@@ -563,12 +563,12 @@ def test_training_modes_refuse_each_others_misuse(trained, corpus, tmp_path):
 def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained, corpus, tmp_path):
     import shutil
 
-    from encoder.train import ship
+    from encoder.ship import ship
 
     model, _, _ = trained
     shipped = tmp_path / "models" / "default"
     shutil.copytree(model, shipped, ignore=shutil.ignore_patterns("checkpoints"))
-    from encoder.train import FIGURES_END, FIGURES_START
+    from encoder.ship import FIGURES_END, FIGURES_START
 
     (shipped / "README.md").write_text(f"the model card\n{FIGURES_START}\nold figures\n{FIGURES_END}\nmore card\n")
     (shipped / "glove-ko-50d.txt.xz").write_bytes(b"shipped beside the model")

@@ -1,0 +1,187 @@
+"""A training run's folder: the model it writes, its checkpoints and its learning curve.
+
+``--out`` holds ``log.jsonl`` (learning curve), ``learning_curve.png``, ``checkpoints/`` (the latest two, each
+complete: model, head, vocabulary, optimizer, data position, carried state, RNG; named by
+``checkpoints/latest.json``, written last, so a run killed at any moment resumes from a whole checkpoint) and,
+when the run stops, the model directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``,
+``vocab.txt``). Everything is safetensors or JSON: nothing here is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from .distributed import barrier
+from .files import atomic_path
+from .lm_data import VOCAB_FILE, LMBatches, Vocabulary
+from .lm_head import HEAD_FILE, LanguageModel
+from .model import State
+from .weights import CONFIG_FILE, WEIGHTS_INDEX, save_model, weight_files
+
+CHECKPOINTS, LATEST = "checkpoints", "latest.json"
+LOG_FILE, PLOT_FILE = "log.jsonl", "learning_curve.png"
+RUN_FILES = (CHECKPOINTS, LOG_FILE, PLOT_FILE, CONFIG_FILE)  # what says a folder holds a run or a model
+
+
+def clear_run(out: Path) -> None:
+    """Remove what an earlier run wrote into ``out`` (for ``--overwrite``); other files stay."""
+    if (out / CHECKPOINTS).is_dir():
+        shutil.rmtree(out / CHECKPOINTS)
+    for name in (
+        LOG_FILE,
+        PLOT_FILE,
+        CONFIG_FILE,
+        HEAD_FILE,
+        VOCAB_FILE,
+        WEIGHTS_INDEX,
+        *[p.name for p in weight_files(out)],
+    ):
+        if (out / name).is_file():
+            (out / name).unlink()
+
+
+def save_language_model(lm: LanguageModel, vocab: Vocabulary, directory: Path, info: dict, fp16: bool = False) -> None:
+    """A model directory: what ``Elmo.load`` reads, plus the head and vocabulary for perplexity and fine-tuning."""
+    save_model(lm.bilm, directory, extra_config={"vocab_size": len(vocab), **info}, fp16=fp16)
+    lm.head.save(directory / HEAD_FILE, fp16=fp16)
+    vocab.save(directory / VOCAB_FILE)
+
+
+def _save_rank_state(directory: Path, rank: int, position: dict, state: State) -> None:
+    """What differs between ranks: data position, carried LSTM state, RNG."""
+    tensors = {
+        f"lstm.{l}.{k}": t.detach().cpu().contiguous()
+        for l, (h, c) in enumerate(state)
+        for k, t in (("h", h), ("c", c))
+    }
+    tensors["rng.cpu"] = torch.get_rng_state()
+    if torch.cuda.is_available() and state[0][0].is_cuda:
+        tensors["rng.cuda"] = torch.cuda.get_rng_state()
+    with atomic_path(directory / f"rank{rank}.safetensors") as tmp:
+        save_file(tensors, tmp)
+    with atomic_path(directory / f"rank{rank}.json") as tmp:
+        Path(tmp).write_text(json.dumps(position))
+
+
+def load_rank_state(directory: Path, rank: int, data: LMBatches, device: torch.device) -> State:
+    tensors = load_file(str(directory / f"rank{rank}.safetensors"))
+    torch.set_rng_state(tensors["rng.cpu"])
+    if "rng.cuda" in tensors and device.type == "cuda":
+        torch.cuda.set_rng_state(tensors["rng.cuda"])
+    data.load_state(json.loads((directory / f"rank{rank}.json").read_text()))
+    n_layers = sum(1 for k in tensors if k.endswith(".h"))
+    return [(tensors[f"lstm.{l}.h"].to(device), tensors[f"lstm.{l}.c"].to(device)) for l in range(n_layers)]
+
+
+def _optimizer_files(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
+    """Optimizer state as safetensors tensors + JSON (its ``state_dict`` would otherwise need pickle)."""
+    sd = optimizer.state_dict()
+    tensors = {f"{i}.{k}": v.detach().cpu().contiguous() for i, s in sd["state"].items() for k, v in s.items()}
+    return tensors, {"param_groups": sd["param_groups"]}
+
+
+def restore_optimizer(optimizer: torch.optim.Optimizer, checkpoint: Path, meta: dict) -> None:
+    """The optimizer state saved in ``checkpoint``; ``meta``: its ``trainer.json``."""
+    tensors = load_file(str(checkpoint / "optimizer.safetensors"))
+    state: dict[int, dict] = {}
+    for name, tensor in tensors.items():
+        index, key = name.split(".", 1)
+        state.setdefault(int(index), {})[key] = tensor
+    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+
+
+def save_checkpoint(
+    out: Path,
+    lm: LanguageModel,
+    vocab: Vocabulary,
+    optimizer: torch.optim.Optimizer,
+    position: dict,
+    state: State,
+    progress: dict,
+    info: dict,
+    config: dict,
+    rank: int,
+    world: int,
+) -> None:
+    """Every rank writes its own state into the step's folder; rank 0 adds the rest and moves ``latest`` last.
+    ``position``: where this rank's data continues (``LMBatches.state``); ``info``: what config.json records besides
+    the architecture; ``config``: the run's options, which ``--resume`` checks against its own."""
+    directory = out / CHECKPOINTS / f"step-{progress['step']:08d}"
+    if rank == 0:
+        directory.mkdir(parents=True, exist_ok=True)
+    barrier(world)
+    _save_rank_state(directory, rank, position, state)
+    barrier(world)
+    if rank != 0:
+        return
+    save_language_model(lm, vocab, directory, info)
+    tensors, meta = _optimizer_files(optimizer)
+    with atomic_path(directory / "optimizer.safetensors") as tmp:
+        save_file(tensors, tmp)
+    with atomic_path(directory / "trainer.json") as tmp:
+        Path(tmp).write_text(json.dumps({**meta, "progress": progress, "world_size": world, "config": config}))
+    with atomic_path(out / CHECKPOINTS / LATEST) as tmp:
+        Path(tmp).write_text(json.dumps({"checkpoint": directory.name}))
+    for old in sorted((out / CHECKPOINTS).glob("step-*"))[:-2]:
+        if old.name != directory.name:  # never the one latest.json now names
+            shutil.rmtree(old)
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    pointer = out / CHECKPOINTS / LATEST
+    return out / CHECKPOINTS / json.loads(pointer.read_text())["checkpoint"] if pointer.is_file() else None
+
+
+def append_log(out: Path, record: dict) -> None:
+    with open(out / LOG_FILE, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def truncate_log(out: Path, step: int) -> None:
+    """On resume, drop what the interrupted run logged after the checkpoint it resumes from."""
+    path = out / LOG_FILE
+    if path.is_file():
+        kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step]
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text("".join(line + "\n" for line in kept))
+
+
+def plot_learning_curve(out: Path) -> None:
+    """``learning_curve.png``: training and validation perplexity against tokens seen."""
+    records = [json.loads(line) for line in (out / LOG_FILE).read_text().splitlines()]
+    curves = {
+        "train (running, both directions)": [(r["tokens"], r["train_ppl"]) for r in records if "train_ppl" in r],
+        "validation (mean of directions)": [(r["tokens"], r["valid"]["mean"]) for r in records if "valid" in r],
+    }
+    plot_perplexity(curves, out / PLOT_FILE, marked=["validation (mean of directions)"])
+
+
+def plot_perplexity(
+    curves: dict[str, list[tuple[int, float]]], path: Path, ylabel: str = "perplexity", marked: list[str] | None = None
+) -> None:
+    """Perplexity curves (label -> (tokens seen, perplexity) points) on a log scale, written atomically as a PNG;
+    the ``marked`` curves (default: all) show their points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, points in curves.items():
+        if points:
+            marker = "o" if marked is None or label in marked else None
+            ax.plot(*zip(*points), label=label, marker=marker, markersize=3)
+    ax.set_xlabel("tokens seen (per direction)")
+    ax.set_ylabel(ylabel)
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100)
+    plt.close(fig)

@@ -1,0 +1,181 @@
+"""The ``train``, ``ship`` and ``perplexity`` sub-commands of ``python -m encoder``: options in, one call out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import fields
+
+from . import distributed, train
+from .elmo import MODEL_SPEC_HELP
+from .errors import fail
+from .files import open_text
+from .lm_head import perplexity
+from .ship import ship
+from .text import LANGUAGES
+from .train import SIZES, TrainConfig
+from .weights import read_config
+
+
+def ship_command(args: argparse.Namespace) -> None:
+    try:
+        ship(args.run, args.to)
+    except (FileNotFoundError, ValueError) as error:
+        fail(str(error))
+    training = read_config(args.to)["training"]
+    print(
+        f"shipped {args.run} into {args.to}: {training['tokens']:,} tokens, {training['step']:,} steps, "
+        f"{training['train_seconds'] / 3600:.2f} training hours"
+    )
+
+
+def train_command(args: argparse.Namespace) -> None:
+    names = {f.name for f in fields(TrainConfig)}
+    cfg = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
+    try:
+        train.train(cfg)
+    finally:
+        distributed.finish()
+
+
+def perplexity_command(args: argparse.Namespace) -> None:
+    with open_text(args.corpus) as f:
+        try:
+            result = perplexity(args.model, f, args.max_tokens)
+        except (FileNotFoundError, ValueError) as error:
+            fail(str(error))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "
+            f"{result['forward']:.2f}, backward {result['backward']:.2f}, mean {result['mean']:.2f}"
+        )
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``train`` and ``perplexity`` sub-commands."""
+    defaults = TrainConfig(corpus=[], out="")
+    p = commands.add_parser(
+        "train",
+        help="train or fine-tune a biLM on plain text",
+        description=train.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz, one paragraph per line) or folders"
+    )
+    p.add_argument("--out", required=True, help="output folder: model, checkpoints, log, plot")
+    p.add_argument("--name", help="model name written into config.json (default: the --out folder's name)")
+    p.add_argument("--size", choices=sorted(SIZES), default=defaults.size, help="architecture (default %(default)s)")
+    (
+        p.add_argument(
+            "--language",
+            choices=list(LANGUAGES),
+            help="how the corpus becomes sentences and tokens: en (Punkt + NLTK), ko (Kiwi surface morphemes) or "
+            "ko-eojeol (Kiwi sentences, eojeol with punctuation split off); "
+            "recorded in the model, whose every user then tokenizes the same way (default: the model given to "
+            "--init-from/--continue, else en)",
+        ),
+    )
+    p.add_argument("--config", help="JSON file of BiLMConfig fields (overrides --size)")
+    p.add_argument(
+        "--init-from",
+        metavar="MODEL",
+        help=f"start from a model: {MODEL_SPEC_HELP}; published weights have no softmax, so the head "
+        "is made fresh and the vocabulary counted",
+    )
+    p.add_argument(
+        "--continue",
+        dest="continue_from",
+        metavar="MODEL",
+        help="carry on the pretraining of one of our models ('default' or a directory with its head and "
+        "vocabulary): its weights, tokens and steps seen go on, with a fresh optimizer warmed up "
+        "over --warmup-steps (optimizer state is not shipped, so this restart is not exact)",
+    )
+    p.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=defaults.warmup_steps,
+        help="with --continue: steps of linear learning-rate warm-up (default %(default)s)",
+    )
+    p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
+    p.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="softmax classes (default %(default)s)")
+    p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="rows per rank (default %(default)s)")
+    p.add_argument("--unroll", type=int, default=defaults.unroll, help="truncated-BPTT window (default %(default)s)")
+    p.add_argument("--optimizer", choices=["adagrad", "adam"], default=defaults.optimizer, help="default %(default)s")
+    p.add_argument("--lr", type=float, default=defaults.lr, help="learning rate (default %(default)s)")
+    p.add_argument("--clip", type=float, default=defaults.clip, help="global gradient-norm clip (default %(default)s)")
+    p.add_argument("--dropout", type=float, default=defaults.dropout, help="default %(default)s")
+    p.add_argument("--max-tokens", type=int, help="stop after this many tokens per direction (all ranks)")
+    p.add_argument("--time-budget", type=float, help="stop after this many minutes, with a final checkpoint")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an --out that holds a run or a model: its checkpoints, log and model are replaced",
+    )
+    p.add_argument("--device", default=defaults.device, help="cpu or cuda (default %(default)s)")
+    p.add_argument(
+        "--precision",
+        choices=["auto", "fp32", "bf16"],
+        default=defaults.precision,
+        help="bf16: autocast with float32 weights and optimizer; auto: bf16 on CUDA, fp32 on CPU (default %(default)s)",
+    )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="capture the training step with torch.compile (CUDA graphs on a GPU; the fused LSTM stays cuDNN's): "
+        "the first steps compile for a minute or more; a part that fails to compile runs eagerly",
+    )
+    p.add_argument(
+        "--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)"
+    )
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep adding text files that appear under --corpus folders; they join at the next pass "
+        "(copy them in under another name, then rename)",
+    )
+    p.add_argument("--seed", type=int, default=defaults.seed, help="default %(default)s")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--valid", help="held-out text for periodic validation perplexity")
+    p.add_argument(
+        "--valid-tokens",
+        type=int,
+        default=defaults.valid_tokens,
+        help="validation tokens (first lines of --valid, default %(default)s)",
+    )
+    p.add_argument("--valid-every", type=int, default=defaults.valid_every, help="steps (default %(default)s)")
+    p.add_argument(
+        "--checkpoint-every",
+        type=float,
+        default=defaults.checkpoint_every,
+        help="minutes between checkpoints (default %(default)s)",
+    )
+    p.add_argument(
+        "--log-every", type=int, default=defaults.log_every, help="steps between log lines (default %(default)s)"
+    )
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.set_defaults(func=train_command)
+
+    r = commands.add_parser(
+        "ship",
+        help="turn a finished training run into a model folder for the repository (float16)",
+        description=ship.__doc__,
+    )
+    r.add_argument("--run", required=True, help="the run's --out folder")
+    r.add_argument("--to", default="data/models/default", help="model folder to write (default %(default)s)")
+    r.set_defaults(func=ship_command)
+
+    q = commands.add_parser(
+        "perplexity",
+        help="forward and backward perplexity of a model on a text file, and their mean as exp(mean loss)",
+        description="Perplexity over the model's full softmax vocabulary (out-of-vocabulary words count as <UNK>). "
+        "Each input line (paragraph) starts from a zero LSTM state carried across its sentences.",
+    )
+    q.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
+    q.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
+    q.add_argument("--max-tokens", type=int, help="stop after the lines holding this many tokens")
+    q.add_argument("--json", action="store_true", help='print {"forward", "backward", "mean", "tokens", "vocab_size"}')
+    q.set_defaults(func=perplexity_command)
