@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.train_speed import padded_vocabulary, train_speed  # noqa: E402
 from encoder import Elmo  # noqa: E402
+from encoder.corpus import TokenizedCorpus  # noqa: E402
 from encoder.elmo import PRECISIONS  # noqa: E402
 from encoder.files import open_text  # noqa: E402
-from encoder.lm_data import TokenizedCorpus  # noqa: E402
 from encoder.model import BiLM, BiLMConfig  # noqa: E402
 from encoder.text import sentences as split_sentences  # noqa: E402
 from encoder.text import tokenize

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import text, train_cli
+from . import corpus, text, train_cli
 from .elmo import PRECISIONS, add_model_options
 from .errors import describe, fail
 from .eval import cli as eval_cli
@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     text.register(commands)
     eval_cli.register(commands)
     train_cli.register(commands)
+    corpus.register(commands)
     return parser
 
 

@@ -3,10 +3,9 @@
 The biLM's input is always characters, so the vocabulary only names the softmax classes: ``<S>``, ``</S>``,
 ``<UNK>``, then words by descending frequency; other words are predicted as ``<UNK>``.
 
-Text is tokenized once, before training, by ``encoder/text.py`` in parallel processes (tokenizing while
-training could not keep a GPU busy: one process splits about 50k tokens a second). Every file becomes an
-array of word-type ids holding its sentences framed as ``<S> w... </S>`` (``TokenizedCorpus``); types are
-shared by all files, and each type's character ids and softmax class are looked up once.
+Text is tokenized once, before training (``encoder/corpus.py``): every file becomes an array of word-type ids
+holding its sentences framed as ``<S> w... </S>`` (``TokenizedCorpus``); types are shared by all files, and each
+type's character ids and softmax class are looked up once.
 
 A *pass* concatenates the files in an order shuffled from the seed, and cuts the stream into one contiguous
 segment per batch row (per rank: rank r takes rows r*B ... r*B+B-1), from a pass-dependent offset so that
@@ -22,26 +21,24 @@ data exactly. Files that appear in the corpus folders while a run goes on (``wat
 
 from __future__ import annotations
 
-import functools
-import multiprocessing
-import os
 import queue
 import random
-import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from .chars import BOS_TOKEN, EOS_TOKEN, MAX_CHARS, batch_to_ids, word_to_ids
-from .files import atomic_path, open_text
-from .text import TextRules, text_files, text_rules
+from .files import atomic_path
+from .text import TextRules
+
+if TYPE_CHECKING:
+    from .corpus import TokenizedCorpus
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
@@ -82,18 +79,15 @@ class Vocabulary:
         return [index.get(t, UNK_ID) for t in tokens]
 
 
-def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The text files named by ``paths`` (folders searched as ``text.iter_lines`` searches them), at least one."""
-    files = list(text_files(paths))
-    if not files:
-        raise FileNotFoundError(f"no text files in {', '.join(map(str, paths))}")
-    return files
+def paragraph_sentences(paragraph: str, text: TextRules) -> list[list[str]]:
+    """The tokens of each sentence of one paragraph line, by the model's language rules ``text``."""
+    return [s.tokens for s in text.split_and_tokenize(paragraph) if s.tokens]
 
 
-def paragraph_pairs(paragraph: str, text: TextRules, backward: bool = False) -> tuple[list[str], list[str]]:
-    """(inputs, targets) of one paragraph line, tokenized by the model's language rules ``text``: each sentence
-    framed, inputs = s[:-1], targets = s[1:]."""
-    framed = [[BOS_TOKEN, *s.tokens, EOS_TOKEN] for s in text.split_and_tokenize(paragraph) if s.tokens]
+def paragraph_pairs(sentences: list[list[str]], backward: bool = False) -> tuple[list[str], list[str]]:
+    """(inputs, targets) of one paragraph (its sentences' tokens): each sentence framed, inputs = s[:-1],
+    targets = s[1:]; ``backward``: the paragraph reversed word by word."""
+    framed = [[BOS_TOKEN, *s, EOS_TOKEN] for s in sentences if s]
     if backward:
         framed = [s[::-1] for s in reversed(framed)]
     inputs, targets = [], []
@@ -159,149 +153,6 @@ def make_batch(
     char_ids = torch.from_numpy(batch_to_ids([list(types)])[0])
     target_ids = [[vocab.ids(row) for row in direction] for direction in targets]
     return Batch(char_ids, torch.tensor(index), torch.tensor(target_ids))
-
-
-# ---------------------------------------------------------------------------------------------- tokenized text
-TOKENIZE_CHUNK_LINES = 500  # paragraphs handed to a worker process at a time
-IN_PROCESS_BYTES = 200_000  # corpora smaller than this (on disk) are tokenized without worker processes
-
-
-def tokenize_paragraphs(lines: Sequence[str], language: str) -> tuple[list[str], np.ndarray]:
-    """Paragraph lines -> (their word types, the framed stream as ids into those types; <S> is 0, </S> is 1),
-    tokenized by ``language``'s rules (a name: it crosses to worker processes)."""
-    text = text_rules(language)
-    types = {BOS_TOKEN: 0, EOS_TOKEN: 1}
-    ids: list[int] = []
-    for line in lines:
-        for sentence in text.split_and_tokenize(line):
-            tokens = sentence.tokens
-            if tokens:
-                ids.append(0)
-                ids.extend(types.setdefault(t, len(types)) for t in tokens)
-                ids.append(1)
-    return list(types), np.asarray(ids, dtype=np.uint32)
-
-
-def _chunks(path: Path) -> Iterator[list[str]]:
-    chunk: list[str] = []
-    with open_text(path) as f:
-        for line in f:
-            if line.strip():
-                chunk.append(line)
-                if len(chunk) == TOKENIZE_CHUNK_LINES:
-                    yield chunk
-                    chunk = []
-    if chunk:
-        yield chunk
-
-
-def default_workers() -> int:
-    """Tokenizing processes: all cores but one (the training loop's)."""
-    return max((os.cpu_count() or 2) - 1, 1)
-
-
-class TokenizedCorpus:
-    """Corpus files as arrays of shared word-type ids (``<S>`` = 0, ``</S>`` = 1), tokenized once, in parallel.
-
-    ``add`` tokenizes a file (in ``workers`` processes, started on first need and kept); ``watch`` keeps adding
-    the files that appear in the corpus folders from a background thread. Thread-safe.
-    """
-
-    def __init__(self, workers: int | None = None, language: str = "en"):
-        self.language = language  # whose rules tokenize the files (the model's language)
-        self.types: list[str] = [BOS_TOKEN, EOS_TOKEN]
-        self.type_index: dict[str, int] = {BOS_TOKEN: 0, EOS_TOKEN: 1}
-        self.files: dict[str, np.ndarray] = {}  # file path -> framed type ids
-        self.workers = default_workers() if workers is None else workers
-        self._pool: ProcessPoolExecutor | None = None
-        self._lock = threading.Lock()
-        self._watcher: threading.Thread | None = None
-        self._stop = threading.Event()
-
-    @classmethod
-    def from_paths(
-        cls, paths: Sequence[str | Path], workers: int | None = None, progress: bool = True, language: str = "en"
-    ) -> TokenizedCorpus:
-        """Every text file under ``paths`` (at least one), tokenized by ``language``'s rules before this returns."""
-        files = corpus_files(paths)
-        if workers is None and sum(f.stat().st_size for f in files) < IN_PROCESS_BYTES:
-            workers = 0
-        corpus = cls(workers, language)
-        started = time.monotonic()
-        for path in files:
-            corpus.add(path)
-        if progress:
-            print(
-                f"tokenized {len(files)} file(s), {corpus.n_tokens():,} tokens, {len(corpus.types):,} word types "
-                f"in {time.monotonic() - started:.0f} s ({corpus.workers or 'no'} worker processes)",
-                file=sys.stderr,
-            )
-        return corpus
-
-    def add(self, path: Path) -> None:
-        """Tokenize one file (a no-op if it was added before)."""
-        if str(path) in self.files:
-            return
-        if self.workers and self._pool is None:
-            # spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-        tokenize = functools.partial(tokenize_paragraphs, language=self.language)
-        results = self._pool.map(tokenize, _chunks(path)) if self._pool is not None else map(tokenize, _chunks(path))
-        parts = []
-        for types, ids in results:
-            with self._lock:
-                index = self.type_index
-                for t in types:
-                    if t not in index:
-                        index[t] = len(self.types)
-                        self.types.append(t)
-                mapping = np.fromiter((index[t] for t in types), dtype=np.uint32, count=len(types))
-            parts.append(mapping[ids])
-        with self._lock:
-            self.files[str(path)] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
-
-    def watch(self, paths: Sequence[str | Path], interval: float = 15.0) -> None:
-        """Add new files under ``paths`` every ``interval`` seconds until ``close``. Put files there atomically
-        (write them under another name, then rename), or a half-copied file may be read."""
-
-        def loop() -> None:
-            while not self._stop.wait(interval):
-                try:
-                    for path in text_files(paths):
-                        if str(path) not in self.files and not self._stop.is_set():
-                            self.add(path)
-                            print(f"added {path} to the corpus ({len(self.files[str(path)]):,} ids)", file=sys.stderr)
-                except Exception as error:  # e.g. a file still being written: try again at the next scan
-                    if self._stop.is_set():  # closing: the pool was shut down under it
-                        return
-                    print(f"warning: corpus watch: {error}", file=sys.stderr)
-
-        self._watcher = threading.Thread(target=loop, name="corpus-watch", daemon=True)
-        self._watcher.start()
-
-    def close(self) -> None:
-        """Stop watching and end the worker processes, without waiting for a file being tokenized."""
-        self._stop.set()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
-    def names(self) -> list[str]:
-        with self._lock:
-            return sorted(self.files)
-
-    def n_tokens(self) -> int:
-        with self._lock:
-            return sum(len(ids) for ids in self.files.values())
-
-    def word_counts(self) -> Counter:
-        """Occurrences of every word type (the framing tokens left out)."""
-        with self._lock:
-            counts = np.zeros(len(self.types), dtype=np.int64)
-            for ids in self.files.values():
-                counts += np.bincount(ids, minlength=len(self.types))
-            types = list(self.types)
-        return Counter({t: int(n) for t, n in zip(types[2:], counts[2:]) if n})
 
 
 class LMBatches:

@@ -25,9 +25,17 @@ from torch import Tensor, nn
 
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .files import atomic_path
-from .lm_data import VOCAB_FILE, Batch, Vocabulary, cluster_rows, make_batch, paragraph_pairs, target_clusters
+from .lm_data import (
+    VOCAB_FILE,
+    Batch,
+    Vocabulary,
+    cluster_rows,
+    make_batch,
+    paragraph_pairs,
+    paragraph_sentences,
+    target_clusters,
+)
 from .model import BiLM, State
-from .text import TextRules, text_rules
 from .weights import load_model
 
 if TYPE_CHECKING:
@@ -158,47 +166,45 @@ def _pad(rows: list[list[str]], length: int, word: str) -> list[list[str]]:
 def evaluate(
     lm: LanguageModel,
     vocab: Vocabulary,
-    lines: Iterable[str],
+    paragraphs: Iterable[list[list[str]]],
     max_tokens: int | None = None,
     batch_tokens: int = 4096,
-    text: TextRules | None = None,
 ) -> dict:
     """Forward and backward perplexity over the full vocabulary (OOV targets count as ``<UNK>``), and "mean":
     both directions as exp of their mean loss (the geometric mean of the two, as the reference reports it).
 
-    Each line (paragraph) starts from a zero LSTM state that is carried across its sentences, as training
-    windows carry it; lines are independent of each other and of batching. ``max_tokens`` stops after the
-    first lines holding that many targets per direction (whole lines, so the count may exceed it a little).
-    ``text``: the model's language rules (default English).
+    ``paragraphs``: each one its sentences' tokens (``paragraph_sentences`` of a text line, or a prepared file's
+    ``TokenizedText.sentences``). Each paragraph starts from a zero LSTM state that is carried across its
+    sentences, as training windows carry it; paragraphs are independent of each other and of batching.
+    ``max_tokens`` stops after the first paragraphs holding that many targets per direction (whole paragraphs,
+    so the count may exceed it a little).
     """
-    paragraphs: list[tuple[list[list[str]], list[list[str]]]] = []
+    framed: list[tuple[list[list[str]], list[list[str]]]] = []  # per paragraph: (inputs, targets) per direction
     n_tokens = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        pairs = [paragraph_pairs(line, text or text_rules("en"), backward) for backward in (False, True)]
+    for sentences in paragraphs:
+        pairs = [paragraph_pairs(sentences, backward) for backward in (False, True)]
         if not pairs[0][0]:
             continue
-        paragraphs.append(([p[0] for p in pairs], [p[1] for p in pairs]))
+        framed.append(([p[0] for p in pairs], [p[1] for p in pairs]))
         n_tokens += len(pairs[0][1])
         if max_tokens is not None and n_tokens >= max_tokens:
             break
-    if not paragraphs:
+    if not framed:
         raise ValueError("the text holds no words to predict, so it has no perplexity; give a non-empty text file")
     was_training = lm.training
     lm.eval()
     device = next(lm.parameters()).device
     nll = torch.zeros(2, dtype=torch.float64)
     count = torch.zeros(2, dtype=torch.long)
-    order = sorted(range(len(paragraphs)), key=lambda i: -len(paragraphs[i][0][0]))
+    order = sorted(range(len(framed)), key=lambda i: -len(framed[i][0][0]))
     start = 0
     while start < len(order):
-        longest = len(paragraphs[order[start]][0][0])
+        longest = len(framed[order[start]][0][0])
         group = order[start : start + max(1, batch_tokens // longest)]
         start += len(group)
-        inputs = [_pad([paragraphs[i][0][d] for i in group], longest, EOS_TOKEN) for d in (0, 1)]
-        targets = [_pad([paragraphs[i][1][d] for i in group], longest, BOS_TOKEN) for d in (0, 1)]
-        lengths = torch.tensor([len(paragraphs[i][0][0]) for i in group], device=device)
+        inputs = [_pad([framed[i][0][d] for i in group], longest, EOS_TOKEN) for d in (0, 1)]
+        targets = [_pad([framed[i][1][d] for i in group], longest, BOS_TOKEN) for d in (0, 1)]
+        lengths = torch.tensor([len(framed[i][0][0]) for i in group], device=device)
         mask = (torch.arange(longest, device=device)[None, :] < lengths[:, None]).expand(2, -1, -1)
         batch = make_batch(inputs, targets, vocab).to(device)
         batch_nll, batch_count, _ = lm(batch, lm.bilm.lstm.zero_state(len(group), device), mask)
@@ -248,4 +254,5 @@ def perplexity(
     else:
         directory = model_folder(model)
         lm, vocab = load_language_model(directory)
-    return evaluate(lm, vocab, lines, max_tokens, text=resolve_model(directory).text())
+    text = resolve_model(directory).text()
+    return evaluate(lm, vocab, (paragraph_sentences(line, text) for line in lines), max_tokens)

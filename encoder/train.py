@@ -26,9 +26,9 @@ from pathlib import Path
 import torch
 
 from . import distributed
+from .corpus import TokenizedCorpus, held_out_paragraphs
 from .elmo import model_folder, resolve_model
-from .files import open_text
-from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
+from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate
 from .model import BiLM, BiLMConfig, State
 from .run_folder import (
@@ -257,20 +257,6 @@ def _continued_progress(cfg: TrainConfig) -> dict:
     return progress
 
 
-def _valid_lines(path: str | None, n_tokens: int) -> list[str]:
-    """The first lines of the validation file holding about ``n_tokens`` words (read once, kept in memory)."""
-    if path is None:
-        return []
-    lines, words = [], 0
-    with open_text(path) as f:
-        for line in f:
-            lines.append(line)
-            words += len(line.split())
-            if words >= n_tokens:
-                break
-    return lines
-
-
 # ---------------------------------------------------------------------------------------------- the loop
 def resolve_precision(precision: str, device: torch.device) -> str:
     """``auto`` is bf16 on CUDA (autocast; weights, optimizer and loss stay float32) and fp32 elsewhere."""
@@ -395,7 +381,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     progress["hardware"] = sorted({*progress.get("hardware", []), hardware})  # every kind that trained the model
     if cfg.watch:
         corpus.watch(cfg.corpus)
-    valid_lines = _valid_lines(cfg.valid, cfg.valid_tokens) if rank == 0 else []
+    held_out = held_out_paragraphs(cfg.valid, text.name, cfg.valid_tokens) if rank == 0 and cfg.valid else []
     tokens_per_step = cfg.batch_size * cfg.unroll * world
     if rank == 0:
         n_params = sum(p.numel() for p in lm.bilm.parameters())
@@ -471,8 +457,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
                     },
                 )
             last_log = now
-        if rank == 0 and valid_lines and progress["step"] % cfg.valid_every == 0:
-            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens, text=text)
+        if rank == 0 and held_out and progress["step"] % cfg.valid_every == 0:
+            result = evaluate(lm, vocab, held_out, cfg.valid_tokens)
             bar.write(
                 f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
                 f"backward {result['backward']:.1f} mean {result['mean']:.1f}"
@@ -484,8 +470,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
 
     save_state()
     if rank == 0:
-        if valid_lines:
-            result = evaluate(lm, vocab, valid_lines, cfg.valid_tokens, text=text)
+        if held_out:
+            result = evaluate(lm, vocab, held_out, cfg.valid_tokens)
             append_log(out, {**progress, "valid": result})
             print(f"final validation perplexity: mean {result['mean']:.1f} (vocabulary {len(vocab)})", file=sys.stderr)
         save_language_model(lm, vocab, out, _model_info(cfg, out, progress))

@@ -273,14 +273,17 @@ def test_length_buckets_pad_batches_without_changing_vectors(tiny_model_dir):
 
 def test_training_step_on_full_windows_equals_the_masked_objective():
     """The training path (no mask: no data-dependent shapes) gives the masked evaluation path's loss and gradients."""
-    from encoder.lm_data import Vocabulary, make_batch, paragraph_pairs
+    from encoder.lm_data import Vocabulary, make_batch, paragraph_pairs, paragraph_sentences
     from encoder.lm_head import LanguageModel, LMHead
     from encoder.text import text_rules
 
     words = "the bank of the river flooded . the bank approved the loan .".split()
     vocab = Vocabulary(["<S>", "</S>", "<UNK>", *dict.fromkeys(words)])
     english = text_rules("en")
-    inputs, targets = paragraph_pairs(" ".join(words), english), paragraph_pairs(" ".join(words), english, True)
+    inputs, targets = (
+        paragraph_pairs(paragraph_sentences(" ".join(words), english)),
+        paragraph_pairs(paragraph_sentences(" ".join(words), english), True),
+    )
     batch = make_batch([[inputs[0][:8]] * 2, [targets[0][:8]] * 2], [[inputs[1][:8]] * 2, [targets[1][:8]] * 2], vocab)
     for config in (UNCLIPPED, BiLMConfig(char_embed_dim=8, filters=[[1, 16]], projection_dim=16, lstm_dim=32)):
         bilm = BiLM(config)

@@ -18,8 +18,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from encoder.corpus import TokenizedCorpus
 from encoder.elmo import DEFAULT_MODEL_DIR, Elmo
-from encoder.lm_data import UNK_ID, LMBatches, TokenizedCorpus, Vocabulary, paragraph_pairs
+from encoder.lm_data import UNK_ID, LMBatches, Vocabulary, paragraph_pairs, paragraph_sentences
 from encoder.lm_head import evaluate, load_language_model, perplexity
 from encoder.text import text_rules
 from encoder.train import TrainConfig, train
@@ -77,7 +78,7 @@ def trained(corpus, tmp_path_factory) -> tuple[Path, dict, dict]:
     """A tiny model trained for 200 steps: its directory, validation perplexity before and after."""
     out = tmp_path_factory.mktemp("trained")
     cfg = TrainConfig(corpus=[str(corpus["train"])], out=str(out), max_tokens=8 * 10 * 200, lr=0.2, **TINY)
-    valid = corpus["valid"].read_text().splitlines()
+    valid = [paragraph_sentences(line, ENGLISH) for line in corpus["valid"].read_text().splitlines()]
     torch.manual_seed(0)
     from encoder.train import build_language_model
 
@@ -128,10 +129,10 @@ def test_the_head_computes_torchs_adaptive_softmax_with_rows_found_on_the_host()
 
 
 def test_paragraph_framing_both_directions():
-    inputs, targets = paragraph_pairs("The bank closed. It rained.", ENGLISH)
+    inputs, targets = paragraph_pairs(paragraph_sentences("The bank closed. It rained.", ENGLISH))
     assert inputs == ["<S>", "The", "bank", "closed", ".", "<S>", "It", "rained", "."]
     assert targets == ["The", "bank", "closed", ".", "</S>", "It", "rained", ".", "</S>"]
-    back_in, back_out = paragraph_pairs("The bank closed. It rained.", ENGLISH, backward=True)
+    back_in, back_out = paragraph_pairs(paragraph_sentences("The bank closed. It rained.", ENGLISH), backward=True)
     assert back_in == ["</S>", ".", "rained", "It", "</S>", ".", "closed", "bank", "The"]
     assert back_out == [".", "rained", "It", "<S>", ".", "closed", "bank", "The", "<S>"]
 
@@ -174,10 +175,12 @@ def test_tokenized_files_hold_framed_sentences(small_text):
 
 def test_windows_are_the_reference_pairs_in_both_directions(small_text):
     corpus, vocab, paragraphs = small_text
-    n_pairs = sum(len(paragraph_pairs(p, ENGLISH)[0]) for p in paragraphs)
+    n_pairs = sum(len(paragraph_pairs(paragraph_sentences(p, ENGLISH))[0]) for p in paragraphs)
     rows = _rows(corpus, vocab, iter(LMBatches(corpus, vocab, batch_size=1, unroll=3, seed=5)), n_pairs // 3)
     for d in (0, 1):
-        reference = {pair for p in paragraphs for pair in zip(*paragraph_pairs(p, ENGLISH, backward=d == 1))}
+        reference = {
+            pair for p in paragraphs for pair in zip(*paragraph_pairs(paragraph_sentences(p, ENGLISH), backward=d == 1))
+        }
         words, targets = rows[(d, 0)]
         assert len(words) == 3 * (n_pairs // 3)
         assert set(zip(words, targets)) <= reference  # every (input, target) is one the reference makes
@@ -437,7 +440,7 @@ def test_korean_text_trains(tmp_path):
     assert "서울" in vocab.words and "서울은" not in vocab.words  # Kiwi's morphemes: the noun without its particle
     assert json.loads((out / "config.json").read_text())["language"] == "ko"
     assert Elmo.load(out).text.language == "ko"
-    result = evaluate(lm, vocab, KOREAN, text=text_rules("ko"))
+    result = evaluate(lm, vocab, [paragraph_sentences(line, text_rules("ko")) for line in KOREAN])
     assert math.isfinite(result["mean"]) and result["tokens"] > 40
     with pytest.raises(ValueError, match="is a model of language 'ko'"):
         train(
@@ -459,7 +462,8 @@ def test_shared_korean_corpus_trains(tmp_path):
             corpus=[str(tmp_path / "ko.txt")], out=str(tmp_path / "out"), max_tokens=8 * 10 * 3, language="ko", **TINY
         )
     )
-    assert math.isfinite(evaluate(lm, vocab, lines[:5], text=text_rules("ko"))["mean"])
+    paragraphs = [paragraph_sentences(line, text_rules("ko")) for line in lines[:5]]
+    assert math.isfinite(evaluate(lm, vocab, paragraphs)["mean"])
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..chars import BOS_TOKEN, EOS_TOKEN
 from ..elmo import model_folder, resolve_model
 from ..files import open_text
-from ..lm_data import VOCAB_FILE, Vocabulary, paragraph_pairs
+from ..lm_data import VOCAB_FILE, Vocabulary, paragraph_pairs, paragraph_sentences
 from ..lm_head import perplexity
 from ..text import TextRules
 from .results import TaskResult
@@ -40,7 +40,7 @@ def read_paragraphs(path: Path, text: TextRules, max_tokens: int = MAX_TOKENS) -
     lines, targets = [], 0
     with open_text(path) as f:
         for line in f:
-            _, forward = paragraph_pairs(line, text)
+            _, forward = paragraph_pairs(paragraph_sentences(line, text))
             if forward:
                 lines.append(line)
                 targets += len(forward)
@@ -51,7 +51,12 @@ def read_paragraphs(path: Path, text: TextRules, max_tokens: int = MAX_TOKENS) -
 
 def target_words(lines: list[str], text: TextRules) -> list[str]:
     """The words that are targets in ``lines`` (sentence ends left out), as ``text`` tokenizes them."""
-    return [w for line in lines for w in paragraph_pairs(line, text)[1] if w not in (BOS_TOKEN, EOS_TOKEN)]
+    return [
+        w
+        for line in lines
+        for w in paragraph_pairs(paragraph_sentences(line, text))[1]
+        if w not in (BOS_TOKEN, EOS_TOKEN)
+    ]
 
 
 def spelling_bits(words: list[str], lines: list[str]) -> float:

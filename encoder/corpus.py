@@ -1,0 +1,542 @@
+"""Training text as token ids: tokenized once, by a model's language rules, and kept in memory or on disk.
+
+Text becomes sentences and tokens by ``encoder/text.py`` in parallel processes (tokenizing while training
+could not keep a GPU busy: one process splits about 50k tokens a second). A file becomes ``TokenizedText``: its
+word types, and the framed stream ``<S> w... </S>`` of every sentence as ids into those types (``<S>`` = 0,
+``</S>`` = 1), with where each paragraph (line) starts.
+
+``python -m encoder prepare`` writes that to disk as *prepared shards*, so that a GPU machine trains without
+the tokenizer (Kiwi and its 88 MB model for Korean) and without spending its minutes tokenizing: each file
+(``*.tokens.xz``, at most 16 MB) is a safetensors archive, compressed by xz, of the ids (uint32), the types
+(UTF-8, one per line) and a JSON record of the rules that made them (``TextRules.name`` and ``identity``, which
+names the tokenizer and its version) and of the text they came from. ``encoder train --corpus`` reads them
+beside or instead of text files and refuses those made by other rules than the model's.
+
+``TokenizedCorpus`` holds a run's files in memory as arrays of shared type ids; ``watch`` adds the files that
+appear in its folders while a run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import lzma
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .chars import BOS_TOKEN, EOS_TOKEN
+from .files import atomic_path, open_text
+from .text import LANGUAGES, TextRules, text_files, text_rules
+
+BOS_ID, EOS_ID = 0, 1
+PREPARED_SUFFIX = ".tokens.xz"
+PREPARED_FORMAT = "elmo-search prepared tokens 1"
+MANIFEST_FILE = "prepared.json"  # what ``prepare`` wrote into its folder: the only files it ever replaces
+MAX_FILE_BYTES = 16 * 1024 * 1024  # what one file may weigh (a GPU machine's transfers take files up to this)
+PART_TOKENS = 8_000_000  # ids per prepared file: about 9-10 MB compressed (xz packs an id into 1.1-1.2 bytes)
+TOKENIZE_CHUNK_LINES = 500  # paragraphs handed to a worker process at a time
+IN_PROCESS_BYTES = 200_000  # corpora smaller than this (on disk) are tokenized without worker processes
+
+
+@dataclass
+class TokenizedText:
+    """Paragraphs as the framed stream of their sentences: ``ids`` index ``types`` (``<S>`` = 0, ``</S>`` = 1);
+    ``paragraphs[i]`` is where paragraph i starts in ``ids``."""
+
+    types: list[str]
+    ids: np.ndarray  # uint32
+    paragraphs: np.ndarray  # int64
+
+    def sentences(self) -> Iterator[list[list[str]]]:
+        """Each paragraph as its sentences' tokens (the framing left out)."""
+        bounds = [*self.paragraphs.tolist(), len(self.ids)]
+        for start, end in zip(bounds, bounds[1:]):
+            ids = self.ids[start:end]
+            ends = np.flatnonzero(ids == EOS_ID)
+            starts = np.concatenate([[0], ends[:-1] + 1])
+            yield [[self.types[t] for t in ids[a + 1 : b].tolist()] for a, b in zip(starts, ends)]
+
+    def parts(self, max_tokens: int) -> list[TokenizedText]:
+        """Consecutive pieces of at most about ``max_tokens`` ids, cut between paragraphs (a paragraph longer than
+        that is a piece of its own), each with only the types it uses, in order of first use."""
+        bounds = [*self.paragraphs.tolist(), len(self.ids)]
+        pieces, start = [], 0
+        for i in range(1, len(bounds)):
+            if bounds[i] - bounds[start] > max_tokens and i - 1 > start:
+                pieces.append((start, i - 1))
+                start = i - 1
+        pieces.append((start, len(bounds) - 1))
+        return [self._slice(bounds[a], bounds[b], self.paragraphs[a:b] - bounds[a]) for a, b in pieces if b > a]
+
+    def _slice(self, start: int, end: int, paragraphs: np.ndarray) -> TokenizedText:
+        ids = self.ids[start:end]
+        used, first = np.unique(ids, return_index=True)
+        used = used[np.argsort(first, kind="stable")]  # types in order of first use, as tokenizing gives them
+        used = np.concatenate([[BOS_ID, EOS_ID], used[used > EOS_ID]])  # the framing keeps its ids
+        local = np.zeros(len(self.types), dtype=np.uint32)
+        local[used] = np.arange(len(used), dtype=np.uint32)
+        return TokenizedText([self.types[t] for t in used.tolist()], local[ids], paragraphs)
+
+
+# ---------------------------------------------------------------------------------------------- tokenizing
+def tokenize_paragraphs(lines: Sequence[str], language: str) -> TokenizedText:
+    """Paragraph lines, tokenized by ``language``'s rules (a name: it crosses to worker processes)."""
+    text = text_rules(language)
+    types = {BOS_TOKEN: BOS_ID, EOS_TOKEN: EOS_ID}
+    ids: list[int] = []
+    paragraphs: list[int] = []
+    for line in lines:
+        start = len(ids)
+        for sentence in text.split_and_tokenize(line):
+            tokens = sentence.tokens
+            if tokens:
+                ids.append(BOS_ID)
+                ids.extend(types.setdefault(t, len(types)) for t in tokens)
+                ids.append(EOS_ID)
+        if len(ids) > start:
+            paragraphs.append(start)
+    return TokenizedText(list(types), np.asarray(ids, dtype=np.uint32), np.asarray(paragraphs, dtype=np.int64))
+
+
+def _chunks(path: Path) -> Iterator[list[str]]:
+    chunk: list[str] = []
+    with open_text(path) as f:
+        for line in f:
+            if line.strip():
+                chunk.append(line)
+                if len(chunk) == TOKENIZE_CHUNK_LINES:
+                    yield chunk
+                    chunk = []
+    if chunk:
+        yield chunk
+
+
+def default_workers() -> int:
+    """Tokenizing processes: all cores but one (the training loop's)."""
+    return max((os.cpu_count() or 2) - 1, 1)
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+class TypeTable:
+    """Word types shared by several tokenized pieces: ``merge`` turns a piece's own ids into the table's."""
+
+    def __init__(self) -> None:
+        self.types: list[str] = [BOS_TOKEN, EOS_TOKEN]
+        self.index: dict[str, int] = {BOS_TOKEN: BOS_ID, EOS_TOKEN: EOS_ID}
+
+    def merge(self, piece: TokenizedText) -> np.ndarray:
+        for t in piece.types:
+            if t not in self.index:
+                self.index[t] = len(self.types)
+                self.types.append(t)
+        mapping = np.fromiter((self.index[t] for t in piece.types), dtype=np.uint32, count=len(piece.types))
+        return mapping[piece.ids]
+
+
+def tokenize_file(path: Path, language: str, pool: Executor | None = None, progress=None) -> TokenizedText:
+    """One text file, tokenized in chunks of paragraphs (by ``pool``'s processes, else here), its types in order
+    of first use. ``progress``: a tqdm bar that counts paragraphs."""
+    tokenize = functools.partial(tokenize_paragraphs, language=language)
+    chunks = pool.map(tokenize, _chunks(path)) if pool is not None else map(tokenize, _chunks(path))
+    table, ids, paragraphs, length = TypeTable(), [], [], 0
+    for chunk in chunks:
+        ids.append(table.merge(chunk))
+        paragraphs.append(chunk.paragraphs + length)
+        length += len(chunk.ids)
+        if progress is not None:
+            progress.update(len(chunk.paragraphs))
+    if not ids:
+        return TokenizedText(table.types, np.zeros(0, np.uint32), np.zeros(0, np.int64))
+    return TokenizedText(table.types, np.concatenate(ids), np.concatenate(paragraphs))
+
+
+# ---------------------------------------------------------------------------------------------- prepared files
+def is_prepared(path: Path) -> bool:
+    return path.name.endswith(PREPARED_SUFFIX)
+
+
+def write_prepared(path: Path, piece: TokenizedText, record: dict) -> int:
+    """One prepared file (atomically); returns its size in bytes."""
+    from safetensors.numpy import save
+
+    tensors = {
+        "ids": piece.ids.astype(np.uint32),
+        "paragraphs": piece.paragraphs.astype(np.int64),
+        "types": np.frombuffer("\n".join(piece.types).encode("utf-8"), dtype=np.uint8),
+        "record": np.frombuffer(json.dumps(record, ensure_ascii=False).encode("utf-8"), dtype=np.uint8),
+    }
+    data = lzma.compress(save(tensors))
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(data)
+    return len(data)
+
+
+def read_prepared(path: Path) -> tuple[TokenizedText, dict]:
+    """A prepared file's tokens and record; a file that is not one is an error naming it."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load
+
+    try:
+        tensors = load(lzma.decompress(path.read_bytes()))
+        record = json.loads(tensors["record"].tobytes().decode("utf-8"))
+        types = tensors["types"].tobytes().decode("utf-8").split("\n")
+        piece = TokenizedText(types, tensors["ids"], tensors["paragraphs"])
+    except (lzma.LZMAError, SafetensorError, KeyError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a prepared corpus file (python -m encoder prepare writes them): {error}")
+    if record.get("format") != PREPARED_FORMAT:
+        raise ValueError(
+            f"{path}: unknown prepared format {record.get('format')!r} (this code reads {PREPARED_FORMAT!r})"
+        )
+    if len(piece.ids) and int(piece.ids.max()) >= len(types):
+        raise ValueError(f"{path} is damaged: its ids point past its {len(types)} word types")
+    return piece, record
+
+
+def installed_identity(rules: TextRules) -> str | None:
+    """The identity of this machine's tokenizer for ``rules``, or None where it is not installed (a GPU machine
+    that trains on prepared files needs neither Kiwi nor nltk)."""
+    try:
+        return rules.identity
+    except ImportError:  # importlib.metadata's PackageNotFoundError is one
+        return None
+
+
+def check_rules(record: dict, language: str, path: Path) -> None:
+    """Refuse a prepared file made by other rules than ``language``'s (the model's), or by another version of the
+    same tokenizer where this machine has one to compare with."""
+    if record["rules"] != language:
+        raise ValueError(
+            f"{path} was prepared with the {record['rules']!r} text rules, but this model's are {language!r}: "
+            f"prepare the text again with --language {language} (or --model the model), or train with its rules"
+        )
+    here = installed_identity(text_rules(language))
+    if here is not None and here != record["rules_identity"]:
+        raise ValueError(
+            f"{path} was tokenized by {record['rules_identity']!r}, this machine's tokenizer is {here!r}: "
+            "prepare the text again here, or train where that tokenizer is installed"
+        )
+
+
+def corpus_files(paths: Sequence[str | Path], must_exist: bool = True) -> list[Path]:
+    """Text files and prepared files named by ``paths``: files as given, folders searched recursively (sorted)."""
+    files = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            prepared = (p for p in path.rglob(f"*{PREPARED_SUFFIX}") if p.is_file())
+            files.extend(sorted({*text_files([path]), *prepared}))
+        elif path.is_file() or must_exist:
+            files.extend(text_files([path]))
+    if must_exist and not files:
+        raise FileNotFoundError(f"no text files in {', '.join(map(str, paths))}")
+    return files
+
+
+# ---------------------------------------------------------------------------------------------- python -m encoder prepare
+def _part_name(source: Path, number: int) -> str:
+    stem = source.name
+    for suffix in (".gz", ".xz", ".bz2", ".txt"):
+        stem = stem.removesuffix(suffix)
+    return f"{stem}.{number:03d}{PREPARED_SUFFIX}"
+
+
+def _write_parts(out: Path, source: Path, tokenized: TokenizedText, record: dict, part_tokens: int) -> list[dict]:
+    """The file's pieces, each under ``MAX_FILE_BYTES`` (a piece that compresses worse is cut again)."""
+    written, pending = [], tokenized.parts(part_tokens)
+    while pending:
+        piece = pending.pop(0)
+        name = _part_name(source, len(written))
+        size = write_prepared(out / name, piece, {**record, "part": len(written)})
+        if size > MAX_FILE_BYTES:
+            halves = piece.parts(max(len(piece.ids) // 2, 1))
+            if len(halves) < 2:
+                raise ValueError(f"{source}: one paragraph of {len(piece.ids):,} tokens exceeds a prepared file")
+            (out / name).unlink()
+            pending[:0] = halves
+            continue
+        written.append({"file": name, "source": str(source), "tokens": int(len(piece.ids)), "bytes": size})
+    return written
+
+
+def _claim_out(out: Path, overwrite: bool) -> None:
+    """``--out`` is a new or empty folder, or one that ``prepare`` filled (its manifest lists what it wrote): then
+    ``--overwrite`` removes those files and only those."""
+    if not out.exists():
+        out.mkdir(parents=True)
+        return
+    if not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    present = sorted(p.name for p in out.iterdir())
+    if not present:
+        return
+    manifest = out / MANIFEST_FILE
+    if not manifest.is_file():
+        raise FileExistsError(
+            f"--out {out} holds files prepare did not write ({', '.join(present[:3])}...): give a new folder"
+        )
+    if not overwrite:
+        raise FileExistsError(
+            f"--out {out} holds a prepared corpus already: pass --overwrite to replace it, or give a new folder"
+        )
+    for part in json.loads(manifest.read_text())["files"]:
+        (out / Path(part["file"]).name).unlink(missing_ok=True)
+    manifest.unlink()
+
+
+def prepare(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    language: str = "en",
+    workers: int | None = None,
+    part_tokens: int = PART_TOKENS,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> dict:
+    """Tokenize the text files under ``paths`` by ``language``'s rules into prepared files in ``out`` (one or
+    more per text file); returns the manifest written beside them."""
+    from tqdm.auto import tqdm
+
+    rules = text_rules(language)
+    sources = [p for p in corpus_files(paths) if not is_prepared(p)]
+    if not sources:
+        raise FileNotFoundError(f"no text files in {', '.join(map(str, paths))}")
+    names = [_part_name(p, 0) for p in sources]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise ValueError(f"two text files would share the prepared name {clashes[0]}: rename one or prepare them apart")
+    if part_tokens < 1:
+        raise ValueError(f"--part-tokens must be at least 1, not {part_tokens}")
+    out = Path(out)
+    _claim_out(out, overwrite)
+    workers = default_workers() if workers is None else workers
+    if sum(p.stat().st_size for p in sources) < IN_PROCESS_BYTES:
+        workers = 0
+    record = {"format": PREPARED_FORMAT, "rules": rules.name, "rules_identity": rules.identity}
+    manifest = {**record, "files": []}
+    started = time.monotonic()
+    pool = worker_pool(workers) if workers else None
+    try:
+        for source in sources:
+            bar = tqdm(desc=source.name, unit=" paragraphs", disable=not progress, mininterval=2.0)
+            tokenized = tokenize_file(source, rules.name, pool, bar)
+            bar.close()
+            parts = _write_parts(out, source, tokenized, {**record, "source": source.name}, part_tokens)
+            manifest["files"].extend(parts)
+            with atomic_path(out / MANIFEST_FILE) as tmp:  # after every source: what is on disk, always listed
+                Path(tmp).write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
+            if progress:
+                print(
+                    f"{source}: {len(tokenized.ids):,} ids, {len(tokenized.types):,} word types -> "
+                    f"{len(parts)} file(s), {sum(p['bytes'] for p in parts) / 1e6:.1f} MB",
+                    file=sys.stderr,
+                )
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    manifest["seconds"] = round(time.monotonic() - started, 1)
+    with atomic_path(out / MANIFEST_FILE) as tmp:
+        Path(tmp).write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
+    return manifest
+
+
+def prepare_command(args: argparse.Namespace) -> None:
+    if args.model is not None and args.language is not None:
+        raise ValueError("give --model (its rules) or --language, not both")
+    if args.model is not None:
+        from .elmo import resolve_model
+
+        language = resolve_model(args.model).text().name
+    else:
+        language = args.language or "en"
+    manifest = prepare(args.corpus, args.out, language, args.workers, args.part_tokens, args.overwrite, args.progress)
+    tokens = sum(f["tokens"] for f in manifest["files"])
+    size = sum(f["bytes"] for f in manifest["files"])
+    print(
+        f"prepared {tokens:,} ids in {len(manifest['files'])} file(s), {size / 1e6:.1f} MB, into {args.out} "
+        f"({manifest['rules_identity']}; {manifest['seconds']:.0f} s)"
+    )
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``prepare`` sub-command."""
+    p = commands.add_parser(
+        "prepare",
+        help="tokenize a training corpus once into prepared files that `train --corpus` reads without a tokenizer",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz/.bz2, one paragraph per line) or folders"
+    )
+    p.add_argument("--out", required=True, help="folder to write the prepared files and prepared.json into")
+    p.add_argument("--model", help="tokenize by this model's rules ('default', 'ko' or a model folder)")
+    p.add_argument(
+        "--language", choices=list(LANGUAGES), help="tokenize by these rules instead of a model's (default: en)"
+    )
+    p.add_argument(
+        "--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)"
+    )
+    p.add_argument(
+        "--part-tokens",
+        type=int,
+        default=PART_TOKENS,
+        help="ids per prepared file, cut between paragraphs (default %(default)s, about 9-10 MB; no file exceeds 16 MB)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace the prepared files an earlier prepare wrote in --out"
+    )
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    p.set_defaults(func=prepare_command)
+
+
+# ---------------------------------------------------------------------------------------------- in memory
+class TokenizedCorpus:
+    """Corpus files as arrays of shared word-type ids (``<S>`` = 0, ``</S>`` = 1), tokenized once, in parallel, or
+    read from prepared files.
+
+    ``add`` tokenizes a text file (in ``workers`` processes, started on first need and kept) or reads a prepared
+    one; ``watch`` keeps adding the files that appear in the corpus folders from a background thread. Thread-safe.
+    """
+
+    def __init__(self, workers: int | None = None, language: str = "en"):
+        self.language = language  # whose rules tokenize the files (the model's)
+        self.table = TypeTable()
+        self.files: dict[str, np.ndarray] = {}  # file path -> framed type ids
+        self.workers = default_workers() if workers is None else workers
+        self.prepared_identity: str | None = None  # the tokenizer of the prepared files read so far
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._watcher: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    @property
+    def types(self) -> list[str]:
+        return self.table.types
+
+    @classmethod
+    def from_paths(
+        cls, paths: Sequence[str | Path], workers: int | None = None, progress: bool = True, language: str = "en"
+    ) -> TokenizedCorpus:
+        """Every text or prepared file under ``paths`` (at least one), read by ``language``'s rules before this
+        returns."""
+        files = corpus_files(paths)
+        text_bytes = sum(f.stat().st_size for f in files if not is_prepared(f))
+        if workers is None and text_bytes < IN_PROCESS_BYTES:
+            workers = 0
+        corpus = cls(workers, language)
+        started = time.monotonic()
+        for path in files:
+            corpus.add(path)
+        if progress:
+            prepared = sum(map(is_prepared, files))
+            print(
+                f"read {len(files)} file(s) ({prepared} prepared), {corpus.n_tokens():,} tokens, "
+                f"{len(corpus.types):,} word types in {time.monotonic() - started:.0f} s "
+                f"({corpus.workers if len(files) > prepared and corpus.workers else 'no'} worker processes)",
+                file=sys.stderr,
+            )
+        return corpus
+
+    def _read_prepared(self, path: Path) -> TokenizedText:
+        piece, record = read_prepared(path)
+        check_rules(record, self.language, path)
+        if self.prepared_identity not in (None, record["rules_identity"]):
+            raise ValueError(
+                f"{path} was tokenized by {record['rules_identity']!r}, other prepared files of this corpus by "
+                f"{self.prepared_identity!r}: prepare them all with one tokenizer"
+            )
+        self.prepared_identity = record["rules_identity"]
+        return piece
+
+    def add(self, path: Path) -> None:
+        """Tokenize or read one file (a no-op if it was added before)."""
+        if str(path) in self.files:
+            return
+        if is_prepared(path):
+            piece = self._read_prepared(path)
+        else:
+            if self.workers and self._pool is None:
+                self._pool = worker_pool(self.workers)
+            piece = tokenize_file(path, self.language, self._pool)
+        with self._lock:
+            self.files[str(path)] = self.table.merge(piece)
+
+    def watch(self, paths: Sequence[str | Path], interval: float = 15.0) -> None:
+        """Add new files under ``paths`` every ``interval`` seconds until ``close``. Put files there atomically
+        (write them under another name, then rename), or a half-copied file may be read."""
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    for path in corpus_files(paths, must_exist=False):
+                        if str(path) not in self.files and not self._stop.is_set():
+                            self.add(path)
+                            print(f"added {path} to the corpus ({len(self.files[str(path)]):,} ids)", file=sys.stderr)
+                except Exception as error:  # e.g. a file still being written: try again at the next scan
+                    if self._stop.is_set():  # closing: the pool was shut down under it
+                        return
+                    print(f"warning: corpus watch: {error}", file=sys.stderr)
+
+        self._watcher = threading.Thread(target=loop, name="corpus-watch", daemon=True)
+        self._watcher.start()
+
+    def close(self) -> None:
+        """Stop watching and end the worker processes, without waiting for a file being tokenized."""
+        self._stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(self.files)
+
+    def n_tokens(self) -> int:
+        with self._lock:
+            return sum(len(ids) for ids in self.files.values())
+
+    def word_counts(self) -> Counter:
+        """Occurrences of every word type (the framing tokens left out)."""
+        with self._lock:
+            counts = np.zeros(len(self.types), dtype=np.int64)
+            for ids in self.files.values():
+                counts += np.bincount(ids, minlength=len(self.types))
+            types = list(self.types)
+        return Counter({t: int(n) for t, n in zip(types[2:], counts[2:]) if n})
+
+
+def held_out_paragraphs(path: str | Path, language: str, max_tokens: int) -> list[list[list[str]]]:
+    """The first paragraphs of a text or prepared file holding about ``max_tokens`` tokens, as their sentences'
+    tokens (for validation: read once, kept in memory)."""
+    path = Path(path)
+    if is_prepared(path):
+        piece, record = read_prepared(path)
+        check_rules(record, language, path)
+        paragraphs = piece.sentences()
+    else:
+        rules = text_rules(language)
+        with open_text(path) as f:
+            lines = [line for line, _ in zip(f, range(max_tokens))]  # a paragraph holds a token at least
+        paragraphs = ([s.tokens for s in rules.split_and_tokenize(line) if s.tokens] for line in lines)
+    kept, tokens = [], 0
+    for sentences in paragraphs:
+        if sentences:
+            kept.append(sentences)
+            tokens += sum(map(len, sentences))
+            if tokens >= max_tokens:
+                break
+    return kept
