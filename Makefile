@@ -26,8 +26,8 @@ BUDGET ?= 30
 DEVICE ?= cpu
 CORPUS ?= ../shared/data/corpus-en
 RUN ?= runs/train-default
-train-default: install  ## carry on the default model's pretraining for BUDGET minutes on DEVICE, then ship it
-	$(PY) -m encoder train --continue default --corpus $(wildcard $(CORPUS)/shard-*.txt.xz) --out $(RUN) \
-	  --time-budget $(BUDGET) --device $(DEVICE) --batch-size 512 --valid $(CORPUS)/valid.txt.xz \
+train-default: install  ## carry on the default model's pretraining by the default recipe for BUDGET minutes on DEVICE, then ship it
+	$(PY) -m encoder train --continue default --recipe --corpus $(wildcard $(CORPUS)/shard-*.txt.xz) --out $(RUN) \
+	  --time-budget $(BUDGET) --device $(DEVICE) --valid $(CORPUS)/valid.txt.xz \
 	  --valid-tokens 50000 --valid-every 2000
 	$(PY) -m encoder ship --run $(RUN) --to data/models/default

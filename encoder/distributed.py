@@ -36,13 +36,15 @@ def average_gradients(params: list[torch.nn.Parameter], world: int) -> None:
         offset += p.numel()
 
 
-def agree(flags: list[bool], world: int) -> list[bool]:
-    """Rank 0's decisions (stop, checkpoint), which depend on its clock, made the same on every rank."""
+def agree(values: list[float], world: int) -> list[float]:
+    """Rank 0's decisions and readings (stop, checkpoint, the share of the budget spent), which depend on its
+    clock, made the same on every rank (booleans come back as 0.0 or 1.0)."""
     if world == 1:
-        return flags
-    tensor = torch.tensor([float(f) for f in flags])
+        return [float(v) for v in values]
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"  # NCCL moves GPU tensors only
+    tensor = torch.tensor([float(v) for v in values], dtype=torch.float64, device=device)
     dist.broadcast(tensor, src=0)
-    return [bool(v) for v in tensor.tolist()]
+    return tensor.tolist()
 
 
 def barrier(world: int) -> None:

@@ -36,7 +36,7 @@ from .lm_data import (
     target_clusters,
 )
 from .model import BiLM, State
-from .weights import load_model
+from .weights import load_model, restored_tensors, stored_tensors
 
 if TYPE_CHECKING:
     from .elmo import Elmo
@@ -98,9 +98,9 @@ class LMHead(nn.Module):
             "div_value": self.div_value,
         }
 
-    def save(self, path: str | Path, fp16: bool = False) -> None:
-        dtype = torch.float16 if fp16 else torch.float32
-        tensors = {k: v.detach().cpu().to(dtype).contiguous() for k, v in self.state_dict().items()}
+    def save(self, path: str | Path, storage: str = "fp32") -> None:
+        """``storage``: as ``weights.STORAGES`` (the loader restores float32)."""
+        tensors = stored_tensors(self.state_dict(), storage)
         with atomic_path(path) as tmp:
             save_file(tensors, tmp, metadata={"format": "elmo-search-lm-head", "config": json.dumps(self.config())})
 
@@ -109,7 +109,7 @@ class LMHead(nn.Module):
         with safe_open(str(path), framework="pt") as f:
             config = json.loads(f.metadata()["config"])
         head = cls(**config)
-        head.load_state_dict({k: v.float() for k, v in load_file(str(path)).items()})
+        head.load_state_dict(restored_tensors(load_file(str(path))))
         return head
 
 

@@ -45,10 +45,12 @@ def clear_run(out: Path) -> None:
             (out / name).unlink()
 
 
-def save_language_model(lm: LanguageModel, vocab: Vocabulary, directory: Path, info: dict, fp16: bool = False) -> None:
+def save_language_model(
+    lm: LanguageModel, vocab: Vocabulary, directory: Path, info: dict, storage: str = "fp32", head_storage: str = "fp32"
+) -> None:
     """A model directory: what ``Elmo.load`` reads, plus the head and vocabulary for perplexity and fine-tuning."""
-    save_model(lm.bilm, directory, extra_config={"vocab_size": len(vocab), **info}, fp16=fp16)
-    lm.head.save(directory / HEAD_FILE, fp16=fp16)
+    save_model(lm.bilm, directory, extra_config={"vocab_size": len(vocab), **info}, storage=storage)
+    lm.head.save(directory / HEAD_FILE, storage=head_storage)
     vocab.save(directory / VOCAB_FILE)
 
 
@@ -162,10 +164,14 @@ def plot_learning_curve(out: Path) -> None:
 
 
 def plot_perplexity(
-    curves: dict[str, list[tuple[int, float]]], path: Path, ylabel: str = "perplexity", marked: list[str] | None = None
+    curves: dict[str, list[tuple[float, float]]],
+    path: Path,
+    ylabel: str = "perplexity",
+    marked: list[str] | None = None,
+    xlabel: str = "tokens seen (per direction)",
 ) -> None:
-    """Perplexity curves (label -> (tokens seen, perplexity) points) on a log scale, written atomically as a PNG;
-    the ``marked`` curves (default: all) show their points."""
+    """Perplexity curves (label -> (x, perplexity) points; x: tokens seen unless ``xlabel`` says otherwise) on a
+    log scale, written atomically as a PNG; the ``marked`` curves (default: all) show their points."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -176,7 +182,7 @@ def plot_perplexity(
         if points:
             marker = "o" if marked is None or label in marked else None
             ax.plot(*zip(*points), label=label, marker=marker, markersize=3)
-    ax.set_xlabel("tokens seen (per direction)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)

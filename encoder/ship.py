@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from .lm_head import load_language_model
+from .lm_head import LanguageModel, load_language_model
 from .run_folder import LOG_FILE, plot_learning_curve, save_language_model
 from .weights import read_config
 
@@ -39,9 +39,23 @@ def update_card_figures(card: str, training: dict, log: list[dict]) -> str:
     return before + block + rest.split(FIGURES_END, 1)[1]
 
 
-def ship(run: str | Path, destination: str | Path) -> None:
-    """A finished run as a model folder for the repository: float16 weights and head, the vocabulary, and the
-    learning curve; when the run continued the model already at ``destination``, its log goes on from that
+MODEL_BUDGET_BYTES = 24_000_000  # what one shipped model may weigh on disk
+BESIDE_WEIGHTS_BYTES = 2_000_000  # room for what ships beside the weights: vocabulary, learning curve, card, log
+
+
+def shipped_storage(lm: LanguageModel, storage: str = "auto") -> str:
+    """The biLM's storage (``weights.STORAGES``; the head is always float16): ``auto`` is float16 when the model
+    then fits ``MODEL_BUDGET_BYTES``, else int8 (its deviation from float32 is measured in the README)."""
+    if storage != "auto":
+        return storage
+    float16_bytes = 2 * sum(p.numel() for p in lm.parameters())
+    return "fp16" if float16_bytes + BESIDE_WEIGHTS_BYTES <= MODEL_BUDGET_BYTES else "int8"
+
+
+def ship(run: str | Path, destination: str | Path, storage: str = "auto") -> None:
+    """A finished run as a model folder for the repository: weights in ``storage`` (``shipped_storage``), a float16
+    head, the vocabulary, and the learning curve; when the run continued the model already at ``destination``,
+    its log goes on from that
     model's log and the model card (README.md) is kept, its block of training figures rewritten (see
     ``update_card_figures``) and so are the other files shipped beside the model (the Korean GloVe). The new
     folder replaces the old one only when whole."""
@@ -50,7 +64,7 @@ def ship(run: str | Path, destination: str | Path) -> None:
     info = {k: v for k, v in read_config(run).items() if k in ("name", "language", "training")}  # _model_info's
     staging = destination.with_name(f".{destination.name}.shipping")
     shutil.rmtree(staging, ignore_errors=True)
-    save_language_model(lm, vocab, staging, info, fp16=True)
+    save_language_model(lm, vocab, staging, info, storage=shipped_storage(lm, storage), head_storage="fp16")
     run_log = (
         [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()] if (run / LOG_FILE).is_file() else []
     )

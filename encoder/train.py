@@ -69,7 +69,52 @@ SIZES = {
         cell_clip=None,
         proj_clip=None,
     ),
+    # medium with a 256-wide projection (512-dimensional ELMo vectors, the published models' 2x this): 11.9M
+    # parameters, so it ships in int8 storage to stay within 24 MB on disk (encoder/weights.py)
+    "wide": BiLMConfig(
+        filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]],
+        n_highway=1,
+        projection_dim=256,
+        lstm_dim=1024,
+        cell_clip=None,
+        proj_clip=None,
+    ),
 }
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a biLM is trained from scratch: the options that ``bench/recipe_rule.py`` compares at equal GPU minutes.
+    ``TrainConfig.from_recipe`` fills a run's options from one; options given explicitly win."""
+
+    size: str
+    optimizer: str
+    lr: float
+    batch_size: int
+    schedule: str = "constant"
+    warmup_steps: int | None = None
+    compile: bool = False
+
+    def __str__(self) -> str:
+        parts = [self.size, f"{self.optimizer} lr {self.lr:g}", f"batch {self.batch_size}"]
+        parts += [f"{self.schedule} decay"] if self.schedule != "constant" else []
+        parts += [f"{self.warmup_steps} warm-up steps"] if self.warmup_steps else []
+        return ", ".join(parts + (["compiled"] if self.compile else []))
+
+
+RECIPES = {
+    # bilm-tf's optimizer and clip, batch 512 x 20, eager: the recipe of the shipped default
+    "reference": Recipe("medium", "adagrad", 0.2, 512),
+    # twice the batch, the step captured by torch.compile: more tokens per GPU second, fewer steps
+    "reference-1024-compiled": Recipe("medium", "adagrad", 0.2, 1024, compile=True),
+    # AdamW with a linear warm-up and a cosine decay to a tenth over the run's budget
+    "adamw-cosine": Recipe("medium", "adamw", 2e-3, 512, schedule="cosine", warmup_steps=300),
+    # the wider shape with the reference's optimizer
+    "wide": Recipe("wide", "adagrad", 0.2, 512),
+}
+DEFAULT_RECIPE = "reference"
+"""What ``make train-default`` trains: the recipe rule's pick (README, "The recipe rule"). Until a GPU session
+measures the rule, the recipe that trained the shipped default."""
 
 
 @dataclass
@@ -84,13 +129,17 @@ class TrainConfig:
     config: str | None = None  # a JSON file of BiLMConfig fields, overrides --size
     init_from: str | None = None  # fine-tune (paper 3.4): new data, fresh counters
     continue_from: str | None = None  # carry on a model's own pretraining: its counters, a fresh optimizer
-    warmup_steps: int = 300  # with continue_from: linear learning-rate warm-up of that fresh optimizer
+    recipe: str | None = None  # the RECIPES entry the run was made from (a label; from_recipe applies it)
     vocab: str | None = None  # a vocabulary file to use instead of counting one
     vocab_size: int = 100_000
     batch_size: int = 64
     unroll: int = 20
-    optimizer: str = "adagrad"
+    optimizer: str = "adagrad"  # adagrad (the reference), adam or adamw
     lr: float = 0.2
+    weight_decay: float = 0.01  # adamw's decoupled weight decay
+    schedule: str = "constant"  # constant | linear | cosine: the learning rate over the run's budget
+    final_lr_ratio: float = 0.1  # where linear and cosine end, as a share of lr
+    warmup_steps: int | None = None  # linear warm-up; None: 300 with continue_from (a fresh optimizer), else 0
     clip: float = 10.0
     dropout: float = 0.1
     max_tokens: int | None = None
@@ -110,6 +159,13 @@ class TrainConfig:
     checkpoint_every: float = 5.0  # minutes
     log_every: int = 20  # steps
     progress: bool = True
+
+    @classmethod
+    def from_recipe(cls, recipe: str, **options) -> TrainConfig:
+        """A run of ``RECIPES[recipe]``; ``options`` (corpus and out at least) set the rest and override it."""
+        if recipe not in RECIPES:
+            raise ValueError(f"unknown recipe {recipe!r}; choose from {', '.join(RECIPES)}")
+        return cls(**{**asdict(RECIPES[recipe]), "recipe": recipe, **options})
 
 
 # ---------------------------------------------------------------------------------------------- model setup
@@ -165,6 +221,18 @@ def check_modes(cfg: TrainConfig) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
     if cfg.resume and cfg.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
+    if cfg.continue_from and cfg.recipe and cfg.size in SIZES:
+        config = read_config(model_folder(cfg.continue_from))
+        shape = BiLMConfig(**{k: v for k, v in config.items() if k in BiLMConfig.__dataclass_fields__})
+        if shape != SIZES[cfg.size]:
+            raise ValueError(
+                f"--recipe {cfg.recipe} trains the {cfg.size!r} shape and {cfg.continue_from} has another: "
+                "a new shape is trained from scratch (leave out --continue)"
+            )
+    if cfg.schedule not in SCHEDULES:
+        raise ValueError(f"--schedule must be one of {', '.join(SCHEDULES)}, not {cfg.schedule!r}")
+    if cfg.schedule != "constant" and cfg.max_tokens is None and cfg.time_budget is None:
+        raise ValueError(f"--schedule {cfg.schedule} decays over the run's budget: give --max-tokens or --time-budget")
     check_out(cfg)
 
 
@@ -222,7 +290,32 @@ def make_optimizer(cfg: TrainConfig, params: list[torch.nn.Parameter]) -> torch.
         return torch.optim.Adagrad(params, lr=cfg.lr, initial_accumulator_value=1.0)
     if cfg.optimizer == "adam":
         return torch.optim.Adam(params, lr=cfg.lr)
-    raise ValueError(f"unknown optimizer {cfg.optimizer!r} (adagrad or adam)")
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    raise ValueError(f"unknown optimizer {cfg.optimizer!r} (adagrad, adam or adamw)")
+
+
+SCHEDULES = ("constant", "linear", "cosine")
+CONTINUE_WARMUP_STEPS = 300  # a continued model's fresh optimizer: its first steps would undo what it knows
+
+
+def warmup_steps(cfg: TrainConfig) -> int:
+    if cfg.warmup_steps is not None:
+        return cfg.warmup_steps
+    return CONTINUE_WARMUP_STEPS if cfg.continue_from else 0
+
+
+def learning_rate(cfg: TrainConfig, steps_done: int, fraction: float) -> float:
+    """The learning rate of this invocation's next step: a linear warm-up over its first ``warmup_steps``, times
+    the schedule's decay at ``fraction``, the share of its budget (tokens or minutes, whichever ends first) spent."""
+    warmup = warmup_steps(cfg)
+    rate = cfg.lr * min(1.0, (steps_done + 1) / warmup) if warmup else cfg.lr
+    fraction = min(max(fraction, 0.0), 1.0)
+    if cfg.schedule == "linear":
+        return rate * (1 - (1 - cfg.final_lr_ratio) * fraction)
+    if cfg.schedule == "cosine":
+        return rate * (cfg.final_lr_ratio + (1 - cfg.final_lr_ratio) * 0.5 * (1 + math.cos(math.pi * fraction)))
+    return rate
 
 
 # ---------------------------------------------------------------------------------------------- what a run records
@@ -376,7 +469,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
             truncate_log(out, progress["step"])
     elif rank == 0 and (out / LOG_FILE).exists():
         (out / LOG_FILE).unlink()
-    warmup_from = progress["step"] if cfg.continue_from and cfg.warmup_steps > 0 else None
+    first_step, first_tokens = progress["step"], progress["tokens"]  # this invocation's schedule starts here
     hardware = f"{world} x {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'}"
     progress["hardware"] = sorted({*progress.get("hardware", []), hardware})  # every kind that trained the model
     if cfg.watch:
@@ -414,21 +507,31 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         info = _model_info(cfg, out, progress)
         save_checkpoint(out, lm, vocab, optimizer, position, state, progress, info, asdict(cfg), rank, world)
 
+    def spent() -> float:
+        """The share of this invocation's budget used: tokens or minutes, whichever ends first."""
+        shares = [0.0]
+        if cfg.max_tokens is not None:
+            planned = cfg.max_tokens - first_tokens
+            shares.append((progress["tokens"] - first_tokens) / planned if planned > 0 else 1.0)
+        if cfg.time_budget is not None:  # measured from the first step: tokenizing the corpus spent the rest
+            left = cfg.time_budget * 60 - (loop_started - started)
+            shares.append((time.monotonic() - loop_started) / left if left > 0 else 1.0)
+        return max(shares)
+
     batches = prefetch(data, pin_memory=device.type == "cuda")
+    loop_started = time.monotonic()
     while True:
-        done = cfg.max_tokens is not None and progress["tokens"] >= cfg.max_tokens
-        out_of_time = cfg.time_budget is not None and time.monotonic() - started >= cfg.time_budget * 60
+        fraction = spent()
         due = time.monotonic() - last_checkpoint >= cfg.checkpoint_every * 60
-        stop, checkpoint_now = distributed.agree([done or out_of_time, due], world)
+        stop, checkpoint_now, fraction = distributed.agree([fraction >= 1.0, due, fraction], world)
         if stop:
             break
         if checkpoint_now:
             save_state()
             last_checkpoint = time.monotonic()
 
-        if warmup_from is not None and progress["step"] - warmup_from <= cfg.warmup_steps:
-            for group in optimizer.param_groups:
-                group["lr"] = cfg.lr * min(1.0, (progress["step"] - warmup_from + 1) / cfg.warmup_steps)
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(cfg, progress["step"] - first_step, fraction)
         batch, position = next(batches)
         nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, top_layer)
 
@@ -453,6 +556,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
                         **progress,
                         "train_loss": per_direction,
                         "train_ppl": train_ppl,
+                        "lr": optimizer.param_groups[0]["lr"],
                         "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log)),
                     },
                 )

@@ -13,13 +13,13 @@ from .files import open_text
 from .lm_head import perplexity
 from .ship import ship
 from .text import LANGUAGES
-from .train import SIZES, TrainConfig
+from .train import DEFAULT_RECIPE, RECIPES, SCHEDULES, SIZES, TrainConfig
 from .weights import read_config
 
 
 def ship_command(args: argparse.Namespace) -> None:
     try:
-        ship(args.run, args.to)
+        ship(args.run, args.to, args.storage)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
     training = read_config(args.to)["training"]
@@ -30,8 +30,9 @@ def ship_command(args: argparse.Namespace) -> None:
 
 
 def train_command(args: argparse.Namespace) -> None:
-    names = {f.name for f in fields(TrainConfig)}
-    cfg = TrainConfig(**{k: v for k, v in vars(args).items() if k in names})
+    names = {f.name for f in fields(TrainConfig)} - {"recipe"}
+    given = {k: v for k, v in vars(args).items() if k in names}  # a recipe's options are absent unless given
+    cfg = TrainConfig.from_recipe(args.recipe, **given) if args.recipe else TrainConfig(**given)
     try:
         train.train(cfg)
     finally:
@@ -67,7 +68,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, help="output folder: model, checkpoints, log, plot")
     p.add_argument("--name", help="model name written into config.json (default: the --out folder's name)")
-    p.add_argument("--size", choices=sorted(SIZES), default=defaults.size, help="architecture (default %(default)s)")
+    p.add_argument(
+        "--recipe",
+        nargs="?",
+        const=DEFAULT_RECIPE,
+        choices=list(RECIPES),
+        help="fill --size, --optimizer, --lr, --batch-size, --schedule, --warmup-steps and --compile from a recipe "
+        f"(those given explicitly win): {'; '.join(f'{k}: {v}' for k, v in RECIPES.items())}. Without a name: "
+        f"{DEFAULT_RECIPE!r}, the recipe rule's pick (README), which `make train-default` trains",
+    )
+    p.add_argument(
+        "--size",
+        choices=sorted(SIZES),
+        default=argparse.SUPPRESS,
+        help=f"architecture (default: the recipe's, else {defaults.size})",
+    )
     (
         p.add_argument(
             "--language",
@@ -96,15 +111,52 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--warmup-steps",
         type=int,
-        default=defaults.warmup_steps,
-        help="with --continue: steps of linear learning-rate warm-up (default %(default)s)",
+        default=argparse.SUPPRESS,
+        help="steps of linear learning-rate warm-up at the start of this invocation (default: the recipe's, else "
+        "300 with --continue, whose optimizer starts fresh, and none for a run from scratch, as the reference)",
     )
     p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
     p.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="softmax classes (default %(default)s)")
-    p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="rows per rank (default %(default)s)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=argparse.SUPPRESS,
+        help=f"rows per rank (default: the recipe's, else {defaults.batch_size})",
+    )
     p.add_argument("--unroll", type=int, default=defaults.unroll, help="truncated-BPTT window (default %(default)s)")
-    p.add_argument("--optimizer", choices=["adagrad", "adam"], default=defaults.optimizer, help="default %(default)s")
-    p.add_argument("--lr", type=float, default=defaults.lr, help="learning rate (default %(default)s)")
+    p.add_argument(
+        "--optimizer",
+        choices=["adagrad", "adam", "adamw"],
+        default=argparse.SUPPRESS,
+        help=f"adagrad: the reference's (initial accumulator 1.0); adam; adamw: Adam with decoupled weight decay "
+        f"(default: the recipe's, else {defaults.optimizer})",
+    )
+    p.add_argument(
+        "--lr",
+        type=float,
+        default=argparse.SUPPRESS,
+        help=f"peak learning rate (default: the recipe's, else {defaults.lr})",
+    )
+    p.add_argument(
+        "--weight-decay",
+        type=float,
+        default=defaults.weight_decay,
+        help="adamw's decoupled weight decay (default %(default)s)",
+    )
+    p.add_argument(
+        "--schedule",
+        choices=SCHEDULES,
+        default=argparse.SUPPRESS,
+        help="the learning rate after the warm-up: constant, or a linear or cosine decay to --final-lr-ratio x "
+        "--lr over this invocation's --max-tokens or --time-budget, whichever ends first "
+        f"(default: the recipe's, else {defaults.schedule})",
+    )
+    p.add_argument(
+        "--final-lr-ratio",
+        type=float,
+        default=defaults.final_lr_ratio,
+        help="where a decaying --schedule ends, as a share of --lr (default %(default)s)",
+    )
     p.add_argument("--clip", type=float, default=defaults.clip, help="global gradient-norm clip (default %(default)s)")
     p.add_argument("--dropout", type=float, default=defaults.dropout, help="default %(default)s")
     p.add_argument("--max-tokens", type=int, help="stop after this many tokens per direction (all ranks)")
@@ -125,6 +177,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--compile",
         action="store_true",
+        default=argparse.SUPPRESS,
         help="capture the training step with torch.compile (CUDA graphs on a GPU; the fused LSTM stays cuDNN's): "
         "the first steps compile for a minute or more; a part that fails to compile runs eagerly",
     )
@@ -166,6 +219,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--run", required=True, help="the run's --out folder")
     r.add_argument("--to", default="data/models/default", help="model folder to write (default %(default)s)")
+    r.add_argument(
+        "--storage",
+        choices=["auto", "fp16", "int8"],
+        default="auto",
+        help="how the biLM's weights are stored: fp16, or int8 with a scale per row (a quarter of float32); "
+        "auto: fp16 when the model then stays within 24 MB, else int8 (default %(default)s)",
+    )
     r.set_defaults(func=ship_command)
 
     q = commands.add_parser(

@@ -21,6 +21,10 @@ from .files import atomic_path
 from .model import BiLM, BiLMConfig
 
 CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX = "config.json", "model.safetensors", "model.safetensors.index.json"
+STORAGES = ("fp32", "fp16", "int8")
+"""How weights are stored on disk; the loader always restores float32. int8: every matrix as int8 with one
+float32 scale per row (symmetric, the row's largest magnitude maps to 127), vectors in float16."""
+INT8_SCALE = ".int8_scale"  # the tensor beside an int8 matrix that holds its row scales
 FORMAT_VERSION = 1
 MAX_FILE_BYTES = 16_000_000
 """Weights larger than this are split into shards with an index, as Hugging Face splits safetensors: model
@@ -151,26 +155,55 @@ def save_hdf5(model: BiLM, options_file: str | Path, weights_file: str | Path) -
         Path(tmp).write_text(json.dumps(config.to_options(), indent=2))
 
 
+def stored_tensors(state: dict[str, torch.Tensor], storage: str) -> dict[str, torch.Tensor]:
+    """Tensors as ``storage`` keeps them on disk (see ``STORAGES``)."""
+    if storage not in STORAGES:
+        raise ValueError(f"unknown storage {storage!r}: one of {', '.join(STORAGES)}")
+    stored = {}
+    for name, tensor in state.items():
+        tensor = tensor.detach().cpu().float()
+        if storage == "int8" and tensor.dim() >= 2:
+            rows = tensor.reshape(tensor.shape[0], -1)
+            scale = rows.abs().amax(dim=1).clamp_min(torch.finfo(torch.float32).tiny) / 127
+            stored[name] = torch.round(rows / scale[:, None]).to(torch.int8).reshape(tensor.shape).contiguous()
+            stored[name + INT8_SCALE] = scale.contiguous()
+        else:
+            stored[name] = tensor.to(torch.float32 if storage == "fp32" else torch.float16).contiguous()
+    return stored
+
+
+def restored_tensors(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Float32 tensors from what ``stored_tensors`` wrote (whatever the storage)."""
+    tensors = {}
+    for name, tensor in stored.items():
+        if name.endswith(INT8_SCALE):
+            continue
+        if name + INT8_SCALE in stored:
+            scale = stored[name + INT8_SCALE].float()
+            tensor = (tensor.float().reshape(tensor.shape[0], -1) * scale[:, None]).reshape(tensor.shape)
+        tensors[name] = tensor.float()
+    return tensors
+
+
 def save_model(
     model: BiLM,
     directory: str | Path,
     extra_config: dict | None = None,
-    fp16: bool = False,
+    storage: str = "fp32",
     max_file_bytes: int = MAX_FILE_BYTES,
 ) -> None:
     """Write ``config.json`` + ``model.safetensors``, or shards of at most ``max_file_bytes`` (a tensor larger than
-    that gets one of its own) named by ``model.safetensors.index.json``; ``fp16`` halves the files (the loader
-    restores float32)."""
+    that gets one of its own) named by ``model.safetensors.index.json``; ``storage`` (``STORAGES``): fp16 halves
+    the files, int8 quarters them (the loader restores float32)."""
     directory = Path(directory)
-    dtype = torch.float16 if fp16 else torch.float32
-    tensors = {k: v.detach().cpu().to(dtype).contiguous() for k, v in model.state_dict().items()}
+    tensors = stored_tensors(model.state_dict(), storage)
     shards: list[dict[str, torch.Tensor]] = [{}]
     for name, tensor in tensors.items():
         size = tensor.numel() * tensor.element_size()
         if shards[-1] and sum(t.numel() * t.element_size() for t in shards[-1].values()) + size > max_file_bytes:
             shards.append({})
         shards[-1][name] = tensor
-    metadata = {"format": "elmo-search-bilm", "format_version": str(FORMAT_VERSION)}
+    metadata = {"format": "elmo-search-bilm", "format_version": str(FORMAT_VERSION), "storage": storage}
     names = (
         [WEIGHTS_FILE]
         if len(shards) == 1
@@ -238,6 +271,7 @@ def load_model(directory: str | Path) -> BiLM:
         except SafetensorError as error:
             raise WeightsError(f"{path} is not a readable safetensors file ({error}); restore the model") from None
     weights_path = files[0] if len(files) == 1 else directory / WEIGHTS_INDEX
+    tensors = restored_tensors(tensors)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
@@ -251,5 +285,5 @@ def load_model(directory: str | Path) -> BiLM:
             f"{weights_path} does not match {directory / CONFIG_FILE}: "
             + "; ".join([f"missing {k}" for k in missing] + [f"unexpected {k}" for k in unexpected] + misshaped)
         )
-    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    model.load_state_dict(tensors)
     return model.eval()

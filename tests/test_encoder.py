@@ -124,11 +124,33 @@ def test_native_format_and_hdf5_round_trip(tiny, tmp_path):
 
 
 def test_fp16_storage_is_restored_to_float32(tiny, tmp_path):
-    save_model(tiny.model, tmp_path, fp16=True)
+    save_model(tiny.model, tmp_path, storage="fp16")
     restored = load_model(tmp_path)
     assert all(t.dtype == torch.float32 for t in restored.state_dict().values())
     error = np.abs(Elmo(restored).embed(SENTENCES)[0] - tiny.embed(SENTENCES)[0]).max()
     assert 0 < error < 1e-2
+
+
+def test_int8_storage_keeps_each_row_within_half_a_step(tiny, tmp_path):
+    from encoder.weights import INT8_SCALE, restored_tensors, stored_tensors
+
+    state = tiny.model.state_dict()
+    stored = stored_tensors(state, "int8")
+    matrices = [k for k, v in state.items() if v.dim() >= 2]
+    assert matrices and all(stored[k].dtype == torch.int8 and k + INT8_SCALE in stored for k in matrices)
+    assert all(stored[k].dtype == torch.float16 for k, v in state.items() if v.dim() < 2)
+    restored = restored_tensors(stored)
+    for name in matrices:
+        rows = state[name].reshape(state[name].shape[0], -1)
+        step = rows.abs().amax(dim=1, keepdim=True) / 127
+        assert ((restored[name].reshape(rows.shape) - rows).abs() <= step / 2 + 1e-7).all(), name
+    save_model(tiny.model, tmp_path / "int8", storage="int8")
+    save_model(tiny.model, tmp_path / "fp32")
+    size = {s: (tmp_path / s / "model.safetensors").stat().st_size for s in ("int8", "fp32")}
+    assert size["int8"] < 0.4 * size["fp32"]
+    reference = tiny.embed(SENTENCES)[0]
+    error = np.abs(Elmo(load_model(tmp_path / "int8")).embed(SENTENCES)[0] - reference).max()
+    assert 0 < error < 0.05 * np.abs(reference).max()
 
 
 def test_models_without_skip_connections_and_with_tanh_are_honoured(tmp_path):

@@ -628,3 +628,65 @@ def test_a_run_never_replaces_another_run_or_a_model_unless_told(trained, corpus
     assert not (out / "log.jsonl").exists() or (out / "log.jsonl").read_bytes() != before["log.jsonl"]
     latest = json.loads((out / "checkpoints" / "latest.json").read_text())["checkpoint"]
     assert (out / "checkpoints" / latest).is_dir()  # pruning never removes what latest.json names
+
+
+def test_learning_rate_schedules():
+    from encoder.train import learning_rate
+
+    fresh = TrainConfig(corpus=[], out="", lr=1.0)
+    assert learning_rate(fresh, 0, 0.0) == learning_rate(fresh, 10, 0.9) == 1.0  # the reference: constant
+    continued = replace(fresh, continue_from="default")
+    assert learning_rate(continued, 0, 0.0) == pytest.approx(1 / 300)  # a fresh optimizer on a trained model
+    assert learning_rate(continued, 299, 0.5) == 1.0
+    cosine = replace(fresh, schedule="cosine", warmup_steps=10, final_lr_ratio=0.1)
+    assert learning_rate(cosine, 4, 0.0) == pytest.approx(0.5)
+    assert learning_rate(cosine, 10, 0.5) == pytest.approx(0.55)
+    assert learning_rate(cosine, 10, 1.0) == pytest.approx(0.1) == learning_rate(cosine, 10, 1.7)
+    linear = replace(fresh, schedule="linear", final_lr_ratio=0.0)
+    assert [learning_rate(linear, 5, f) for f in (0.0, 0.25, 1.0)] == [1.0, 0.75, 0.0]
+
+
+def test_recipes_fill_options_and_explicit_ones_win(tmp_path, corpus):
+    from encoder.train import RECIPES, TrainConfig
+
+    cfg = TrainConfig.from_recipe("adamw-cosine", corpus=[], out="", batch_size=8)
+    assert (cfg.size, cfg.optimizer, cfg.schedule, cfg.batch_size, cfg.recipe) == (
+        "medium",
+        "adamw",
+        "cosine",
+        8,
+        "adamw-cosine",
+    )
+    assert RECIPES["reference"].size == TrainConfig.from_recipe("reference", corpus=[], out="").size == "medium"
+    with pytest.raises(ValueError, match="unknown recipe 'fast'"):
+        TrainConfig.from_recipe("fast", corpus=[], out="")
+    from encoder.train import check_modes
+
+    check_modes(TrainConfig.from_recipe("reference", corpus=[], out=str(tmp_path / "a"), continue_from="default"))
+    with pytest.raises(ValueError, match="'wide' shape and default has another"):
+        check_modes(TrainConfig.from_recipe("wide", corpus=[], out=str(tmp_path / "b"), continue_from="default"))
+    out = tmp_path / "run"
+    cli = subprocess.run(
+        [sys.executable, "-m", "encoder", "train", "--recipe", "adamw-cosine", "--size", "tiny", "--batch-size", "4",
+         "--unroll", "5", "--vocab-size", "60", "--max-tokens", "400", "--log-every", "1", "--warmup-steps", "2",
+         "--corpus", str(corpus["train"]), "--out", str(out), "--no-progress", "--workers", "0"],
+        capture_output=True, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    config = json.loads(sorted((out / "checkpoints").glob("step-*"))[-1].joinpath("trainer.json").read_text())["config"]
+    assert (config["recipe"], config["optimizer"], config["size"], config["batch_size"]) == (
+        "adamw-cosine",
+        "adamw",
+        "tiny",
+        4,
+    )
+    lrs = [r["lr"] for r in map(json.loads, (out / "log.jsonl").read_text().splitlines()) if "lr" in r]
+    assert lrs[0] == pytest.approx(1e-3) and lrs[1] == pytest.approx(
+        2e-3 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 0.05)))
+    )
+    assert len(lrs) == 20 and lrs[-1] < 4e-4 and lrs[1:] == sorted(lrs[1:], reverse=True)
+    refused = subprocess.run(
+        [sys.executable, "-m", "encoder", "train", "--schedule", "cosine", "--corpus", str(corpus["train"]), "--out",
+         str(tmp_path / "x")], capture_output=True, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "give --max-tokens or --time-budget" in refused.stderr
