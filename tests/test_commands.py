@@ -23,6 +23,7 @@ import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
 import indexer.shards
+from app.settings import INDEX_ENV
 from encoder import Elmo
 from encoder.device import resolve_device
 from encoder.errors import MissingExtra
@@ -162,14 +163,19 @@ def test_the_onednn_warning_is_silenced_and_other_warnings_still_show(tmp_path: 
     assert "warning: " in build.stderr and "undecodable byte sequence(s) were replaced" in build.stderr
 
 
-# ------------------------------------------------------------------------------------------ app: a busy port
+# ------------------------------------------------------------------------------------------ app
+class Served(Exception):
+    """Raised instead of replacing the test process with Streamlit."""
+
+
+def instead_of_streamlit(*args) -> None:
+    raise Served
+
+
 def test_a_busy_port_is_one_error_line_before_streamlit_starts(
     index: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    def no_streamlit(*args) -> None:
-        raise AssertionError("Streamlit must not start on a busy port")
-
-    monkeypatch.setattr(os, "execve", no_streamlit)
+    monkeypatch.setattr(os, "execve", instead_of_streamlit)  # raises Served: it must not be reached
     with socket.socket() as other:
         other.bind(("127.0.0.1", 0))
         other.listen()
@@ -263,3 +269,23 @@ def test_a_missing_optional_dependency_names_its_extra(
         "error: --ray needs the optional dependencies [ray]: pip install 'elmo-search[ray]' (in a checkout: make install)\n"
     )
     assert not (tmp_path / "index").exists()
+
+
+@pytest.mark.parametrize("kiwi", [True, False])
+def test_the_korean_demo_needs_kiwi_and_says_so_without_it(
+    kiwi: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    built = []
+    monkeypatch.setattr(app_cli, "ensure_index", lambda index_dir, model, rebuild, glove, demo: built.append(demo))
+    monkeypatch.setattr(app_cli, "check_port", lambda address, port: None)
+    monkeypatch.setattr(os, "execve", instead_of_streamlit)
+    monkeypatch.delenv(INDEX_ENV, raising=False)  # the demo's own index, beside which the Korean one is built
+    if kiwi:
+        pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (the [ko] extra)")
+    else:
+        monkeypatch.setitem(sys.modules, "kiwipiepy", None)
+    with pytest.raises(Served):
+        app_cli.main([])
+    out = capsys.readouterr().out
+    assert built == (["en", "ko"] if kiwi else ["en"])
+    assert ("No Korean demo: Korean text (Kiwi) needs the optional dependencies [ko]" in out) is not kiwi
