@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: install demo test bench train-default
 
-$(VENV)/installed.stamp: requirements.txt
+$(VENV)/installed.stamp: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@

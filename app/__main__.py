@@ -6,13 +6,16 @@ This is what ``make demo`` runs. Later runs find the index and start at once; ``
 from __future__ import annotations
 
 import argparse
+import errno
+import importlib.util
 import os
+import socket
 import sys
 import time
 from pathlib import Path
 
 from encoder.elmo import model_hash, resolve_model
-from encoder.errors import describe, fail
+from encoder.errors import MissingExtra, describe, fail
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source
@@ -97,7 +100,7 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
     started = time.perf_counter()
     try:
         build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild)
-    except (IndexerError, OSError, ValueError) as error:
+    except (IndexerError, OSError, ValueError, MissingExtra) as error:
         fail(f"building the demo index failed: {describe(error)}")
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"Built the demo index in {minutes} min {seconds} s.", flush=True)
@@ -109,6 +112,29 @@ def _installed(model: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def check_port(address: str, port: int) -> None:
+    """One ``error:`` line (exit 2) when another program already listens on ``address:port``, where Streamlit would
+    end with its own message and exit 1. Binds as Streamlit's server does (SO_REUSEADDR; IPv6 sockets v6-only), so a
+    port whose last connections are still closing counts as free, as it is for Streamlit."""
+    try:
+        places = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        return  # an address that does not resolve: Streamlit says so itself
+    for family, kind, protocol, _, place in places:
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(place)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    fail(
+                        f"port {port} on {address} is in use (ELMo Search already running, or another program); "
+                        f"stop that program or choose another port, e.g. --port {port + 1}"
+                    )
 
 
 def streamlit_command(address: str, port: int) -> list[str]:
@@ -147,7 +173,11 @@ def main(argv: list[str] | None = None) -> None:
     ensure_index(index_dir, args.model or demo.model, args.rebuild, args.glove or demo.glove, args.demo)
     if index_dir == DEMOS["en"].index_dir and _installed("ko"):  # the Korean demo beside the English one
         korean = DEMOS["ko"]
-        ensure_index(korean.index_dir, korean.model, args.rebuild, korean.glove, "ko")
+        if importlib.util.find_spec("kiwipiepy") is None:
+            print(f"No Korean demo: {MissingExtra('Korean text (Kiwi)', 'ko')}", flush=True)
+        else:
+            ensure_index(korean.index_dir, korean.model, args.rebuild, korean.glove, "ko")
+    check_port(args.address, args.port)
     host = "localhost" if args.address in ("0.0.0.0", "::") else args.address
     print(f"\nELMo Search is starting: open http://{host}:{args.port} in your browser (Ctrl+C stops it).", flush=True)
     env = {

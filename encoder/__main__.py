@@ -9,9 +9,17 @@ import sys
 from pathlib import Path
 
 from . import corpus, text, train_cli
+from .device import add_device_option
 from .elmo import PRECISIONS, add_model_options
-from .errors import describe, fail
+from .errors import MissingExtra, describe, fail
 from .eval import cli as eval_cli
+
+# What `embed` writes for each sentence, as AllenNLP's `elmo` command does for --all, --top and --average
+OUTPUT_FORMATS = {
+    "all": lambda layers: layers,  # (L+1, n_tokens, dim): every layer
+    "top": lambda layers: layers[-1],  # (n_tokens, dim): the top LSTM layer
+    "average": lambda layers: layers.mean(axis=0),  # (n_tokens, dim): the plain mean of the L+1 layers
+}
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -46,13 +54,15 @@ def embed_command(args: argparse.Namespace) -> None:
         with h5py.File(tmp, "w") as out:
             sentence_to_index = {}
             for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
-                out.create_dataset(str(i), data=layers.astype("float32"))
+                out.create_dataset(str(i), data=OUTPUT_FORMATS[args.output_format](layers).astype("float32"))
                 sentence_to_index.setdefault(" ".join(tokens), str(i))
             out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
             if args.raw:  # what was embedded: one list of token strings per line, in line order
                 out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
+    what = {"all": f"{elmo.n_layers} layers", "top": "the top layer", "average": f"the mean of {elmo.n_layers} layers"}
     print(
-        f"wrote {len(sentences)} sentences ({elmo.n_layers} layers x {elmo.dim} dims) to {args.output}", file=sys.stderr
+        f"wrote {len(sentences)} sentences ({what[args.output_format]} x {elmo.dim} dims) to {args.output}",
+        file=sys.stderr,
     )
 
 
@@ -64,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         "embed",
         help="write the ELMo layers of every line of a text file to hdf5",
         description="Embed one pre-tokenized sentence per line (tokens separated by spaces) into hdf5, in the "
-        "layout of AllenNLP's `elmo --all`: dataset 'i' = float32 (L+1, n_tokens, 2*projection_dim) "
-        "for input line i, plus a JSON dataset 'sentence_to_index'.",
+        "layout of AllenNLP's `elmo` command: dataset 'i' for input line i, float32 (L+1, n_tokens, 2*projection_dim) "
+        "with --all (the default), (n_tokens, 2*projection_dim) with --top or --average; plus a JSON dataset "
+        "'sentence_to_index'.",
     )
     add_model_options(embed)
     embed.add_argument(
@@ -79,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
         "token strings per line, in line order)",
     )
     embed.add_argument("--output", type=Path, required=True, help="hdf5 file to write (replaced atomically)")
+    layers = embed.add_mutually_exclusive_group()
+    for name, help in (
+        ("all", "write every layer: (L+1, n_tokens, dim) per sentence (the default)"),
+        ("top", "write the top layer only: (n_tokens, dim) per sentence"),
+        ("average", "write the mean of the L+1 layers: (n_tokens, dim) per sentence"),
+    ):
+        layers.add_argument(f"--{name}", dest="output_format", action="store_const", const=name, help=help)
+    embed.set_defaults(output_format="all")
     embed.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
     embed.add_argument(
         "--stateful",
@@ -86,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="carry LSTM state from batch row b to row b of the next batch, batches in input order, "
         "as the reference implementations do (off: every sentence is embedded on its own)",
     )
-    embed.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    add_device_option(embed)
     embed.add_argument(
         "--precision",
         choices=PRECISIONS,
@@ -108,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (OSError, ValueError) as error:  # bad input or a missing file that the command did not word itself
+    except (OSError, ValueError, MissingExtra) as error:  # bad input, a missing file or package, not worded yet
         fail(describe(error))
 
 
@@ -125,7 +144,12 @@ def exit_now() -> None:
     os._exit(0)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """``python -m encoder`` and the ``elmo-encoder`` command."""
     main()
     if sys.argv[1:2] == ["embed"]:  # done: its output is written, closed and renamed into place
         exit_now()
+
+
+if __name__ == "__main__":
+    cli()

@@ -26,6 +26,7 @@ from safetensors import SafetensorError, safe_open
 from tqdm.auto import tqdm
 
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
+from .device import resolve_device
 from .files import sha256_of, shipped_data
 from .mix import LayerMix
 from .model import BiLM, BiLMConfig, State
@@ -178,7 +179,7 @@ class Elmo:
     ):
         if precision not in PRECISIONS:
             raise ValueError(f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})")
-        self.device = torch.device(device)
+        self.device = torch.device(resolve_device(str(device)))
         self.precision = precision
         if precision == "fp16" and self.device.type == "cpu":
             warnings.warn(

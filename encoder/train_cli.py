@@ -7,6 +7,7 @@ import json
 from dataclasses import fields
 
 from . import distributed, train
+from .device import add_device_option
 from .elmo import MODEL_SPEC_HELP
 from .errors import fail
 from .files import open_text
@@ -167,7 +168,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start over in an --out that holds a run or a model: its checkpoints, log and model are replaced",
     )
-    p.add_argument("--device", default=defaults.device, help="cpu or cuda (default %(default)s)")
+    add_device_option(p)
     p.add_argument(
         "--precision",
         choices=["auto", "fp32", "bf16"],

@@ -16,8 +16,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from encoder.device import add_device_option
 from encoder.elmo import add_model_options
-from encoder.errors import describe, fail
+from encoder.errors import MissingExtra, describe, fail
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
@@ -114,7 +115,8 @@ def delete_command(args: argparse.Namespace) -> dict:
 
 
 def stats_command(args: argparse.Namespace) -> dict:
-    return _open(args).stats()
+    index = _open(args)
+    return {**index.stats(), **({"documents": index.documents()} if args.docs else {})}
 
 
 def search_command(args: argparse.Namespace) -> dict:
@@ -204,6 +206,16 @@ def _print_stats(result: dict) -> None:
         f"glove     {result['glove']['source']}, dim {result['glove']['dim']}, {result['glove']['vocab_size']:,} words"
     )
     print(f"disk      {result['disk_bytes'] / 2**20:.1f} MiB in {result['shards']} shard(s)")
+    if "documents" in result:  # stats --docs
+        _print_documents(result["documents"])
+
+
+def _print_documents(documents: list[dict]) -> None:
+    """One line per document: its id (what ``delete --doc-id`` takes), then its title."""
+    print(f"\n{len(documents):,} document(s), id and title:")
+    width = min(max((len(d["doc_id"]) for d in documents), default=0), 40)
+    for doc in documents:
+        print(f"  {doc['doc_id']:<{width}}  {doc['title']}".rstrip())
 
 
 def _print_hits(hits: list[dict], title: str) -> None:
@@ -255,7 +267,7 @@ def _print_senses(result: dict) -> None:
 def _add_model_options(parser: argparse.ArgumentParser, default: str | None) -> None:
     where = "default: the model named in the index manifest" if default is None else "default: %(default)s"
     add_model_options(parser, default, where)
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
+    add_device_option(parser)
 
 
 def _add_reader_options(parser: argparse.ArgumentParser) -> None:
@@ -439,7 +451,8 @@ def make_parser() -> argparse.ArgumentParser:
     delete = commands.add_parser(
         "delete",
         help="remove documents from an index",
-        description="Remove documents from all results. Their vectors stay on disk until the index is rebuilt.",
+        description="Remove documents from all results. Their vectors stay on disk until the index is rebuilt. "
+        "`stats --docs` lists the documents' ids.",
     )
     delete.add_argument("--index", required=True, type=Path, help="the index directory")
     delete.add_argument("--doc-id", nargs="+", required=True, help="ids of the documents to remove")
@@ -510,6 +523,9 @@ def make_parser() -> argparse.ArgumentParser:
     stats = commands.add_parser(
         "stats", help="what an index holds", description="Counts, settings and sizes of an index."
     )
+    stats.add_argument(
+        "--docs", action="store_true", help="also list every document's id (what delete --doc-id takes) and title"
+    )
     _add_query_options(stats)
     stats.set_defaults(run=stats_command, show=_print_stats)
 
@@ -561,10 +577,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "senses" and args.k != "auto" and not args.k.isdigit():
         fail(f"--k must be auto or a number, not {args.k!r}")
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        # every warning, each time, after the filters already set: the harmless ones encoder.model silences stay silent
+        warnings.simplefilter("always", append=True)
         try:
             result = args.run(args)
-        except (IndexerError, ValueError, OSError) as error:
+        except (IndexerError, ValueError, OSError, MissingExtra) as error:
             print(f"error: {describe(error)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
@@ -590,9 +607,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """``python -m indexer`` and the ``elmo-indexer`` command."""
     try:
         sys.exit(main())
     except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+
+
+if __name__ == "__main__":
+    cli()

@@ -15,6 +15,7 @@ imported only then); everything else is the same code.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
@@ -25,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from encoder import Elmo, LayerMix
+from encoder.device import resolve_device
 
 from . import folder, storage
 from .errors import CorpusError, IndexFormatError, QueryError
@@ -39,7 +41,7 @@ from .finalize import (
     vocabulary,
     write_vocabulary,
 )
-from .index import Index, resolve_device
+from .index import Index
 from .manifest import (
     FORMAT_VERSION,
     GLOVE_NAMES,
@@ -383,11 +385,16 @@ def add_documents(
     return Index.open(out, model=elmo, device=device, verify=False)
 
 
+def _listing(out: Path) -> str:
+    """The command that lists the ids of the documents in the index at ``out``."""
+    return f"`python -m indexer stats --index {shlex.quote(str(out))} --docs`"
+
+
 def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
     """Remove documents from search results (their vectors stay on disk); returns the new counts."""
     out = Path(path)
     if not doc_ids:
-        raise QueryError("no document ids given: name the documents to delete (see `stats` for the documents)")
+        raise QueryError(f"no document ids given: name the documents to delete ({_listing(out)} lists them)")
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
         docs = pd.concat([storage.read_parquet(out / SHARDS / s.name / "docs.parquet") for s in manifest.shards])
@@ -397,7 +404,7 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
         if unknown:
             raise QueryError(
                 f"{len(unknown)} document id(s) are not in the index: {', '.join(map(repr, unknown[:10]))}"
-                f"{' …' if len(unknown) > 10 else ''}; nothing was deleted (see `stats` for the documents)"
+                f"{' …' if len(unknown) > 10 else ''}; nothing was deleted ({_listing(out)} lists the documents)"
             )
         removed = live.loc[wanted]
         counts = asdict(manifest.counts)

@@ -25,10 +25,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import ray
-from ray.exceptions import RayActorError, RayTaskError
+from encoder.errors import MissingExtra, describe
 
-from encoder.errors import describe
+try:
+    import ray
+    from ray.exceptions import RayActorError, RayTaskError
+except ImportError:
+    raise MissingExtra("--ray", "ray") from None
 
 from . import shards, storage
 from .errors import IndexerError

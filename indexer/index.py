@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from encoder import Elmo, LayerMix
+from encoder.device import resolve_device
 
 from . import storage
 from .bm25 import BM25, terms
@@ -59,17 +59,6 @@ from .words import WordFrequencies, is_word, normalize
 MAX_QUERY_CHARS = 10_000
 MAX_K = 1_000
 PASSAGES = 2  # passages shown under each document found
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything but cpu, cuda[:N] or auto is refused."""
-    if not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "auto"):
-        raise ValueError(f"unknown device {device!r}; use cpu, cuda (or cuda:N) or auto")
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' was asked for but torch sees no GPU; use --device cpu")
-    return device
 
 
 class Index:
@@ -502,6 +491,11 @@ class Index:
         if not self.device.startswith("cuda"):
             return "faiss-cpu"
         return "faiss-gpu" if gpu_faiss_available() else "torch-cuda"
+
+    def documents(self) -> list[dict]:
+        """The documents results can come from (deleted ones left out), in index order: ``doc_id`` and ``title``."""
+        live = self.docs if self._deleted_docs is None else self.docs[~self._deleted_docs]
+        return [{"doc_id": doc_id, "title": title} for doc_id, title in zip(live["doc_id"], live["title"])]
 
     def stats(self) -> dict:
         """Counts, settings, index types and sizes, as shown by ``python -m indexer stats``."""

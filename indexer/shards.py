@@ -128,31 +128,46 @@ def _gets_vector(encoding: Encoding) -> Callable[[str], bool]:
     return lambda token: is_content_word(token, stopwords) and (keep is None or normalize(token) in keep)
 
 
-def write_shard(path: Path, group: list[Parsed], first_sentence: int, first_token: int, encoding: Encoding) -> Shard:
-    """Encode one shard and write it as a directory that appears atomically; returns its record."""
+def write_shard(
+    path: Path,
+    group: list[Parsed],
+    first_sentence: int,
+    first_token: int,
+    encoding: Encoding,
+    on_document: Callable[[], object] | None = None,
+) -> Shard:
+    """Encode one shard and write it as a directory that appears atomically; returns its record. ``on_document`` is
+    called as each document's sentences are encoded (a progress bar moves per document, not per shard)."""
     elmo, settings, frequencies = encoding.elmo, encoding.settings, encoding.frequencies
     gets_vector = _gets_vector(encoding)
-    flat = [(p.doc, s) for p in group for s in p.sentences]
+    flat = [s for p in group for s in p.sentences]
     dims = (elmo.n_layers, elmo.dim)
     sentence_layers = np.zeros((len(flat), *dims), np.float16)
     sentence_rows, token_rows, token_layers = [], [], []
     per_doc: dict[str, list[int]] = {p.doc.doc_id: [0, 0, 0] for p in group}  # sentences, tokens, vectors
-    for row, ((doc, s), layers) in enumerate(zip(flat, _embed(elmo, [s.tokens for _, s in flat]))):
-        sentence_id = first_sentence + row
-        sentence_layers[row] = pool(layers, settings.pooling, frequencies.weights(s.tokens))
-        starts = [a - s.start for a, _ in s.token_spans]
-        ends = [b - s.start for _, b in s.token_spans]
-        sentence_rows.append((sentence_id, doc.doc_id, doc.title, s.text, s.start, s.end, s.tokens, starts, ends))
-        counts = per_doc[doc.doc_id]
-        counts[0] += 1
-        counts[1] += len(s.tokens)
-        for position, token in enumerate(s.tokens):
-            if gets_vector(token):
-                token_rows.append(
-                    (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
-                )
-                token_layers.append(layers[:, position].astype(np.float16))
-                counts[2] += 1
+    embedded = _embed(elmo, [s.tokens for s in flat])  # the layers of each sentence of ``flat``, in order
+    row = 0
+    for p in group:
+        doc, counts = p.doc, per_doc[p.doc.doc_id]
+        for s in p.sentences:
+            layers = next(embedded)
+            sentence_id = first_sentence + row
+            sentence_layers[row] = pool(layers, settings.pooling, frequencies.weights(s.tokens))
+            starts = [a - s.start for a, _ in s.token_spans]
+            ends = [b - s.start for _, b in s.token_spans]
+            sentence_rows.append((sentence_id, doc.doc_id, doc.title, s.text, s.start, s.end, s.tokens, starts, ends))
+            counts[0] += 1
+            counts[1] += len(s.tokens)
+            for position, token in enumerate(s.tokens):
+                if gets_vector(token):
+                    token_rows.append(
+                        (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
+                    )
+                    token_layers.append(layers[:, position].astype(np.float16))
+                    counts[2] += 1
+            row += 1
+        if on_document is not None:
+            on_document()
     titled = [p for p in group if p.title_tokens]
     title_layers = np.zeros((len(group), *dims), np.float16)  # zeros: no title (it then matches nothing)
     title_rows = {id(p): i for i, p in enumerate(group)}
@@ -203,12 +218,12 @@ ShardWriter = Callable[[Iterable[ShardJob]], Iterator[Shard]]
 are written, in any order; it takes the next job only when it can start on it."""
 
 
-def write_here(encoding: Encoding) -> ShardWriter:
-    """The local writer: one shard after the other, in this process."""
+def write_here(encoding: Encoding, on_document: Callable[[], object] | None = None) -> ShardWriter:
+    """The local writer: one shard after the other, in this process (``on_document`` as for ``write_shard``)."""
 
     def write(jobs: Iterable[ShardJob]) -> Iterator[Shard]:
         for job in jobs:
-            yield write_shard(job.path, job.group, job.first_sentence, job.first_token, encoding)
+            yield write_shard(job.path, job.group, job.first_sentence, job.first_token, encoding, on_document)
 
     return write
 
@@ -243,14 +258,15 @@ def encode_shards(
     planned: dict[str, tuple[int, str, int, int]] = {}  # shard name -> what it must hold
     shards: dict[str, Shard] = {}
     bar = tqdm(total=scan.stats.documents, desc="encoding", unit="doc", disable=not progress)
-    encoded_tokens, sentences, started = 0, first_sentence, time.perf_counter()
+    encoded_tokens, sentences, documents, started = 0, first_sentence, 0, time.perf_counter()
 
     def finished(shard: Shard, encoded: bool) -> None:
-        nonlocal encoded_tokens, sentences
+        nonlocal encoded_tokens, sentences, documents
         shards[shard.name] = shard
         encoded_tokens += shard.tokens if encoded else 0
         sentences += shard.sentences
-        bar.update(shard.documents)
+        documents += shard.documents
+        bar.update(documents - bar.n)  # the shard's documents the local writer has not counted one by one already
         bar.set_postfix(
             shards=len(shards),
             sentences=sentences,
@@ -278,7 +294,7 @@ def encode_shards(
                 )
             finished(shard, encoded=False)
 
-    for shard in (writer or write_here(encoding))(missing()):
+    for shard in (writer or write_here(encoding, on_document=bar.update))(missing()):
         if _holds(shard) != planned[shard.name]:  # only a worker running other code can get here
             raise IndexFormatError(
                 f"shard {shard.name} was encoded with {shard.sentences} sentences and {shard.token_vectors} token "

@@ -23,7 +23,7 @@ from encoder.elmo import resolve_model
 from indexer import Settings, build_index
 from indexer.errors import MESSAGES
 
-pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (requirements.txt)")
+pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (the [ko] extra)")
 
 KOREAN_DOCUMENTS = [  # 배 as a ship and as a pear, 눈 as snow and as eyes, 말 as a horse and as words
     (

@@ -15,7 +15,7 @@ from encoder.elmo import model_hash
 from encoder.text import text_rules
 from indexer import Index, IndexMismatchError, build_index
 
-pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (requirements.txt)")
+pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (the [ko] extra)")
 
 DOC = "우리는 항구에서 배를 타고 섬으로 갔다. 배가 고파서 배를 깎아 먹었다!\n\n둘째 문단입니다"
 

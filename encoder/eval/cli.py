@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from ..device import add_device_option
 from ..elmo import Elmo, add_model_options
 from ..errors import fail
 from ..glove import BASELINES, NONE, Glove
@@ -68,7 +69,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="WordNet 3.0 dict folder, for wsd (default %(default)s)",
     )
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default %(default)s)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default %(default)s)")
+    add_device_option(p)
     p.add_argument(
         "--threads",
         type=int,
