@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import text, train_cli
+from . import ownership, text, train_cli
 from .elmo import PRECISIONS, add_model_options
 from .errors import describe, fail
 from .eval import cli as eval_cli
@@ -26,12 +26,24 @@ def _read_lines(path: Path) -> list[str]:
     return lines
 
 
+def is_embeddings_file(path: Path) -> bool:
+    """Whether ``path`` is an hdf5 file of embeddings (``elmo --all``'s layout): what ``embed --output`` replaces."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            return "sentence_to_index" in f
+    except (OSError, ValueError):
+        return False
+
+
 def embed_command(args: argparse.Namespace) -> None:
     import h5py
 
     from .elmo import Elmo
     from .files import atomic_path
 
+    ownership.check_replace(args.output, is_embeddings_file, args.overwrite, "--output", "an hdf5 file of embeddings")
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
@@ -93,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="fp32",
         help="fp32: exact (default); tf32: TF32 matrix products on a GPU; bf16, fp16: autocast. Outputs "
         "are float32; the README gives the measured deviation of the others from fp32",
+    )
+    embed.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --output even when it is not an hdf5 file of embeddings (one is replaced anyway)",
     )
     embed.add_argument("--quiet", action="store_true", help="no progress bar")
     embed.set_defaults(func=embed_command)

@@ -6,6 +6,7 @@ Exit status: 0 done; 2 with one ``error: ...`` line on stderr that names the fil
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import NoReturn
 
@@ -32,6 +33,11 @@ def describe(error: BaseException) -> str:
         return f"{path} already exists and is not a folder; choose another path"
     if isinstance(error, NotADirectoryError):
         return f"{path}: part of this path is a file, not a folder; check the path"
+    if error.errno == errno.ENOSPC:
+        return (
+            f"{path}: disk full (no space left on device); free some space and run the command again "
+            "(what was already there is left as it was)"
+        )
     if isinstance(error, PermissionError):
         return f"{path}: permission denied; choose a file or folder you may read and write"
     return f"{path}: {error.strerror}"

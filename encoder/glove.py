@@ -12,6 +12,7 @@ train GloVe), so reading lives here.
 
 from __future__ import annotations
 
+import lzma
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -146,6 +147,15 @@ class Glove:
             raise ValueError(f"{path} holds no vectors")
         matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
         return cls(words, matrix, path)
+
+    @classmethod
+    def is_file(cls, path: str | Path) -> bool:
+        """Whether ``path`` reads as a GloVe text file (its first lines): what ``indexer glove --out`` may replace."""
+        try:
+            cls.load(path, max_lines=10)
+        except (OSError, ValueError, EOFError, lzma.LZMAError):
+            return False
+        return True
 
     def vector(self, word: str) -> np.ndarray | None:
         i = self.index.get(word)

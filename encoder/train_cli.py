@@ -11,15 +11,16 @@ from .elmo import MODEL_SPEC_HELP
 from .errors import fail
 from .files import open_text
 from .lm_head import perplexity
+from .numbers import Number
 from .ship import ship
 from .text import LANGUAGES
-from .train import SIZES, TrainConfig
+from .train import NUMBERS, SIZES, TrainConfig
 from .weights import read_config
 
 
 def ship_command(args: argparse.Namespace) -> None:
     try:
-        ship(args.run, args.to)
+        ship(args.run, args.to, overwrite=args.overwrite)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
     training = read_config(args.to)["training"]
@@ -95,25 +96,44 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--warmup-steps",
-        type=int,
+        type=NUMBERS["warmup_steps"],
         default=defaults.warmup_steps,
         help="with --continue: steps of linear learning-rate warm-up (default %(default)s)",
     )
     p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
-    p.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="softmax classes (default %(default)s)")
-    p.add_argument("--batch-size", type=int, default=defaults.batch_size, help="rows per rank (default %(default)s)")
-    p.add_argument("--unroll", type=int, default=defaults.unroll, help="truncated-BPTT window (default %(default)s)")
+    p.add_argument(
+        "--vocab-size",
+        type=NUMBERS["vocab_size"],
+        default=defaults.vocab_size,
+        help="softmax classes (default %(default)s)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=NUMBERS["batch_size"],
+        default=defaults.batch_size,
+        help="rows per rank (default %(default)s)",
+    )
+    p.add_argument(
+        "--unroll", type=NUMBERS["unroll"], default=defaults.unroll, help="truncated-BPTT window (default %(default)s)"
+    )
     p.add_argument("--optimizer", choices=["adagrad", "adam"], default=defaults.optimizer, help="default %(default)s")
-    p.add_argument("--lr", type=float, default=defaults.lr, help="learning rate (default %(default)s)")
-    p.add_argument("--clip", type=float, default=defaults.clip, help="global gradient-norm clip (default %(default)s)")
-    p.add_argument("--dropout", type=float, default=defaults.dropout, help="default %(default)s")
-    p.add_argument("--max-tokens", type=int, help="stop after this many tokens per direction (all ranks)")
-    p.add_argument("--time-budget", type=float, help="stop after this many minutes, with a final checkpoint")
+    p.add_argument("--lr", type=NUMBERS["lr"], default=defaults.lr, help="learning rate (default %(default)s)")
+    p.add_argument(
+        "--clip", type=NUMBERS["clip"], default=defaults.clip, help="global gradient-norm clip (default %(default)s)"
+    )
+    p.add_argument("--dropout", type=NUMBERS["dropout"], default=defaults.dropout, help="default %(default)s")
+    p.add_argument(
+        "--max-tokens", type=NUMBERS["max_tokens"], help="stop after this many tokens per direction (all ranks)"
+    )
+    p.add_argument(
+        "--time-budget", type=NUMBERS["time_budget"], help="stop after this many minutes, with a final checkpoint"
+    )
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help="start over in an --out that holds a run or a model: its checkpoints, log and model are replaced",
+        help="start over in an --out that holds a training run: its checkpoints, log and model are replaced (never a "
+        "model folder that is not a run, nor a file the run did not write)",
     )
     p.add_argument("--device", default=defaults.device, help="cpu or cuda (default %(default)s)")
     p.add_argument(
@@ -129,7 +149,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "the first steps compile for a minute or more; a part that fails to compile runs eagerly",
     )
     p.add_argument(
-        "--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)"
+        "--workers",
+        type=NUMBERS["workers"],
+        help="tokenizing processes; 0: tokenize in this process (default: all cores but one; none for corpora under "
+        "200 kB)",
     )
     p.add_argument(
         "--watch",
@@ -137,24 +160,29 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="keep adding text files that appear under --corpus folders; they join at the next pass "
         "(copy them in under another name, then rename)",
     )
-    p.add_argument("--seed", type=int, default=defaults.seed, help="default %(default)s")
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--seed", type=NUMBERS["seed"], default=defaults.seed, help="default %(default)s")
+    p.add_argument("--threads", type=NUMBERS["threads"], help="torch CPU threads (default: torch's choice)")
     p.add_argument("--valid", help="held-out text for periodic validation perplexity")
     p.add_argument(
         "--valid-tokens",
-        type=int,
+        type=NUMBERS["valid_tokens"],
         default=defaults.valid_tokens,
         help="validation tokens (first lines of --valid, default %(default)s)",
     )
-    p.add_argument("--valid-every", type=int, default=defaults.valid_every, help="steps (default %(default)s)")
+    p.add_argument(
+        "--valid-every", type=NUMBERS["valid_every"], default=defaults.valid_every, help="steps (default %(default)s)"
+    )
     p.add_argument(
         "--checkpoint-every",
-        type=float,
+        type=NUMBERS["checkpoint_every"],
         default=defaults.checkpoint_every,
         help="minutes between checkpoints (default %(default)s)",
     )
     p.add_argument(
-        "--log-every", type=int, default=defaults.log_every, help="steps between log lines (default %(default)s)"
+        "--log-every",
+        type=NUMBERS["log_every"],
+        default=defaults.log_every,
+        help="steps between log lines (default %(default)s)",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.set_defaults(func=train_command)
@@ -165,7 +193,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         description=ship.__doc__,
     )
     r.add_argument("--run", required=True, help="the run's --out folder")
-    r.add_argument("--to", default="data/models/default", help="model folder to write (default %(default)s)")
+    r.add_argument(
+        "--to",
+        required=True,
+        help="model folder to write, e.g. data/models/default: a new or empty folder, the model the run continued "
+        "(--continue), or one this run was shipped to before; the files shipped beside the model (its model card, "
+        "a GloVe) are kept",
+    )
+    r.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a model folder the run did not continue (its model files; other files beside it are kept)",
+    )
     r.set_defaults(func=ship_command)
 
     q = commands.add_parser(
@@ -176,6 +215,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
     q.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
-    q.add_argument("--max-tokens", type=int, help="stop after the lines holding this many tokens")
+    q.add_argument("--max-tokens", type=Number(int, 1), help="stop after the lines holding this many tokens")
     q.add_argument("--json", action="store_true", help='print {"forward", "backward", "mean", "tokens", "vocab_size"}')
     q.set_defaults(func=perplexity_command)

@@ -16,13 +16,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from encoder import ownership
 from encoder.elmo import add_model_options
 from encoder.errors import describe, fail
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
-from .glove import X_MAX, save_glove, train_glove_on_text
+from .glove import X_MAX, Glove, save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, Index
 from .ranking import METHODS
 from .vectors import POOLINGS
@@ -156,6 +157,7 @@ def glove_command(args: argparse.Namespace) -> dict:
             fail(f"--{option.replace('_', '-')} must be at least 1, not {getattr(args, option)}")
     if args.out.is_dir():
         fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
+    ownership.check_replace(args.out, Glove.is_file, args.overwrite, "--out", "a GloVe file")
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
@@ -547,6 +549,11 @@ def make_parser() -> argparse.ArgumentParser:
         help="how the text is split into sentences and words: en (Punkt + NLTK), ko (Kiwi morphemes) or ko-eojeol "
         "(eojeol); "
         "the same rules as a model of that language (default en)",
+    )
+    glove.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --out even when it is not a GloVe file (one is replaced anyway)",
     )
     glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
     glove.set_defaults(
