@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from . import ownership, text, train_cli
-from .elmo import PRECISIONS, add_model_options
-from .errors import describe, fail
+from .elmo import BATCH_SIZE, PRECISIONS, add_model_options
+from .errors import REPORTED, describe, fail, reported
 from .eval import cli as eval_cli
+from .numbers import check_finite
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -48,12 +49,12 @@ def embed_command(args: argparse.Namespace) -> None:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
-    if args.batch_size < 1:
-        fail(f"--batch-size must be at least 1, not {args.batch_size}")
     lines = _read_lines(args.input)
     # --raw: the model's own tokenizer, each line one sequence; else tokens as the line separates them
     sentences = [elmo.text.tokenize(line) if args.raw else line.split() for line in lines]
     vectors = elmo.embed(sentences, batch_size=args.batch_size, progress=not args.quiet)
+    for number, layers in enumerate(vectors, start=1):
+        check_finite(f"the vectors of line {number} (the model is damaged?)", layers)
     with atomic_path(args.output) as tmp:
         with h5py.File(tmp, "w") as out:
             sentence_to_index = {}
@@ -91,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         "token strings per line, in line order)",
     )
     embed.add_argument("--output", type=Path, required=True, help="hdf5 file to write (replaced atomically)")
-    embed.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
+    embed.add_argument("--batch-size", type=BATCH_SIZE, default=64, help="sentences per batch (default 64)")
     embed.add_argument(
         "--stateful",
         action="store_true",
@@ -124,7 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (OSError, ValueError) as error:  # bad input or a missing file that the command did not word itself
+    except REPORTED as error:  # bad input, a missing file or too little memory that the command did not word itself
+        if not reported(error):
+            raise
         fail(describe(error))
 
 

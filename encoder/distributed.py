@@ -10,9 +10,12 @@ import os
 import torch
 import torch.distributed as dist
 
+from .elmo import resolve_device
+
 
 def init(device: str) -> tuple[int, int, torch.device]:
     """(rank, world size, device); starts a process group when launched by torchrun with more than one rank."""
+    device = resolve_device(device)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1 and not dist.is_initialized():
         dist.init_process_group(backend="nccl" if device.startswith("cuda") else "gloo")

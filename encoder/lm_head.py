@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import torch
 import torch.nn.functional as F
 from safetensors import safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import Tensor, nn
 
 from .chars import BOS_TOKEN, EOS_TOKEN
@@ -28,7 +28,7 @@ from .files import atomic_path
 from .lm_data import VOCAB_FILE, Batch, Vocabulary, cluster_rows, make_batch, paragraph_pairs, target_clusters
 from .model import BiLM, State
 from .text import TextRules, text_rules
-from .weights import load_model
+from .weights import WeightsError, check_finite_weights, load_model, read_safetensors
 
 if TYPE_CHECKING:
     from .elmo import Elmo
@@ -93,15 +93,23 @@ class LMHead(nn.Module):
     def save(self, path: str | Path, fp16: bool = False) -> None:
         dtype = torch.float16 if fp16 else torch.float32
         tensors = {k: v.detach().cpu().to(dtype).contiguous() for k, v in self.state_dict().items()}
+        check_finite_weights(tensors, path, writing=True)
         with atomic_path(path) as tmp:
             save_file(tensors, tmp, metadata={"format": "elmo-search-lm-head", "config": json.dumps(self.config())})
 
     @classmethod
     def load(cls, path: str | Path) -> LMHead:
-        with safe_open(str(path), framework="pt") as f:
-            config = json.loads(f.metadata()["config"])
-        head = cls(**config)
-        head.load_state_dict({k: v.float() for k, v in load_file(str(path)).items()})
+        """A head saved by ``save``; a file that is not one is a ``WeightsError`` naming it."""
+        tensors = read_safetensors(path)
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                head = cls(**json.loads(f.metadata()["config"]))
+            head.load_state_dict({k: v.float() for k, v in tensors.items()})
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            raise WeightsError(
+                f"{path} is not an LM head of ours ({type(error).__name__}: {error}); restore it"
+            ) from None
+        check_finite_weights(tensors, path, writing=False)
         return head
 
 

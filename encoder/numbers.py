@@ -111,12 +111,17 @@ class Number:
         value = self.read(text)
         return value if value is not None and self.problem(value) is None else None
 
+    def text_problem(self, text: str) -> str | None:
+        """Why the number ``text`` spells breaks the rule ("must be ..., not 'text'"), or None."""
+        value = self.read(text)
+        return self.problem(text if value is None else value, repr(text))
+
     def __call__(self, text: str) -> int | float:
         """argparse's ``type``: the option's text as a number, or its usage error saying what is wanted."""
-        value = self.read(text)
-        problem = self.problem(text if value is None else value, repr(text))
+        problem = self.text_problem(text)
         if problem is not None:
             raise argparse.ArgumentTypeError(problem)
+        value = self.read(text)
         return float(value) if self.kind is float else value
 
 

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 from . import ownership
 from .distributed import barrier
@@ -24,7 +24,7 @@ from .files import atomic_path, temporary_target, writing
 from .lm_data import VOCAB_FILE, LMBatches, Vocabulary
 from .lm_head import HEAD_FILE, LanguageModel
 from .model import State
-from .weights import CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX, save_model
+from .weights import CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX, read_safetensors, save_model
 
 CHECKPOINTS, LATEST = "checkpoints", "latest.json"
 LOG_FILE, PLOT_FILE, RUN_RECORD = "log.jsonl", "learning_curve.png", "run.json"
@@ -120,7 +120,7 @@ def _save_rank_state(directory: Path, rank: int, position: dict, state: State) -
 
 
 def load_rank_state(directory: Path, rank: int, data: LMBatches, device: torch.device) -> State:
-    tensors = load_file(str(directory / f"rank{rank}.safetensors"))
+    tensors = read_safetensors(directory / f"rank{rank}.safetensors")
     torch.set_rng_state(tensors["rng.cpu"])
     if "rng.cuda" in tensors and device.type == "cuda":
         torch.cuda.set_rng_state(tensors["rng.cuda"])
@@ -138,7 +138,7 @@ def _optimizer_files(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.
 
 def restore_optimizer(optimizer: torch.optim.Optimizer, checkpoint: Path, meta: dict) -> None:
     """The optimizer state saved in ``checkpoint``; ``meta``: its ``trainer.json``."""
-    tensors = load_file(str(checkpoint / "optimizer.safetensors"))
+    tensors = read_safetensors(checkpoint / "optimizer.safetensors")
     state: dict[int, dict] = {}
     for name, tensor in tensors.items():
         index, key = name.split(".", 1)

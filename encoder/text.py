@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .files import open_text
+from .numbers import Number
 
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
@@ -550,7 +551,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, type=Path, metavar="PATH", help="where to write the JSON parameters")
     parser.add_argument(
         "--max-chars",
-        type=int,
+        type=Number(int, 1),
         default=DEFAULT_MAX_CHARS,
         metavar="N",
         help="train on about the first N characters of the corpus (default: %(default)s)",

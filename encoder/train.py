@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from . import distributed
-from .elmo import model_folder, model_hash, resolve_model
+from .elmo import model_folder, model_hash, resolve_device, resolve_model
 from .files import open_text
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate
@@ -188,6 +188,7 @@ def check_modes(cfg: TrainConfig) -> None:
     for name, rule in NUMBERS.items():
         if getattr(cfg, name) is not None:
             rule.check(f"--{name.replace('_', '-')}", getattr(cfg, name))
+    resolve_device(cfg.device)
     if cfg.resume and cfg.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
     check_out(cfg)
@@ -396,8 +397,6 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.overwrite and os.environ.get("RANK", "0") == "0":
         clear_run(out)
     out.mkdir(parents=True, exist_ok=True)
-    if not cfg.resume and os.environ.get("RANK", "0") == "0":
-        write_run_record(out, _run_record(cfg))
     text = text_rules(run_language(cfg))
     corpus = TokenizedCorpus.from_paths(
         cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.name
@@ -410,6 +409,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         vocab = Vocabulary.load(checkpoint / VOCAB_FILE)
     else:
         lm, vocab = build_language_model(cfg, corpus, rank, world)
+        if rank == 0:  # the inputs were good: from now on the folder holds this run
+            write_run_record(out, _run_record(cfg))
     lm.to(device)
     optimizer = make_optimizer(cfg, list(lm.parameters()))
     torch.manual_seed(cfg.seed * 1000 + rank)  # dropout masks: reproducible, different on every rank

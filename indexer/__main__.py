@@ -18,13 +18,16 @@ from typing import Any
 
 from encoder import ownership
 from encoder.elmo import add_model_options
-from encoder.errors import describe, fail
+from encoder.errors import REPORTED, describe, fail, reported
+from encoder.numbers import SEED, THREADS, Number
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
+from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import X_MAX, Glove, save_glove, train_glove_on_text
-from .index import MAX_QUERY_CHARS, Index
+from .index import MAX_QUERY_CHARS, OCCURRENCES, SENSES_K, Index, K
+from .manifest import SETTING_NUMBERS
 from .ranking import METHODS
 from .vectors import POOLINGS
 
@@ -53,8 +56,6 @@ def _reader_options(args: argparse.Namespace) -> dict:
 
 
 def _ray_options(args: argparse.Namespace) -> dict:
-    if args.ray_workers is not None and args.ray_workers < 1:
-        fail(f"--ray-workers must be at least 1, not {args.ray_workers}")
     if args.ray_workers is not None and args.ray is False:
         fail("--ray-workers needs --ray")
     return {"ray": args.ray, "ray_workers": args.ray_workers}
@@ -146,15 +147,20 @@ def neighbors_command(args: argparse.Namespace) -> dict:
 
 
 def senses_command(args: argparse.Namespace) -> dict:
-    k = args.k if args.k == "auto" else int(args.k)
-    return asdict(_open(args).senses(args.word, k=k, max_occurrences=args.max_occurrences, layers=args.layers))
+    return asdict(_open(args).senses(args.word, k=args.k, max_occurrences=args.max_occurrences, layers=args.layers))
+
+
+def _senses_k(text: str) -> int | str:
+    """``--k`` of senses: auto, or a number of senses (``SENSES_K``)."""
+    if text == "auto":
+        return text
+    if SENSES_K.text_problem(text) is not None:
+        raise argparse.ArgumentTypeError(f"must be auto or {SENSES_K.describe()}, not {text!r}")
+    return SENSES_K(text)
 
 
 # ------------------------------------------------------------------------------------------ text output
 def glove_command(args: argparse.Namespace) -> dict:
-    for option in ("max_tokens", "vocab_size", "min_count", "window", "dim", "epochs", "x_max", "threads"):
-        if getattr(args, option) is not None and getattr(args, option) < 1:
-            fail(f"--{option.replace('_', '-')} must be at least 1, not {getattr(args, option)}")
     if args.out.is_dir():
         fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
     ownership.check_replace(args.out, Glove.is_file, args.overwrite, "--out", "a GloVe file")
@@ -292,7 +298,7 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ray-workers",
-        type=int,
+        type=Number(int, 1, 100_000),
         metavar="N",
         help="Ray actors, each holding one model (default: one per GPU of the cluster, else one per CPU)",
     )
@@ -389,36 +395,42 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--keep-stopwords", action="store_true", help="give stopwords token vectors too")
     build.add_argument(
         "--min-freq",
-        type=int,
+        type=SETTING_NUMBERS["min_freq"],
         default=DEFAULTS.min_freq,
         help="words seen fewer times get no token vectors (default: %(default)s)",
     )
     build.add_argument(
-        "--glove-dim", type=int, default=DEFAULTS.glove_dim, help="GloVe training: vector size (default: %(default)s)"
+        "--glove-dim",
+        type=SETTING_NUMBERS["glove_dim"],
+        default=DEFAULTS.glove_dim,
+        help="GloVe training: vector size (default: %(default)s)",
     )
     build.add_argument(
-        "--glove-epochs", type=int, default=DEFAULTS.glove_epochs, help="GloVe training: epochs (default: %(default)s)"
+        "--glove-epochs",
+        type=SETTING_NUMBERS["glove_epochs"],
+        default=DEFAULTS.glove_epochs,
+        help="GloVe training: epochs (default: %(default)s)",
     )
     build.add_argument(
         "--glove-window",
-        type=int,
+        type=SETTING_NUMBERS["glove_window"],
         default=DEFAULTS.glove_window,
         help="GloVe training: co-occurrence window in words (default: %(default)s)",
     )
     build.add_argument(
         "--glove-min-count",
-        type=int,
+        type=SETTING_NUMBERS["glove_min_count"],
         default=DEFAULTS.glove_min_count,
         help="GloVe training: words seen fewer times are left out (default: %(default)s)",
     )
     build.add_argument(
         "--shard-tokens",
-        type=int,
+        type=SETTING_NUMBERS["shard_tokens"],
         default=SHARD_TOKENS,
         help="tokens per shard, the unit of resuming (default: %(default)s)",
     )
     build.add_argument(
-        "--seed", type=int, default=DEFAULTS.seed, help="seed for sampling and GloVe (default: %(default)s)"
+        "--seed", type=SEED, default=DEFAULTS.seed, help="seed for sampling and GloVe (default: %(default)s)"
     )
     build.add_argument(
         "--overwrite", action="store_true", help="replace an existing index or interrupted build in --out"
@@ -459,7 +471,7 @@ def make_parser() -> argparse.ArgumentParser:
         f"lower; below 0.5 is chance). Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
     )
     search.add_argument("query", help="the query text")
-    search.add_argument("--k", type=int, default=10, help="number of results (default: 10)")
+    search.add_argument("--k", type=K, default=10, help="number of results (default: 10)")
     search.add_argument(
         "--method",
         default=METHODS[0],
@@ -483,8 +495,10 @@ def make_parser() -> argparse.ArgumentParser:
     )
     neighbors.add_argument("--sentence", required=True, help="a sentence containing the word")
     neighbors.add_argument("--word", required=True, help="the word (as it appears in the sentence; case-insensitive)")
-    neighbors.add_argument("--position", type=int, help="its token position (0-based) if it occurs more than once")
-    neighbors.add_argument("--k", type=int, default=10, help="number of uses to show (default: 10)")
+    neighbors.add_argument(
+        "--position", type=Number(int, 0), help="its token position (0-based) if it occurs more than once"
+    )
+    neighbors.add_argument("--k", type=K, default=10, help="number of uses to show (default: 10)")
     neighbors.add_argument("--same-word", action="store_true", help="only uses of the same word")
     _add_layers_option(neighbors)
     _add_query_options(neighbors)
@@ -498,10 +512,12 @@ def make_parser() -> argparse.ArgumentParser:
         "2-D (PCA) coordinates for plotting.",
     )
     senses.add_argument("--word", required=True, help="the word")
-    senses.add_argument("--k", default="auto", help="number of senses, or auto (default: auto, at most 8)")
+    senses.add_argument(
+        "--k", type=_senses_k, default="auto", help="number of senses, or auto (default: auto, at most 8)"
+    )
     senses.add_argument(
         "--max-occurrences",
-        type=int,
+        type=OCCURRENCES,
         default=2000,
         help="cluster a random sample of this many uses at most (default: %(default)s)",
     )
@@ -523,23 +539,32 @@ def make_parser() -> argparse.ArgumentParser:
     )
     glove.add_argument("--corpus", nargs="+", required=True, type=Path, help="text files or folders")
     glove.add_argument("--out", required=True, type=Path, help="GloVe text file to write (.xz compresses it)")
-    glove.add_argument("--max-tokens", type=int, default=5_000_000, help="tokens to read (default 5,000,000)")
-    glove.add_argument("--vocab-size", type=int, default=30_000, help="most frequent words kept (default 30,000)")
-    glove.add_argument("--min-count", type=int, default=5, help="drop words seen fewer times (default 5)")
-    glove.add_argument("--window", type=int, default=10, help="co-occurrence window (default 10)")
-    glove.add_argument("--dim", type=int, default=100, help="vector size (default 100)")
-    glove.add_argument("--epochs", type=int, default=15, help="AdaGrad epochs (default 15)")
+    glove.add_argument(
+        "--max-tokens", type=GLOVE_NUMBERS["max_tokens"], default=5_000_000, help="tokens to read (default 5,000,000)"
+    )
+    glove.add_argument(
+        "--vocab-size",
+        type=GLOVE_NUMBERS["vocab_size"],
+        default=30_000,
+        help="most frequent words kept (default 30,000)",
+    )
+    glove.add_argument(
+        "--min-count", type=GLOVE_NUMBERS["min_count"], default=5, help="drop words seen fewer times (default 5)"
+    )
+    glove.add_argument("--window", type=GLOVE_NUMBERS["window"], default=10, help="co-occurrence window (default 10)")
+    glove.add_argument("--dim", type=GLOVE_NUMBERS["dim"], default=100, help="vector size (default 100)")
+    glove.add_argument("--epochs", type=GLOVE_NUMBERS["epochs"], default=15, help="AdaGrad epochs (default 15)")
     glove.add_argument(
         "--x-max",
-        type=float,
+        type=GLOVE_NUMBERS["x_max"],
         default=X_MAX,
         help="co-occurrence count at which a pair's weight reaches 1 (default %(default)s, for corpora of millions "
         "of tokens; the GloVe paper's 100 is for billions)",
     )
-    glove.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    glove.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     glove.add_argument(
         "--threads",
-        type=int,
+        type=THREADS,
         help="torch CPU threads (default: torch's choice; 1 is fastest on a machine busy with other work)",
     )
     glove.add_argument(
@@ -565,13 +590,13 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
-    if args.command == "senses" and args.k != "auto" and not args.k.isdigit():
-        fail(f"--k must be auto or a number, not {args.k!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = args.run(args)
-        except (IndexerError, ValueError, OSError) as error:
+        except (IndexerError, *REPORTED) as error:
+            if not isinstance(error, IndexerError) and not reported(error):
+                raise
             print(f"error: {describe(error)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from encoder import Elmo, LayerMix
+from encoder.elmo import resolve_device
 
 from . import folder, storage
 from .errors import CorpusError, IndexFormatError, QueryError
@@ -39,7 +40,7 @@ from .finalize import (
     vocabulary,
     write_vocabulary,
 )
-from .index import Index, resolve_device
+from .index import Index
 from .manifest import (
     FORMAT_VERSION,
     GLOVE_NAMES,

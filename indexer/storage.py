@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from encoder.files import atomic_path, sha256_of
+from encoder.numbers import check_finite
 
 from .errors import CorruptIndexError
 
@@ -70,6 +71,8 @@ def read_parquet(path: Path) -> pd.DataFrame:
 
 
 def write_npy(path: Path, array: np.ndarray) -> None:
+    """Write vectors, none of them NaN or infinite (so an index never holds one: its hash is checked on opening)."""
+    check_finite(f"the vectors to write to {path}", array)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             np.save(f, array, allow_pickle=False)
