@@ -10,12 +10,14 @@ import errno
 import sys
 from typing import NoReturn
 
+from .terminal import show
+
 ERROR_EXIT = 2
 
 
 def fail(message: str) -> NoReturn:
-    """Print ``error: message`` and exit with status 2."""
-    print(f"error: {message}", file=sys.stderr)
+    """Print ``error: message`` (its control characters made visible: ``terminal.visible``) and exit with status 2."""
+    show(f"error: {message}", file=sys.stderr)
     raise SystemExit(ERROR_EXIT)
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .files import open_text
 from .numbers import Number
+from .terminal import show
 
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
@@ -566,7 +567,7 @@ def run(args: argparse.Namespace) -> None:
     params = train_punkt(iter_lines(args.corpus, replaced), args.max_chars)
     save_punkt(params, args.out)
     for path, count in replaced.items():
-        print(f"warning: {path}: {count} U+FFFD characters (undecodable bytes?)", file=sys.stderr)
+        show(f"warning: {path}: {count} U+FFFD characters (undecodable bytes?)", file=sys.stderr)
     print(
         f"trained on {params['trained_on_chars']:,} characters in "
         f"{time.perf_counter() - started:.0f} s: {len(params['abbrev_types'])} abbreviations, "

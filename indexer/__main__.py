@@ -20,6 +20,7 @@ from encoder import ownership
 from encoder.elmo import add_model_options
 from encoder.errors import REPORTED, describe, fail, reported
 from encoder.numbers import SEED, THREADS, Number
+from encoder.terminal import show
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
@@ -189,44 +190,45 @@ def glove_command(args: argparse.Namespace) -> dict:
 
 def _print_stats(result: dict) -> None:
     counts, model = result["counts"], result["model"]
-    print(f"index     {result['path']}  (format {result['format_version']}, updated {result['updated_at']})")
-    print(f"model     {model['name']}  hash {model['hash']}  dim {model['dim']}  layers {model['n_layers']}")
-    print(f"vectors   {result['layers']['description']}, {result['pooling']} pooling, backend {result['backend']}")
-    print(
+    show(f"index     {result['path']}  (format {result['format_version']}, updated {result['updated_at']})")
+    show(f"model     {model['name']}  hash {model['hash']}  dim {model['dim']}  layers {model['n_layers']}")
+    show(f"vectors   {result['layers']['description']}, {result['pooling']} pooling, backend {result['backend']}")
+    show(
         f"documents {counts['documents']:,}  sentences {counts['sentences']:,}  tokens {counts['tokens']:,}  "
         f"token vectors {counts['token_vectors']:,}  deleted documents {counts['deleted_documents']:,}"
     )
-    print(
+    show(
         f"skipped   {counts['skipped_empty_documents']:,} empty documents; "
         f"{counts['replaced_characters']:,} undecodable characters replaced"
     )
     for kind, entry in result["indexes"].items():
-        print(
+        show(
             f"faiss     {kind:9s} {entry['factory']:16s} {entry['ntotal']:>10,} x {entry['dim']}  {entry['search_params']}"
         )
     tokens = result["token_vectors"]
     if tokens["compressed"]:
         how = "re-ranked with the exact vectors" if tokens["reranked"] else "no exact vectors kept: approximate"
-        print(f"tokens    compressed, {tokens['index_bytes_per_vector']:.0f} bytes a vector in FAISS; {how}")
-    print(
+        show(f"tokens    compressed, {tokens['index_bytes_per_vector']:.0f} bytes a vector in FAISS; {how}")
+    show(
         f"glove     {result['glove']['source']}, dim {result['glove']['dim']}, {result['glove']['vocab_size']:,} words"
     )
-    print(f"disk      {result['disk_bytes'] / 2**20:.1f} MiB in {result['shards']} shard(s)")
+    show(f"disk      {result['disk_bytes'] / 2**20:.1f} MiB in {result['shards']} shard(s)")
 
 
 def _print_hits(hits: list[dict], title: str) -> None:
     """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, matched words."""
-    print(title)
+    show(title)
     for hit in hits:
         if "sentence" in hit:
-            print(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}\n      {hit['sentence']}")
+            show(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}")
+            show(f"      {hit['sentence']}")
             continue
         matched = f"  (matched: {', '.join(hit['matched_words'])})" if hit["matched_words"] else ""
-        print(f"{hit['rank']:3d}. relevance {hit['relevance']:.2f}  [{hit['doc_id']}] {hit['title']}{matched}")
+        show(f"{hit['rank']:3d}. relevance {hit['relevance']:.2f}  [{hit['doc_id']}] {hit['title']}{matched}")
         for passage in hit["passages"][:1]:
-            print(f"      {passage['text']}")
+            show(f"      {passage['text']}")
     if not hits:
-        print("     (no results)")
+        show("     (no results)")
 
 
 def _print_search(result: dict) -> None:
@@ -238,25 +240,25 @@ def _print_search(result: dict) -> None:
 
 def _print_neighbors(result: dict) -> None:
     word = result["query_tokens"][result["position"]]
-    print(f"uses in context nearest to {word!r} (token {result['position']}):")
+    show(f"uses in context nearest to {word!r} (token {result['position']}):")
     for hit in result["hits"]:
-        print(
+        show(
             f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] "
             f"{_highlight(hit['sentence'], hit['char_start'], hit['char_end'])}"
         )
     if result["glove_note"]:
-        print(f"GloVe: {result['glove_note']}")
+        show(f"GloVe: {result['glove_note']}")
     else:
-        print("GloVe nearest words: " + ", ".join(f"{w} ({s:.2f})" for w, s in result["glove"]))
+        show("GloVe nearest words: " + ", ".join(f"{w} ({s:.2f})" for w, s in result["glove"]))
 
 
 def _print_senses(result: dict) -> None:
     silhouette = f", silhouette {result['silhouette']:.2f}" if result["silhouette"] is not None else ""
-    print(f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}")
+    show(f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}")
     for number, cluster in enumerate(result["clusters"]):
-        print(f"sense {number}  ({cluster['size']} uses; context: {cluster['label']})")
+        show(f"sense {number}  ({cluster['size']} uses; context: {cluster['label']})")
         for example in cluster["examples"]:
-            print(f"    - {example}")
+            show(f"    - {example}")
 
 
 # ------------------------------------------------------------------------------------------ parser
@@ -459,7 +461,7 @@ def make_parser() -> argparse.ArgumentParser:
     delete.add_argument("--doc-id", nargs="+", required=True, help="ids of the documents to remove")
     delete.set_defaults(
         run=delete_command,
-        show=lambda r: print(f"deleted {len(r['deleted'])} document(s); {r['counts']['documents']:,} remain"),
+        show=lambda r: show(f"deleted {len(r['deleted'])} document(s); {r['counts']['documents']:,} remain"),
         json=False,
     )
 
@@ -583,7 +585,7 @@ def make_parser() -> argparse.ArgumentParser:
     glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
     glove.set_defaults(
         run=glove_command,
-        show=lambda result: print(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"),
+        show=lambda result: show(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"),
     )
     return parser
 
@@ -597,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
         except (IndexerError, *REPORTED) as error:
             if not isinstance(error, IndexerError) and not reported(error):
                 raise
-            print(f"error: {describe(error)}", file=sys.stderr)
+            show(f"error: {describe(error)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(
@@ -612,12 +614,12 @@ def main(argv: list[str] | None = None) -> int:
         if issubclass(w.category, UserWarning) and not issubclass(w.category, QueryNotice)
     ]
     for message in warned:
-        print(f"warning: {message}", file=sys.stderr)
+        show(f"warning: {message}", file=sys.stderr)
     if args.json:
         print(json.dumps({**result, "notices": notices}, ensure_ascii=False, indent=2))
     else:
         for notice in notices:
-            print(f"notice: {notice}", file=sys.stderr)
+            show(f"notice: {notice}", file=sys.stderr)
         args.show(result)
     return 0
 
