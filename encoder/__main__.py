@@ -39,10 +39,8 @@ def is_embeddings_file(path: Path) -> bool:
 
 
 def embed_command(args: argparse.Namespace) -> None:
-    import h5py
-
     from .elmo import Elmo
-    from .files import atomic_path
+    from .weights import write_hdf5
 
     ownership.check_replace(args.output, is_embeddings_file, args.overwrite, "--output", "an hdf5 file of embeddings")
     try:
@@ -55,15 +53,14 @@ def embed_command(args: argparse.Namespace) -> None:
     vectors = elmo.embed(sentences, batch_size=args.batch_size, progress=not args.quiet)
     for number, layers in enumerate(vectors, start=1):
         check_finite(f"the vectors of line {number} (the model is damaged?)", layers)
-    with atomic_path(args.output) as tmp:
-        with h5py.File(tmp, "w") as out:
-            sentence_to_index = {}
-            for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
-                out.create_dataset(str(i), data=layers.astype("float32"))
-                sentence_to_index.setdefault(" ".join(tokens), str(i))
-            out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
-            if args.raw:  # what was embedded: one list of token strings per line, in line order
-                out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
+    with write_hdf5(args.output) as out:
+        sentence_to_index = {}
+        for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
+            out.create_dataset(str(i), data=layers.astype("float32"))
+            sentence_to_index.setdefault(" ".join(tokens), str(i))
+        out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
+        if args.raw:  # what was embedded: one list of token strings per line, in line order
+            out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
     print(
         f"wrote {len(sentences)} sentences ({elmo.n_layers} layers x {elmo.dim} dims) to {args.output}", file=sys.stderr
     )

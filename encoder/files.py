@@ -13,6 +13,7 @@ import lzma
 import os
 import shutil
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +43,26 @@ def shipped_data() -> Path:
             f"the shipped data are not installed (no package {DATA_PACKAGE}); reinstall ELMo Search"
         )
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+DECODE_ERRORS = (EOFError, lzma.LZMAError, zlib.error, OSError)
+"""What reading a damaged or mis-named compressed file raises: a cut-off .gz or .xz (EOFError), not .xz (LZMAError),
+a damaged .gz stream (zlib.error), not .gz or .bz2 (OSError, without the file's name)."""
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """A file the block cannot read (damaged, or not the compression its name says) is a ``ValueError`` naming it;
+    an error that names its file already (a missing one) goes on as it is."""
+    try:
+        yield
+    except DECODE_ERRORS as error:
+        if isinstance(error, OSError) and error.filename is not None:
+            raise
+        reason = str(error).strip() or type(error).__name__
+        raise ValueError(
+            f"{path} cannot be read ({reason}): it is damaged, or not what its name ({Path(path).suffix}) says"
+        ) from None
 
 
 def open_text(path: str | os.PathLike[str], mode: str = "rt", suffix: str | None = None) -> TextIO:
@@ -111,14 +132,15 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[str]:
     with writing(target):
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         os.close(fd)
-        try:
+    try:
+        with writing(target):  # before the temporary goes: a full disk is seen full
             yield tmp
             # mkstemp makes 0600, and some writers (safetensors) replace the file: set the usual permissions last
             os.chmod(tmp, 0o666 & ~current_umask())
             os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 @contextmanager
@@ -128,12 +150,13 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     with writing(target):
         tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f"{TMP_DIR_PREFIX}{target.name}-"))
         tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700
-        try:
+    try:
+        with writing(target):
             yield tmp
             os.rename(tmp, target)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
 
 
 def temporary_target(name: str) -> str | None:

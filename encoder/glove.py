@@ -12,16 +12,13 @@ train GloVe), so reading lives here.
 
 from __future__ import annotations
 
-import lzma
-import zlib
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from .errors import describe
-from .files import open_text, sha256_of, shipped_data
+from .files import open_text, reading, sha256_of, shipped_data
 from .numbers import NonFiniteError, check_finite
 
 STANFORD = "stanford"
@@ -140,24 +137,21 @@ class Glove:
         path = Path(path)
         keep = None if vocabulary is None else {v for w in vocabulary for v in (w, w.lower())}
         words, rows, dim = [], [], None
-        try:
-            with open_text(path) as f:
-                for number, line in enumerate(f, start=1):
-                    if max_lines is not None and number > max_lines:
-                        break
-                    fields = line.rstrip("\n").rstrip(" ").split(" ")
-                    if dim is None:
-                        if len(fields) == 2 and number == 1 and all(x.isdigit() for x in fields):
-                            continue
-                        dim = len(fields) - 1
-                    if len(fields) < dim + 1:
-                        raise ValueError(f"{path}, line {number}: {len(fields) - 1} numbers, expected {dim}")
-                    word = " ".join(fields[:-dim])
-                    if keep is None or word in keep:
-                        words.append(word)
-                        rows.append(_vector(fields[-dim:], path, number, dim))
-        except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:  # a damaged .gz or .xz
-            raise ValueError(f"{path} cannot be read ({describe(error)}); give a GloVe text file") from None
+        with reading(path), open_text(path) as f:
+            for number, line in enumerate(f, start=1):
+                if max_lines is not None and number > max_lines:
+                    break
+                fields = line.rstrip("\n").rstrip(" ").split(" ")
+                if dim is None:
+                    if len(fields) == 2 and number == 1 and all(x.isdigit() for x in fields):
+                        continue
+                    dim = len(fields) - 1
+                if len(fields) < dim + 1:
+                    raise ValueError(f"{path}, line {number}: {len(fields) - 1} numbers, expected {dim}")
+                word = " ".join(fields[:-dim])
+                if keep is None or word in keep:
+                    words.append(word)
+                    rows.append(_vector(fields[-dim:], path, number, dim))
         if dim is None:
             raise ValueError(f"{path} holds no vectors")
         matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
@@ -168,7 +162,7 @@ class Glove:
         """Whether ``path`` reads as a GloVe text file (its first lines): what ``indexer glove --out`` may replace."""
         try:
             cls.load(path, max_lines=10)
-        except (OSError, ValueError, EOFError, lzma.LZMAError):
+        except (OSError, ValueError):
             return False
         return True
 

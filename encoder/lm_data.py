@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from .chars import BOS_TOKEN, EOS_TOKEN, MAX_CHARS, batch_to_ids, word_to_ids
-from .files import atomic_path, open_text
+from .files import atomic_path, open_text, reading
 from .text import TextRules, text_files, text_rules
 
 UNK_TOKEN = "<UNK>"
@@ -184,7 +184,7 @@ def tokenize_paragraphs(lines: Sequence[str], language: str) -> tuple[list[str],
 
 def _chunks(path: Path) -> Iterator[list[str]]:
     chunk: list[str] = []
-    with open_text(path) as f:
+    with reading(path), open_text(path) as f:
         for line in f:
             if line.strip():
                 chunk.append(line)

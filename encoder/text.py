@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .files import open_text
+from .files import open_text, reading
 from .numbers import Number
 from .terminal import show
 
@@ -117,7 +117,7 @@ def iter_lines(
     file) -- so the caller can warn, even if it stops reading early.
     """
     for path in text_files(paths):
-        with open_text(path) as lines:
+        with reading(path), open_text(path) as lines:
             for line in lines:
                 if replaced is not None and REPLACEMENT_CHAR in line:
                     replaced[path] += line.count(REPLACEMENT_CHAR)

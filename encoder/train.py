@@ -27,7 +27,7 @@ import torch
 
 from . import distributed
 from .elmo import model_folder, model_hash, resolve_device, resolve_model
-from .files import open_text
+from .files import open_text, reading
 from .lm_data import VOCAB_FILE, Batch, LMBatches, TokenizedCorpus, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate
 from .model import BiLM, BiLMConfig, State
@@ -303,7 +303,7 @@ def _valid_lines(path: str | None, n_tokens: int) -> list[str]:
     if path is None:
         return []
     lines, words = [], 0
-    with open_text(path) as f:
+    with reading(path), open_text(path) as f:
         for line in f:
             lines.append(line)
             words += len(line.split())
@@ -409,8 +409,6 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         vocab = Vocabulary.load(checkpoint / VOCAB_FILE)
     else:
         lm, vocab = build_language_model(cfg, corpus, rank, world)
-        if rank == 0:  # the inputs were good: from now on the folder holds this run
-            write_run_record(out, _run_record(cfg))
     lm.to(device)
     optimizer = make_optimizer(cfg, list(lm.parameters()))
     torch.manual_seed(cfg.seed * 1000 + rank)  # dropout masks: reproducible, different on every rank
@@ -447,6 +445,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.watch:
         corpus.watch(cfg.corpus)
     valid_lines = _valid_lines(cfg.valid, cfg.valid_tokens) if rank == 0 else []
+    if checkpoint is None and rank == 0:  # the inputs were good: from now on the folder holds this run
+        write_run_record(out, _run_record(cfg))
     tokens_per_step = cfg.batch_size * cfg.unroll * world
     if rank == 0:
         n_params = sum(p.numel() for p in lm.bilm.parameters())

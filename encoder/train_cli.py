@@ -9,7 +9,7 @@ from dataclasses import fields
 from . import distributed, train
 from .elmo import MODEL_SPEC_HELP
 from .errors import fail
-from .files import open_text
+from .files import open_text, reading
 from .lm_head import perplexity
 from .numbers import Number
 from .ship import ship
@@ -40,7 +40,7 @@ def train_command(args: argparse.Namespace) -> None:
 
 
 def perplexity_command(args: argparse.Namespace) -> None:
-    with open_text(args.corpus) as f:
+    with reading(args.corpus), open_text(args.corpus) as f:
         try:
             result = perplexity(args.model, f, args.max_tokens)
         except (FileNotFoundError, ValueError) as error:

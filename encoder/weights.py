@@ -9,6 +9,8 @@ or measure perplexity). Nothing here ever unpickles a file.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
@@ -56,6 +58,15 @@ def read_hdf5(path: str | Path) -> h5py.File:
     except (OSError, ValueError) as error:
         reason = str(error).split("(", 1)[-1].rstrip(")") if "(" in str(error) else str(error)
         raise WeightsError(f"{path} is not a readable hdf5 file ({reason}); give the published weights file") from None
+
+
+@contextmanager
+def write_hdf5(path: str | Path) -> Iterator[h5py.File]:
+    """An hdf5 file written atomically through a Python file object: a full disk is then an ``OSError`` naming the
+    file (``atomic_path``), where h5py's own writer reports it only as its objects are freed, in a stream of
+    ignored errors that can end in a crash."""
+    with atomic_path(path) as tmp, open(tmp, "w+b") as handle, h5py.File(handle, "w") as f:
+        yield f
 
 
 def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
@@ -186,10 +197,9 @@ def save_hdf5(model: BiLM, options_file: str | Path, weights_file: str | Path) -
             arrays[f"{prefix}/B"] = n(layer.bias[d])
             arrays[f"{prefix}/W_P_0"] = n(layer.w_proj[d])
     check_finite_weights(arrays, weights_file, writing=True)
-    with atomic_path(weights_file) as tmp:
-        with h5py.File(tmp, "w") as f:
-            for name, array in arrays.items():
-                f.create_dataset(name, data=np.ascontiguousarray(array, dtype=np.float32))
+    with write_hdf5(weights_file) as f:
+        for name, array in arrays.items():
+            f.create_dataset(name, data=np.ascontiguousarray(array, dtype=np.float32))
     with atomic_path(options_file) as tmp:
         Path(tmp).write_text(json.dumps(config.to_options(), indent=2))
 
