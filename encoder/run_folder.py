@@ -35,7 +35,8 @@ STEP = re.compile(r"step-\d{8}")  # a checkpoint's folder
 CHECKPOINT_FILE = re.compile(r"optimizer\.safetensors|trainer\.json|rank\d+\.(safetensors|json)")
 
 
-def _model_file(name: str) -> bool:
+def is_model_file(name: str) -> bool:
+    """Whether ``name`` is one of a model folder's own files (config, weights or their shards, head, vocabulary)."""
     return name in MODEL_FILES or bool(WEIGHT_SHARD.fullmatch(name))
 
 
@@ -48,13 +49,13 @@ def run_files(out: Path) -> ownership.Owned:
         if path.parent == out:
             return (
                 name in (RUN_RECORD, LOG_FILE, PLOT_FILE)
-                or _model_file(name)
+                or is_model_file(name)
                 or (name == CHECKPOINTS and path.is_dir())
             )
         if path.parent == out / CHECKPOINTS:
             return name == LATEST or (bool(STEP.fullmatch(name)) and path.is_dir())
         in_a_step = path.parent.parent == out / CHECKPOINTS and bool(STEP.fullmatch(path.parent.name))
-        return in_a_step and (_model_file(name) or bool(CHECKPOINT_FILE.fullmatch(name))) and path.is_file()
+        return in_a_step and (is_model_file(name) or bool(CHECKPOINT_FILE.fullmatch(name))) and path.is_file()
 
     return ours
 

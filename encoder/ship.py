@@ -12,8 +12,8 @@ from .elmo import model_hash
 from .files import TMP_DIR_PREFIX, writing
 from .lm_head import load_language_model
 from .ownership import NotOwnedError
-from .run_folder import LOG_FILE, plot_learning_curve, read_run_record, save_language_model
-from .weights import CONFIG_FILE, WEIGHTS_INDEX, read_config, weight_files
+from .run_folder import LOG_FILE, is_model_file, plot_learning_curve, read_run_record, save_language_model
+from .weights import CONFIG_FILE, read_config
 
 CARD_FILE = "README.md"
 FIGURES_START, FIGURES_END = "<!-- training figures: written by `encoder ship` -->", "<!-- end of training figures -->"
@@ -127,9 +127,8 @@ def _complete(run: Path, destination: Path, staging: Path, info: dict) -> None:
     if (destination / CARD_FILE).is_file():
         card = (destination / CARD_FILE).read_text()
         (staging / CARD_FILE).write_text(update_card_figures(card, info["training"], earlier + run_log))
-    old_weights = {p.name for p in weight_files(destination)} | {WEIGHTS_INDEX} if destination.is_dir() else set()
     for kept in destination.iterdir() if destination.is_dir() else []:  # what ships beside the model (a GloVe)
-        if kept.is_file() and not (staging / kept.name).exists() and kept.name not in old_weights:
+        if kept.is_file() and not (staging / kept.name).exists() and not is_model_file(kept.name):
             shutil.copy2(kept, staging / kept.name)
 
 
