@@ -319,6 +319,11 @@ def diverged_model() -> BiLM:
     return model
 
 
+def searched_with(manifest: dict, params: str) -> dict:
+    """A manifest whose FAISS indexes are searched with ``params``."""
+    return {**manifest, "indexes": {k: {**v, "search_params": params} for k, v in manifest["indexes"].items()}}
+
+
 def other_shape_options(c: Ctx) -> None:
     shutil.copytree(c.published, c.tmp / "published")
     edit_json(c.tmp / "published" / "options.json", lambda o: {**o, "lstm": {**o["lstm"], "dim": 32}})
@@ -1028,10 +1033,7 @@ API = [
         lambda c: Index.open(c.index),
         ValueError,
         "efSearch must be a whole number of at least 1, not '0'",
-        setup=lambda c: edit_json(
-            manifest(c),
-            lambda m: {**m, "indexes": {k: {**v, "search_params": "efSearch=0"} for k, v in m["indexes"].items()}},
-        ),
+        setup=lambda c: edit_json(manifest(c), lambda m: searched_with(m, "efSearch=0")),
     ),
     Case(
         "load a model holding NaN",
@@ -1229,6 +1231,11 @@ def trained_run(c: Ctx) -> Path:
     """A run trained for one step into tmp/run by ``trains``' options: the one fixture with a checkpoint."""
     assert encoder_cli.main(trains(c, "--max-tokens", "20")[1:] + ["--out", str(c.tmp / "run")]) is None
     return c._give(c.tmp / "run")
+
+
+def ships(c: Ctx, to: Path, *flags: str) -> list[str]:
+    """Shipping the world's run to ``to``."""
+    return ["encoder", "ship", "--run", str(c.run), "--to", str(to), *flags]
 
 
 def embeds(c: Ctx, *words: str) -> list[str]:
@@ -1855,27 +1862,27 @@ CLI = [
     Cmd("ship without --to", lambda c: e(c, "ship", "--run", str(c.run)), USAGE, "--to"),
     Cmd(
         "ship over another model",
-        lambda c: e(c, "ship", "--run", str(c.run), "--to", str(c.model_copy)),
+        lambda c: ships(c, c.model_copy),
         ERROR,
         "holds another model .*did not continue a model.*--overwrite to replace it",
     ),
     Cmd(
         "ship into a folder of the user's files",
-        lambda c: e(c, "ship", "--run", str(c.run), "--to", str(c.tmp / "in")),
+        lambda c: ships(c, c.tmp / "in"),
         ERROR,
         "in holds drafts, which ship would not keep",
         setup=lambda c: (c.file("notes.txt", "mine"), c.file("drafts/chapter.txt", "mine")),
     ),
     Cmd(
         "ship --overwrite into a folder holding the user's folder",
-        lambda c: e(c, "ship", "--run", str(c.run), "--to", str(c.tmp / "in"), "--overwrite"),
+        lambda c: ships(c, c.tmp / "in", "--overwrite"),
         ERROR,
         "in holds drafts, which ship would not keep",
         setup=lambda c: (c.file("config.json", "{}"), c.file("drafts/chapter.txt", "mine")),
     ),
     Cmd(
         "ship --overwrite into a folder that is not a model",
-        lambda c: e(c, "ship", "--run", str(c.run), "--to", str(c.tmp / "in"), "--overwrite"),
+        lambda c: ships(c, c.tmp / "in", "--overwrite"),
         ERROR,
         "not empty and not a model folder",
         setup=lambda c: c.file("notes.txt", "mine"),
@@ -1941,10 +1948,7 @@ CLI = [
         lambda c: ["indexer", "search", "--index", str(c.index), "bank"],
         ERROR,
         "efSearch must be a whole number of at least 1, not '0'",
-        setup=lambda c: edit_json(
-            manifest(c),
-            lambda m: {**m, "indexes": {k: {**v, "search_params": "efSearch=0"} for k, v in m["indexes"].items()}},
-        ),
+        setup=lambda c: edit_json(manifest(c), lambda m: searched_with(m, "efSearch=0")),
     ),
     Cmd(
         "train that diverges",
@@ -2047,7 +2051,7 @@ CLI = [
     ),
     Cmd(
         "ship when safetensors finds the disk full",
-        lambda c: e(c, "ship", "--run", str(c.run), "--to", str(c.model_copy), "--overwrite"),
+        lambda c: ships(c, c.model_copy, "--overwrite"),
         ERROR,
         "model: disk full",
         during=failing("encoder.weights.save_file", SAFETENSORS_FULL),
