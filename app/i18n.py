@@ -455,7 +455,8 @@ def language() -> str:
 
 def t(key: str, **values: object) -> Markdown:
     """The string ``key`` in the session's language, with ``values`` filled in as text (``fill``)."""
-    return fill(STRINGS[language()].get(key, STRINGS["en"][key]), values)
+    text = STRINGS[language()].get(key, STRINGS["en"][key])
+    return fill(text, values) if values else Markdown(text)
 
 
 def indexer_text(message: str | Exception) -> Markdown:
