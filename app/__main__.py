@@ -16,6 +16,7 @@ from pathlib import Path
 
 from encoder.elmo import model_hash, resolve_model
 from encoder.errors import MissingExtra, describe, fail
+from encoder.numbers import Number
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source
@@ -53,7 +54,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--address", default="localhost", help="address to listen on (default localhost: only this machine can connect)"
     )
-    parser.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
+    parser.add_argument("--port", type=Number(int, 1, 65_535), default=8501, help="port to listen on (default 8501)")
     return parser.parse_args(argv)
 
 

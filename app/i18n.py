@@ -6,11 +6,21 @@ language; until the user uses it, the language is the open index's (Korean for a
 and a ``lang`` URL parameter (written only when the language differs from the index's) carries a choice into a
 reloaded or shared page. Examples follow the index's language instead (``app.examples``): an English index
 cannot answer 배.
+
+Streamlit renders every message as markdown (``st.error`` and ``st.info`` included), so a word a user typed or a
+document's text could otherwise become a link, a remote image or LaTeX. A string here is markdown; the values
+filled into it are text: ``t`` and ``indexer_text`` escape each one (``fill``), and what they return is ``Markdown``,
+safe to fill into another string as it is.
 """
 
 from __future__ import annotations
 
+import re
+import string
+
 import streamlit as st
+
+from indexer.errors import MESSAGES
 
 LANGUAGES = {"ko": "한국어", "en": "English"}  # as the switch shows them, each in its own language
 LANGUAGE_LABEL = "한국어 / English"  # the switch's label, readable whichever language is shown
@@ -409,25 +419,56 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
 }
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=])")
+_FIELDS = string.Formatter()
+
+
+class Markdown(str):
+    """Markdown that is safe to show: a UI string with its values escaped, or escaped text."""
+
+
+def escape(text: object) -> Markdown:
+    """Text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:), no links or images (``Markdown``
+    is already safe and stays as it is)."""
+    return text if isinstance(text, Markdown) else Markdown(_MARKDOWN_SPECIAL.sub(r"\\\1", str(text)))
+
+
+def fill(template: str, values: dict[str, object]) -> Markdown:
+    """``template.format(**values)`` with every value shown as text: escaped (``escape``), or inside a code span of
+    the template (between its backticks) with no backtick that could end the span."""
+    parts, in_code = [], False
+    for literal, name, spec, conversion in _FIELDS.parse(template):
+        parts.append(literal)
+        in_code ^= literal.count("`") % 2 == 1
+        if name is not None:
+            value = _FIELDS.convert_field(_FIELDS.get_field(name, (), values)[0], conversion)
+            shown = value if isinstance(value, Markdown) and not spec else format(value, spec or "")
+            parts.append(shown.replace("`", "\u02cb") if in_code else escape(shown))
+    return Markdown("".join(parts))
+
+
 def language() -> str:
     """The session's UI language ("en" before the app has settled it, e.g. outside a page)."""
     chosen = st.session_state.get(LANG_KEY)
     return chosen if chosen in STRINGS else "en"
 
 
-def t(key: str, **values: object) -> str:
-    """The string ``key`` in the session's language, with ``values`` filled in (``str.format``)."""
+def t(key: str, **values: object) -> Markdown:
+    """The string ``key`` in the session's language, with ``values`` filled in as text (``fill``)."""
     text = STRINGS[language()].get(key, STRINGS["en"][key])
-    return text.format(**values) if values else text
+    return fill(text, values) if values else Markdown(text)
 
 
-def indexer_text(message: str | Exception) -> str:
+def indexer_text(message: str | Exception) -> Markdown:
     """An indexer's message, or an error raised with one, as the session's language words it: ``indexer.<key>``
-    filled with the message's values where that language has it (Korean), else as the indexer wrote it."""
+    filled with the message's values where that language has it (Korean), else as the indexer wrote it; its values
+    (a word the user typed) shown as text."""
     if isinstance(message, Exception):
         message = message.args[0] if len(message.args) == 1 else str(message)
-    template = STRINGS[language()].get(f"indexer.{getattr(message, 'key', '')}")
-    return template.format(**message.values) if template else str(message)
+    key = getattr(message, "key", None)
+    if key is None:
+        return escape(message)
+    return fill(STRINGS[language()].get(f"indexer.{key}", MESSAGES[key]), message.values)
 
 
 def example_name(name: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -14,15 +13,9 @@ from indexer.errors import IndexerError, QueryError
 from indexer.results import DocumentHit, TokenHit
 from indexer.words import normalize
 
-from .i18n import indexer_text, t
+from .i18n import escape, indexer_text, t
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=])")
 log = logging.getLogger(__name__)
-
-
-def escape(text: str) -> str:
-    """Corpus text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:)."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def _is_hangul(char: str) -> bool:
@@ -110,7 +103,7 @@ def notices(messages: Sequence[str]) -> None:
         if key in NOTICES:
             st.warning(t(NOTICES[key]), icon=":material/search_off:")
         else:
-            st.caption(f":material/info: {escape(indexer_text(message))}")
+            st.caption(f":material/info: {indexer_text(message)}")
 
 
 @contextmanager

@@ -8,11 +8,12 @@ import os
 import sys
 from pathlib import Path
 
-from . import corpus, text, train_cli
+from . import corpus, ownership, text, train_cli
 from .device import add_device_option
-from .elmo import PRECISIONS, add_model_options
-from .errors import MissingExtra, describe, fail
+from .elmo import BATCH_SIZE, PRECISIONS, add_model_options
+from .errors import REPORTED, describe, fail, reported
 from .eval import cli as eval_cli
+from .numbers import check_finite
 
 # What `embed` writes for each sentence, as AllenNLP's `elmo` command does for --all, --top and --average
 OUTPUT_FORMATS = {
@@ -34,31 +35,40 @@ def _read_lines(path: Path) -> list[str]:
     return lines
 
 
-def embed_command(args: argparse.Namespace) -> None:
+def is_embeddings_file(path: Path) -> bool:
+    """Whether ``path`` is an hdf5 file of embeddings (``elmo --all``'s layout): what ``embed --output`` replaces."""
     import h5py
 
-    from .elmo import Elmo
-    from .files import atomic_path
+    try:
+        with h5py.File(path, "r") as f:
+            return "sentence_to_index" in f
+    except (OSError, ValueError):
+        return False
 
+
+def embed_command(args: argparse.Namespace) -> None:
+    from .elmo import Elmo
+    from .weights import write_hdf5
+
+    ownership.check_replace(args.output, is_embeddings_file, args.overwrite, "--output", "an hdf5 file of embeddings")
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
-    if args.batch_size < 1:
-        fail(f"--batch-size must be at least 1, not {args.batch_size}")
     lines = _read_lines(args.input)
     # --raw: the model's own tokenizer, each line one sequence; else tokens as the line separates them
     sentences = [elmo.text.tokenize(line) if args.raw else line.split() for line in lines]
     vectors = elmo.embed(sentences, batch_size=args.batch_size, progress=not args.quiet)
-    with atomic_path(args.output) as tmp:
-        with h5py.File(tmp, "w") as out:
-            sentence_to_index = {}
-            for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
-                out.create_dataset(str(i), data=OUTPUT_FORMATS[args.output_format](layers).astype("float32"))
-                sentence_to_index.setdefault(" ".join(tokens), str(i))
-            out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
-            if args.raw:  # what was embedded: one list of token strings per line, in line order
-                out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
+    for number, layers in enumerate(vectors, start=1):
+        check_finite(f"the vectors of line {number} (the model is damaged?)", layers)
+    with write_hdf5(args.output) as out:
+        sentence_to_index = {}
+        for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
+            out.create_dataset(str(i), data=OUTPUT_FORMATS[args.output_format](layers).astype("float32"))
+            sentence_to_index.setdefault(" ".join(tokens), str(i))
+        out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
+        if args.raw:  # what was embedded: one list of token strings per line, in line order
+            out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
     what = {"all": f"{elmo.n_layers} layers", "top": "the top layer", "average": f"the mean of {elmo.n_layers} layers"}
     print(
         f"wrote {len(sentences)} sentences ({what[args.output_format]} x {elmo.dim} dims) to {args.output}",
@@ -98,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         layers.add_argument(f"--{name}", dest="output_format", action="store_const", const=name, help=help)
     embed.set_defaults(output_format="all")
-    embed.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default 64)")
+    embed.add_argument("--batch-size", type=BATCH_SIZE, default=64, help="sentences per batch (default 64)")
     embed.add_argument(
         "--stateful",
         action="store_true",
@@ -112,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="fp32",
         help="fp32: exact (default); tf32: TF32 matrix products on a GPU; bf16, fp16: autocast. Outputs "
         "are float32; the README gives the measured deviation of the others from fp32",
+    )
+    embed.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --output even when it is not an hdf5 file of embeddings (one is replaced anyway)",
     )
     embed.add_argument("--quiet", action="store_true", help="no progress bar")
     embed.set_defaults(func=embed_command)
@@ -127,7 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (OSError, ValueError, MissingExtra) as error:  # bad input, a missing file or package, not worded yet
+    except REPORTED as error:  # bad input, a missing file or too little memory that the command did not word itself
+        if not reported(error):
+            raise
         fail(describe(error))
 
 

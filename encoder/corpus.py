@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .chars import BOS_TOKEN, EOS_TOKEN
-from .files import atomic_path, open_text
+from .files import atomic_path, open_text, reading
 from .text import LANGUAGES, TextRules, text_files, text_rules
 
 BOS_ID, EOS_ID = 0, 1
@@ -111,7 +111,7 @@ def tokenize_paragraphs(lines: Sequence[str], language: str) -> TokenizedText:
 
 def _chunks(path: Path) -> Iterator[list[str]]:
     chunk: list[str] = []
-    with open_text(path) as f:
+    with reading(path), open_text(path) as f:
         for line in f:
             if line.strip():
                 chunk.append(line)
@@ -529,7 +529,7 @@ def held_out_paragraphs(path: str | Path, language: str, max_tokens: int) -> lis
         paragraphs = piece.sentences()
     else:
         rules = text_rules(language)
-        with open_text(path) as f:
+        with reading(path), open_text(path) as f:
             lines = [line for line, _ in zip(f, range(max_tokens))]  # a paragraph holds a token at least
         paragraphs = ([s.tokens for s in rules.split_and_tokenize(line) if s.tokens] for line in lines)
     kept, tokens = [], 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 import torch
 
@@ -12,7 +13,7 @@ DEVICE_HELP = "cpu, cuda, cuda:N, or auto: cuda when torch sees a GPU, else cpu"
 def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything but cpu, cuda[:N] or auto is refused, and
     so is cuda on a machine where torch sees no GPU."""
-    if not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "auto"):
+    if not isinstance(device, str) or not re.fullmatch(r"cpu|auto|cuda(:\d+)?", device):
         raise ValueError(f"unknown device {device!r}; use cpu, cuda (or cuda:N) or auto")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"

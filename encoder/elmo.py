@@ -30,6 +30,7 @@ from .device import resolve_device
 from .files import sha256_of, shipped_data
 from .mix import LayerMix
 from .model import BiLM, BiLMConfig, State
+from .numbers import Number
 from .text import TextRules, text_rules
 from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
 
@@ -157,6 +158,8 @@ def model_hash(spec: str | Path = "default", weights: str | Path | None = None) 
     return resolve_model(spec, weights).hash()
 
 
+BATCH_SIZE = Number(int, 1, 2**16)
+"""Sentences embedded together (``Elmo.embed``, ``embed --batch-size``)."""
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 """How ``Elmo`` computes: fp32 exact; tf32 (TF32 matrix products on a GPU); bf16 or fp16 autocast (fp16: the
 half precision cuDNN's fused LSTM has always supported). Outputs are float32 in every case."""
@@ -179,7 +182,7 @@ class Elmo:
     ):
         if precision not in PRECISIONS:
             raise ValueError(f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})")
-        self.device = torch.device(resolve_device(str(device)))
+        self.device = torch.device(resolve_device(device))
         self.precision = precision
         if precision == "fp16" and self.device.type == "cpu":
             warnings.warn(
@@ -411,8 +414,7 @@ class Elmo:
     def _batches(self, token_lists: list[list[str]], batch_size: int, max_tokens: int) -> list[list[int]]:
         """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget (padded
         tokens, counted at the batch's length bucket)."""
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+        BATCH_SIZE.check("batch_size", batch_size)
         if self.stateful:
             return [
                 list(range(i, min(i + batch_size, len(token_lists)))) for i in range(0, len(token_lists), batch_size)

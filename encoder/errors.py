@@ -6,8 +6,11 @@ Exit status: 0 done; 2 with one ``error: ...`` line on stderr that names the fil
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import NoReturn
+
+from .terminal import show
 
 ERROR_EXIT = 2
 
@@ -23,14 +26,36 @@ class MissingExtra(ImportError):
 
 
 def fail(message: str) -> NoReturn:
-    """Print ``error: message`` and exit with status 2."""
-    print(f"error: {message}", file=sys.stderr)
+    """Print ``error: message`` (its control characters made visible: ``terminal.visible``) and exit with status 2."""
+    show(f"error: {message}", file=sys.stderr)
     raise SystemExit(ERROR_EXIT)
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """An allocation that failed: Python's ``MemoryError``, or torch's (its CPU allocator's or CUDA's)."""
+    text = str(error).lower()
+    return isinstance(error, MemoryError) or (
+        isinstance(error, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text)
+    )
+
+
+REPORTED = (OSError, ValueError, MemoryError, RuntimeError, MissingExtra)
+"""What a command line reports as one ``error:`` line (``describe``); a RuntimeError only when it is a failed
+allocation (``is_out_of_memory``): any other is a bug, and its traceback the way to find it. An optional
+dependency that is missing says which extra to install."""
+
+
+def reported(error: BaseException) -> bool:
+    """Whether a command line words ``error`` as one line (see ``REPORTED``) rather than letting it through."""
+    return isinstance(error, REPORTED) and (not isinstance(error, RuntimeError) or is_out_of_memory(error))
 
 
 def describe(error: BaseException) -> str:
     """One line for an error a command did not word itself: a file error names the file and what is wrong with it
     (Python's "[Errno 2] No such file or directory: 'x'" says neither plainly), anything else its own message."""
+    if is_out_of_memory(error):
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else "MemoryError"
+        return f"not enough memory ({reason}); choose smaller sizes (e.g. --batch-size) or a smaller input"
     if not isinstance(error, OSError) or error.filename is None:
         return str(error)
     path = error.filename
@@ -42,6 +67,11 @@ def describe(error: BaseException) -> str:
         return f"{path} already exists and is not a folder; choose another path"
     if isinstance(error, NotADirectoryError):
         return f"{path}: part of this path is a file, not a folder; check the path"
+    if error.errno == errno.ENOSPC:
+        return (
+            f"{path}: disk full (no space left on device); free some space and run the command again "
+            "(what was already there is left as it was)"
+        )
     if isinstance(error, PermissionError):
         return f"{path}: permission denied; choose a file or folder you may read and write"
     return f"{path}: {error.strerror}"

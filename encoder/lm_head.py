@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import torch
 import torch.nn.functional as F
 from safetensors import safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import Tensor, nn
 
 from .chars import BOS_TOKEN, EOS_TOKEN
@@ -36,7 +36,7 @@ from .lm_data import (
     target_clusters,
 )
 from .model import BiLM, State
-from .weights import load_model, restored_tensors, stored_tensors
+from .weights import WeightsError, check_finite_weights, load_model, read_safetensors, restored_tensors, stored_tensors
 
 if TYPE_CHECKING:
     from .elmo import Elmo
@@ -101,15 +101,23 @@ class LMHead(nn.Module):
     def save(self, path: str | Path, storage: str = "fp32") -> None:
         """``storage``: as ``weights.STORAGES`` (the loader restores float32)."""
         tensors = stored_tensors(self.state_dict(), storage)
+        check_finite_weights(tensors, path, writing=True)
         with atomic_path(path) as tmp:
             save_file(tensors, tmp, metadata={"format": "elmo-search-lm-head", "config": json.dumps(self.config())})
 
     @classmethod
     def load(cls, path: str | Path) -> LMHead:
-        with safe_open(str(path), framework="pt") as f:
-            config = json.loads(f.metadata()["config"])
-        head = cls(**config)
-        head.load_state_dict(restored_tensors(load_file(str(path))))
+        """A head saved by ``save``; a file that is not one is a ``WeightsError`` naming it."""
+        tensors = restored_tensors(read_safetensors(path))
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                head = cls(**json.loads(f.metadata()["config"]))
+            head.load_state_dict(tensors)
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            raise WeightsError(
+                f"{path} is not an LM head of ours ({type(error).__name__}: {error}); restore it"
+            ) from None
+        check_finite_weights(tensors, path, writing=False)
         return head
 
 

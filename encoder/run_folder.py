@@ -2,47 +2,99 @@
 
 ``--out`` holds ``log.jsonl`` (learning curve), ``learning_curve.png``, ``checkpoints/`` (the latest two, each
 complete: model, head, vocabulary, optimizer, data position, carried state, RNG; named by
-``checkpoints/latest.json``, written last, so a run killed at any moment resumes from a whole checkpoint) and,
-when the run stops, the model directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``,
-``vocab.txt``). Everything is safetensors or JSON: nothing here is ever unpickled.
+``checkpoints/latest.json``, written last, so a run killed at any moment resumes from a whole checkpoint),
+``run.json`` (what the run started from, written first: ``ship`` reads it) and, when the run stops, the model
+directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``, ``vocab.txt``). Everything is
+safetensors or JSON: nothing here is ever unpickled. ``run_files`` says which files are a run's: the only ones
+``--overwrite`` removes (``encoder.ownership``).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import re
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
+from . import ownership
 from .distributed import barrier
-from .files import atomic_path
+from .files import atomic_path, temporary_target, writing
 from .lm_data import VOCAB_FILE, LMBatches, Vocabulary
 from .lm_head import HEAD_FILE, LanguageModel
 from .model import State
-from .weights import CONFIG_FILE, WEIGHTS_INDEX, save_model, weight_files
+from .weights import CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX, read_safetensors, save_model
 
 CHECKPOINTS, LATEST = "checkpoints", "latest.json"
-LOG_FILE, PLOT_FILE = "log.jsonl", "learning_curve.png"
-RUN_FILES = (CHECKPOINTS, LOG_FILE, PLOT_FILE, CONFIG_FILE)  # what says a folder holds a run or a model
+LOG_FILE, PLOT_FILE, RUN_RECORD = "log.jsonl", "learning_curve.png", "run.json"
+RUN_FILES = (RUN_RECORD, CHECKPOINTS, LOG_FILE, PLOT_FILE, CONFIG_FILE)  # what says a folder holds a run or a model
+MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX, HEAD_FILE, VOCAB_FILE)  # and the weight shards, by name:
+WEIGHT_SHARD = re.compile(r"model-\d{5}-of-\d{5}\.safetensors")
+STEP = re.compile(r"step-\d{8}")  # a checkpoint's folder
+CHECKPOINT_FILE = re.compile(r"optimizer\.safetensors|trainer\.json|rank\d+\.(safetensors|json)")
+
+
+def is_model_file(name: str) -> bool:
+    """Whether ``name`` is one of a model folder's own files (config, weights or their shards, head, vocabulary)."""
+    return name in MODEL_FILES or bool(WEIGHT_SHARD.fullmatch(name))
+
+
+def run_files(out: Path) -> ownership.Owned:
+    """Whether a path in ``out`` is one a training run writes there (or its temporary): the run record, log and
+    plot, the model, ``checkpoints/`` with ``latest.json`` and step folders of a model, optimizer and rank states."""
+
+    def ours(path: Path) -> bool:
+        name = temporary_target(path.name) or path.name
+        if path.parent == out:
+            return (
+                name in (RUN_RECORD, LOG_FILE, PLOT_FILE)
+                or is_model_file(name)
+                or (name == CHECKPOINTS and path.is_dir())
+            )
+        if path.parent == out / CHECKPOINTS:
+            return name == LATEST or (bool(STEP.fullmatch(name)) and path.is_dir())
+        in_a_step = path.parent.parent == out / CHECKPOINTS and bool(STEP.fullmatch(path.parent.name))
+        return in_a_step and (is_model_file(name) or bool(CHECKPOINT_FILE.fullmatch(name))) and path.is_file()
+
+    return ours
+
+
+def is_run(out: Path) -> bool:
+    """Whether ``out`` holds a training run (its record, or the checkpoints of a run older than records), not just
+    a model: ``--overwrite`` starts over a run, never a model folder."""
+    return (out / RUN_RECORD).is_file() or (out / CHECKPOINTS / LATEST).is_file()
+
+
+def check_clear_run(out: Path) -> None:
+    """Refuse now what ``clear_run`` would refuse: a file the run did not write among the run's files."""
+    ours = run_files(out)
+    ownership.check_removable(out, [p for p in out.iterdir() if ours(p)], ours)
 
 
 def clear_run(out: Path) -> None:
-    """Remove what an earlier run wrote into ``out`` (for ``--overwrite``); other files stay."""
-    if (out / CHECKPOINTS).is_dir():
-        shutil.rmtree(out / CHECKPOINTS)
-    for name in (
-        LOG_FILE,
-        PLOT_FILE,
-        CONFIG_FILE,
-        HEAD_FILE,
-        VOCAB_FILE,
-        WEIGHTS_INDEX,
-        *[p.name for p in weight_files(out)],
-    ):
-        if (out / name).is_file():
-            (out / name).unlink()
+    """Remove what an earlier run wrote into ``out`` (for ``--overwrite``), each file checked to be the run's at
+    every depth before any is removed; other files stay."""
+    ours = run_files(out)
+    ownership.remove(out, [p for p in out.iterdir() if ours(p)], ours)
+
+
+def write_run_record(out: Path, record: dict) -> None:
+    """``run.json``: what the run started from (``train._run_record``), written before anything else of the run."""
+    with atomic_path(out / RUN_RECORD) as tmp:
+        Path(tmp).write_text(json.dumps(record, indent=2) + "\n")
+
+
+def read_run_record(run: Path) -> dict:
+    """The run's ``run.json`` ({} for a run older than records)."""
+    path = run / RUN_RECORD
+    if not path.is_file():
+        return {}
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} cannot be read ({error}); it is the run's record of what it started from") from None
+    return record if isinstance(record, dict) else {}
 
 
 def save_language_model(
@@ -71,7 +123,7 @@ def _save_rank_state(directory: Path, rank: int, position: dict, state: State) -
 
 
 def load_rank_state(directory: Path, rank: int, data: LMBatches, device: torch.device) -> State:
-    tensors = load_file(str(directory / f"rank{rank}.safetensors"))
+    tensors = read_safetensors(directory / f"rank{rank}.safetensors")
     torch.set_rng_state(tensors["rng.cpu"])
     if "rng.cuda" in tensors and device.type == "cuda":
         torch.cuda.set_rng_state(tensors["rng.cuda"])
@@ -89,7 +141,7 @@ def _optimizer_files(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.
 
 def restore_optimizer(optimizer: torch.optim.Optimizer, checkpoint: Path, meta: dict) -> None:
     """The optimizer state saved in ``checkpoint``; ``meta``: its ``trainer.json``."""
-    tensors = load_file(str(checkpoint / "optimizer.safetensors"))
+    tensors = read_safetensors(checkpoint / "optimizer.safetensors")
     state: dict[int, dict] = {}
     for name, tensor in tensors.items():
         index, key = name.split(".", 1)
@@ -129,9 +181,10 @@ def save_checkpoint(
         Path(tmp).write_text(json.dumps({**meta, "progress": progress, "world_size": world, "config": config}))
     with atomic_path(out / CHECKPOINTS / LATEST) as tmp:
         Path(tmp).write_text(json.dumps({"checkpoint": directory.name}))
-    for old in sorted((out / CHECKPOINTS).glob("step-*"))[:-2]:
-        if old.name != directory.name:  # never the one latest.json now names
-            shutil.rmtree(old)
+    ours = run_files(out)
+    stale = [old for old in sorted((out / CHECKPOINTS).glob("step-*"))[:-2] if old.name != directory.name]
+    # never the one latest.json now names, nor one holding a file the run did not write
+    ownership.remove(out, [old for old in stale if not ownership.foreign(out, ours, [old])], ours)
 
 
 def latest_checkpoint(out: Path) -> Path | None:
@@ -140,7 +193,7 @@ def latest_checkpoint(out: Path) -> Path | None:
 
 
 def append_log(out: Path, record: dict) -> None:
-    with open(out / LOG_FILE, "a") as f:
+    with writing(out / LOG_FILE), open(out / LOG_FILE, "a") as f:
         f.write(json.dumps(record) + "\n")
 
 

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
+from . import ownership
+from .elmo import model_hash
+from .files import TMP_DIR_PREFIX, writing
 from .lm_head import LanguageModel, load_language_model
-from .run_folder import LOG_FILE, plot_learning_curve, save_language_model
-from .weights import read_config
+from .ownership import NotOwnedError
+from .run_folder import LOG_FILE, is_model_file, plot_learning_curve, read_run_record, save_language_model
+from .weights import CONFIG_FILE, read_config
 
 CARD_FILE = "README.md"
 FIGURES_START, FIGURES_END = "<!-- training figures: written by `encoder ship` -->", "<!-- end of training figures -->"
@@ -52,19 +57,74 @@ def shipped_storage(lm: LanguageModel, storage: str = "auto") -> str:
     return "fp16" if float16_bytes + BESIDE_WEIGHTS_BYTES <= MODEL_BUDGET_BYTES else "int8"
 
 
-def ship(run: str | Path, destination: str | Path, storage: str = "auto") -> None:
+def _top_level_file(destination: Path) -> ownership.Owned:
+    """What ship may replace in a model folder: its files (the model's, replaced; the others, kept), no folder."""
+    return lambda path: path.parent == destination and path.is_file()
+
+
+def check_destination(run: Path, destination: Path, shipped_hash: str, overwrite: bool) -> None:
+    """Ship writes a new (or empty) folder, the model ``run`` continued, or the model this run already made
+    (``shipped_hash``, the content hash of what it ships now); another model only with ``overwrite``. Never a
+    folder that is not a model, nor one holding folders or links (``ship`` would lose them), whatever the flag."""
+    if not destination.exists() and not destination.is_symlink():
+        return
+    if destination.is_symlink() or not destination.is_dir():
+        raise NotOwnedError(f"--to {destination} is not a folder; give the model folder to write")
+    strangers = ownership.foreign(destination, _top_level_file(destination))
+    if strangers:
+        raise NotOwnedError(
+            f"--to {destination} holds {ownership.listing(destination, strangers)}, which ship would not keep (it "
+            "keeps the files beside a model, not folders or links): move them away, or choose another folder"
+        )
+    if not any(destination.iterdir()):
+        return
+    if not (destination / CONFIG_FILE).is_file():
+        raise NotOwnedError(
+            f"--to {destination} is not empty and not a model folder ({CONFIG_FILE} is missing); ship replaces only a "
+            "model: choose a new or empty folder"
+        )
+    try:
+        current = model_hash(destination)
+    except (OSError, ValueError):  # a damaged model: the run cannot have continued it
+        current = None
+    record = read_run_record(run)
+    continued = record.get("model_hash") if record.get("start") == "continue" else None
+    if overwrite or (current is not None and current in (continued, shipped_hash)):
+        return
+    started = f"continued {record['model']} (hash {continued})" if continued else "did not continue a model"
+    raise NotOwnedError(
+        f"--to {destination} holds another model (hash {current or 'unreadable'}) than the one {run} continued (the "
+        f"run {started}); choose another folder, or pass --overwrite to replace it"
+    )
+
+
+def ship(run: str | Path, destination: str | Path, overwrite: bool = False, storage: str = "auto") -> None:
     """A finished run as a model folder for the repository: weights in ``storage`` (``shipped_storage``), a float16
     head, the vocabulary, and the learning curve; when the run continued the model already at ``destination``,
-    its log goes on from that
-    model's log and the model card (README.md) is kept, its block of training figures rewritten (see
-    ``update_card_figures``) and so are the other files shipped beside the model (the Korean GloVe). The new
-    folder replaces the old one only when whole."""
+    its log goes on from that model's log and the model card (README.md) is kept, its block of training figures
+    rewritten (see ``update_card_figures``) and so are the other files shipped beside the model (the Korean GloVe).
+    The new folder replaces the old one only when whole, and only a model the run continued or made
+    (``check_destination``; ``overwrite``: any model)."""
     run, destination = Path(run), Path(destination)
     lm, vocab = load_language_model(run)
     info = {k: v for k, v in read_config(run).items() if k in ("name", "language", "training")}  # _model_info's
-    staging = destination.with_name(f".{destination.name}.shipping")
-    shutil.rmtree(staging, ignore_errors=True)
-    save_language_model(lm, vocab, staging, info, storage=shipped_storage(lm, storage), head_storage="fp16")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f"{TMP_DIR_PREFIX}{destination.name}-"))
+    try:
+        with writing(destination):
+            save_language_model(lm, vocab, staging, info, storage=shipped_storage(lm, storage), head_storage="fp16")
+        check_destination(run, destination, model_hash(staging), overwrite)
+        with writing(destination):
+            _complete(run, destination, staging, info)
+        _swap(destination, staging)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def _complete(run: Path, destination: Path, staging: Path, info: dict) -> None:
+    """Add to the new model folder the log (the old model's, then the run's), its plot, the card and the files
+    shipped beside the old model."""
     run_log = (
         [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()] if (run / LOG_FILE).is_file() else []
     )
@@ -80,12 +140,19 @@ def ship(run: str | Path, destination: str | Path, storage: str = "auto") -> Non
     if (destination / CARD_FILE).is_file():
         card = (destination / CARD_FILE).read_text()
         (staging / CARD_FILE).write_text(update_card_figures(card, info["training"], earlier + run_log))
-    for kept in destination.glob("*") if destination.is_dir() else []:  # what ships beside the model (a GloVe)
-        if kept.is_file() and not (staging / kept.name).exists():
+    for kept in destination.iterdir() if destination.is_dir() else []:  # what ships beside the model (a GloVe)
+        if kept.is_file() and not (staging / kept.name).exists() and not is_model_file(kept.name):
             shutil.copy2(kept, staging / kept.name)
-    old = destination.with_name(f".{destination.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if destination.exists():
-        destination.rename(old)
+
+
+def _swap(destination: Path, staging: Path) -> None:
+    """``staging`` becomes ``destination``; the old folder, whose files are all in the new one or replaced by it
+    (``check_destination``), goes."""
+    if not destination.exists():
+        staging.rename(destination)
+        return
+    old = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f"{TMP_DIR_PREFIX}{destination.name}-old-"))
+    destination.rename(old / destination.name)
     staging.rename(destination)
-    shutil.rmtree(old, ignore_errors=True)
+    ownership.remove(old, [old / destination.name], lambda path: path == old / destination.name or path.is_file())
+    old.rmdir()

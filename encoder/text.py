@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import MissingExtra
-from .files import open_text
+from .files import open_text, reading
+from .numbers import Number
+from .terminal import show
 
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
@@ -116,7 +118,7 @@ def iter_lines(
     file) -- so the caller can warn, even if it stops reading early.
     """
     for path in text_files(paths):
-        with open_text(path) as lines:
+        with reading(path), open_text(path) as lines:
             for line in lines:
                 if replaced is not None and REPLACEMENT_CHAR in line:
                     replaced[path] += line.count(REPLACEMENT_CHAR)
@@ -551,7 +553,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, type=Path, metavar="PATH", help="where to write the JSON parameters")
     parser.add_argument(
         "--max-chars",
-        type=int,
+        type=Number(int, 1),
         default=DEFAULT_MAX_CHARS,
         metavar="N",
         help="train on about the first N characters of the corpus (default: %(default)s)",
@@ -566,7 +568,7 @@ def run(args: argparse.Namespace) -> None:
     params = train_punkt(iter_lines(args.corpus, replaced), args.max_chars)
     save_punkt(params, args.out)
     for path, count in replaced.items():
-        print(f"warning: {path}: {count} U+FFFD characters (undecodable bytes?)", file=sys.stderr)
+        show(f"warning: {path}: {count} U+FFFD characters (undecodable bytes?)", file=sys.stderr)
     print(
         f"trained on {params['trained_on_chars']:,} characters in "
         f"{time.perf_counter() - started:.0f} s: {len(params['abbrev_types'])} abbreviations, "

@@ -27,15 +27,20 @@ import torch
 
 from . import distributed
 from .corpus import TokenizedCorpus, held_out_paragraphs
-from .elmo import model_folder, resolve_model
+from .device import resolve_device
+from .elmo import model_folder, model_hash, resolve_model
 from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate
 from .model import BiLM, BiLMConfig, State
+from .numbers import SEED, THREADS, NonFiniteError, Number
+from .ownership import NotOwnedError
 from .run_folder import (
     LOG_FILE,
     RUN_FILES,
     append_log,
+    check_clear_run,
     clear_run,
+    is_run,
     latest_checkpoint,
     load_rank_state,
     plot_learning_curve,
@@ -43,6 +48,7 @@ from .run_folder import (
     save_checkpoint,
     save_language_model,
     truncate_log,
+    write_run_record,
 )
 from .text import LANGUAGES, text_rules
 from .weights import load_hdf5, load_model, read_config
@@ -168,6 +174,29 @@ class TrainConfig:
         return cls(**{**asdict(RECIPES[recipe]), "recipe": recipe, **options})
 
 
+NUMBERS = {
+    "warmup_steps": Number(int, 0),
+    "vocab_size": Number(int, 4, 2**24),  # the three specials and a word, up to 16.8M classes
+    "batch_size": Number(int, 1, 2**16),
+    "unroll": Number(int, 1, 2**12),
+    "lr": Number(float, above=0),
+    "weight_decay": Number(float, 0),
+    "final_lr_ratio": Number(float, 0, 1),
+    "clip": Number(float, above=0),
+    "dropout": Number(float, 0, below=1),
+    "max_tokens": Number(int, 1),
+    "time_budget": Number(float, above=0),
+    "seed": SEED,
+    "threads": THREADS,
+    "workers": Number(int, 0, THREADS.at_most),  # 0: tokenize in this process
+    "valid_tokens": Number(int, 1),
+    "valid_every": Number(int, 1),
+    "checkpoint_every": Number(float, above=0),
+    "log_every": Number(int, 1),
+}
+"""The rule of every numeric field of ``TrainConfig``: its option's argparse type, and checked by ``check_modes``."""
+
+
 # ---------------------------------------------------------------------------------------------- model setup
 def model_config(cfg: TrainConfig) -> BiLMConfig:
     if cfg.config:
@@ -215,10 +244,10 @@ def check_modes(cfg: TrainConfig) -> None:
         raise ValueError(f"--language must be one of {', '.join(LANGUAGES)}, not {cfg.language!r}")
     if cfg.continue_from and cfg.vocab:
         raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
-    for name in ("max_tokens", "batch_size", "unroll", "vocab_size"):
-        value = getattr(cfg, name)
-        if value is not None and value < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+    for name, rule in NUMBERS.items():
+        if getattr(cfg, name) is not None:
+            rule.check(f"--{name.replace('_', '-')}", getattr(cfg, name))
+    resolve_device(cfg.device)
     if cfg.resume and cfg.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
     if cfg.continue_from and cfg.recipe and cfg.size in SIZES:
@@ -260,6 +289,13 @@ def check_out(cfg: TrainConfig) -> None:
             f"{out} already holds a training run or a model ({', '.join(found)}): pass --resume to continue it, "
             "--overwrite to start over (its checkpoints, log and model are replaced), or choose another --out"
         )
+    if found and not is_run(out):
+        raise NotOwnedError(
+            f"{out} holds a model, not a training run ({', '.join(found)}): --overwrite starts a run over and never "
+            "replaces a model; train into another --out"
+        )
+    if found:
+        check_clear_run(out)  # a file of someone else's among the run's is refused now, before any work
 
 
 def build_language_model(
@@ -337,6 +373,14 @@ def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
     return {"name": cfg.name or continued or out.resolve().name, "language": run_language(cfg), "training": progress}
 
 
+def _run_record(cfg: TrainConfig) -> dict:
+    """``run.json``: how the run starts and, from a model, which one by its content hash, so that ``ship`` can tell
+    the model a run continued (and may replace) from any other."""
+    start = cfg.continue_from or cfg.init_from
+    how = "continue" if cfg.continue_from else "init_from" if cfg.init_from else "fresh"
+    return {"start": how, **({"model": str(start), "model_hash": model_hash(start)} if start else {})}
+
+
 def _continued_progress(cfg: TrainConfig) -> dict:
     """The counters a continued model carries on from, and a data seed of its own so that it reads the corpus in
     another order than the run it continues (whose exact data position is not shipped)."""
@@ -351,6 +395,14 @@ def _continued_progress(cfg: TrainConfig) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- the loop
+def _diverged(step: int, what: str, out: Path) -> NonFiniteError:
+    """The error that stops a run whose loss or weights stopped being finite: it writes nothing more."""
+    return NonFiniteError(
+        f"training diverged at step {step:,}: {what} is NaN or infinite, so no checkpoint or model was written from "
+        f"it; the last checkpoint in {out} (if any) is intact: resume it with --resume and a lower --lr or --clip"
+    )
+
+
 def resolve_precision(precision: str, device: torch.device) -> str:
     """``auto`` is bf16 on CUDA (autocast; weights, optimizer and loss stay float32) and fp32 elsewhere."""
     if precision == "auto":
@@ -475,6 +527,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.watch:
         corpus.watch(cfg.corpus)
     held_out = held_out_paragraphs(cfg.valid, text.name, cfg.valid_tokens) if rank == 0 and cfg.valid else []
+    if checkpoint is None and rank == 0:  # the inputs were good: from now on the folder holds this run
+        write_run_record(out, _run_record(cfg))
     tokens_per_step = cfg.batch_size * cfg.unroll * world
     if rank == 0:
         n_params = sum(p.numel() for p in lm.bilm.parameters())
@@ -504,6 +558,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     position = data.state()
 
     def save_state() -> None:
+        if not bool(torch.stack([torch.isfinite(p).all() for p in lm.parameters()]).all()):
+            raise _diverged(progress["step"], "a weight", out)
         info = _model_info(cfg, out, progress)
         save_checkpoint(out, lm, vocab, optimizer, position, state, progress, info, asdict(cfg), rank, world)
 
@@ -545,6 +601,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         bar.update(tokens_per_step)
         if progress["step"] % cfg.log_every == 0:  # rank 0's running loss stands for all ranks
             per_direction = (interval_nll / interval_count).tolist()
+            if not all(map(math.isfinite, per_direction)):
+                raise _diverged(progress["step"], f"the loss ({per_direction[0]}, {per_direction[1]})", out)
             interval_nll.zero_()
             interval_count = 0
             train_ppl = math.exp(sum(per_direction) / 2)

@@ -10,17 +10,18 @@ from . import distributed, train
 from .device import add_device_option
 from .elmo import MODEL_SPEC_HELP
 from .errors import fail
-from .files import open_text
+from .files import open_text, reading
 from .lm_head import perplexity
+from .numbers import Number
 from .ship import ship
 from .text import LANGUAGES
-from .train import DEFAULT_RECIPE, RECIPES, SCHEDULES, SIZES, TrainConfig
+from .train import DEFAULT_RECIPE, NUMBERS, RECIPES, SCHEDULES, SIZES, TrainConfig
 from .weights import read_config
 
 
 def ship_command(args: argparse.Namespace) -> None:
     try:
-        ship(args.run, args.to, args.storage)
+        ship(args.run, args.to, overwrite=args.overwrite, storage=args.storage)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
     training = read_config(args.to)["training"]
@@ -41,7 +42,7 @@ def train_command(args: argparse.Namespace) -> None:
 
 
 def perplexity_command(args: argparse.Namespace) -> None:
-    with open_text(args.corpus) as f:
+    with reading(args.corpus), open_text(args.corpus) as f:
         try:
             result = perplexity(args.model, f, args.max_tokens)
         except (FileNotFoundError, ValueError) as error:
@@ -111,20 +112,27 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--warmup-steps",
-        type=int,
+        type=NUMBERS["warmup_steps"],
         default=argparse.SUPPRESS,
         help="steps of linear learning-rate warm-up at the start of this invocation (default: the recipe's, else "
         "300 with --continue, whose optimizer starts fresh, and none for a run from scratch, as the reference)",
     )
     p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
-    p.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="softmax classes (default %(default)s)")
+    p.add_argument(
+        "--vocab-size",
+        type=NUMBERS["vocab_size"],
+        default=defaults.vocab_size,
+        help="softmax classes (default %(default)s)",
+    )
     p.add_argument(
         "--batch-size",
-        type=int,
+        type=NUMBERS["batch_size"],
         default=argparse.SUPPRESS,
         help=f"rows per rank (default: the recipe's, else {defaults.batch_size})",
     )
-    p.add_argument("--unroll", type=int, default=defaults.unroll, help="truncated-BPTT window (default %(default)s)")
+    p.add_argument(
+        "--unroll", type=NUMBERS["unroll"], default=defaults.unroll, help="truncated-BPTT window (default %(default)s)"
+    )
     p.add_argument(
         "--optimizer",
         choices=["adagrad", "adam", "adamw"],
@@ -134,13 +142,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--lr",
-        type=float,
+        type=NUMBERS["lr"],
         default=argparse.SUPPRESS,
         help=f"peak learning rate (default: the recipe's, else {defaults.lr})",
     )
     p.add_argument(
         "--weight-decay",
-        type=float,
+        type=NUMBERS["weight_decay"],
         default=defaults.weight_decay,
         help="adamw's decoupled weight decay (default %(default)s)",
     )
@@ -154,19 +162,26 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--final-lr-ratio",
-        type=float,
+        type=NUMBERS["final_lr_ratio"],
         default=defaults.final_lr_ratio,
         help="where a decaying --schedule ends, as a share of --lr (default %(default)s)",
     )
-    p.add_argument("--clip", type=float, default=defaults.clip, help="global gradient-norm clip (default %(default)s)")
-    p.add_argument("--dropout", type=float, default=defaults.dropout, help="default %(default)s")
-    p.add_argument("--max-tokens", type=int, help="stop after this many tokens per direction (all ranks)")
-    p.add_argument("--time-budget", type=float, help="stop after this many minutes, with a final checkpoint")
+    p.add_argument(
+        "--clip", type=NUMBERS["clip"], default=defaults.clip, help="global gradient-norm clip (default %(default)s)"
+    )
+    p.add_argument("--dropout", type=NUMBERS["dropout"], default=defaults.dropout, help="default %(default)s")
+    p.add_argument(
+        "--max-tokens", type=NUMBERS["max_tokens"], help="stop after this many tokens per direction (all ranks)"
+    )
+    p.add_argument(
+        "--time-budget", type=NUMBERS["time_budget"], help="stop after this many minutes, with a final checkpoint"
+    )
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help="start over in an --out that holds a run or a model: its checkpoints, log and model are replaced",
+        help="start over in an --out that holds a training run: its checkpoints, log and model are replaced (never a "
+        "model folder that is not a run, nor a file the run did not write)",
     )
     add_device_option(p)
     p.add_argument(
@@ -183,7 +198,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "the first steps compile for a minute or more; a part that fails to compile runs eagerly",
     )
     p.add_argument(
-        "--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)"
+        "--workers",
+        type=NUMBERS["workers"],
+        help="tokenizing processes; 0: tokenize in this process (default: all cores but one; none for corpora under "
+        "200 kB)",
     )
     p.add_argument(
         "--watch",
@@ -191,24 +209,29 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="keep adding text files that appear under --corpus folders; they join at the next pass "
         "(copy them in under another name, then rename)",
     )
-    p.add_argument("--seed", type=int, default=defaults.seed, help="default %(default)s")
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--seed", type=NUMBERS["seed"], default=defaults.seed, help="default %(default)s")
+    p.add_argument("--threads", type=NUMBERS["threads"], help="torch CPU threads (default: torch's choice)")
     p.add_argument("--valid", help="held-out text for periodic validation perplexity")
     p.add_argument(
         "--valid-tokens",
-        type=int,
+        type=NUMBERS["valid_tokens"],
         default=defaults.valid_tokens,
         help="validation tokens (first lines of --valid, default %(default)s)",
     )
-    p.add_argument("--valid-every", type=int, default=defaults.valid_every, help="steps (default %(default)s)")
+    p.add_argument(
+        "--valid-every", type=NUMBERS["valid_every"], default=defaults.valid_every, help="steps (default %(default)s)"
+    )
     p.add_argument(
         "--checkpoint-every",
-        type=float,
+        type=NUMBERS["checkpoint_every"],
         default=defaults.checkpoint_every,
         help="minutes between checkpoints (default %(default)s)",
     )
     p.add_argument(
-        "--log-every", type=int, default=defaults.log_every, help="steps between log lines (default %(default)s)"
+        "--log-every",
+        type=NUMBERS["log_every"],
+        default=defaults.log_every,
+        help="steps between log lines (default %(default)s)",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.set_defaults(func=train_command)
@@ -219,7 +242,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         description=ship.__doc__,
     )
     r.add_argument("--run", required=True, help="the run's --out folder")
-    r.add_argument("--to", default="data/models/default", help="model folder to write (default %(default)s)")
+    r.add_argument(
+        "--to",
+        required=True,
+        help="model folder to write, e.g. data/models/default: a new or empty folder, the model the run continued "
+        "(--continue), or one this run was shipped to before; the files shipped beside the model (its model card, "
+        "a GloVe) are kept",
+    )
+    r.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a model folder the run did not continue (its model files; other files beside it are kept)",
+    )
     r.add_argument(
         "--storage",
         choices=["auto", "fp16", "int8"],
@@ -237,6 +271,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
     q.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
-    q.add_argument("--max-tokens", type=int, help="stop after the lines holding this many tokens")
+    q.add_argument("--max-tokens", type=Number(int, 1), help="stop after the lines holding this many tokens")
     q.add_argument("--json", action="store_true", help='print {"forward", "backward", "mean", "tokens", "vocab_size"}')
     q.set_defaults(func=perplexity_command)

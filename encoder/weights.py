@@ -9,6 +9,8 @@ or measure perplexity). Nothing here ever unpickles a file.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
@@ -33,6 +35,52 @@ folders travel to GPU machines and live in git, where files of at most 16 MB mov
 
 class WeightsError(ValueError):
     """A weight file that does not fit the model: the message names the tensors concerned."""
+
+
+def check_finite_weights(tensors: dict[str, torch.Tensor | np.ndarray], where: str | Path, writing: bool) -> None:
+    """No model is written or read with NaN or infinity in it: ``WeightsError`` names the file and the tensors."""
+    bad = [
+        name
+        for name, t in tensors.items()
+        if not (bool(torch.isfinite(t).all()) if isinstance(t, torch.Tensor) else bool(np.isfinite(t).all()))
+    ]
+    if not bad:
+        return
+    names = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    if writing:
+        raise WeightsError(
+            f"the weights to write to {where} hold NaN or infinite values ({names}): the model diverged; "
+            "nothing was written"
+        )
+    raise WeightsError(f"{where} holds NaN or infinite values ({names}): the model is damaged; restore it")
+
+
+def read_hdf5(path: str | Path) -> h5py.File:
+    """An hdf5 file opened for reading; a file h5py cannot open is a ``WeightsError`` naming it."""
+    try:
+        return h5py.File(path, "r")
+    except (OSError, ValueError) as error:
+        reason = str(error).split("(", 1)[-1].rstrip(")") if "(" in str(error) else str(error)
+        raise WeightsError(f"{path} is not a readable hdf5 file ({reason}); give the published weights file") from None
+
+
+@contextmanager
+def write_hdf5(path: str | Path) -> Iterator[h5py.File]:
+    """An hdf5 file written atomically through a Python file object: a full disk is then an ``OSError`` naming the
+    file (``atomic_path``), where h5py's own writer reports it only as its objects are freed, in a stream of
+    ignored errors that can end in a crash."""
+    with atomic_path(path) as tmp, open(tmp, "w+b") as handle, h5py.File(handle, "w") as f:
+        yield f
+
+
+def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file; one that cannot be read is a ``WeightsError`` naming it."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path} is missing")
+    try:
+        return load_file(str(path))
+    except (OSError, SafetensorError) as error:
+        raise WeightsError(f"{path} is not a readable safetensors file ({error}); restore it") from None
 
 
 def _lstm_prefix(direction: int, layer: int) -> str:
@@ -66,7 +114,11 @@ def hdf5_layout(config: BiLMConfig) -> dict[str, tuple[int, ...]]:
 
 
 def load_options(path: str | Path) -> BiLMConfig:
-    return BiLMConfig.from_options(json.loads(Path(path).read_text()))
+    try:
+        options = json.loads(Path(path).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise WeightsError(f"{path} is not valid JSON ({error}); give the published options.json") from None
+    return BiLMConfig.from_options(options)
 
 
 def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
@@ -74,7 +126,7 @@ def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
     config = load_options(options_file)
     model = BiLM(config)
     expected = hdf5_layout(config)
-    with h5py.File(weights_file, "r") as f:
+    with read_hdf5(weights_file) as f:
         arrays: dict[str, np.ndarray] = {}
         missing, misshaped = [], []
         for name, shape in expected.items():
@@ -94,6 +146,7 @@ def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
         raise WeightsError(
             f"{weights_file} does not match {options_file}: " + "; ".join([f"missing {m}" for m in missing] + misshaped)
         )
+    check_finite_weights(arrays, weights_file, writing=False)
     _assign_hdf5(model, config, arrays)
     return model.eval()
 
@@ -147,10 +200,10 @@ def save_hdf5(model: BiLM, options_file: str | Path, weights_file: str | Path) -
             arrays[f"{prefix}/W_0"] = np.concatenate([n(layer.w_input[d]), n(layer.w_state[d])])
             arrays[f"{prefix}/B"] = n(layer.bias[d])
             arrays[f"{prefix}/W_P_0"] = n(layer.w_proj[d])
-    with atomic_path(weights_file) as tmp:
-        with h5py.File(tmp, "w") as f:
-            for name, array in arrays.items():
-                f.create_dataset(name, data=np.ascontiguousarray(array, dtype=np.float32))
+    check_finite_weights(arrays, weights_file, writing=True)
+    with write_hdf5(weights_file) as f:
+        for name, array in arrays.items():
+            f.create_dataset(name, data=np.ascontiguousarray(array, dtype=np.float32))
     with atomic_path(options_file) as tmp:
         Path(tmp).write_text(json.dumps(config.to_options(), indent=2))
 
@@ -197,6 +250,7 @@ def save_model(
     the files, int8 quarters them (the loader restores float32)."""
     directory = Path(directory)
     tensors = stored_tensors(model.state_dict(), storage)
+    check_finite_weights(tensors, directory, writing=True)  # float16 included: a weight beyond its range is inf
     shards: list[dict[str, torch.Tensor]] = [{}]
     for name, tensor in tensors.items():
         size = tensor.numel() * tensor.element_size()
@@ -264,12 +318,9 @@ def load_model(directory: str | Path) -> BiLM:
         ) from None
     files, tensors = weight_files(directory), {}
     for path in files:
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing")
-        try:
-            tensors.update(load_file(str(path)))
-        except SafetensorError as error:
-            raise WeightsError(f"{path} is not a readable safetensors file ({error}); restore the model") from None
+        loaded = read_safetensors(path)
+        check_finite_weights(loaded, path, writing=False)
+        tensors.update(loaded)
     weights_path = files[0] if len(files) == 1 else directory / WEIGHTS_INDEX
     tensors = restored_tensors(tensors)
     expected = model.state_dict()

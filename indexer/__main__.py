@@ -16,15 +16,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from encoder import ownership
 from encoder.device import add_device_option
 from encoder.elmo import add_model_options
-from encoder.errors import MissingExtra, describe, fail
+from encoder.errors import REPORTED, describe, fail, reported
+from encoder.numbers import SEED, THREADS, Number
+from encoder.terminal import show
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError, QueryNotice
-from .glove import X_MAX, save_glove, train_glove_on_text
-from .index import MAX_QUERY_CHARS, Index
+from .glove import NUMBERS as GLOVE_NUMBERS
+from .glove import X_MAX, Glove, save_glove, train_glove_on_text
+from .index import MAX_QUERY_CHARS, OCCURRENCES, SENSES_K, Index, K
+from .manifest import SETTING_NUMBERS
 from .ranking import METHODS
 from .vectors import POOLINGS
 
@@ -53,8 +58,6 @@ def _reader_options(args: argparse.Namespace) -> dict:
 
 
 def _ray_options(args: argparse.Namespace) -> dict:
-    if args.ray_workers is not None and args.ray_workers < 1:
-        fail(f"--ray-workers must be at least 1, not {args.ray_workers}")
     if args.ray_workers is not None and args.ray is False:
         fail("--ray-workers needs --ray")
     return {"ray": args.ray, "ray_workers": args.ray_workers}
@@ -147,17 +150,23 @@ def neighbors_command(args: argparse.Namespace) -> dict:
 
 
 def senses_command(args: argparse.Namespace) -> dict:
-    k = args.k if args.k == "auto" else int(args.k)
-    return asdict(_open(args).senses(args.word, k=k, max_occurrences=args.max_occurrences, layers=args.layers))
+    return asdict(_open(args).senses(args.word, k=args.k, max_occurrences=args.max_occurrences, layers=args.layers))
+
+
+def _senses_k(text: str) -> int | str:
+    """``--k`` of senses: auto, or a number of senses (``SENSES_K``)."""
+    if text == "auto":
+        return text
+    if SENSES_K.text_problem(text) is not None:
+        raise argparse.ArgumentTypeError(f"must be auto or {SENSES_K.describe()}, not {text!r}")
+    return SENSES_K(text)
 
 
 # ------------------------------------------------------------------------------------------ text output
 def glove_command(args: argparse.Namespace) -> dict:
-    for option in ("max_tokens", "vocab_size", "min_count", "window", "dim", "epochs", "x_max", "threads"):
-        if getattr(args, option) is not None and getattr(args, option) < 1:
-            fail(f"--{option.replace('_', '-')} must be at least 1, not {getattr(args, option)}")
     if args.out.is_dir():
         fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
+    ownership.check_replace(args.out, Glove.is_file, args.overwrite, "--out", "a GloVe file")
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
@@ -183,54 +192,56 @@ def glove_command(args: argparse.Namespace) -> dict:
 
 def _print_stats(result: dict) -> None:
     counts, model = result["counts"], result["model"]
-    print(f"index     {result['path']}  (format {result['format_version']}, updated {result['updated_at']})")
-    print(f"model     {model['name']}  hash {model['hash']}  dim {model['dim']}  layers {model['n_layers']}")
-    print(f"vectors   {result['layers']['description']}, {result['pooling']} pooling, backend {result['backend']}")
-    print(
+    show(f"index     {result['path']}  (format {result['format_version']}, updated {result['updated_at']})")
+    show(f"model     {model['name']}  hash {model['hash']}  dim {model['dim']}  layers {model['n_layers']}")
+    show(f"vectors   {result['layers']['description']}, {result['pooling']} pooling, backend {result['backend']}")
+    show(
         f"documents {counts['documents']:,}  sentences {counts['sentences']:,}  tokens {counts['tokens']:,}  "
         f"token vectors {counts['token_vectors']:,}  deleted documents {counts['deleted_documents']:,}"
     )
-    print(
+    show(
         f"skipped   {counts['skipped_empty_documents']:,} empty documents; "
         f"{counts['replaced_characters']:,} undecodable characters replaced"
     )
     for kind, entry in result["indexes"].items():
-        print(
+        show(
             f"faiss     {kind:9s} {entry['factory']:16s} {entry['ntotal']:>10,} x {entry['dim']}  {entry['search_params']}"
         )
     tokens = result["token_vectors"]
     if tokens["compressed"]:
         how = "re-ranked with the exact vectors" if tokens["reranked"] else "no exact vectors kept: approximate"
-        print(f"tokens    compressed, {tokens['index_bytes_per_vector']:.0f} bytes a vector in FAISS; {how}")
-    print(
+        show(f"tokens    compressed, {tokens['index_bytes_per_vector']:.0f} bytes a vector in FAISS; {how}")
+    show(
         f"glove     {result['glove']['source']}, dim {result['glove']['dim']}, {result['glove']['vocab_size']:,} words"
     )
-    print(f"disk      {result['disk_bytes'] / 2**20:.1f} MiB in {result['shards']} shard(s)")
+    show(f"disk      {result['disk_bytes'] / 2**20:.1f} MiB in {result['shards']} shard(s)")
     if "documents" in result:  # stats --docs
         _print_documents(result["documents"])
 
 
 def _print_documents(documents: list[dict]) -> None:
     """One line per document: its id (what ``delete --doc-id`` takes), then its title."""
-    print(f"\n{len(documents):,} document(s), id and title:")
+    print()
+    show(f"{len(documents):,} document(s), id and title:")
     width = min(max((len(d["doc_id"]) for d in documents), default=0), 40)
     for doc in documents:
-        print(f"  {doc['doc_id']:<{width}}  {doc['title']}".rstrip())
+        show(f"  {doc['doc_id']:<{width}}  {doc['title']}".rstrip())
 
 
 def _print_hits(hits: list[dict], title: str) -> None:
     """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, matched words."""
-    print(title)
+    show(title)
     for hit in hits:
         if "sentence" in hit:
-            print(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}\n      {hit['sentence']}")
+            show(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}")
+            show(f"      {hit['sentence']}")
             continue
         matched = f"  (matched: {', '.join(hit['matched_words'])})" if hit["matched_words"] else ""
-        print(f"{hit['rank']:3d}. relevance {hit['relevance']:.2f}  [{hit['doc_id']}] {hit['title']}{matched}")
+        show(f"{hit['rank']:3d}. relevance {hit['relevance']:.2f}  [{hit['doc_id']}] {hit['title']}{matched}")
         for passage in hit["passages"][:1]:
-            print(f"      {passage['text']}")
+            show(f"      {passage['text']}")
     if not hits:
-        print("     (no results)")
+        show("     (no results)")
 
 
 def _print_search(result: dict) -> None:
@@ -242,25 +253,25 @@ def _print_search(result: dict) -> None:
 
 def _print_neighbors(result: dict) -> None:
     word = result["query_tokens"][result["position"]]
-    print(f"uses in context nearest to {word!r} (token {result['position']}):")
+    show(f"uses in context nearest to {word!r} (token {result['position']}):")
     for hit in result["hits"]:
-        print(
+        show(
             f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] "
             f"{_highlight(hit['sentence'], hit['char_start'], hit['char_end'])}"
         )
     if result["glove_note"]:
-        print(f"GloVe: {result['glove_note']}")
+        show(f"GloVe: {result['glove_note']}")
     else:
-        print("GloVe nearest words: " + ", ".join(f"{w} ({s:.2f})" for w, s in result["glove"]))
+        show("GloVe nearest words: " + ", ".join(f"{w} ({s:.2f})" for w, s in result["glove"]))
 
 
 def _print_senses(result: dict) -> None:
     silhouette = f", silhouette {result['silhouette']:.2f}" if result["silhouette"] is not None else ""
-    print(f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}")
+    show(f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}")
     for number, cluster in enumerate(result["clusters"]):
-        print(f"sense {number}  ({cluster['size']} uses; context: {cluster['label']})")
+        show(f"sense {number}  ({cluster['size']} uses; context: {cluster['label']})")
         for example in cluster["examples"]:
-            print(f"    - {example}")
+            show(f"    - {example}")
 
 
 # ------------------------------------------------------------------------------------------ parser
@@ -302,7 +313,7 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ray-workers",
-        type=int,
+        type=Number(int, 1, 100_000),
         metavar="N",
         help="Ray actors, each holding one model (default: one per GPU of the cluster, else one per CPU)",
     )
@@ -399,36 +410,42 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--keep-stopwords", action="store_true", help="give stopwords token vectors too")
     build.add_argument(
         "--min-freq",
-        type=int,
+        type=SETTING_NUMBERS["min_freq"],
         default=DEFAULTS.min_freq,
         help="words seen fewer times get no token vectors (default: %(default)s)",
     )
     build.add_argument(
-        "--glove-dim", type=int, default=DEFAULTS.glove_dim, help="GloVe training: vector size (default: %(default)s)"
+        "--glove-dim",
+        type=SETTING_NUMBERS["glove_dim"],
+        default=DEFAULTS.glove_dim,
+        help="GloVe training: vector size (default: %(default)s)",
     )
     build.add_argument(
-        "--glove-epochs", type=int, default=DEFAULTS.glove_epochs, help="GloVe training: epochs (default: %(default)s)"
+        "--glove-epochs",
+        type=SETTING_NUMBERS["glove_epochs"],
+        default=DEFAULTS.glove_epochs,
+        help="GloVe training: epochs (default: %(default)s)",
     )
     build.add_argument(
         "--glove-window",
-        type=int,
+        type=SETTING_NUMBERS["glove_window"],
         default=DEFAULTS.glove_window,
         help="GloVe training: co-occurrence window in words (default: %(default)s)",
     )
     build.add_argument(
         "--glove-min-count",
-        type=int,
+        type=SETTING_NUMBERS["glove_min_count"],
         default=DEFAULTS.glove_min_count,
         help="GloVe training: words seen fewer times are left out (default: %(default)s)",
     )
     build.add_argument(
         "--shard-tokens",
-        type=int,
+        type=SETTING_NUMBERS["shard_tokens"],
         default=SHARD_TOKENS,
         help="tokens per shard, the unit of resuming (default: %(default)s)",
     )
     build.add_argument(
-        "--seed", type=int, default=DEFAULTS.seed, help="seed for sampling and GloVe (default: %(default)s)"
+        "--seed", type=SEED, default=DEFAULTS.seed, help="seed for sampling and GloVe (default: %(default)s)"
     )
     build.add_argument(
         "--overwrite", action="store_true", help="replace an existing index or interrupted build in --out"
@@ -458,7 +475,7 @@ def make_parser() -> argparse.ArgumentParser:
     delete.add_argument("--doc-id", nargs="+", required=True, help="ids of the documents to remove")
     delete.set_defaults(
         run=delete_command,
-        show=lambda r: print(f"deleted {len(r['deleted'])} document(s); {r['counts']['documents']:,} remain"),
+        show=lambda r: show(f"deleted {len(r['deleted'])} document(s); {r['counts']['documents']:,} remain"),
         json=False,
     )
 
@@ -470,7 +487,7 @@ def make_parser() -> argparse.ArgumentParser:
         f"lower; below 0.5 is chance). Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
     )
     search.add_argument("query", help="the query text")
-    search.add_argument("--k", type=int, default=10, help="number of results (default: 10)")
+    search.add_argument("--k", type=K, default=10, help="number of results (default: 10)")
     search.add_argument(
         "--method",
         default=METHODS[0],
@@ -494,8 +511,10 @@ def make_parser() -> argparse.ArgumentParser:
     )
     neighbors.add_argument("--sentence", required=True, help="a sentence containing the word")
     neighbors.add_argument("--word", required=True, help="the word (as it appears in the sentence; case-insensitive)")
-    neighbors.add_argument("--position", type=int, help="its token position (0-based) if it occurs more than once")
-    neighbors.add_argument("--k", type=int, default=10, help="number of uses to show (default: 10)")
+    neighbors.add_argument(
+        "--position", type=Number(int, 0), help="its token position (0-based) if it occurs more than once"
+    )
+    neighbors.add_argument("--k", type=K, default=10, help="number of uses to show (default: 10)")
     neighbors.add_argument("--same-word", action="store_true", help="only uses of the same word")
     _add_layers_option(neighbors)
     _add_query_options(neighbors)
@@ -509,10 +528,12 @@ def make_parser() -> argparse.ArgumentParser:
         "2-D (PCA) coordinates for plotting.",
     )
     senses.add_argument("--word", required=True, help="the word")
-    senses.add_argument("--k", default="auto", help="number of senses, or auto (default: auto, at most 8)")
+    senses.add_argument(
+        "--k", type=_senses_k, default="auto", help="number of senses, or auto (default: auto, at most 8)"
+    )
     senses.add_argument(
         "--max-occurrences",
-        type=int,
+        type=OCCURRENCES,
         default=2000,
         help="cluster a random sample of this many uses at most (default: %(default)s)",
     )
@@ -537,23 +558,32 @@ def make_parser() -> argparse.ArgumentParser:
     )
     glove.add_argument("--corpus", nargs="+", required=True, type=Path, help="text files or folders")
     glove.add_argument("--out", required=True, type=Path, help="GloVe text file to write (.xz compresses it)")
-    glove.add_argument("--max-tokens", type=int, default=5_000_000, help="tokens to read (default 5,000,000)")
-    glove.add_argument("--vocab-size", type=int, default=30_000, help="most frequent words kept (default 30,000)")
-    glove.add_argument("--min-count", type=int, default=5, help="drop words seen fewer times (default 5)")
-    glove.add_argument("--window", type=int, default=10, help="co-occurrence window (default 10)")
-    glove.add_argument("--dim", type=int, default=100, help="vector size (default 100)")
-    glove.add_argument("--epochs", type=int, default=15, help="AdaGrad epochs (default 15)")
+    glove.add_argument(
+        "--max-tokens", type=GLOVE_NUMBERS["max_tokens"], default=5_000_000, help="tokens to read (default 5,000,000)"
+    )
+    glove.add_argument(
+        "--vocab-size",
+        type=GLOVE_NUMBERS["vocab_size"],
+        default=30_000,
+        help="most frequent words kept (default 30,000)",
+    )
+    glove.add_argument(
+        "--min-count", type=GLOVE_NUMBERS["min_count"], default=5, help="drop words seen fewer times (default 5)"
+    )
+    glove.add_argument("--window", type=GLOVE_NUMBERS["window"], default=10, help="co-occurrence window (default 10)")
+    glove.add_argument("--dim", type=GLOVE_NUMBERS["dim"], default=100, help="vector size (default 100)")
+    glove.add_argument("--epochs", type=GLOVE_NUMBERS["epochs"], default=15, help="AdaGrad epochs (default 15)")
     glove.add_argument(
         "--x-max",
-        type=float,
+        type=GLOVE_NUMBERS["x_max"],
         default=X_MAX,
         help="co-occurrence count at which a pair's weight reaches 1 (default %(default)s, for corpora of millions "
         "of tokens; the GloVe paper's 100 is for billions)",
     )
-    glove.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    glove.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     glove.add_argument(
         "--threads",
-        type=int,
+        type=THREADS,
         help="torch CPU threads (default: torch's choice; 1 is fastest on a machine busy with other work)",
     )
     glove.add_argument(
@@ -564,25 +594,30 @@ def make_parser() -> argparse.ArgumentParser:
         "(eojeol); "
         "the same rules as a model of that language (default en)",
     )
+    glove.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --out even when it is not a GloVe file (one is replaced anyway)",
+    )
     glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
     glove.set_defaults(
         run=glove_command,
-        show=lambda result: print(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"),
+        show=lambda result: show(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"),
     )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
-    if args.command == "senses" and args.k != "auto" and not args.k.isdigit():
-        fail(f"--k must be auto or a number, not {args.k!r}")
     with warnings.catch_warnings(record=True) as caught:
         # every warning, each time, after the filters already set: the harmless ones encoder.model silences stay silent
         warnings.simplefilter("always", append=True)
         try:
             result = args.run(args)
-        except (IndexerError, ValueError, OSError, MissingExtra) as error:
-            print(f"error: {describe(error)}", file=sys.stderr)
+        except (IndexerError, *REPORTED) as error:
+            if not isinstance(error, IndexerError) and not reported(error):
+                raise
+            show(f"error: {describe(error)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(
@@ -597,12 +632,12 @@ def main(argv: list[str] | None = None) -> int:
         if issubclass(w.category, UserWarning) and not issubclass(w.category, QueryNotice)
     ]
     for message in warned:
-        print(f"warning: {message}", file=sys.stderr)
+        show(f"warning: {message}", file=sys.stderr)
     if args.json:
         print(json.dumps({**result, "notices": notices}, ensure_ascii=False, indent=2))
     else:
         for notice in notices:
-            print(f"notice: {notice}", file=sys.stderr)
+            show(f"notice: {notice}", file=sys.stderr)
         args.show(result)
     return 0
 

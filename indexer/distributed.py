@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-import shutil
 import socket
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from encoder import ownership
 from encoder.errors import MissingExtra, describe
+from encoder.files import TMP_DIR_PREFIX, temporary_target
 
 try:
     import ray
@@ -35,7 +36,7 @@ except ImportError:
 
 from . import shards, storage
 from .errors import IndexerError
-from .folder import SHARD_NAME
+from .folder import SHARD_NAME, is_ours, read_state
 from .manifest import SHARD_RECORD, SHARDS, STATE, ModelRecord, ModelSpec, Shard, open_model
 from .shards import Encoding, ShardJob, ShardWriter
 
@@ -197,9 +198,12 @@ def encoders(
     finally:
         _stop(actors)
         marker.unlink(missing_ok=True)
-    for leftover in (out / SHARDS).glob(f"{storage.TMP_PREFIX}*"):  # what a worker killed mid-shard left
-        if SHARD_NAME.fullmatch(storage.temporary_target(leftover.name) or ""):
-            shutil.rmtree(leftover, ignore_errors=True)
+    leftovers = [  # what a worker killed mid-shard left
+        path
+        for path in (out / SHARDS).glob(f"{TMP_DIR_PREFIX}*")
+        if SHARD_NAME.fullmatch(temporary_target(path.name) or "")
+    ]
+    ownership.remove(out, leftovers, is_ours(out, read_state(out)))
 
 
 def _stop(actors: list) -> None:

@@ -2,21 +2,24 @@
 
 A folder may hold a user's own files (an unlucky ``--out``); a build refuses such a folder rather than guess,
 and everything it removes - an older index it replaces, files of an unfinished generation, temporaries - is
-recognised by name *and* by the manifest or build state that owns it.
+recognised by name *and* by the manifest or build state that owns it, at every depth (``encoder.ownership``,
+the rule every command that writes follows).
 """
 
 from __future__ import annotations
 
 import fcntl
 import re
-import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from encoder import ownership
+from encoder.files import temporary_target
+
 from . import storage
 from .errors import IndexFormatError
-from .manifest import GLOVE_FILE, LOCK, MANIFEST, SHARD_RECORD, SHARDS, STATE, TRAIN_GLOVE, Manifest
+from .manifest import GLOVE_FILE, LOCK, MANIFEST, SHARD_FILES, SHARD_RECORD, SHARDS, STATE, TRAIN_GLOVE, Manifest
 
 GENERATION_FILE = re.compile(r"(sentences|tokens|glove)\.g\d+\.faiss|vocab\.g\d+\.parquet")  # one generation's files
 SHARD_NAME = re.compile(r"\d{5}")  # shard directories
@@ -30,7 +33,7 @@ def locked(out: Path, create: bool = True) -> Iterator[None]:
     if not create and not out.is_dir():
         raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / LOCK, "w") as handle:
+    with open(out / LOCK, "a") as handle:  # "a": never truncates what is there
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -54,49 +57,41 @@ def _trained_glove(owner: Manifest | dict | None) -> bool:
     return owner is not None and owner.get("settings", {}).get("glove") == TRAIN_GLOVE
 
 
-def is_ours(out: Path, owner: Manifest | dict | None) -> Callable[[Path], bool]:
+def is_ours(out: Path, owner: Manifest | dict | None) -> ownership.Owned:
     """Whether a path in the index folder is one a build writes: the only kind a build ever deletes or replaces.
 
     ``owner`` is the manifest or build state of the folder (None: it holds neither, so nothing in it is ours
-    but the lock). GloVe's file is ours only when that build trained it.
+    but the lock). GloVe's file is ours only when that build trained it. Inside a shard, only a shard's files.
     """
     top = {LOCK}
     if owner is not None:
         top |= {MANIFEST, STATE, SHARDS} | ({GLOVE_FILE} if _trained_glove(owner) else set())
 
     def ours(path: Path) -> bool:
-        temporary = storage.temporary_target(path.name)
+        temporary = temporary_target(path.name)
         name = temporary or path.name
+        if path.parent == out:
+            return name in top or (owner is not None and bool(GENERATION_FILE.fullmatch(name)))
         if path.parent == out / SHARDS:  # a finished shard appears whole, with its record
             shard = temporary is not None or (path / SHARD_RECORD).is_file()
-            return owner is not None and bool(SHARD_NAME.fullmatch(name)) and shard
-        return name in top or (owner is not None and bool(GENERATION_FILE.fullmatch(name)))
+            return owner is not None and bool(SHARD_NAME.fullmatch(name)) and shard and path.is_dir()
+        in_a_shard = path.parent.parent == out / SHARDS and ours(path.parent)
+        return in_a_shard and name in (*SHARD_FILES, SHARD_RECORD) and path.is_file()
 
     return ours
 
 
-def _entries(out: Path) -> list[Path]:
-    return [*out.iterdir(), *((out / SHARDS).iterdir() if (out / SHARDS).is_dir() else [])]
-
-
 def foreign(out: Path, owner: Manifest | dict | None) -> list[str]:
-    """Entries of the index folder (and of its shards folder) that no build of ours wrote."""
+    """Entries of the index folder, at every depth, that no build of ours wrote."""
     if not out.is_dir():
         return []
-    ours = is_ours(out, owner)
-    return sorted(str(p.relative_to(out)) for p in _entries(out) if not ours(p))
-
-
-def _remove(path: Path) -> None:
-    shutil.rmtree(path) if path.is_dir() else path.unlink()
+    return [str(p.relative_to(out)) for p in ownership.foreign(out, is_ours(out, owner))]
 
 
 def clear(out: Path, owner: Manifest | dict) -> None:
     """Delete everything an earlier index or build (``owner``) wrote in ``out``, and nothing else."""
     ours = is_ours(out, owner)
-    for path in list(out.iterdir()):
-        if ours(path) and path.name != LOCK:
-            _remove(path)
+    ownership.remove(out, [p for p in out.iterdir() if ours(p) and p.name != LOCK], ours)
 
 
 def remove_unreferenced(
@@ -108,9 +103,12 @@ def remove_unreferenced(
     referenced = set(manifest.files()) if manifest is not None else set()
     shards = {s.name for s in manifest.shards} if manifest is not None else set()
     shards |= set(keep_shards)
-    for path in _entries(out):
-        if not ours(path) or path.name in (LOCK, MANIFEST, STATE, SHARDS, GLOVE_FILE):
-            continue
-        temporary = storage.temporary_target(path.name) is not None
-        if temporary or path.name not in (referenced if path.parent == out else shards):
-            _remove(path)
+    entries = [*out.iterdir(), *((out / SHARDS).iterdir() if (out / SHARDS).is_dir() else [])]
+    unreferenced = [
+        path
+        for path in entries
+        if ours(path)
+        and path.name not in (LOCK, MANIFEST, STATE, SHARDS, GLOVE_FILE)
+        and (temporary_target(path.name) is not None or path.name not in (referenced if path.parent == out else shards))
+    ]
+    ownership.remove(out, unreferenced, ours)

@@ -7,6 +7,7 @@ AdaGrad on minibatches of co-occurrence entries, word + context vectors summed. 
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -19,6 +20,7 @@ from tqdm.auto import tqdm
 
 from encoder.files import atomic_path, open_text
 from encoder.glove import Glove
+from encoder.numbers import SEED, NonFiniteError, Number, check_finite, check_memory
 from encoder.text import iter_lines, text_rules
 
 from .vectors import normalize
@@ -27,6 +29,22 @@ from .words import normalize as normalize_word
 
 __all__ = ["Glove", "GloveVectors", "cooccurrence", "train_glove", "train_glove_on_text", "save_glove"]
 
+NUMBERS = {
+    "max_tokens": Number(int, 1),
+    "vocab_size": Number(int, 1, 10_000_000),
+    "min_count": Number(int, 1),
+    "window": Number(int, 1, 1_000),
+    "dim": Number(int, 1, 10_000),
+    "epochs": Number(int, 1, 1_000_000),
+    "lr": Number(float, above=0),
+    "x_max": Number(float, above=0),
+    "alpha": Number(float, above=0),
+    "batch_size": Number(int, 1, 2**26),
+    "max_row_hits": Number(float, above=0),
+    "seed": SEED,
+}
+"""The rule of each number GloVe training takes (``train_glove``, ``train_glove_on_text``, ``indexer glove`` and a
+build's ``--glove-*`` options)."""
 X_MAX = 10.0
 """Where the weight f(x) = min(1, (x/x_max)^0.75) reaches 1. The paper's 100 suits its billions of tokens; on
 one 8M-token corpus-en shard glove.c itself scored WordSim-353 33.4 / STS-B test 18.2 with 10 against 28.2 /
@@ -91,9 +109,22 @@ def train_glove(
     batch takes k stale steps at once, which makes frequent words (``the``, ``,``) overshoot and blow up.
     The batch is therefore capped so that the busiest row expects at most ``max_row_hits`` hits per batch.
     """
-    counts = counts.tocoo()
-    generator = torch.Generator().manual_seed(seed)
+    for name, value in dict(
+        dim=dim,
+        epochs=epochs,
+        lr=lr,
+        x_max=x_max,
+        alpha=alpha,
+        batch_size=batch_size,
+        seed=seed,
+        max_row_hits=max_row_hits,
+    ).items():
+        NUMBERS[name].check(name, value)
     V = len(words)
+    check_memory(4 * 4 * V * (dim + 1), f"GloVe of {V:,} words x {dim} dimensions", "lower the dimension or vocabulary")
+    counts = counts.tocoo()
+    check_finite("the co-occurrence counts", counts.data)
+    generator = torch.Generator().manual_seed(seed)
     i = torch.from_numpy(counts.row.astype(np.int64))
     j = torch.from_numpy(counts.col.astype(np.int64))
     x = torch.from_numpy(counts.data.astype(np.float32))
@@ -120,6 +151,10 @@ def train_glove(
             word_sq.index_add_(0, bi, grad_w.square_())
             context_sq.index_add_(0, bj, grad_c.square_())
         bar.set_postfix(loss=f"{loss / max(len(x), 1):.4f}")
+        if not math.isfinite(loss):
+            raise NonFiniteError(
+                f"GloVe training diverged (its loss is {loss}); lower the learning rate or raise x_max, nothing was written"
+            )
     return Glove(list(words), (word[:, :dim] + context[:, :dim]).numpy())
 
 
@@ -136,6 +171,8 @@ def train_glove_on_text(
     """GloVe on plain text files (.txt/.gz/.xz, folders): the first ``max_tokens`` tokens, split and
     tokenized by ``language``'s rules as everywhere else in the project (``encoder.text``), lower-cased, the
     ``vocab_size`` most frequent words."""
+    for name, value in dict(max_tokens=max_tokens, vocab_size=vocab_size, min_count=min_count, window=window).items():
+        NUMBERS[name].check(name, value)
     text = text_rules(language)
     sentences: list[list[str]] = []
     n_tokens = 0
@@ -162,6 +199,7 @@ def train_glove_on_text(
 def save_glove(path: str | Path, glove: Glove) -> None:
     """Write the standard GloVe text format ("word v1 v2 ..."), atomically; xz-compressed for a .xz path."""
     words = sorted(glove.index, key=glove.index.get)
+    check_finite(f"the GloVe vectors to write to {path}", glove.matrix)
     with atomic_path(path) as tmp, open_text(tmp, "wt", suffix=Path(path).suffix) as f:
         for word, row in zip(words, glove.matrix):
             f.write(word + " " + " ".join(f"{v:.6f}" for v in row) + "\n")

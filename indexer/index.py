@@ -23,6 +23,7 @@ import pandas as pd
 
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
+from encoder.numbers import Number
 
 from . import storage
 from .bm25 import BM25, terms
@@ -58,6 +59,9 @@ from .words import WordFrequencies, is_word, normalize
 
 MAX_QUERY_CHARS = 10_000
 MAX_K = 1_000
+K = Number(int, 1, MAX_K)  # results of a search or neighbours
+SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
+OCCURRENCES = Number(int, 1)  # occurrences clustered at most
 PASSAGES = 2  # passages shown under each document found
 
 
@@ -225,8 +229,8 @@ class Index:
 
     @staticmethod
     def _k(k: Any) -> int:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_K:
-            raise QueryError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
+        if K.problem(k) is not None:
+            raise QueryError(f"k {K.problem(k)}")
         return int(k)
 
     def _sentence_hit(self, rank: int, score: float, sentence_id: int) -> SentenceHit:
@@ -457,14 +461,10 @@ class Index:
         """Cluster the occurrences of ``word`` (k by silhouette when "auto", at most 8) and place them in 2-D."""
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_empty"))
-        if k != "auto" and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 50):
-            raise QueryError(f"k must be 'auto' or a whole number from 1 to 50, not {k!r}")
-        if (
-            isinstance(max_occurrences, bool)
-            or not isinstance(max_occurrences, (int, np.integer))
-            or max_occurrences < 1
-        ):
-            raise QueryError(f"max_occurrences must be a whole number of at least 1, not {max_occurrences!r}")
+        if k != "auto" and SENSES_K.problem(k) is not None:
+            raise QueryError(f"k must be 'auto' or {SENSES_K.describe()}, not {k!r}")
+        if OCCURRENCES.problem(max_occurrences) is not None:
+            raise QueryError(f"max_occurrences {OCCURRENCES.problem(max_occurrences)}")
         weights = self._token_weights(layers)
         ids = self.word_ids(word.strip())
         notices = self._approximate_notice("approximate_senses")

@@ -27,9 +27,11 @@ from encoder import Elmo
 from encoder.elmo import SHIPPED_MODELS, resolve_model
 from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
+from encoder.numbers import SEED, Number
 
 from . import storage
 from .errors import IndexFormatError, IndexMismatchError
+from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import GloveVectors
 from .vectors import POOLINGS, LayerStore, check_search_params
 
@@ -88,9 +90,8 @@ class Settings:
     def check(self) -> None:
         if self.pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
-        for name in ("min_freq", "glove_dim", "glove_epochs", "glove_window", "glove_min_count", "shard_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
+        for name, rule in SETTING_NUMBERS.items():
+            rule.check(name, getattr(self, name))
         if self.search_params:
             check_search_params(self.search_params)
         if not isinstance(self.token_index_factory, str) or not self.token_index_factory.strip():
@@ -101,6 +102,16 @@ class Settings:
                     f"GloVe file {self.glove} does not exist (or say one of {', '.join(map(repr, GLOVE_NAMES))})"
                 )
             Glove.load(self.glove, max_lines=100)  # a file that is not GloVe fails now, not after the encoding
+
+
+SETTING_NUMBERS = {
+    "min_freq": Number(int, 1),
+    **{f"glove_{name}": GLOVE_NUMBERS[name] for name in ("dim", "epochs", "window", "min_count")},
+    "glove_max_vocab": GLOVE_NUMBERS["vocab_size"],
+    "shard_tokens": Number(int, 1, 10**9),
+    "seed": SEED,
+}
+"""The rule of each numeric ``Settings`` field (and of its ``build`` option)."""
 
 
 @dataclass(frozen=True)

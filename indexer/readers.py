@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from encoder.files import open_text
+from encoder.files import DECODE_ERRORS, open_text
 
 from .errors import CorpusError
 
@@ -143,7 +143,7 @@ def _read_file(path: Path, name: str, options: ReaderOptions) -> Iterator[Docume
             yield from _read_jsonl(path, name, options)
         else:
             yield from _read_table(path, name, options, fmt)
-    except (OSError, EOFError, ValueError, pd.errors.ParserError) as error:
+    except (*DECODE_ERRORS, ValueError, pd.errors.ParserError) as error:
         if isinstance(error, CorpusError):
             raise
         raise CorpusError(f"{path} cannot be read as {fmt}: {error}") from None

@@ -20,6 +20,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from encoder import Elmo
+from encoder.files import atomic_directory
 from encoder.text import Sentence, TextRules
 
 from . import storage
@@ -183,7 +184,7 @@ def write_shard(
     )
     tokens = pd.DataFrame(token_rows, columns=["token_id", "sentence_id", "position", "word", "char_start", "char_end"])
     vectors = np.stack(token_layers) if token_layers else np.zeros((0, *dims), np.float16)
-    with storage.atomic_directory(path) as tmp:
+    with atomic_directory(path) as tmp:
         storage.write_parquet(tmp / "docs.parquet", docs)
         storage.write_parquet(tmp / "sentences.parquet", sentences)
         storage.write_parquet(tmp / "tokens.parquet", tokens)

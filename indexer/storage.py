@@ -7,11 +7,6 @@ the old file or the new one. Shards are whole directories renamed into place the
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +16,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from encoder.files import atomic_path, current_umask, sha256_of
+from encoder.files import atomic_path, sha256_of
+from encoder.numbers import check_finite
 
 from .errors import CorruptIndexError
-
-TMP_PREFIX = ".tmp-"
 
 
 def file_record(path: Path) -> dict[str, Any]:
@@ -77,6 +71,8 @@ def read_parquet(path: Path) -> pd.DataFrame:
 
 
 def write_npy(path: Path, array: np.ndarray) -> None:
+    """Write vectors, none of them NaN or infinite (so an index never holds one: its hash is checked on opening)."""
+    check_finite(f"the vectors to write to {path}", array)
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             np.save(f, array, allow_pickle=False)
@@ -113,27 +109,3 @@ def read_faiss(path: Path, ntotal: int, dim: int) -> faiss.Index:
             f"{ntotal} of dim {dim}; rebuild the index"
         )
     return index
-
-
-@contextmanager
-def atomic_directory(target: Path) -> Iterator[Path]:
-    """Yield a temporary directory beside ``target``; it becomes ``target`` only if the block succeeds."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f"{TMP_PREFIX}{target.name}-"))
-    tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700
-    try:
-        yield tmp
-        os.rename(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-
-
-def temporary_target(name: str) -> str | None:
-    """The file or directory a temporary named ``name`` was being written for (by ``atomic_path``:
-    ".TARGET.XXXXXXXX.tmp", or ``atomic_directory``: ".tmp-TARGET-XXXXXXXX"); None if it is not one."""
-    if name.startswith(TMP_PREFIX) and "-" in name[len(TMP_PREFIX) :]:
-        return name[len(TMP_PREFIX) :].rsplit("-", 1)[0]
-    if name.startswith(".") and name.endswith(".tmp") and name.count(".") >= 3:
-        return name[1:-4].rsplit(".", 1)[0]
-    return None

@@ -18,6 +18,8 @@ import faiss
 import numpy as np
 import torch
 
+from encoder.numbers import Number
+
 FLAT_LIMIT = 100_000  # up to this many vectors exact search is fast enough (a few ms per query)
 SQ8_FROM = 2_000_000  # beyond this, 8-bit scalar quantisation keeps the index in memory
 TRAIN_SAMPLE = 100_000  # vectors used to train IVF centroids / quantisers (more for many IVF lists, see train_size)
@@ -184,9 +186,11 @@ def tune_search_params(
 
 
 def apply_search_params(index: faiss.Index, params: str) -> None:
-    """Set FAISS search parameters such as ``nprobe=32``; a ValueError names the ones this index has not."""
+    """Set FAISS search parameters such as ``nprobe=32``; a ValueError names the ones this index has not, or a value
+    no search works with (``check_search_params``: a manifest is checked too when an index is opened)."""
     if not params:
         return
+    check_search_params(params)
     try:
         faiss.ParameterSpace().set_index_parameters(index, params)
     except RuntimeError as error:
@@ -197,24 +201,31 @@ def apply_search_params(index: faiss.Index, params: str) -> None:
         ) from None
 
 
-SEARCH_PARAMETERS = ("nprobe", "efSearch", "ht", "k_factor", "max_codes")
-"""FAISS's search-time parameters (``faiss.ParameterSpace``); ``quantizer_`` before one sets the quantizer's."""
+SEARCH_PARAMETERS = {
+    "nprobe": Number(int, 1),  # IVF lists probed (FAISS takes at most all of them)
+    "efSearch": Number(int, 1),  # HNSW's candidate list
+    "ht": Number(int, 0),  # the Hamming threshold of polysemous codes
+    "k_factor": Number(float, 1),  # how many more candidates a refining index re-ranks
+    "max_codes": Number(int, 1),  # codes an IVF search visits at most
+}
+"""FAISS's search-time parameters (``faiss.ParameterSpace``) and the values with which a search still works (0 probes,
+say, fail every later search); ``quantizer_`` before one sets the quantizer's."""
 
 
 def check_search_params(params: str) -> None:
-    """Fail before any encoding starts if ``params`` is not "name=number[,name=number...]" of FAISS's names."""
+    """Fail before any encoding starts if ``params`` is not "name=number[,name=number...]" of FAISS's names, each
+    number one a search works with."""
     for item in filter(None, params.split(",")):
         name, _, value = item.partition("=")
-        known = name.removeprefix("quantizer_") in SEARCH_PARAMETERS
-        try:
-            float(value)
-        except ValueError:
-            known = False
-        if not known:
+        rule = SEARCH_PARAMETERS.get(name.removeprefix("quantizer_"))
+        if rule is None:
             raise ValueError(
                 f"search parameters {params!r}: {item!r} is not one of {', '.join(SEARCH_PARAMETERS)} = a number; "
                 "give e.g. nprobe=32 for IVF or efSearch=128 for HNSW indexes, or leave them out to have them tuned"
             )
+        problem = rule.text_problem(value)
+        if problem is not None:
+            raise ValueError(f"search parameters {params!r}: {name} {problem}")
 
 
 def check_trainable(factory: str, dim: int, n: int, what: str = "sentences", option: str = "--index-factory") -> None:

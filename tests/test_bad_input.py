@@ -15,9 +15,11 @@ A row's ``setup`` prepares (or damages) its own copy of the index before that sn
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import gzip
 import json
+import lzma
 import os
 import re
 import shutil
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -35,6 +38,10 @@ from unittest import mock
 import h5py
 import numpy as np
 import pytest
+import scipy.sparse as sp
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
 from test_indexer import SETTINGS, write_corpus
 
 import app.__main__ as app_cli
@@ -42,8 +49,13 @@ import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
 from encoder import Elmo, text
 from encoder.files import atomic_path
+from encoder.glove import Glove
+from encoder.lm_data import Vocabulary
+from encoder.lm_head import LanguageModel, LMHead
 from encoder.mix import LayerMix
 from encoder.model import BiLM, BiLMConfig
+from encoder.run_folder import save_language_model
+from encoder.train import SIZES, TrainConfig, train
 from encoder.weights import save_hdf5, save_model
 from indexer import (
     CorpusError,
@@ -56,7 +68,9 @@ from indexer import (
     add_documents,
     build_index,
     delete_documents,
+    storage,
 )
+from indexer.glove import train_glove
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKS, ERROR, USAGE = "works", "error", "usage"
@@ -66,6 +80,10 @@ CONTROL = "the \x00river\x07 bank\x1b[31m\x7f\u200b\u202e"
 EMOJI = "🏦 the river 🌊 bank 👩‍👩‍👧"
 NO_MATCH = "no document contains any of the query's words"
 FEW = ["The muddy river bank flooded.", "She saved money at the bank.", "Volcanoes erupt when magma rises."]
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\\u202e"
+"""Set the terminal's title, clear it, plant a hidden link, reverse the text: what a document must not do."""
+MARKDOWN = "![x](http://evil.example/x.png) [click](http://evil.example/)"
+HOSTILE = f"bank {ESCAPES} {MARKDOWN}"
 OTHER_MODEL = dict(char_embed_dim=4, filters=[[1, 4], [2, 8]], n_highway=1, projection_dim=8, lstm_dim=16, n_layers=2)
 
 
@@ -80,6 +98,20 @@ class World:
     opened: Index
     other_model: Path
     published: Path  # the tiny model as AllenNLP's options.json + weights.hdf5
+    run: Path  # a finished training run of a tiny model, started fresh (not continuing a model): ``make_run``
+    hostile: Path  # an index of documents holding terminal escape sequences and markdown
+
+
+def make_run(out: Path) -> None:
+    """What ``encoder train`` leaves in --out after a few steps from scratch, without the steps: a tiny model with
+    its head and vocabulary, its counters, a log and its record (``trains`` gives its options)."""
+    vocab = Vocabulary(["<S>", "</S>", "<UNK>", "the", "bank"])
+    lm = LanguageModel(BiLM(SIZES["tiny"]), LMHead(SIZES["tiny"].projection_dim, len(vocab)))
+    lm.bilm.reset_parameters(seed=0)
+    progress = {"step": 3, "tokens": 60, "train_seconds": 1.0, "data_seed": 0, "hardware": ["1 x CPU"]}
+    save_language_model(lm, vocab, out, {"name": "run", "language": "en", "training": progress})
+    (out / "log.jsonl").write_text(json.dumps({**progress, "train_ppl": 5.0}) + "\n")
+    (out / "run.json").write_text(json.dumps({"start": "fresh"}))
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +125,20 @@ def world(tmp_path_factory, tiny_model_dir) -> World:
     (root / "published").mkdir()
     save_hdf5(Elmo.load(tiny_model_dir).model, root / "published" / "options.json", root / "published" / "weights.hdf5")
     opened = Index.open(root / "index")
-    return World(tiny_model_dir, corpus, root / "index", opened, root / "other", root / "published")
+    make_run(root / "run")
+    hostile = [{"id": f"h{i}", "title": f"{HOSTILE} {i}", "text": f"{FEW[i]} {HOSTILE}"} for i in range(len(FEW))]
+    (root / "hostile.jsonl").write_text("".join(json.dumps(d) + "\n" for d in hostile))
+    build_index([root / "hostile.jsonl"], root / "hostile", model=tiny_model_dir, settings=SETTINGS, progress=False)
+    return World(
+        tiny_model_dir,
+        corpus,
+        root / "index",
+        opened,
+        root / "other",
+        root / "published",
+        root / "run",
+        root / "hostile",
+    )
 
 
 class Ctx:
@@ -106,6 +151,7 @@ class Ctx:
         self.world, self.tmp = world, tmp
         self.model, self.corpus, self.opened = world.model, world.corpus, world.opened
         self.shared_index, self.other_model, self.published = world.index, world.other_model, world.published
+        self.run, self.hostile = world.run, world.hostile
         self.given: dict[Path, bytes] = {}
 
     def _give(self, root: Path) -> Path:
@@ -152,13 +198,13 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def snapshots(ctx: Ctx) -> dict[str, dict[str, bytes]]:
-    roots = [ctx.tmp, ctx.model, ctx.corpus, ctx.shared_index, ctx.other_model, ctx.published]
+    roots = [ctx.tmp, ctx.model, ctx.corpus, ctx.shared_index, ctx.other_model, ctx.published, ctx.run, ctx.hostile]
     return {str(root): snapshot(root) for root in roots}
 
 
 def assert_intact(c: Ctx, before: dict, refused: bool, partial: bool = False) -> None:
     """Nothing that existed or was given changed; a refused call added nothing but lock files (``partial``: and
-    the resumable state of a build refused after it started encoding, under ``out/``)."""
+    the resumable state of a build or run refused after it started, under ``out/``, ``index/`` or ``run/``)."""
     after = snapshots(c)
     for root, files in before.items():
         assert {k: v for k, v in after[root].items() if k in files} == files, f"files under {root} changed"
@@ -173,7 +219,7 @@ def assert_intact(c: Ctx, before: dict, refused: bool, partial: bool = False) ->
             if name not in before[root]
             and str(Path(root) / name) not in made
             and not name.endswith(".lock")
-            and not (partial and name.startswith("out/"))
+            and not (partial and name.split("/")[0] in ("out", "index", "run"))
         ]
         assert not added, f"a refused call left {added}"
 
@@ -265,6 +311,19 @@ def small(**fields: Any) -> Settings:
     return Settings(**{**SETTINGS.__dict__, **fields})
 
 
+def diverged_model() -> BiLM:
+    """A model one of whose weights is NaN, as a diverged run leaves it."""
+    model = BiLM(BiLMConfig(**OTHER_MODEL))
+    with torch.no_grad():
+        next(model.parameters()).fill_(float("nan"))
+    return model
+
+
+def searched_with(manifest: dict, params: str) -> dict:
+    """A manifest whose FAISS indexes are searched with ``params``."""
+    return {**manifest, "indexes": {k: {**v, "search_params": params} for k, v in manifest["indexes"].items()}}
+
+
 def other_shape_options(c: Ctx) -> None:
     shutil.copytree(c.published, c.tmp / "published")
     edit_json(c.tmp / "published" / "options.json", lambda o: {**o, "lstm": {**o["lstm"], "dim": 32}})
@@ -300,7 +359,7 @@ API = [
     ),
     Case("search k=0", lambda c: c.opened.search("bank", k=0), QueryError, "k must be a whole number from 1"),
     Case("search k=-1", lambda c: c.opened.search("bank", k=-1), QueryError, "k must be .* not -1"),
-    Case("search a huge k", lambda c: c.opened.search("bank", k=10**12), QueryError, "from 1 to 1000"),
+    Case("search a huge k", lambda c: c.opened.search("bank", k=10**12), QueryError, "from 1 to 1,000"),
     Case("search k=2.5", lambda c: c.opened.search("bank", k=2.5), QueryError, "not 2.5"),
     Case("search k=True", lambda c: c.opened.search("bank", k=True), QueryError, "not True"),
     Case("search k as text", lambda c: c.opened.search("bank", k="3"), QueryError, "not '3'"),
@@ -597,7 +656,12 @@ API = [
         WORKS,
         check=lambda v: v[0].shape == (3, 1, 16) and np.isfinite(v[0]).all(),
     ),
-    Case("embed batch size 0", lambda c: c.opened.elmo.embed(["a b"], batch_size=0), ValueError, "at least 1"),
+    Case(
+        "embed batch size 0",
+        lambda c: c.opened.elmo.embed(["a b"], batch_size=0),
+        ValueError,
+        "batch_size must be a whole number from 1",
+    ),
     Case("embed a NaN mix", lambda c: c.opened.elmo.embed(["a b"], mix="nan,1,1"), ValueError, "finite"),
     Case("embed a mix of 4 for 3", lambda c: c.opened.elmo.embed(["a"], mix=[1, 1, 1, 1]), ValueError, "3 layers"),
     # ---- building
@@ -794,7 +858,7 @@ API = [
         "build with min_freq 0",
         lambda c: c.build(c.corpus, settings=small(min_freq=0)),
         ValueError,
-        "min_freq must be at least 1",
+        "min_freq must be a whole number of at least 1, not 0",
     ),
     Case(
         "build with shard_tokens 0",
@@ -926,6 +990,90 @@ API = [
         "finite",
     ),
     Case("infinite layer weight", lambda c: LayerMix.parse("1,inf,0", 3), ValueError, "finite"),
+    # ==== issue 31: ownership, finite numbers and native errors at the API
+    Case(
+        "build with overwrite over a user file inside a shard",
+        lambda c: build_index([c.corpus], c.index, model=c.model, settings=SETTINGS, progress=False, overwrite=True),
+        FileExistsError,
+        "shards/00001/thesis.docx",
+        setup=lambda c: shard(c, "thesis.docx", 1).write_text("mine"),
+    ),
+    Case(
+        "train with a NaN clip",
+        lambda c: train(TrainConfig(corpus=[str(c.corpus)], out=str(c.tmp / "r"), clip=float("nan"))),
+        ValueError,
+        "--clip must be a number above 0, not nan",
+    ),
+    Case(
+        "train with dropout 1.5",
+        lambda c: train(TrainConfig(corpus=[str(c.corpus)], out=str(c.tmp / "r"), dropout=1.5)),
+        ValueError,
+        "--dropout must be a number of at least 0 and below 1, not 1.5",
+    ),
+    Case(
+        "GloVe with a NaN x_max",
+        lambda c: train_glove(sp.identity(3, format="csr"), ["a", "b", "c"], x_max=float("nan"), progress=False),
+        ValueError,
+        "x_max must be a number above 0, not nan",
+    ),
+    Case(
+        "GloVe beyond this machine's memory",
+        lambda c: train_glove(sp.csr_matrix((10**7, 10**7)), ["w"] * 10**7, dim=10_000, progress=False),
+        ValueError,
+        "GiB of memory, more than this machine has",
+    ),
+    Case(
+        "build with nprobe 0",
+        lambda c: c.build(c.few(), settings=small(search_params="nprobe=0")),
+        ValueError,
+        "nprobe must be a whole number of at least 1, not '0'",
+    ),
+    Case(
+        "open an index whose manifest sets efSearch 0",
+        lambda c: Index.open(c.index),
+        ValueError,
+        "efSearch must be a whole number of at least 1, not '0'",
+        setup=lambda c: edit_json(manifest(c), lambda m: searched_with(m, "efSearch=0")),
+    ),
+    Case(
+        "load a model holding NaN",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "model.safetensors holds NaN or infinite values",
+        setup=lambda c: poisoned(c.model_copy / "model.safetensors"),
+    ),
+    Case(
+        "save a model holding NaN",
+        lambda c: save_model(diverged_model(), c.tmp / "m"),
+        ValueError,
+        "hold NaN or infinite values .* nothing was written",
+    ),
+    Case(
+        "read a GloVe file holding inf",
+        lambda c: Glove.load(c.file("g.txt", "a 1 2\nb inf 2\n")),
+        ValueError,
+        "g.txt, line 2 holds NaN or infinite numbers",
+    ),
+    Case(
+        "write index vectors holding NaN",
+        lambda c: storage.write_npy(c.tmp / "v.npy", np.array([[1.0, np.nan]])),
+        ValueError,
+        "v.npy holds NaN or infinite values",
+    ),
+    Case(
+        "embed a batch of 1e9",
+        lambda c: c.opened.elmo.embed(["a"], batch_size=10**9),
+        ValueError,
+        "batch_size must be a whole number from 1 to 65,536",
+    ),
+    Case("load a model on an unknown device", lambda c: Elmo.load(c.model, device="tpu"), ValueError, "unknown device"),
+    Case(
+        "load a truncated LM head",
+        lambda c: LMHead.load(run_copy(c) / "head.safetensors"),
+        ValueError,
+        "head.safetensors is not a readable safetensors file",
+        setup=lambda c: truncate(run_copy(c) / "head.safetensors", 50),
+    ),
     pytest.param(
         Case(
             "build into a read-only folder",
@@ -988,6 +1136,8 @@ class Cmd:
     check: Callable[[str], bool] | None = None  # WORKS: stdout is right
     setup: Callable[[Ctx], Any] | None = None
     partial: bool = False  # refused after encoding started: the resumable build state may stay in out/
+    during: Callable[[Ctx], AbstractContextManager] | None = None  # a fault in force during the call
+    after: Callable[[Ctx], Any] | None = None  # what must still work afterwards (e.g. the index opens)
 
 
 PROGRAMS = {"indexer": indexer_cli.main, "encoder": encoder_cli.main, "app": app_cli.main}
@@ -1046,13 +1196,93 @@ def lines(c: Ctx, text: str | bytes) -> str:
     return str(c.file("lines.txt", text))
 
 
+def poisoned(path: Path) -> None:
+    """Write one weight of a safetensors file as NaN, as a diverged run would have (bypassing our writers)."""
+    tensors = load_file(path)
+    first = sorted(tensors)[0]
+    tensors[first] = tensors[first].clone().fill_(float("nan"))
+    save_file(tensors, path)
+
+
+def own_hdf5(c: Ctx, datasets: tuple[str, ...] = ("0", "sentence_to_index")) -> Path:
+    """An hdf5 file of the case's, holding ``datasets`` (by default, an embeddings file's)."""
+    path = c.tmp / "in" / "o.hdf5"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w") as f:
+        for name in datasets:
+            f.create_dataset(name, data=[1.0])
+    return c._give(path)
+
+
+def run_copy(c: Ctx) -> Path:
+    """A copy of the world's training run that the case may damage (in tmp/run: what a refused resume may leave)."""
+    copy = c.tmp / "run"
+    return copy if copy.exists() else c._give(Path(shutil.copytree(c.run, copy)))
+
+
+def trains(c: Ctx, *words: str, out: str = "r") -> list[str]:
+    """A training command on a few lines of text into tmp/OUT, with the world's run's options."""
+    corpus = lines(c, "\n".join(FEW * 40) + "\n")
+    options = ["--size", "tiny", "--batch-size", "4", "--unroll", "5", "--vocab-size", "50", "--workers", "0"]
+    return ["encoder", "train", "--corpus", corpus, "--out", str(c.tmp / out), *options, "--no-progress", *words]
+
+
+def trained_run(c: Ctx) -> Path:
+    """A run trained for one step into tmp/run by ``trains``' options: the one fixture with a checkpoint."""
+    assert encoder_cli.main(trains(c, "--max-tokens", "20")[1:] + ["--out", str(c.tmp / "run")]) is None
+    return c._give(c.tmp / "run")
+
+
+def ships(c: Ctx, to: Path, *flags: str) -> list[str]:
+    """Shipping the world's run to ``to``."""
+    return ["encoder", "ship", "--run", str(c.run), "--to", str(to), *flags]
+
+
+def embeds(c: Ctx, *words: str) -> list[str]:
+    return ["encoder", "embed", "--model", str(c.model), "--input", lines(c, "a b\n"), "--quiet", *words]
+
+
+# Full disks: each writer fails as it does when the file system is full (measured on a small tmpfs; the test at the
+# end of this file does it for real where it can mount one): FAISS, safetensors and numpy in their own words, the
+# rest (h5py through a Python file, text, parquet) with errno ENOSPC.
+FAISS_FULL = RuntimeError(
+    "Error in void faiss::write_index(const Index*, IOWriter*, int) at index_write.cpp:499: Error: 'ret == (size * 4)' "
+    "failed: write error in x.faiss: 262099 != 6400000 (No space left on device)"
+)
+SAFETENSORS_FULL = SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+NUMPY_FULL = OSError("2880 requested and 1984 written")  # no errno: only the file system says why
+OS_FULL = OSError(errno.ENOSPC, "No space left on device")
+NO_SPACE_LEFT = os.statvfs_result((4096, 4096, 100, 0, 0, 100, 0, 0, 0, 255))  # no block left (f_bavail 0)
+
+
+def failing(target: str, error: BaseException, no_space: bool = False) -> Callable[[Ctx], AbstractContextManager]:
+    """During the call ``target`` (a writer, "module.name") raises ``error``; ``no_space``: and the file system
+    reports no space left, as it does after numpy's short write."""
+
+    def during(c: Ctx) -> AbstractContextManager:
+        stack = ExitStack()
+        stack.enter_context(mock.patch(target, side_effect=error))
+        if no_space:
+            stack.enter_context(mock.patch("os.statvfs", return_value=NO_SPACE_LEFT))
+        return stack
+
+    return during
+
+
+def no_escapes(out: str) -> bool:
+    """Printed text shows the documents' escape sequences and direction overrides, never sends them."""
+    return "\\x1b]0;pwned\\x07\\x1b[2J" in out and "\\u202e" in out and "\x1b" not in out and "\u202e" not in out
+
+
 CLI = [
     # ---- indexer search
     Cmd("search an empty query", lambda c: q(c, "search", ""), ERROR, "the query is empty"),
-    Cmd("search k 0", lambda c: q(c, "search", "bank", "--k", "0"), ERROR, "k must be a whole number from 1 to 1000"),
-    Cmd("search k -1", lambda c: q(c, "search", "bank", "--k", "-1"), ERROR, "not -1"),
-    Cmd("search k huge", lambda c: q(c, "search", "bank", "--k", "99999999999"), ERROR, "from 1 to 1000"),
-    Cmd("search k abc", lambda c: q(c, "search", "bank", "--k", "abc"), USAGE, "--k: invalid int value: 'abc'"),
+    Cmd(
+        "search k 0", lambda c: q(c, "search", "bank", "--k", "0"), USAGE, "--k: must be a whole number from 1 to 1,000"
+    ),
+    Cmd("search k -1", lambda c: q(c, "search", "bank", "--k", "-1"), USAGE, "--k: .*not '-1'"),
+    Cmd("search k huge", lambda c: q(c, "search", "bank", "--k", "99999999999"), USAGE, "from 1 to 1,000"),
+    Cmd("search k abc", lambda c: q(c, "search", "bank", "--k", "abc"), USAGE, "--k: must be .*, not 'abc'"),
     Cmd(
         "search an unknown method",
         lambda c: q(c, "search", "bank", "--method", "magic"),
@@ -1134,14 +1364,14 @@ CLI = [
     Cmd(
         "neighbors position -1",
         lambda c: q(c, "neighbors", "--sentence", "the bank", "--word", "bank", "--position", "-1"),
-        ERROR,
-        "outside the sentence",
+        USAGE,
+        "--position: must be a whole number of at least 0, not '-1'",
     ),
     Cmd(
         "neighbors position abc",
         lambda c: q(c, "neighbors", "--sentence", "the bank", "--word", "bank", "--position", "x"),
         USAGE,
-        "--position: invalid int",
+        "--position: must be a whole number of at least 0, not 'x'",
     ),
     Cmd(
         "neighbors an empty sentence",
@@ -1158,26 +1388,26 @@ CLI = [
     Cmd(
         "senses k abc",
         lambda c: q(c, "senses", "--word", "bank", "--k", "abc"),
-        ERROR,
-        "--k must be auto or a number, not 'abc'",
+        USAGE,
+        "--k: must be auto or a whole number from 1 to 50, not 'abc'",
     ),
     Cmd(
         "senses k 0",
         lambda c: q(c, "senses", "--word", "bank", "--k", "0"),
-        ERROR,
-        "k must be 'auto' or a whole number",
+        USAGE,
+        "--k: must be auto or a whole number from 1 to 50, not '0'",
     ),
     Cmd(
         "senses k -2",
         lambda c: q(c, "senses", "--word", "bank", "--k", "-2"),
-        ERROR,
-        "--k must be auto or a number, not '-2'",
+        USAGE,
+        "--k: must be auto or .*, not '-2'",
     ),
     Cmd(
         "senses no occurrences",
         lambda c: q(c, "senses", "--word", "bank", "--max-occurrences", "0"),
-        ERROR,
-        "max_occurrences must be",
+        USAGE,
+        "--max-occurrences: must be a whole number of at least 1, not '0'",
     ),
     Cmd("senses of an unknown word", lambda c: q(c, "senses", "--word", "qwxzt"), ERROR, "'qwxzt' does not occur"),
     Cmd(
@@ -1223,13 +1453,13 @@ CLI = [
         "nprobe=-3",
         partial=True,
     ),
-    Cmd("build with shard tokens 0", lambda c: b(c, "--shard-tokens", "0"), ERROR, "shard_tokens must be at least 1"),
-    Cmd("build with min freq -1", lambda c: b(c, "--min-freq", "-1"), ERROR, "min_freq must be at least 1"),
+    Cmd("build with shard tokens 0", lambda c: b(c, "--shard-tokens", "0"), USAGE, "--shard-tokens: must be .*not '0'"),
+    Cmd("build with min freq -1", lambda c: b(c, "--min-freq", "-1"), USAGE, "--min-freq: .* at least 1, not '-1'"),
     Cmd(
         "build with glove dim 0",
         lambda c: b(c, "--glove", "train", "--glove-dim", "0"),
-        ERROR,
-        "glove_dim must be at least 1",
+        USAGE,
+        "--glove-dim: must be a whole number from 1 to 10,000, not '0'",
     ),
     Cmd("build with an unknown pooling", lambda c: b(c, "--pooling", "median"), USAGE, "--pooling: invalid choice"),
     Cmd(
@@ -1353,14 +1583,14 @@ CLI = [
     Cmd(
         "glove dim 0",
         lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp / "g.txt"), "--dim", "0"],
-        ERROR,
-        "--dim must be at least 1",
+        USAGE,
+        "--dim: must be a whole number from 1 to 10,000, not '0'",
     ),
     Cmd(
         "glove max tokens 0",
         lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp / "g.txt"), "--max-tokens", "0"],
-        ERROR,
-        "--max-tokens must be at least 1",
+        USAGE,
+        "--max-tokens: must be a whole number of at least 1, not '0'",
     ),
     Cmd(
         "glove of a binary file",
@@ -1414,8 +1644,8 @@ CLI = [
             "--batch-size",
             "0",
         ),
-        ERROR,
-        "--batch-size must be at least 1|batch_size must be at least 1",
+        USAGE,
+        "--batch-size: must be a whole number from 1 to 65,536, not '0'",
     ),
     Cmd(
         "embed with a missing model",
@@ -1464,14 +1694,14 @@ CLI = [
     Cmd(
         "train zero tokens",
         lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "run"), "--max-tokens", "0"),
-        ERROR,
-        "--max-tokens must be at least 1",
+        USAGE,
+        "--max-tokens: must be a whole number of at least 1, not '0'",
     ),
     Cmd(
         "train batch size 0",
         lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "run"), "--batch-size", "0"),
-        ERROR,
-        "--batch-size must be at least 1",
+        USAGE,
+        "--batch-size: must be a whole number from 1 to 65,536, not '0'",
     ),
     Cmd(
         "train an unknown size",
@@ -1595,7 +1825,7 @@ CLI = [
         "--rebuild",
         check=lambda out: out.startswith("usage: python -m app"),
     ),
-    Cmd("app port abc", lambda c: ["app", "--port", "abc"], USAGE, "--port: invalid int value"),
+    Cmd("app port abc", lambda c: ["app", "--port", "abc"], USAGE, "--port: must be a whole number from 1 to 65,535"),
     Cmd(
         "app index is a file",
         lambda c: ["app", "--index", lines(c, "mine"), "--model", str(c.model)],
@@ -1621,6 +1851,261 @@ CLI = [
         "manifest.json",
         setup=lambda c: manifest(c).write_text("{"),
     ),
+    # ==== issue 31, class 1: user files lost or replaced
+    Cmd(
+        "build --overwrite over a user file inside a shard",
+        lambda c: [*b(c), "--out", str(c.index), "--overwrite"],
+        ERROR,
+        "shards/00000/thesis.docx.*never deletes files it did not write",
+        setup=lambda c: shard(c, "thesis.docx").write_text("mine"),
+    ),
+    Cmd("ship without --to", lambda c: e(c, "ship", "--run", str(c.run)), USAGE, "--to"),
+    Cmd(
+        "ship over another model",
+        lambda c: ships(c, c.model_copy),
+        ERROR,
+        "holds another model .*did not continue a model.*--overwrite to replace it",
+    ),
+    Cmd(
+        "ship into a folder of the user's files",
+        lambda c: ships(c, c.tmp / "in"),
+        ERROR,
+        "in holds drafts, which ship would not keep",
+        setup=lambda c: (c.file("notes.txt", "mine"), c.file("drafts/chapter.txt", "mine")),
+    ),
+    Cmd(
+        "ship --overwrite into a folder holding the user's folder",
+        lambda c: ships(c, c.tmp / "in", "--overwrite"),
+        ERROR,
+        "in holds drafts, which ship would not keep",
+        setup=lambda c: (c.file("config.json", "{}"), c.file("drafts/chapter.txt", "mine")),
+    ),
+    Cmd(
+        "ship --overwrite into a folder that is not a model",
+        lambda c: ships(c, c.tmp / "in", "--overwrite"),
+        ERROR,
+        "not empty and not a model folder",
+        setup=lambda c: c.file("notes.txt", "mine"),
+    ),
+    Cmd(
+        "glove --out over the user's file",
+        lambda c: glove(c, "--out", lines(c, "my notes\n"), "--min-count", "1"),
+        ERROR,
+        "--out .*lines.txt already exists and is not a GloVe file; .*--overwrite",
+    ),
+    Cmd(
+        "embed --output over the user's file",
+        lambda c: embeds(c, "--output", str(c.file("o.hdf5", "mine"))),
+        ERROR,
+        "--output .*o.hdf5 already exists and is not an hdf5 file of embeddings",
+    ),
+    Cmd(
+        "embed --output over an hdf5 file of something else",
+        lambda c: embeds(c, "--output", str(own_hdf5(c, ("weights",)))),
+        ERROR,
+        "o.hdf5 already exists and is not an hdf5 file of embeddings",
+    ),
+    Cmd(
+        "train --overwrite over a model",
+        lambda c: trains(c, "--overwrite", out="model"),
+        ERROR,
+        "holds a model, not a training run",
+        setup=lambda c: c.model_copy,
+    ),
+    Cmd(
+        "train --overwrite over a run holding the user's file",
+        lambda c: trains(c, "--overwrite", out="in"),
+        ERROR,
+        "checkpoints/step-00000001/notes.txt",
+        setup=lambda c: (c.file("run.json", "{}"), c.file("checkpoints/step-00000001/notes.txt", "mine")),
+    ),
+    # ==== class 2: silent wrong results
+    Cmd(
+        "train with a NaN clip", lambda c: trains(c, "--clip", "nan"), USAGE, "--clip: .*not 'nan' \\(NaN and infinity"
+    ),
+    Cmd(
+        "train for -1 minutes", lambda c: trains(c, "--time-budget", "-1"), USAGE, "--time-budget: .*above 0, not '-1'"
+    ),
+    Cmd("train for NaN minutes", lambda c: trains(c, "--time-budget", "nan"), USAGE, "--time-budget: .*'nan'"),
+    Cmd("train with NaN dropout", lambda c: trains(c, "--dropout", "nan"), USAGE, "--dropout: .*'nan'"),
+    Cmd("train with dropout 1", lambda c: trains(c, "--dropout", "1"), USAGE, "--dropout: .*below 1, not '1'"),
+    Cmd("train with an infinite rate", lambda c: trains(c, "--lr", "inf"), USAGE, "--lr: .*not 'inf'"),
+    Cmd("glove with a NaN x-max", lambda c: glove(c, "--x-max", "nan"), USAGE, "--x-max: .*not 'nan'"),
+    Cmd(
+        "build with nprobe 0",
+        lambda c: b(c, "--search-params", "nprobe=0", corpus=c.few()),
+        ERROR,
+        "nprobe must be a whole number of at least 1, not '0'",
+    ),
+    Cmd(
+        "build with efSearch nan",
+        lambda c: b(c, "--search-params", "efSearch=nan", corpus=c.few()),
+        ERROR,
+        "efSearch must be .*not 'nan'",
+    ),
+    Cmd(
+        "search an index whose manifest sets efSearch 0",
+        lambda c: ["indexer", "search", "--index", str(c.index), "bank"],
+        ERROR,
+        "efSearch must be a whole number of at least 1, not '0'",
+        setup=lambda c: edit_json(manifest(c), lambda m: searched_with(m, "efSearch=0")),
+    ),
+    Cmd(
+        "train that diverges",
+        lambda c: trains(c, "--lr", "1e30", "--log-every", "1", "--max-tokens", "200", out="run"),
+        ERROR,
+        "training diverged at step \\d+: the loss .*NaN or infinite, so no checkpoint or model was written",
+        partial=True,
+        after=lambda c: not (c.tmp / "run" / "model.safetensors").exists(),
+    ),
+    Cmd(
+        "embed with a model holding NaN",
+        lambda c: e(
+            c, "embed", "--model", str(c.model_copy), "--input", lines(c, "a b\n"), "--output", str(c.tmp / "o")
+        ),
+        ERROR,
+        "model.safetensors holds NaN or infinite values .*damaged",
+        setup=lambda c: poisoned(c.model_copy / "model.safetensors"),
+    ),
+    Cmd(
+        "build with a GloVe file holding NaN",
+        lambda c: b(c, "--glove", str(c.file("g.txt", "river 0.1 0.2\nbank nan 0.3\n"))),
+        ERROR,
+        "g.txt, line 2 holds NaN or infinite numbers",
+    ),
+    # ==== class 3: tracebacks
+    Cmd("train validating every 0 steps", lambda c: trains(c, "--valid-every", "0"), USAGE, "--valid-every: .*not '0'"),
+    Cmd("train a huge batch", lambda c: trains(c, "--batch-size", "1000000000"), USAGE, "from 1 to 65,536"),
+    Cmd("embed a huge batch", lambda c: embeds(c, "--batch-size", "1e9", "--output", "o"), USAGE, "65,536, not '1e9'"),
+    Cmd("glove of a huge dimension", lambda c: glove(c, "--dim", "1e9"), USAGE, "--dim: .*from 1 to 10,000"),
+    Cmd("train on an unknown device", lambda c: trains(c, "--device", "tpu"), ERROR, "unknown device 'tpu'"),
+    Cmd("embed on an unknown device", lambda c: embeds(c, "--device", "tpu", "--output", "o"), ERROR, "unknown device"),
+    Cmd(
+        "perplexity with a truncated head",
+        lambda c: e(c, "perplexity", "--model", str(run_copy(c)), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "run/head.safetensors is not a readable safetensors file",
+        setup=lambda c: truncate(run_copy(c) / "head.safetensors", 50),
+    ),
+    Cmd(
+        "embed with weights that are not hdf5",
+        lambda c: embeds(c, "--model", str(c.published / "options.json"), "--weights", lines(c, "x"), "--output", "o"),
+        ERROR,
+        "lines.txt is not a readable hdf5 file",
+    ),
+    Cmd(
+        "train from a cut-off .xz",
+        lambda c: (
+            ["encoder", "train", "--corpus", str(c.file("a.txt.xz", lzma.compress(b"The bank.\n" * 99)[:-20]))]
+            + trains(c)[4:]
+        ),
+        ERROR,
+        "a.txt.xz cannot be read .*damaged",
+    ),
+    Cmd(
+        "resume from a damaged checkpoint",
+        lambda c: trains(c, "--resume", "--max-tokens", "400", out="run"),
+        ERROR,
+        "optimizer.safetensors is not a readable safetensors file",
+        setup=lambda c: truncate(trained_run(c) / "checkpoints" / "step-00000001" / "optimizer.safetensors", 50),
+    ),
+    # ==== class 4: cryptic (a full disk)
+    Cmd(
+        "build when FAISS finds the disk full",
+        lambda c: b(c, corpus=c.few()),
+        ERROR,
+        "out/\\w+\\.g1\\.faiss: disk full \\(no space left on device\\)",
+        partial=True,
+        during=failing("faiss.write_index", FAISS_FULL),
+    ),
+    Cmd(
+        "add when numpy finds the disk full",
+        lambda c: [
+            "indexer",
+            "add",
+            "--index",
+            str(c.index),
+            "--corpus",
+            str(c.jsonl({"text": "A new bank."})),
+            "--quiet",
+        ],
+        ERROR,
+        "index/shards/\\d{5}: disk full",
+        partial=True,
+        during=failing("numpy.save", NUMPY_FULL, no_space=True),
+        after=lambda c: len(Index.open(c.index).search_sentences("river bank", k=1)) == 1,  # as it was, and it works
+    ),
+    Cmd(
+        "embed when h5py finds the disk full",
+        lambda c: embeds(c, "--output", str(own_hdf5(c))),
+        ERROR,
+        "o.hdf5: disk full",
+        during=failing("h5py.Group.create_dataset", OS_FULL),
+    ),
+    Cmd(
+        "glove when the disk is full",
+        lambda c: glove(c, "--out", str(c.file("g.txt", "river 0.1 0.2\n")), "--min-count", "1"),
+        ERROR,
+        "g.txt: disk full",
+        during=failing("indexer.glove.open_text", OS_FULL),
+    ),
+    Cmd(
+        "ship when safetensors finds the disk full",
+        lambda c: ships(c, c.model_copy, "--overwrite"),
+        ERROR,
+        "model: disk full",
+        during=failing("encoder.weights.save_file", SAFETENSORS_FULL),
+    ),
+    Cmd(
+        "train when a checkpoint finds the disk full",
+        lambda c: trains(c, "--max-tokens", "60", out="run"),
+        ERROR,
+        "run/checkpoints/step-\\d+/[\\w.]+: disk full",
+        partial=True,
+        during=failing("encoder.run_folder.save_file", SAFETENSORS_FULL),
+    ),
+    # ==== class 5: injection (terminal escape sequences in documents and paths)
+    Cmd(
+        "search documents holding escape sequences",
+        lambda c: ["indexer", "search", "--index", str(c.hostile), "bank", "--k", "2", "--method", "keywords"],
+        WORKS,
+        check=no_escapes,
+    ),
+    Cmd(
+        "search them as JSON, exactly",
+        lambda c: [
+            "indexer",
+            "search",
+            "--index",
+            str(c.hostile),
+            "bank",
+            "--k",
+            "1",
+            "--method",
+            "keywords",
+            "--json",
+        ],
+        WORKS,
+        check=is_json(lambda r: r["results"][0]["title"].startswith(HOSTILE)),
+    ),
+    Cmd(
+        "neighbors in them",
+        lambda c: ["indexer", "neighbors", "--index", str(c.hostile), "--sentence", "the bank", "--word", "bank"],
+        WORKS,
+        check=no_escapes,
+    ),
+    Cmd(
+        "senses in them",
+        lambda c: ["indexer", "senses", "--index", str(c.hostile), "--word", "bank", "--k", "1"],
+        WORKS,
+        check=no_escapes,
+    ),
+    Cmd(
+        "a path holding escape sequences in an error",
+        lambda c: ["indexer", "stats", "--index", str(c.tmp / f"x{ESCAPES}")],
+        ERROR,
+        "x\\\\x1b\\]0;pwned\\\\x07.* does not exist",
+    ),
 ]
 
 
@@ -1632,9 +2117,13 @@ def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixtu
     c.seal()
     before = snapshots(c)
     capsys.readouterr()
-    code, out, err = run_cli(cmd.argv(c), capsys)
-    assert "Traceback" not in out + err
+    argv = cmd.argv(c)
+    with cmd.during(c) if cmd.during is not None else nullcontext():
+        code, out, err = run_cli(argv, capsys)
+    assert "Traceback" not in out + err and "\x1b" not in out + err  # no escape sequence reaches the terminal
     assert_intact(c, before, refused=cmd.expect != WORKS, partial=cmd.partial)
+    if cmd.after is not None:
+        assert cmd.after(c) is not False
     if cmd.expect == WORKS:
         assert code == 0, err
         assert re.search(cmd.words, out + err), out + err
@@ -1676,9 +2165,8 @@ def test_perplexity_of_an_empty_text_is_an_error(tmp_path):
 
 
 def test_training_refuses_zero_tokens_before_reading_the_corpus(tmp_path):
-    from encoder.train import TrainConfig, train
 
-    with pytest.raises(ValueError, match="--max-tokens must be at least 1"):
+    with pytest.raises(ValueError, match="--max-tokens must be a whole number of at least 1"):
         train(TrainConfig(corpus=[str(tmp_path / "missing.txt")], out=str(tmp_path / "run"), max_tokens=0))
     assert not (tmp_path / "run").exists()
 
@@ -1750,6 +2238,20 @@ APP = [
         lambda at: at.text_input(key="ui.senses.word").set_value("🏦").run(),
         lambda at: "'🏦' does not occur" in messages(at.warning),
     ),
+    (  # issue 31: a typed word in a message is text, not a link and a remote image
+        "senses of a word typed as markdown",
+        "views/senses.py",
+        {},
+        lambda at: at.text_input(key="ui.senses.word").set_value(MARKDOWN).run(),
+        lambda at: "does not occur" in messages(at.warning) and "](http" not in messages(at.warning),
+    ),
+    (
+        "a URL with k=² and k=1e999",  # digits that are not ASCII, a number beyond a float: the default
+        None,
+        {"k": "²", "method": "keywords"},
+        lambda at: at,
+        lambda at: at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "keywords",
+    ),
 ]
 
 
@@ -1769,3 +2271,113 @@ def test_app_on_a_file_says_there_is_no_index(world: World, tmp_path: Path) -> N
     at = app_on(c.file("notes.txt", "mine"))
     assert not at.exception and "There is no index" in messages(at.error)
     assert (tmp_path / "in" / "notes.txt").read_text() == "mine"
+
+
+# ------------------------------------------------------------------------------------------ issue 31, single cases
+def ship_cli(run: Path, to: Path, *flags: str) -> None:
+    """``python -m encoder ship`` run in this process; it must succeed."""
+    assert encoder_cli.main(["ship", "--run", str(run), "--to", str(to), *flags]) is None
+
+
+def test_ship_replaces_only_the_model_its_run_made_or_continued(world: World, tmp_path: Path) -> None:
+    """Shipping a run again into the folder it made needs no flag; another model needs --overwrite, which keeps the
+    files beside it; the files shipped beside a model stay, stale weight shards do not."""
+    to = tmp_path / "models" / "mine"
+    ship_cli(world.run, to)
+    (to / "README.md").write_text("the card")
+    (to / "model-00001-of-00002.safetensors").write_bytes(b"a stale shard of an older model")
+    ship_cli(world.run, to)  # the same run again: the model it made
+    assert (to / "README.md").read_text() == "the card"
+    assert not (to / "model-00001-of-00002.safetensors").exists()
+    other = Path(shutil.copytree(world.model, tmp_path / "other"))
+    (other / "glove-ko-50d.txt.xz").write_bytes(b"shipped beside the model")
+    with pytest.raises(SystemExit):
+        ship_cli(world.run, other)
+    ship_cli(world.run, other, "--overwrite")
+    assert Elmo.load(other).model_hash == Elmo.load(to).model_hash
+    assert (other / "glove-ko-50d.txt.xz").read_bytes() == b"shipped beside the model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["models", "other"]  # no staging or old folder left
+
+
+KILLED_SHIP = """
+import os, signal, sys
+import encoder.weights
+from encoder.__main__ import main
+
+write = encoder.weights.save_file
+def write_then_die(*args, **kwargs):
+    write(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)  # kill -9 with the new model half written
+encoder.weights.save_file = write_then_die
+main(["ship", "--run", sys.argv[1], "--to", sys.argv[2], "--overwrite"])
+"""
+
+
+def test_a_ship_killed_half_way_leaves_the_model_as_it_was(world: World, tmp_path: Path) -> None:
+    target = Path(shutil.copytree(world.model, tmp_path / "model"))
+    before = snapshot(target)
+    killed = subprocess.run([sys.executable, "-c", KILLED_SHIP, str(world.run), str(target)], cwd=ROOT)
+    assert killed.returncode == -9
+    assert snapshot(target) == before
+    ship_cli(world.run, target, "--overwrite")  # and it ships when run again
+    assert Elmo.load(target).model_hash != Elmo.load(world.model).model_hash
+
+
+FULL_DISK = """
+import contextlib, io, json, os, sys
+import h5py
+import encoder.__main__ as encoder_cli
+import indexer.__main__ as indexer_cli
+
+full, corpus, model = sys.argv[1:4]
+with h5py.File(os.path.join(full, "old.hdf5"), "w") as f:  # what was there before: its own kind of output
+    f.create_dataset("sentence_to_index", data=["{}"])
+with open(os.path.join(full, "old.txt"), "w") as f:
+    f.write("river 0.1 0.2\\n")
+before = {name: open(os.path.join(full, name), "rb").read() for name in os.listdir(full)}
+lines = os.path.join(corpus, "lines.txt")
+commands = {
+    "embed": (encoder_cli.main, ["embed", "--model", model, "--input", lines, "--output", full + "/old.hdf5", "--quiet"]),
+    "glove": (indexer_cli.main, ["glove", "--corpus", lines, "--out", full + "/old.txt", "--min-count", "1",
+                                 "--dim", "300", "--epochs", "1"]),
+    "build": (indexer_cli.main, ["build", "--corpus", corpus, "--out", full + "/index", "--model", model, "--quiet"]),
+}
+said = {}
+for name, (main, argv) in commands.items():
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exit:
+            code = exit.code
+    said[name] = [code, [line for line in err.getvalue().splitlines() if line.startswith("error:")]]
+after = {name: open(os.path.join(full, name), "rb").read() for name in before}
+print(json.dumps({"said": said, "intact": after == before}))
+"""
+
+
+def test_a_real_full_disk(world: World, tmp_path: Path) -> None:
+    """On a real 192 KiB file system (a tmpfs mounted in a mount namespace of this test's own, so nothing else sees
+    it): embed, GloVe and a build each end with one error line naming the file and saying "disk full", and the
+    outputs that were there before are byte-identical."""
+    if subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0:
+        pytest.skip(
+            "mounting a small tmpfs needs unshare and CAP_SYS_ADMIN (root); the full-disk rows of the CLI table "
+            "cover the same errors without it"
+        )
+    full, corpus = tmp_path / "full", tmp_path / "corpus"
+    full.mkdir()
+    corpus.mkdir()
+    (corpus / "lines.txt").write_text("".join(f"{FEW[i % 3]} number {i} of many\n" for i in range(600)))
+    script = f'mount -t tmpfs -o size=192k tmpfs {full} && exec {sys.executable} -c "$0" "$@"'
+    process = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", script, FULL_DISK, str(full), str(corpus), str(world.model)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert process.returncode == 0, process.stderr
+    result = json.loads(process.stdout.splitlines()[-1])
+    assert result["intact"]
+    for name, (code, errors) in result["said"].items():
+        assert code == 2 and len(errors) == 1 and re.search(f"{full}/.*: disk full", errors[0]), (name, errors)

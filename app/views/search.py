@@ -12,6 +12,7 @@ from app.render import document_hits, errors_in_page, notices
 from app.widgets import layer_mix_control
 from encoder import LayerMix
 from encoder.mix import PRESETS
+from encoder.numbers import Number
 from indexer.ranking import METHODS
 
 ELMO_METHODS = [m for m in METHODS if m != "glove"]  # the GloVe baseline has its own tab
@@ -28,8 +29,9 @@ def from_url(index_layers: int) -> None:
         st.session_state["ui.search.query"] = params["q"][:10_000]
     if params.get("method") in ELMO_METHODS:
         st.session_state["ui.search.method"] = params["method"]
-    if params.get("k", "").isdigit():
-        st.session_state["ui.search.k"] = min(max(int(params["k"]), 1), 50)
+    k = Number(int, 1).parse(params.get("k", ""))  # strictly: "²" or "1e999" leave the default
+    if k is not None:
+        st.session_state["ui.search.k"] = min(k, 50)
     if params.get("layers") in PRESETS:
         st.session_state["ui.search.mix.preset"] = params["layers"]
         for j, w in enumerate(LayerMix.parse(params["layers"], index_layers).weights):

@@ -12,9 +12,10 @@ from pathlib import Path
 import torch
 
 from ..device import add_device_option
-from ..elmo import Elmo, add_model_options
+from ..elmo import BATCH_SIZE, Elmo, add_model_options
 from ..errors import fail
 from ..glove import BASELINES, NONE, Glove
+from ..numbers import THREADS, Number
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
 from .results import TaskResult
@@ -56,7 +57,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--limit",
-        type=int,
+        type=Number(int, 1),
         metavar="N",
         help="quick run: score at most N test items per task (WiC dev pairs, STS-B dev and test pairs, POS "
         "test sentences, WSD test sentences per part, SimLex/WordSim pairs, perplexity paragraphs, sense-probe "
@@ -68,11 +69,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=wsd.DEFAULT_WORDNET,
         help="WordNet 3.0 dict folder, for wsd (default %(default)s)",
     )
-    p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default %(default)s)")
+    p.add_argument("--batch-size", type=BATCH_SIZE, default=64, help="sentences per batch (default %(default)s)")
     add_device_option(p)
     p.add_argument(
         "--threads",
-        type=int,
+        type=THREADS,
         help="torch CPU threads (default: torch's choice; 1 is fastest for small models or on a busy machine)",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
