@@ -35,8 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import ownership
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .files import atomic_path, open_text, reading
+from .numbers import THREADS, Number
+from .ownership import NotOwnedError
 from .text import LANGUAGES, TextRules, text_files, text_rules
 
 BOS_ID, EOS_ID = 0, 1
@@ -45,6 +48,8 @@ PREPARED_FORMAT = "elmo-search prepared tokens 1"
 MANIFEST_FILE = "prepared.json"  # what ``prepare`` wrote into its folder: the only files it ever replaces
 MAX_FILE_BYTES = 16 * 1024 * 1024  # what one file may weigh (a GPU machine's transfers take files up to this)
 PART_TOKENS = 8_000_000  # ids per prepared file: about 9-10 MB compressed (xz packs an id into 1.1-1.2 bytes)
+PART_TOKENS_RULE = Number(int, 1, 2**31)  # ids of one file: its paragraphs' offsets are int64, its ids uint32
+WORKERS = Number(int, 0, THREADS.at_most)  # tokenizing processes; 0: tokenize in this process
 TOKENIZE_CHUNK_LINES = 500  # paragraphs handed to a worker process at a time
 IN_PROCESS_BYTES = 200_000  # corpora smaller than this (on disk) are tokenized without worker processes
 
@@ -273,28 +278,29 @@ def _write_parts(out: Path, source: Path, tokenized: TokenizedText, record: dict
 
 
 def _claim_out(out: Path, overwrite: bool) -> None:
-    """``--out`` is a new or empty folder, or one that ``prepare`` filled (its manifest lists what it wrote): then
-    ``--overwrite`` removes those files and only those."""
+    """``--out`` is a new or empty folder, or one that ``prepare`` filled: then ``--overwrite`` removes the files
+    its manifest lists, and only those (``ownership``)."""
     if not out.exists():
         out.mkdir(parents=True)
         return
-    if not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    present = sorted(p.name for p in out.iterdir())
-    if not present:
-        return
+    if out.is_symlink() or not out.is_dir():
+        raise NotOwnedError(f"--out {out} is not a folder; give a new or empty folder")
     manifest = out / MANIFEST_FILE
     if not manifest.is_file():
-        raise FileExistsError(
-            f"--out {out} holds files prepare did not write ({', '.join(present[:3])}...): give a new folder"
-        )
+        strangers = ownership.foreign(out, lambda path: False)
+        if strangers:
+            raise NotOwnedError(
+                f"--out {out} holds files prepare did not write ({ownership.listing(out, strangers)}): give a new "
+                "or empty folder"
+            )
+        return
     if not overwrite:
-        raise FileExistsError(
+        raise NotOwnedError(
             f"--out {out} holds a prepared corpus already: pass --overwrite to replace it, or give a new folder"
         )
-    for part in json.loads(manifest.read_text())["files"]:
-        (out / Path(part["file"]).name).unlink(missing_ok=True)
-    manifest.unlink()
+    written = {MANIFEST_FILE, *(Path(f["file"]).name for f in json.loads(manifest.read_text())["files"])}
+    ours = lambda path: path.parent == out and path.name in written and path.is_file()
+    ownership.remove(out, [out / name for name in sorted(written)], ours)
 
 
 def prepare(
@@ -318,8 +324,9 @@ def prepare(
     clashes = sorted({n for n in names if names.count(n) > 1})
     if clashes:
         raise ValueError(f"two text files would share the prepared name {clashes[0]}: rename one or prepare them apart")
-    if part_tokens < 1:
-        raise ValueError(f"--part-tokens must be at least 1, not {part_tokens}")
+    PART_TOKENS_RULE.check("--part-tokens", part_tokens)
+    if workers is not None:
+        WORKERS.check("--workers", workers)
     out = Path(out)
     _claim_out(out, overwrite)
     workers = default_workers() if workers is None else workers
@@ -388,11 +395,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--language", choices=list(LANGUAGES), help="tokenize by these rules instead of a model's (default: en)"
     )
     p.add_argument(
-        "--workers", type=int, help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)"
+        "--workers",
+        type=WORKERS,
+        help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)",
     )
     p.add_argument(
         "--part-tokens",
-        type=int,
+        type=PART_TOKENS_RULE,
         default=PART_TOKENS,
         help="ids per prepared file, cut between paragraphs (default %(default)s, about 9-10 MB; no file exceeds 16 MB)",
     )

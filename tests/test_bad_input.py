@@ -48,6 +48,7 @@ import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
 from encoder import Elmo, text
+from encoder.corpus import prepare
 from encoder.files import atomic_path
 from encoder.glove import Glove
 from encoder.lm_data import Vocabulary
@@ -1779,6 +1780,35 @@ CLI = [
         lambda c: e(c, "ship", "--run", str(c.corpus), "--to", str(c.tmp / "m")),
         ERROR,
         "head.safetensors is missing",
+    ),
+    Cmd(
+        "prepare nan part tokens",
+        lambda c: e(c, "prepare", "--corpus", lines(c, "a b\n"), "--out", str(c.tmp / "p"), "--part-tokens", "nan"),
+        USAGE,
+        "--part-tokens: .*nan",
+    ),
+    Cmd(
+        "prepare over a folder of the user's, --overwrite included",
+        lambda c: e(c, "prepare", "--corpus", lines(c, "a b\n"), "--out", str(c.tmp / "in" / "mine"), "--overwrite"),
+        ERROR,
+        "holds files prepare did not write \\(notes.txt\\)",
+        setup=lambda c: c.file("mine/notes.txt", "mine\n"),
+    ),
+    Cmd(
+        "train on a damaged prepared file",
+        lambda c: trains(c, "--corpus", str(c.file("x.000.tokens.xz", b"not xz"))),
+        ERROR,
+        "x.000.tokens.xz is not a prepared corpus file",
+    ),
+    Cmd(
+        "train a Korean model on English prepared files",
+        lambda c: trains(c, "--corpus", str(c.tmp / "in" / "p"), "--language", "ko"),
+        ERROR,
+        "prepared with the 'en' text rules, but this model's are 'ko'",
+        setup=lambda c: (
+            prepare([c.file("few.txt", "\n".join(FEW) + "\n")], c.tmp / "in" / "p", "en", 0, progress=False)
+            and c._give(c.tmp / "in" / "p")
+        ),
     ),
     Cmd(
         "evaluate --report without all",
