@@ -420,6 +420,15 @@ class VectorSet:
             raise ValueError("the exact layers are not kept: only the build-time mix can be used")
         return self._reconstruct(np.asarray(ids, dtype=np.int64))
 
+    def scores(self, ids: np.ndarray, query: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+        """Cosines of the vectors ``ids`` under ``weights`` with a query: from the cached mixed matrix while the
+        collection fits in ``EXACT_CACHE_BYTES`` (many calls, few rows each), else gathered."""
+        weights = tuple(weights)
+        if self.layers is not None and len(self.layers) * len(query) * 4 <= EXACT_CACHE_BYTES:
+            matrix = self._cached(weights).vectors.cpu().numpy()  # no copy on the CPU
+            return matrix[np.asarray(ids, np.int64)] @ np.asarray(query, np.float32)
+        return self.gather(ids, weights) @ np.asarray(query, np.float32)
+
     def _cached(self, weights: tuple[float, ...]) -> ExactSearch:
         if self._exact is None or self._exact[0] != weights:
             self._exact = None  # free the old matrix before building the new one
