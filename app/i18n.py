@@ -48,8 +48,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "render.matched_words": "matched words: {words}",
         "render.by_meaning": "found by meaning (ELMo)",
         "render.no_shared_words": "no shared words",
-        "render.why_parts": "| part | score | beats random queries |\n|---|---:|---:|\n{rows}",
-        "render.why_caption": "Relevance {relevance} is the score the list is sorted by ({score}), as the share of "
+        "render.why_parts": "| part | score | from chance | beats random queries |\n|---|---:|---:|---:|\n{rows}",
+        "render.why_caption": "Relevance {relevance} is the score the list is sorted by ({score}: each part's "
+        "distance from chance, in spreads of random-word queries' best scores, times its weight), as the share of "
         "random-word queries it beats. Best passage of {doc}.",
         "render.part.elmo": "ELMo cosine ({layers})",
         "render.part.keywords": "BM25 keywords",
@@ -57,7 +58,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "render.show_weaker": "Show {n} more under the relevance line",
         "render.weaker_help": "Documents under 50 % relevance score no better than the best document of a typical "
         "random-word query.",
-        "render.searched_for": "Searched for: **{query}** ({changes}: no document has the word as typed).",
         "render.no_uses": "No other uses found.",
         "render.no_good_match": "No good match: even the best document scores no better than random words typically "
         "do. Try other words, or show what was found below.",
@@ -237,8 +237,9 @@ This model has {n_layers} layers:
         "render.matched_words": "일치한 단어: {words}",
         "render.by_meaning": "뜻으로 찾음 (ELMo)",
         "render.no_shared_words": "같은 단어 없음",
-        "render.why_parts": "| 부분 | 점수 | 무작위 질의보다 나은 비율 |\n|---|---:|---:|\n{rows}",
-        "render.why_caption": "관련도 {relevance}는 목록을 정렬한 점수({score})를, 그 점수가 이기는 무작위 단어 "
+        "render.why_parts": "| 부분 | 점수 | 우연과의 차이 | 무작위 질의보다 나은 비율 |\n|---|---:|---:|---:|\n{rows}",
+        "render.why_caption": "관련도 {relevance}는 목록을 정렬한 점수({score}: 부분마다 우연과의 차이를 무작위 "
+        "단어 질의의 최고 점수 표준편차 단위로 잰 값에 가중치를 곱해 더한 것)를, 그 점수가 이기는 무작위 단어 "
         "질의의 비율로 나타낸 값입니다. {doc}에서 가장 잘 맞는 문장입니다.",
         "render.part.elmo": "ELMo 코사인 ({layers})",
         "render.part.keywords": "BM25 키워드",
@@ -246,7 +247,6 @@ This model has {n_layers} layers:
         "render.show_weaker": "관련도 기준선 아래 결과 {n}개 더 보기",
         "render.weaker_help": "관련도 50 % 미만인 문서는 보통의 무작위 단어 질의가 찾는 가장 좋은 문서보다 낫지 "
         "않습니다.",
-        "render.searched_for": "**{query}**(으)로 검색했습니다({changes}: 입력한 그대로의 단어가 든 문서가 없습니다).",
         "render.no_uses": "다른 쓰임을 찾지 못했습니다.",
         "render.no_good_match": "잘 맞는 문서가 없습니다. 가장 좋은 문서도 무작위 단어들이 보통 얻는 점수보다 "
         "낫지 않습니다. 다른 단어로 찾아 보거나, 아래에서 찾은 문서를 펼쳐 보세요.",
@@ -331,6 +331,7 @@ This model has {n_layers} layers:
         "layers.top": "맨 위 층",
         "layers.average": "모든 층",
         "layers.custom": "직접 정한 층 섞기",
+        "indexer.searched_for": "{query}(으)로 검색했습니다({changes}: 입력한 그대로의 단어가 든 문서가 없습니다).",
         "indexer.calibration_made": "이 색인은 관련도 보정 값을 저장하기 전에 만들어져서 지금 계산했습니다(프로세스마다 "
         "한 번, 몇 초). 색인을 다시 만들면 저장됩니다.",
         "method.keywords": "키워드 (BM25)",

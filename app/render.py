@@ -97,7 +97,8 @@ def _document_hit(hit: DocumentHit, rules: TextRules, layers: str) -> None:
         why += [t("render.by_meaning")] if hit.by_meaning else []
         with st.expander(escape(" · ".join(why or [t("render.no_shared_words")]))):
             rows = "\n".join(
-                f"| {t(f'render.part.{name}', layers=layers)} | {part.score:.3f} | {part.relevance:.0%} |"
+                f"| {t(f'render.part.{name}', layers=layers)} | {part.score:.3f} | {part.above_chance:+.2f} | "
+                f"{part.relevance:.0%} |"
                 for name, part in hit.parts.items()
             )
             st.markdown(t("render.why_parts", rows=rows))
@@ -133,10 +134,8 @@ def notices(messages: Sequence[str]) -> None:
         key = getattr(message, "key", None)
         if key in NOTICES:
             st.warning(t(NOTICES[key]), icon=":material/search_off:")
-        elif key == "searched_for":
-            changes = ", ".join(f"{typed} → {fix}" for typed, fix in message.values["words"].items())
-            query, changes = escape(message.values["query"]), escape(changes)
-            st.info(t("render.searched_for", query=query, changes=changes), icon=":material/spellcheck:")
+        elif key == "searched_for":  # the query was changed: said where the results are
+            st.info(escape(indexer_text(message)), icon=":material/spellcheck:")
         else:
             st.caption(f":material/info: {escape(indexer_text(message))}")
 

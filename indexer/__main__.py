@@ -297,11 +297,10 @@ def _print_hits(hits: list[dict], why: bool = False) -> None:
         for passage in hit["passages"][:1]:
             print(f"      {shown(passage['text'])}")
         if why:
-            parts = ", ".join(
-                f"{PART_NAMES[name]} {part['score']:.3f} ({part['relevance']:.0%} vs chance, weight {part['weight']:g})"
-                for name, part in hit["parts"].items()
-            )
-            print(f"      why: {parts}; score {hit['score']:.3f}")
+            parts = hit["parts"].items()
+            said = [f"{PART_NAMES[n]} {p['score']:.3f}: {p['above_chance']:+.2f} from chance" for n, p in parts]
+            total = " + ".join(f"{p['weight']:g} × {p['above_chance']:.2f}" for _, p in parts)
+            print(f"      why: {'; '.join(said)}" + (f"; score = {total}" if len(parts) > 1 else ""))
 
 
 def _print_search(result: dict, why: bool = False) -> None:

@@ -41,7 +41,7 @@ from .ranking import (
     Null,
     Ranking,
     best_per_document,
-    carried_by_meaning,
+    found_by_meaning,
     fuse,
     parts_of,
 )
@@ -342,10 +342,12 @@ class Index:
                     passages=self._passages(row, query_vector, method, weights, matched),
                     matched_words=matched,
                     parts={
-                        part: Evidence(score, float(nulls[part].relevance(score)), shares[part])
+                        part: Evidence(
+                            score, float(nulls[part].z(score)), float(nulls[part].relevance(score)), shares[part]
+                        )
                         for part, score in scores.items()
                     },
-                    by_meaning=carried_by_meaning(scores, nulls, shares),
+                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares),
                 )
             )
         return hits

@@ -97,9 +97,12 @@ def fuse(parts: Mapping[str, np.ndarray], nulls: Mapping[str, Null], weights: Ma
     return sum(weight * nulls[part].z(parts[part]) for part, weight in weights.items())
 
 
-def carried_by_meaning(parts: Mapping[str, float], nulls: Mapping[str, Null], weights: Mapping[str, float]) -> bool:
-    """Whether ELMo found a document: its part weighs most in the score and is itself above the line."""
-    if "elmo" not in parts or nulls["elmo"].relevance(parts["elmo"]) < RELEVANCE_LINE:
+def found_by_meaning(
+    relevance: float, parts: Mapping[str, float], nulls: Mapping[str, Null], weights: Mapping[str, float]
+) -> bool:
+    """Whether ELMo found a document: the document is above the line (``relevance``), and of its ``parts`` ELMo's
+    weighs most in its score and is itself above the line."""
+    if relevance < RELEVANCE_LINE or "elmo" not in parts or nulls["elmo"].relevance(parts["elmo"]) < RELEVANCE_LINE:
         return False
     shares = {part: weight * nulls[part].z(parts[part]) for part, weight in weights.items()}
     return max(shares, key=shares.get) == "elmo"

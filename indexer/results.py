@@ -30,11 +30,13 @@ class Passage:
 class Evidence:
     """One part of a document's score (ELMo's cosine, BM25's score or GloVe's cosine), on its own and against chance.
 
-    ``relevance`` is where ``score`` falls among random queries' best scores for this part (``ranking.Null``);
-    ``weight`` is its share of the method's score (1 for a method of one part).
+    ``above_chance`` is ``score`` in units of chance (spreads above the mean best score of random queries,
+    ``ranking.Null.z``) and ``relevance`` the share of those queries it beats; ``weight`` is the part's share of
+    the method's score (1 for a method of one part): the hybrid's score is the sum of weight x above_chance.
     """
 
     score: float
+    above_chance: float
     relevance: float
     weight: float
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import assert_clean, documents, open_app, open_browser, results, serve, texts
+from test_app import assert_clean, documents, open_app, open_browser, results, serve, show_weaker, texts
 
 from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
 from app.i18n import STRINGS
@@ -192,11 +192,11 @@ def test_the_choice_survives_other_pages_and_goes_into_the_url(korean_index: Pat
     at.text_input(key="ui.search.query").set_value("배를 타고 섬에 가기").run()
     assert_clean(at)
     assert at.query_params["lang"] == "en" and at.query_params["q"] == "배를 타고 섬에 가기"
-    assert [tab.label for tab in at.tabs] == ["ELMo + keywords", "GloVe (static baseline)"]
+    assert [tab.label for tab in at.tabs] == ["Keywords + ELMo token layer", "GloVe (static baseline)"]
 
     at.radio(key="ui.lang").set_value("ko").run()  # back to the index's language: gone from the URL
     assert "lang" not in at.query_params and [tab.label for tab in at.tabs] == [
-        "ELMo + 키워드",
+        "키워드 + ELMo 토큰 층",
         "GloVe (고정 벡터 기준선)",
     ]
 
@@ -273,15 +273,17 @@ def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     assert at.button_group[0].options == list(QUERIES_KO)
     at.text_input(key="ui.search.query").set_value("배를 깎아 먹었다").run()
     assert_clean(at)
-    assert [tab.label for tab in at.tabs] == ["ELMo + 키워드", "GloVe (고정 벡터 기준선)"]
+    assert [tab.label for tab in at.tabs] == ["키워드 + ELMo 토큰 층", "GloVe (고정 벡터 기준선)"]
+    show_weaker(at)  # five documents: little stands out from chance
     found = documents(at)
     assert found and found[0] == "**1. 배 과수원**"
     assert ["깎은", "배를"] in [marks(m.value) for m in at.markdown]  # the words of the matched morphemes
-    assert any(c.value.startswith("일치한 단어") and "배, 깎" in c.value for c in at.caption)
+    assert any(e.label.startswith("일치한 단어") and "배, 깎" in e.label for e in at.expander)
     assert [p.proto.text for p in at.get("progress")][0].startswith("관련도 ")
 
     at.button_group[0].set_value(QUERIES_KO[1]).run()  # an example query fills the box
     assert at.text_input(key="ui.search.query").value == QUERIES_KO[1]
+    show_weaker(at)
     assert_clean(at)
     assert documents(at)[0] == "**1. 김치 담그기**"
 

@@ -31,7 +31,7 @@ from indexer import (
 )
 from indexer.__main__ import main
 from indexer.calibration import NullQueries
-from indexer.ranking import METHODS, RELEVANCE_LINE, Null, parts_of
+from indexer.ranking import HYBRID_ELMO_WEIGHT, METHODS, RELEVANCE_LINE, Null, parts_of
 
 FILLER = "yesterday my friend said that after lunch we finally went down to see how long the old road near".split()
 OTHER = [
@@ -204,6 +204,7 @@ def test_the_hybrid_adds_its_parts_in_units_of_chance(indexer_index):
     for hit in hits:
         expected = sum(shares[p] * nulls[p].z(hit.parts[p].score) for p in shares)
         assert hit.score == pytest.approx(float(expected), abs=1e-6)
+        assert hit.score == pytest.approx(sum(e.weight * e.above_chance for e in hit.parts.values()), abs=1e-6)
         assert hit.parts["keywords"].relevance == pytest.approx(
             float(nulls["keywords"].relevance(hit.parts["keywords"].score))
         )
@@ -541,7 +542,11 @@ def test_cli_hides_documents_under_the_line_unless_all(indexer_index, capsys):
     assert all(h["relevance"] < RELEVANCE_LINE for h in result["results"])
     assert main(["search", "--index", str(indexer_index.path), "telescpe galaxies", "--why"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("searched for: telescope galaxies\n") and "why: ELMo cosine" in out and "BM25" in out
+    assert (
+        out.startswith("searched for: telescope galaxies\n")
+        and "why: ELMo cosine" in out
+        and f"score = {HYBRID_ELMO_WEIGHT:g} × " in out
+    )
 
 
 def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys, monkeypatch):
