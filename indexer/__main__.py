@@ -190,11 +190,12 @@ def search_many(args: argparse.Namespace) -> int:
         index = _open(args)
         for number, options in _query_lines(source, args):
             if isinstance(options, str):
-                answer = {"line": number, "error": options}
+                answer = {"error": options}
             else:
                 answer = _answer(lambda: search(index, options.query, _checked(options)))
                 answer = {"id": options.id, **answer} if options.id is not None else answer
             if "error" in answer:
+                answer = {"line": number, **answer}
                 failed = True
                 print(f"error: line {number}: {answer['error']}", file=sys.stderr)
             print(json.dumps(answer, ensure_ascii=False), flush=True)

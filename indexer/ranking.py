@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.special import ndtr
 
 METHODS = ("hybrid", "elmo", "keywords", "glove")
-HYBRID_ELMO_WEIGHT = 0.5
+HYBRID_ELMO_WEIGHT = 0.4
 CANDIDATES = 100  # documents each part of the hybrid contributes
 PASSAGE_CANDIDATES = 1_000  # nearest passages gathered for the ELMo document scores
 NULL_QUERIES, NULL_QUERY_WORDS = 64, 4  # random queries (of 1 to 4 words) that show what chance scores look like

@@ -570,7 +570,7 @@ def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys
     assert answers[1]["id"] == "q2" and len(answers[1]["results"]) == 2 and answers[1]["method"] == "keywords"
     assert answers[2]["searched_for"] is None and answers[2]["results"][0]["matched_words"] == []
     assert answers[3] == {"line": 5, "error": answers[3]["error"]} and "not a JSON object" in answers[3]["error"]
-    assert "k must be" in answers[4]["error"]
+    assert answers[4]["line"] == 6 and "k must be" in answers[4]["error"]
     assert "error: line 5:" in captured.err and "error: line 6:" in captured.err
     monkeypatch.setattr("sys.stdin", io.StringIO("telescope galaxies\n"))
     assert main(["search", "--index", str(indexer_index.path), "--queries", "-", "--k", "1"]) == 0
