@@ -331,7 +331,7 @@ def test_a_korean_font_is_installed_for_the_browser() -> None:
 
 def test_the_korean_ui_in_a_real_browser(korean_index: Path, tmp_path: Path) -> None:
     """The Word-in-context page of a Korean index in headless Chromium: Korean title, labels and 배's neighbours;
-    then the same page with ?lang=en. The screenshot is left in tmp_path."""
+    then the same page with ?lang=en; then Search in Korean on a phone. The screenshots are left in tmp_path."""
     browser = open_browser(tmp_path, 1400, 1000)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -350,6 +350,17 @@ def test_the_korean_ui_in_a_real_browser(korean_index: Path, tmp_path: Path) -> 
             browser.get(f"{url}/word_in_context?lang=en")
             wait.until(lambda b: "GloVe · nearest words" in page_text())
             assert browser.title == "Word in context · ELMo Search" and "ELMo · “배” in A" in page_text()
+
+            browser.set_window_size(390, 844)  # Search on a phone, in Korean: the method names its layers, and the
+            browser.get(f"{url}/?q=배를+깎아+먹었다")  # documents under the line wait behind the switch
+            wait.until(lambda b: "키워드 + ELMo 토큰 층" in page_text() and "관련도 기준선 아래 결과" in page_text())
+            switch = browser.find_element(By.XPATH, '//label[contains(., "관련도 기준선 아래 결과")]')
+            switch.click()
+            wait.until(lambda b: "1. 배 과수원" in page_text() and "일치한 단어: 배, 깎" in page_text())
+            width = browser.execute_script("return document.body.clientWidth")
+            for why in browser.find_elements(By.TAG_NAME, "summary"):
+                assert why.rect["x"] + why.rect["width"] <= width
+            browser.save_screenshot(str(tmp_path / "search-ko-phone.png"))
             assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
             assert "Traceback" not in page_text()
         finally:
