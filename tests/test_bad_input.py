@@ -1120,9 +1120,9 @@ CLI = [
     ),
     Cmd(
         "search unverified",
-        lambda c: q(c, "search", "bank", "--no-verify", "--k", "1", "--method", "keywords"),
+        lambda c: q(c, "search", "bank", "--no-verify", "--k", "1", "--method", "keywords", "--all"),
         WORKS,
-        "  1\\. relevance",
+        "  1\\. +\\d+%",
     ),
     # ---- neighbors, senses, stats
     Cmd(
@@ -1715,7 +1715,7 @@ APP = [
         "search emoji and control characters",
         None,
         {},
-        lambda at: at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run(),
+        lambda at: show_weaker(at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run()),
         lambda at: sum(m.value.startswith("**1. ") for m in at.markdown) == 2,  # a first hit in each tab
     ),
     (
@@ -1751,6 +1751,13 @@ APP = [
         lambda at: "'🏦' does not occur" in messages(at.warning),
     ),
 ]
+
+
+def show_weaker(at: Any) -> Any:  # an AppTest
+    """Turn on the Search page's switches for the documents under the relevance line."""
+    for switch in at.toggle:
+        switch.set_value(True)
+    return at.run()
 
 
 @pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in APP])
