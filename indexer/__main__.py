@@ -549,7 +549,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="documents (or sentences) that answer a query, or many queries (--queries)",
         description="Find the documents that answer the query, most relevant first, each with its best passage, "
         "the words it shares with the query (stemmed: 'flooding' matches 'flooded') and its relevance: how its score "
-        "compares with the best documents of random-word queries (50%% is chance, 100%% beats them all; the list is "
+        "compares with the best documents of random-word queries (50% is chance, 100% beats them all; the list is "
         "sorted by it). Documents no better than chance are left out unless --all. A query word no document has is "
         "replaced by the nearest indexed spelling (ELMo's character model: 'vulcanos' -> 'volcanoes'), and the output "
         f"says what was searched for. Queries over {MAX_QUERY_CHARS:,} characters are truncated.",

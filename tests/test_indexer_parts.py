@@ -106,6 +106,7 @@ def test_torch_exact_search_equals_faiss():
 @pytest.mark.parametrize("cache_bytes", [1 << 30, 0])  # 0: every exact query streams chunk by chunk
 def test_vector_set_mixes_layers_like_numpy(monkeypatch, cache_bytes):
     monkeypatch.setattr(vectors, "EXACT_CACHE_BYTES", cache_bytes)
+    monkeypatch.setattr(vectors, "SCORES_CACHE_BYTES", cache_bytes)  # scores() from the mixed matrix, or gathered
     monkeypatch.setattr(vectors, "CHUNK", 50)
     rng = np.random.default_rng(1)
     layers = rng.normal(size=(300, 3, 16)).astype(np.float16)
@@ -129,6 +130,10 @@ def test_vector_set_mixes_layers_like_numpy(monkeypatch, cache_bytes):
     expected = mix(layers[subset], build) @ query
     np.testing.assert_array_equal(ids, subset[np.argsort(-expected)[:2]])
     np.testing.assert_allclose(store.gather(subset, build), mix(layers[subset], build), atol=1e-6)
+    for weights in (build, (0.0, 0.0, 1.0)):
+        np.testing.assert_allclose(
+            vector_set.scores(subset, query, weights), mix(layers[subset], weights) @ query, atol=1e-5
+        )
 
 
 @pytest.mark.parametrize("factory", ["IVF64,Flat", "HNSW16", "Flat"])
