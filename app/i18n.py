@@ -56,11 +56,21 @@ STRINGS: dict[str, dict[str, str]] = {
         # results and messages (app/render.py)
         "render.relevance": "relevance {value}",
         "render.matched_words": "matched words: {words}",
-        "render.by_meaning": "no shared words: found by meaning",
-        "render.hit_caption": "{why} · best passage of {doc} · score {score}",
+        "render.by_meaning": "found by meaning (ELMo)",
+        "render.no_shared_words": "no shared words",
+        "render.why_parts": "| part | score | from chance | beats random queries |\n|---|---:|---:|---:|\n{rows}",
+        "render.why_caption": "Relevance {relevance} is the score the list is sorted by ({score}: each part's "
+        "distance from chance, in spreads of random-word queries' best scores, times its weight), as the share of "
+        "random-word queries it beats. Best passage of {doc}.",
+        "render.part.elmo": "ELMo cosine ({layers})",
+        "render.part.keywords": "BM25 keywords",
+        "render.part.glove": "GloVe cosine",
+        "render.show_weaker": "Show {n} more under the relevance line",
+        "render.weaker_help": "Documents under 50 % relevance score no better than the best document of a typical "
+        "random-word query.",
         "render.no_uses": "No other uses found.",
-        "render.no_good_match": "No good match: the best document scores no better than random words typically do. "
-        "Try other words.",
+        "render.no_good_match": "No good match: even the best document scores no better than random words typically "
+        "do. Try other words, or show what was found below.",
         "render.no_match": "No document contains any of the query's words. Try other words.",
         "render.unexpected": "Something went wrong ({kind}: {error}). The details are in the server log.",
         # layer mix and token picker (app/widgets.py)
@@ -95,18 +105,24 @@ STRINGS: dict[str, dict[str, str]] = {
         "search.examples": "Examples",
         "search.advanced": "Advanced: method, number of results, layer mix",
         "search.method": "Method",
-        "search.method_help": "ELMo + keywords (the default) fuses ELMo passage similarity with BM25 keyword "
-        "matching; it measured best on the demo's judged queries (see the README).",
+        "search.method_help": "Keywords + ELMo (the default) adds BM25 keyword matching and ELMo passage similarity, "
+        "each measured against chance; ELMo compares the layers of the mix below (by default the token layer, the "
+        "char-CNN's context-free word vectors, the best measured on the demo's judged queries).",
         "search.results": "Results",
         "search.type_query": "Type a query, or pick an example, to search the collection.",
-        "search.relevance_help": "Relevance, the same scale for every method: the share of random-word queries (as "
-        "many words as yours) whose best document scores lower than this one. About 50 % is what chance gets; "
-        "100 % beats every random query.",
-        "search.caption": "Documents ranked by how well they answer the query; under each, its best passage.",
+        "search.relevance_help": "Relevance, the number the list is sorted by, on one scale for every method: the "
+        "share of random-word queries (as many words as yours) whose best document scores lower than this one. About "
+        "50 % is what chance gets; 100 % beats every random query. Documents under 50 % wait behind a switch under "
+        "the list.",
+        "search.caption": "Documents ranked by relevance; under each, its best passage and why it came up.",
         "search.glove_caption": "The same documents ranked by static GloVe vectors (one vector per word, whatever "
         "its context).",
-        "method.hybrid": "ELMo + keywords",
-        "method.elmo": "ELMo only",
+        "method.hybrid": "Keywords + ELMo {layers}",
+        "method.elmo": "ELMo {layers} only",
+        "layers.token": "token layer",
+        "layers.top": "top layer",
+        "layers.average": "all layers",
+        "layers.custom": "custom layer mix",
         "method.keywords": "Keywords (BM25)",
         "method.glove": "GloVe (static baseline)",
         # Word in context
@@ -229,11 +245,21 @@ This model has {n_layers} layers:
         "index.rebuild": "다음 명령으로 다시 만드세요(지금 있는 색인을 대신합니다):",
         "render.relevance": "관련도 {value}",
         "render.matched_words": "일치한 단어: {words}",
-        "render.by_meaning": "같은 단어 없음: 뜻으로 찾음",
-        "render.hit_caption": "{why} · {doc}에서 가장 잘 맞는 문장 · 점수 {score}",
+        "render.by_meaning": "뜻으로 찾음 (ELMo)",
+        "render.no_shared_words": "같은 단어 없음",
+        "render.why_parts": "| 부분 | 점수 | 우연과의 차이 | 무작위 질의보다 나은 비율 |\n|---|---:|---:|---:|\n{rows}",
+        "render.why_caption": "관련도 {relevance}는 목록을 정렬한 점수({score}: 부분마다 우연과의 차이를 무작위 "
+        "단어 질의의 최고 점수 표준편차 단위로 잰 값에 가중치를 곱해 더한 것)를, 그 점수가 이기는 무작위 단어 "
+        "질의의 비율로 나타낸 값입니다. {doc}에서 가장 잘 맞는 문장입니다.",
+        "render.part.elmo": "ELMo 코사인 ({layers})",
+        "render.part.keywords": "BM25 키워드",
+        "render.part.glove": "GloVe 코사인",
+        "render.show_weaker": "관련도 기준선 아래 결과 {n}개 더 보기",
+        "render.weaker_help": "관련도 50 % 미만인 문서는 보통의 무작위 단어 질의가 찾는 가장 좋은 문서보다 낫지 "
+        "않습니다.",
         "render.no_uses": "다른 쓰임을 찾지 못했습니다.",
         "render.no_good_match": "잘 맞는 문서가 없습니다. 가장 좋은 문서도 무작위 단어들이 보통 얻는 점수보다 "
-        "낫지 않습니다. 다른 단어로 찾아 보세요.",
+        "낫지 않습니다. 다른 단어로 찾아 보거나, 아래에서 찾은 문서를 펼쳐 보세요.",
         "render.no_match": "질의의 단어가 들어 있는 문서가 없습니다. 다른 단어로 찾아 보세요.",
         "render.unexpected": "문제가 생겼습니다({kind}: {error}). 자세한 내용은 서버 로그에 있습니다.",
         # the indexer's messages (indexer.errors.MESSAGES), here only: in English a message is its own text
@@ -297,19 +323,27 @@ This model has {n_layers} layers:
         "search.examples": "예시",
         "search.advanced": "고급: 방법, 결과 수, 층 섞기",
         "search.method": "방법",
-        "search.method_help": "ELMo + 키워드(기본값)는 ELMo 문장 유사도와 BM25 키워드 일치를 합칩니다. 영어 "
-        "데모의 판정된 질의에서 가장 좋았습니다(README 참고).",
+        "search.method_help": "키워드 + ELMo(기본값)는 BM25 키워드 일치와 ELMo 문장 유사도를 각각 우연과 비교해 "
+        "더합니다. ELMo는 아래 층 섞기의 층을 비교합니다(기본값은 토큰 층, 곧 문자 CNN이 문맥 없이 만든 단어 "
+        "벡터로, 영어 데모의 판정된 질의에서 가장 좋았습니다).",
         "search.results": "결과 수",
         "search.type_query": "검색어를 입력하거나 예시를 골라 문서 모음을 검색하세요.",
-        "search.relevance_help": "관련도는 모든 방법에 같은 척도입니다. 질의와 단어 수가 같은 무작위 단어 질의 "
-        "가운데, 가장 좋은 문서의 점수가 이 문서보다 낮은 질의의 비율입니다. 우연히 얻는 값은 약 50 %이고, "
-        "100 %는 모든 무작위 질의보다 낫다는 뜻입니다.",
-        "search.caption": "질의에 얼마나 잘 답하는지에 따라 순위를 매긴 문서들입니다. 문서마다 가장 잘 맞는 "
-        "문장을 함께 보여 줍니다.",
+        "search.relevance_help": "관련도는 목록을 정렬한 값이며 모든 방법에 같은 척도입니다. 질의와 단어 수가 같은 "
+        "무작위 단어 질의 가운데, 가장 좋은 문서의 점수가 이 문서보다 낮은 질의의 비율입니다. 우연히 얻는 값은 약 "
+        "50 %이고, 100 %는 모든 무작위 질의보다 낫다는 뜻입니다. 50 % 미만인 문서는 목록 아래의 스위치 뒤에 "
+        "있습니다.",
+        "search.caption": "관련도 순으로 매긴 문서들입니다. 문서마다 가장 잘 맞는 문장과 찾은 까닭을 함께 보여 줍니다.",
         "search.glove_caption": "같은 문서들을 고정된 GloVe 벡터(문맥과 상관없이 단어마다 벡터 하나)로 순위를 "
         "매긴 결과입니다.",
-        "method.hybrid": "ELMo + 키워드",
-        "method.elmo": "ELMo만",
+        "method.hybrid": "키워드 + ELMo {layers}",
+        "method.elmo": "ELMo {layers}만",
+        "layers.token": "토큰 층",
+        "layers.top": "맨 위 층",
+        "layers.average": "모든 층",
+        "layers.custom": "직접 정한 층 섞기",
+        "indexer.searched_for": "{query}(으)로 검색했습니다({changes}: 입력한 그대로의 단어가 든 문서가 없습니다).",
+        "indexer.calibration_made": "이 색인은 관련도 보정 값을 저장하기 전에 만들어져서 지금 계산했습니다(프로세스마다 "
+        "한 번, 몇 초). 색인을 다시 만들면 저장됩니다.",
         "method.keywords": "키워드 (BM25)",
         "method.glove": "GloVe (고정 벡터 기준선)",
         "wic.title": "문맥 속 단어",

@@ -10,6 +10,7 @@ import streamlit as st
 
 from encoder.text import TextRules
 from indexer.errors import IndexerError, QueryError
+from indexer.ranking import RELEVANCE_LINE
 from indexer.results import DocumentHit, TokenHit
 from indexer.words import normalize
 
@@ -65,20 +66,43 @@ def highlight_word(text: str, word: str, rules: TextRules) -> str:
     return highlight_words(text, [word], rules)
 
 
-def document_hits(hits: Sequence[DocumentHit], rules: TextRules) -> None:
-    """Found documents: title, a relevance bar, the best passage with matched words marked, and why it came up."""
-    for hit in hits:
-        with st.container(border=True):
-            st.markdown(f"**{hit.rank}. {escape(hit.title or hit.doc_id)}**")
-            st.progress(min(max(hit.relevance, 0.0), 1.0), text=t("render.relevance", value=f"{hit.relevance:.0%}"))
-            if hit.passages:
-                st.markdown(highlight_words(hit.passages[0].text, hit.matched_words, rules))
-            why = (
-                t("render.matched_words", words=", ".join(hit.matched_words))
-                if hit.matched_words
-                else t("render.by_meaning")
+def document_hits(hits: Sequence[DocumentHit], rules: TextRules, layers: str, key: str) -> None:
+    """Found documents above the relevance line, best first; those under it (no better than chance) behind a
+    switch (``key``). ``layers`` names the ELMo layers the search compared, for the "why"."""
+    shown = next((i for i, hit in enumerate(hits) if hit.relevance < RELEVANCE_LINE), len(hits))  # falls with rank
+    for hit in hits[:shown]:
+        _document_hit(hit, rules, layers)
+    weaker = hits[shown:]
+    if weaker and st.toggle(t("render.show_weaker", n=len(weaker)), key=key, help=t("render.weaker_help")):
+        for hit in weaker:
+            _document_hit(hit, rules, layers)
+
+
+def _document_hit(hit: DocumentHit, rules: TextRules, layers: str) -> None:
+    """One document: title, its relevance as a bar, the best passage with matched words marked, and why it came up
+    (the matched words, "found by meaning" when ELMo carried it), opening onto each part's score."""
+    with st.container(border=True):
+        st.markdown(f"**{hit.rank}. {escape(hit.title or hit.doc_id)}**")
+        st.progress(min(max(hit.relevance, 0.0), 1.0), text=t("render.relevance", value=f"{hit.relevance:.0%}"))
+        if hit.passages:
+            st.markdown(highlight_words(hit.passages[0].text, hit.matched_words, rules))
+        why = [t("render.matched_words", words=", ".join(hit.matched_words))] if hit.matched_words else []
+        why += [t("render.by_meaning")] if hit.by_meaning else []
+        with st.expander(escape(" · ".join(why or [t("render.no_shared_words")]))):
+            rows = "\n".join(
+                f"| {t(f'render.part.{name}', layers=layers)} | {part.score:.3f} | {part.above_chance:+.2f} | "
+                f"{part.relevance:.0%} |"
+                for name, part in hit.parts.items()
             )
-            st.caption(t("render.hit_caption", why=escape(why), doc=escape(hit.doc_id), score=f"{hit.score:.3f}"))
+            st.markdown(t("render.why_parts", rows=rows))
+            st.caption(
+                t(
+                    "render.why_caption",
+                    relevance=f"{hit.relevance:.0%}",
+                    score=f"{hit.score:.3f}",
+                    doc=escape(hit.doc_id),
+                )
+            )
 
 
 def token_hits(hits: Sequence[TokenHit]) -> None:
@@ -97,11 +121,14 @@ NOTICES = {"no_good_match": "render.no_good_match", "no_match": "render.no_match
 
 
 def notices(messages: Sequence[str]) -> None:
-    """What the indexer changed or found out answering a question (a truncated query; no good match)."""
+    """What the indexer changed or found out answering a question (the words it searched for instead, a truncated
+    query; no good match)."""
     for message in messages:
         key = getattr(message, "key", None)
         if key in NOTICES:
             st.warning(t(NOTICES[key]), icon=":material/search_off:")
+        elif key == "searched_for":  # the query was changed: said where the results are
+            st.info(escape(indexer_text(message)), icon=":material/spellcheck:")
         else:
             st.caption(f":material/info: {indexer_text(message)}")
 

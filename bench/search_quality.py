@@ -1,13 +1,19 @@
-"""Search quality: recall@10, MRR and nDCG@10 of every search method on judged queries over the demo corpus.
+"""Search quality: recall@10, MRR and nDCG@10 of every search method on judged queries, typed clean and with typos.
 
     python bench/search_quality.py                          # dev queries, on build/demo-index
     python bench/search_quality.py --split test             # the 30 held-out queries
     python bench/search_quality.py --tune                   # also: the hybrid weight x layer mix grid (dev)
+    python bench/search_quality.py --index build/demo-index-ko --queries bench/queries_ko.jsonl   # Korean
 
-``bench/queries_en.jsonl`` holds 90 queries written for this corpus (60 dev, 30 test; kinds: question,
-paraphrase, keyword, ambiguous) with every relevant document graded 2 (answers it) or 1 (partly). Each
-method ranks whole documents through ``Index.search``; TF-IDF over whole documents (scikit-learn, cosine,
-same terms as BM25) is the reference every method is compared with (the "vs TF-IDF" columns).
+``bench/queries_en.jsonl`` holds 90 queries written for the English demo corpus (60 dev, 30 test; kinds: question,
+paraphrase, keyword, ambiguous), ``bench/queries_ko.jsonl`` 36 Korean paraphrase and question queries for the
+Korean demo (all dev); each lists every relevant document graded 2 (answers it) or 1 (partly). Each method ranks
+whole documents through ``Index.search``; TF-IDF over whole documents (scikit-learn, cosine, the same unstemmed
+words BM25 used before stemming) is the reference every method is compared with (the "vs TF-IDF" columns).
+
+Typos: a copy of the queries with misspelled words (``typo_queries``: seeded, so always the same copy) is searched
+too, beside the clean one, and so are two ablations: the words as typed (``spelling=False``: no respelling by
+the character model) and keywords without stemming (BM25 over the words as they are, as before stemming).
 The hybrid weight and the search layer mix were chosen with ``--tune`` on the dev split only.
 """
 
@@ -16,8 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
+import re
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,16 +36,52 @@ from tqdm.auto import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from indexer import Index, QueryNotice  # noqa: E402
-from indexer.bm25 import terms  # noqa: E402
-from indexer.ranking import CANDIDATES, METHODS, Ranking, fuse  # noqa: E402
+from indexer.bm25 import BM25, terms  # noqa: E402
+from indexer.ranking import CANDIDATES, METHODS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPTH = CANDIDATES  # ranks looked at for MRR
+KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]  # neighbouring keys: the likeliest wrong letter
+TYPO_SEED = 0
 
 
 def read_queries(path: Path, split: str) -> list[dict]:
     queries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [q for q in queries if split == "all" or q["split"] == split]
+
+
+def misspell(word: str, rng: random.Random) -> str:
+    """One typing slip in ``word``: a letter dropped, doubled, swapped with the next, or a neighbouring key hit."""
+    i = rng.randrange(1, len(word) - 1)  # the first and last letters are the ones people get right
+    kind = rng.choice(["drop", "double", "swap", "neighbour"])
+    if kind == "drop":
+        return word[:i] + word[i + 1 :]
+    if kind == "double":
+        return word[: i + 1] + word[i:]
+    if kind == "swap" and word[i] != word[i + 1]:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+    row = next((r for r in KEYBOARD if word[i] in r), None)
+    if row is None:
+        return word[:i] + word[i + 1 :]
+    j = row.index(word[i])
+    near = [row[k] for k in (j - 1, j + 1) if 0 <= k < len(row)]
+    return word[:i] + rng.choice(near) + word[i + 1 :]
+
+
+def typo_queries(queries: list[dict], stopwords: frozenset[str], seed: int = TYPO_SEED) -> list[dict]:
+    """A copy of ``queries`` with typing slips: each content word of 5+ Latin letters is misspelled with
+    probability 1/2 (at least one per query that has such a word), seeded by ``seed`` and the query's text, so
+    the copy is the same on every run. Queries without such words (Korean ones) stay as they are."""
+    typoed = []
+    for q in queries:
+        rng = random.Random(f"{seed}:{q['query']}")
+        words = [m for m in re.finditer(r"[A-Za-z]{5,}", q["query"]) if m.group().lower() not in stopwords]
+        chosen = [m for m in words if rng.random() < 0.5] or words[:1]
+        text = q["query"]
+        for m in reversed(chosen):
+            text = text[: m.start()] + misspell(m.group(), rng) + text[m.end() :]
+        typoed.append({**q, "query": text})
+    return typoed
 
 
 def scores(ranked: list[str], relevant: dict[str, int]) -> tuple[float, float, float]:
@@ -55,6 +100,9 @@ def evaluate(rankings: list[list[str]], queries: list[dict]) -> np.ndarray:
     return np.mean([scores(r, q["relevant"]) for r, q in zip(rankings, queries)], axis=0)
 
 
+Ranker = Callable[[Index, list[dict]], list[list[str]]]
+
+
 def tfidf_rankings(index: Index, queries: list[dict]) -> list[list[str]]:
     """The reference: TF-IDF cosine over whole documents (title + text), deleted documents excluded."""
     vectorizer = TfidfVectorizer(analyzer=terms)
@@ -68,44 +116,64 @@ def tfidf_rankings(index: Index, queries: list[dict]) -> list[list[str]]:
     return found
 
 
-def method_rankings(index: Index, queries: list[dict], method: str, layers: str | None = None) -> list[list[str]]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", QueryNotice)
-        return [[h.doc_id for h in index.search(q["query"], k=DEPTH, method=method, layers=layers)] for q in queries]
+def unstemmed_keyword_rankings(index: Index, queries: list[dict]) -> list[list[str]]:
+    """BM25 over the words as they are (no stemming, no respelling): keyword search before this change."""
+    bm25 = BM25(index.document_terms)
+    doc_ids = index.docs["doc_id"].to_numpy()
+    return [[doc_ids[i] for i in bm25.search(terms(index.query_tokens(q["query"])), DEPTH)[1]] for q in queries]
 
 
-def table(rows: dict[str, np.ndarray], reference: np.ndarray) -> None:
-    print(
-        "| method | recall@10 | MRR | nDCG@10 | recall@10 vs TF-IDF | MRR vs TF-IDF |\n|---|---:|---:|---:|---:|---:|"
-    )
-    for name, (recall, mrr, ndcg) in rows.items():
-        print(
-            f"| {name} | {recall:.3f} | {mrr:.3f} | {ndcg:.3f} | {recall - reference[0]:+.3f} | "
-            f"{mrr - reference[1]:+.3f} |"
-        )
+def method_rankings(method: str, layers: str | None = None, spelling: bool = True) -> Ranker:
+    def rank(index: Index, queries: list[dict]) -> list[list[str]]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", QueryNotice)
+            return [
+                [h.doc_id for h in index.search(q["query"], k=DEPTH, method=method, layers=layers, spelling=spelling)]
+                for q in queries
+            ]
+
+    return rank
+
+
+def table(rows: dict[str, tuple[np.ndarray, np.ndarray | None]], reference: np.ndarray) -> None:
+    """One row per method: the clean queries' recall@10, MRR and nDCG@10 against TF-IDF's, then the typo'd
+    copy's recall@10 and MRR (when there is one)."""
+    typos = any(typo is not None for _, typo in rows.values())
+    head = "| method | recall@10 | MRR | nDCG@10 | recall@10 vs TF-IDF | MRR vs TF-IDF |"
+    print(head + (" typos: recall@10 | typos: MRR |" if typos else ""))
+    print("|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if typos else ""))
+    for name, (clean, typo) in rows.items():
+        recall, mrr, ndcg = clean
+        line = f"| {name} | {recall:.3f} | {mrr:.3f} | {ndcg:.3f} | {recall - reference[0]:+.3f} | "
+        line += f"{mrr - reference[1]:+.3f} |"
+        if typos:
+            line += f" {typo[0]:.3f} | {typo[1]:.3f} |" if typo is not None else " | |"
+        print(line)
 
 
 def tune(index: Index, queries: list[dict]) -> None:
-    """The hybrid weight grid for each layer mix, from the ELMo and keyword rankings of every query."""
-    rows = {doc_id: row for row, doc_id in enumerate(index.docs["doc_id"])}
-    doc_ids = index.docs["doc_id"].to_numpy()
-
-    def as_ranking(query: str, method: str, layers: str | None) -> Ranking:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", QueryNotice)
-            hits = index.search(query, k=DEPTH, method=method, layers=layers)
-        return Ranking(np.array([rows[h.doc_id] for h in hits], np.int64), np.array([h.score for h in hits]))
-
-    keywords = [as_ranking(q["query"], "keywords", None) for q in queries]
+    """The hybrid weight grid for each layer mix: every query's hybrid candidates (each part's best
+    ``CANDIDATES``, whatever the weight) re-ranked by each weight from their parts in units of chance."""
     print("\nhybrid weight of ELMo (rest: BM25) x search layer mix, dev queries: recall@10 / MRR / nDCG@10")
-    weights = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+    weights = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
     print("| layers | " + " | ".join(f"{w:.1f}" for w in weights) + " |\n|---|" + "---:|" * len(weights))
     for layers in ("token", "average", "top"):
-        elmo = [as_ranking(q["query"], "elmo", layers) for q in tqdm(queries, desc=layers, leave=False)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", QueryNotice)
+            found = [
+                index.search(q["query"], k=2 * CANDIDATES, layers=layers)
+                for q in tqdm(queries, desc=layers, leave=False)
+            ]
         cells = []
         for weight in weights:
-            fused = [fuse(e, b, DEPTH, weight) for e, b in zip(elmo, keywords)]
-            recall, mrr, ndcg = evaluate([[doc_ids[i] for i in f.ids] for f in fused], queries)
+            ranked = []
+            for hits in found:
+                fused = [
+                    weight * h.parts["elmo"].above_chance + (1 - weight) * h.parts["keywords"].above_chance
+                    for h in hits
+                ]
+                ranked.append([hits[i].doc_id for i in np.argsort(-np.asarray(fused), kind="stable")])
+            recall, mrr, ndcg = evaluate(ranked, queries)
             cells.append(f"{recall:.3f} / {mrr:.3f} / {ndcg:.3f}")
         print(f"| {layers} | " + " | ".join(cells) + " |")
 
@@ -116,7 +184,7 @@ def main() -> None:
         "--index",
         type=Path,
         default=ROOT / "build" / "demo-index",
-        help="an index of data/demo (default: build/demo-index, which `make demo` builds)",
+        help="an index of the queries' corpus (default: build/demo-index, which `make demo` builds)",
     )
     parser.add_argument(
         "--queries",
@@ -126,20 +194,31 @@ def main() -> None:
     )
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev", help="which queries (default: dev)")
     parser.add_argument("--tune", action="store_true", help="also print the hybrid weight x layer mix grid")
+    parser.add_argument("--show-typos", action="store_true", help="print the typo'd queries")
     args = parser.parse_args()
     index = Index.open(args.index)
     queries = read_queries(args.queries, args.split)
+    typoed = typo_queries(queries, index.elmo.text.stopwords)
+    changed = sum(t["query"] != q["query"] for t, q in zip(typoed, queries))
     print(
-        f"{len(queries)} {args.split} queries, {len(index.docs)} documents, model {index.manifest.model.name}, "
-        f"search layers {index.manifest.search_layers.spec}, pooling {index.manifest.pooling}\n"
+        f"{len(queries)} {args.split} queries ({changed} with typos in the typo'd copy), {len(index.docs)} documents, "
+        f"model {index.manifest.model.name}, search layers {index.manifest.search_layers.spec}, "
+        f"pooling {index.manifest.pooling}\n"
     )
-    reference = evaluate(tfidf_rankings(index, queries), queries)
-    rows = {"TF-IDF over documents (reference)": reference}
+    if args.show_typos:
+        for t, q in zip(typoed, queries):
+            print(f"  {q['query']!r} -> {t['query']!r}")
+
+    def measure(rank: Ranker) -> tuple[np.ndarray, np.ndarray | None]:
+        return evaluate(rank(index, queries), queries), evaluate(rank(index, typoed), typoed) if changed else None
+
+    rows = {"TF-IDF over documents (reference)": measure(tfidf_rankings)}
     for method in METHODS:
-        rows[method + (" (default)" if method == METHODS[0] else "")] = evaluate(
-            method_rankings(index, queries, method), queries
-        )
-    table(rows, reference)
+        rows[method + (" (default)" if method == METHODS[0] else "")] = measure(method_rankings(method))
+    rows["hybrid, words as typed (no respelling)"] = measure(method_rankings("hybrid", spelling=False))
+    rows["keywords, words as typed (no respelling)"] = measure(method_rankings("keywords", spelling=False))
+    rows["keywords without stemming or respelling (BM25 before)"] = measure(unstemmed_keyword_rankings)
+    table(rows, rows["TF-IDF over documents (reference)"][0])
     if args.tune:
         tune(index, queries)
 

@@ -9,11 +9,16 @@ Random unit vectors have no cluster structure, so they are the hard case for IVF
 (``--data clustered`` draws them around 1,000 centres instead, closer to real sentence vectors).
 Queries/s are measured with all queries in one batch and one query at a time (as the app sends them).
 Part 2 opens a built index and times ``Index.search`` (tokenize + ELMo encode + search + passages), p50/p95.
+Part 3 times ``python -m indexer search`` as a user runs it, whole processes (start, imports, model and index
+loading, the answer): one query per process, and many queries in one process (``--queries -``), where the time to
+each answer is read as it is printed. The default method and ``--method keywords`` side by side.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 import warnings
@@ -138,6 +143,51 @@ def end_to_end(path: Path, repeats: int) -> str:
     )
 
 
+def whole_process(path: Path, processes: int) -> None:
+    """``python -m indexer search`` from the command line: seconds per process with one query (median of
+    ``processes``, each a different query), and with all ``QUERIES`` in one process: the first answer, and then each
+    further answer (median gap between answers)."""
+    from indexer.manifest import FolderInfo
+
+    if not FolderInfo.of(path).has_index:
+        print(f"whole processes: no index at {path}; build the demo index first (see part 2)")
+        return
+    root = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-m", "indexer", "search", "--index", str(path), "--k", "10"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    print("| method | one query, whole process | many queries in one process: first answer | each further answer |")
+    print("|---|---:|---:|---:|")
+    for name, options in (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"])):
+        single = []
+        for query in QUERIES[:processes]:
+            start = time.perf_counter()
+            subprocess.run([*command, *options, query], env=env, cwd=root, capture_output=True, check=True)
+            single.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        batch = subprocess.Popen(
+            [*command, *options, "--queries", "-"],
+            env=env,
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        batch.stdin.write("".join(f"{query}\n" for query in QUERIES))
+        batch.stdin.close()
+        answered = [time.perf_counter() - start for _ in batch.stdout]
+        if batch.wait() != 0 or len(answered) != len(QUERIES):
+            raise RuntimeError(f"{' '.join(command)} --queries - failed")
+        print(
+            f"| {name} | {np.median(single):.1f} s | {answered[0]:.1f} s | "
+            f"{1000 * np.median(np.diff(answered)):.0f} ms |"
+        )
+    print(
+        f"\nwhole processes on {path}: one query per process ({processes} processes per row, median), "
+        f"{len(QUERIES)} queries through --queries - in one process"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="number of random vectors (default: 1,000,000)")
@@ -153,11 +203,19 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=5, help="passes over the end-to-end queries (default: 5)")
     parser.add_argument("--data", default="random", help="random, clustered or random,clustered (default: random)")
-    parser.add_argument("--skip-vectors", action="store_true", help="only the end-to-end part")
+    parser.add_argument("--skip-vectors", action="store_true", help="only the end-to-end and whole-process parts")
+    parser.add_argument(
+        "--processes", type=int, default=3, help="single-query processes per method in part 3 (default: 3)"
+    )
+    parser.add_argument("--only-processes", action="store_true", help="only part 3, the whole processes")
     args = parser.parse_args()
     if args.threads:
         faiss.omp_set_num_threads(args.threads)
 
+    if args.only_processes:
+        print("## Whole processes: `python -m indexer search` from the command line\n")
+        whole_process(args.demo_index, args.processes)
+        return
     for kind in [] if args.skip_vectors else args.data.split(","):
         print(
             f"## FAISS on {args.n:,} {kind} unit vectors, dim {args.dim}, {args.queries:,} queries, "
@@ -181,6 +239,8 @@ def main() -> None:
         print(f"build-time tuning (tune_search_params) would pick {tuned[0]} for IVF and {tuned[1]} for HNSW32\n")
     print("\n## End-to-end query latency (ms): tokenize + encode + search, k=10\n")
     print("\n" + end_to_end(args.demo_index, args.repeats))
+    print("\n## Whole processes: `python -m indexer search` from the command line\n")
+    whole_process(args.demo_index, args.processes)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """``python -m indexer``: build|add|delete|search|neighbors|senses|stats, thin wrappers over the Python API.
 
-Query commands print readable text, or with ``--json`` one JSON object (schemas in indexer/README.md).
-Errors are one line on stderr (exit status 2); notices (e.g. a truncated query) go to stderr, or into
-the JSON ``notices`` list.
+Query commands print readable text, or with ``--json`` one JSON object (schemas in indexer/README.md);
+``search --queries FILE`` answers many queries in one process, one JSON object per line. Errors are one line on
+stderr (exit status 2); notices (e.g. a truncated query) go to stderr, or into the JSON ``notices`` list.
 """
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ import json
 import os
 import sys
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from encoder import ownership
+from encoder import LayerMix, ownership
 from encoder.device import add_device_option
 from encoder.elmo import add_model_options
 from encoder.errors import REPORTED, describe, fail, reported
 from encoder.numbers import SEED, THREADS, Number
-from encoder.terminal import show
+from encoder.terminal import show, visible
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
@@ -30,7 +31,7 @@ from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import X_MAX, Glove, save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, OCCURRENCES, SENSES_K, Index, K
 from .manifest import SETTING_NUMBERS
-from .ranking import METHODS
+from .ranking import METHODS, RELEVANCE_LINE, method_name
 from .vectors import POOLINGS
 
 DEFAULTS = Settings()
@@ -63,8 +64,14 @@ def _ray_options(args: argparse.Namespace) -> dict:
     return {"ray": args.ray, "ray_workers": args.ray_workers}
 
 
+def shown(text: str) -> str:
+    """Document text (a title, a passage, a sentence) as the terminal is given it: the one place that decides how
+    (control characters made visible, ``terminal.visible``)."""
+    return visible(text)
+
+
 def _highlight(sentence: str, start: int, end: int) -> str:
-    return f"{sentence[:start]}[{sentence[start:end]}]{sentence[end:]}"
+    return shown(f"{sentence[:start]}[{sentence[start:end]}]{sentence[end:]}")
 
 
 # ------------------------------------------------------------------------------------------ commands
@@ -123,23 +130,92 @@ def stats_command(args: argparse.Namespace) -> dict:
 
 
 def search_command(args: argparse.Namespace) -> dict:
-    index = _open(args)
+    return search(_open(args), args.query, args)
+
+
+QUERY_FIELDS = ("query", "id", "k", "method", "layers", "sentences", "baseline", "all", "as_typed")
+"""What a line of ``--queries`` may set (a JSON object): the query, an id to find its answer by, and options."""
+
+
+def search(index: Index, query: str, options: argparse.Namespace) -> dict:
+    """One query's answer as the command prints it: documents above the relevance line (all of them with
+    ``options.all``), ``hidden`` counting the rest; or, with ``options.sentences``, the nearest sentences."""
     result = {
-        "query": args.query[:MAX_QUERY_CHARS],
-        "k": args.k,
-        "method": args.method,
-        "layers": args.layers or index.manifest.search_layers.spec,
-        "sentences": args.sentences,
+        "query": query[:MAX_QUERY_CHARS],
+        "k": options.k,
+        "method": options.method,
+        "layers": options.layers or index.manifest.search_layers.spec,
+        "sentences": options.sentences,
     }
-    if args.sentences:
-        result["results"] = [asdict(h) for h in index.search_sentences(args.query, args.k, "elmo", args.layers)]
-        if args.baseline:
-            result["glove"] = [asdict(h) for h in index.search_sentences(args.query, args.k, "glove")]
-    else:
-        result["results"] = [asdict(h) for h in index.search(args.query, args.k, args.method, args.layers)]
-        if args.baseline:
-            result["glove"] = [asdict(h) for h in index.search(args.query, args.k, "glove")]
-    return result
+    if options.sentences:
+        result["results"] = [asdict(h) for h in index.search_sentences(query, options.k, "elmo", options.layers)]
+        if options.baseline:
+            result["glove"] = [asdict(h) for h in index.search_sentences(query, options.k, "glove")]
+        return result
+    for name, method in [("results", options.method)] + [("glove", "glove")] * options.baseline:
+        hits = index.search(query, options.k, method, options.layers, spelling=not options.as_typed)
+        shown_hits = [h for h in hits if options.all or h.relevance >= RELEVANCE_LINE]
+        result[name] = [asdict(h) for h in shown_hits]
+        result[f"hidden{'' if name == 'results' else '_glove'}"] = len(hits) - len(shown_hits)
+    weights = (
+        LayerMix.parse(options.layers, index.elmo.n_layers).weights if options.layers else index.search_mix.weights
+    )
+    return {**result, "method_name": method_name(options.method, weights), "searched_for": None}
+
+
+def _query_lines(source: TextIO, defaults: argparse.Namespace) -> Iterator[tuple[int, argparse.Namespace | str]]:
+    """``--queries``: (line number, the options of that line's query, or why it cannot be read), blank lines
+    skipped. A line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS``."""
+    for number, line in enumerate(source, start=1):
+        if not line.strip():
+            continue
+        if not line.lstrip().startswith("{"):
+            yield number, argparse.Namespace(**{**vars(defaults), "query": line.rstrip("\r\n"), "id": None})
+            continue
+        try:
+            fields = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield number, f'not a JSON object ({error.msg}); give the query text, or {{"query": ...}}'
+            continue
+        unknown = sorted(set(fields) - set(QUERY_FIELDS)) if isinstance(fields, dict) else []
+        if not isinstance(fields, dict) or not isinstance(fields.get("query"), str) or unknown:
+            what = f"unknown field(s) {', '.join(unknown)}" if unknown else 'no "query" text'
+            yield number, f'{what}; a line\'s object has "query" and any of {", ".join(QUERY_FIELDS[1:])}'
+            continue
+        yield number, argparse.Namespace(**{**vars(defaults), "id": None, **fields})
+
+
+def search_many(args: argparse.Namespace) -> int:
+    """``search --queries``: every query of the file (or standard input) against one opened index, one JSON
+    object per line in the input's order, written as each is answered. A query that fails gets an object with
+    its ``error`` (and the line's number on stderr); the exit status is then 2."""
+    source = sys.stdin if str(args.queries) == "-" else open(args.queries, encoding="utf-8")
+    failed = False
+    with source:
+        index = _open(args)
+        for number, options in _query_lines(source, args):
+            if isinstance(options, str):
+                answer = {"error": options}
+            else:
+                answer = _answer(lambda: search(index, options.query, _checked(options)))
+                answer = {"id": options.id, **answer} if options.id is not None else answer
+            if "error" in answer:
+                answer = {"line": number, **answer}
+                failed = True
+                show(f"error: line {number}: {answer['error']}", file=sys.stderr)
+            print(json.dumps(answer, ensure_ascii=False), flush=True)
+    return 2 if failed else 0
+
+
+def _checked(options: argparse.Namespace) -> argparse.Namespace:
+    """A ``--queries`` line's options, refused (ValueError) where the command line would refuse them."""
+    if options.method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {options.method!r}")
+    K.check("k", options.k)
+    for flag in ("sentences", "baseline", "all", "as_typed"):
+        if not isinstance(getattr(options, flag), bool):
+            raise ValueError(f"{flag} must be true or false, not {getattr(options, flag)!r}")
+    return options
 
 
 def neighbors_command(args: argparse.Namespace) -> dict:
@@ -228,27 +304,46 @@ def _print_documents(documents: list[dict]) -> None:
         show(f"  {doc['doc_id']:<{width}}  {doc['title']}".rstrip())
 
 
-def _print_hits(hits: list[dict], title: str) -> None:
-    """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, matched words."""
-    show(title)
+PART_NAMES = {"elmo": "ELMo cosine", "keywords": "BM25", "glove": "GloVe cosine"}
+
+
+def _print_hits(hits: list[dict], why: bool = False) -> None:
+    """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, why it came up."""
     for hit in hits:
         if "sentence" in hit:
-            show(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}")
-            show(f"      {hit['sentence']}")
+            print(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {shown(hit['title'])}")
+            print(f"      {shown(hit['sentence'])}")
             continue
-        matched = f"  (matched: {', '.join(hit['matched_words'])})" if hit["matched_words"] else ""
-        show(f"{hit['rank']:3d}. relevance {hit['relevance']:.2f}  [{hit['doc_id']}] {hit['title']}{matched}")
+        found = [f"matched: {', '.join(map(shown, hit['matched_words']))}"] if hit["matched_words"] else []
+        found += ["found by meaning"] if hit["by_meaning"] else []
+        reason = f"  ({'; '.join(found)})" if found else ""
+        print(f"{hit['rank']:3d}. {hit['relevance']:4.0%}  [{hit['doc_id']}] {shown(hit['title'])}{reason}")
         for passage in hit["passages"][:1]:
-            show(f"      {passage['text']}")
-    if not hits:
-        show("     (no results)")
+            print(f"      {shown(passage['text'])}")
+        if why:
+            parts = hit["parts"].items()
+            said = [f"{PART_NAMES[n]} {p['score']:.3f}: {p['above_chance']:+.2f} from chance" for n, p in parts]
+            total = " + ".join(f"{p['weight']:g} × {p['above_chance']:.2f}" for _, p in parts)
+            print(f"      why: {'; '.join(said)}" + (f"; score = {total}" if len(parts) > 1 else ""))
 
 
-def _print_search(result: dict) -> None:
-    what = "sentences" if result["sentences"] else f"documents, {result['method']}"
-    _print_hits(result["results"], f"ELMo search ({what}; layers {result['layers']}):")
-    if "glove" in result:
-        _print_hits(result["glove"], "GloVe baseline:")
+def _print_search(result: dict, why: bool = False) -> None:
+    if result["sentences"]:
+        lists = [("results", f"sentences nearest in meaning (ELMo, layers {result['layers']}):")]
+    else:
+        lists = [("results", f"documents, most relevant first ({result['method_name']}):")]
+        if result["searched_for"]:
+            print(f"searched for: {shown(result['searched_for'])}")
+    for name, title in lists + [("glove", "GloVe baseline:")] * ("glove" in result):
+        hits, hidden = result[name], result.get(f"hidden{'' if name == 'results' else '_glove'}", 0)
+        print(title)
+        if (hidden and not hits) or (hits and "relevance" in hits[0] and hits[0]["relevance"] < RELEVANCE_LINE):
+            print("     no good match: even the best document scores no better than random words typically do")
+        _print_hits(hits, why)
+        if hidden:
+            print(f"     ({hidden} more under the relevance line, no better than chance: --all lists them)")
+        elif not hits:
+            print("     (no results)")
 
 
 def _print_neighbors(result: dict) -> None:
@@ -481,25 +576,51 @@ def make_parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser(
         "search",
-        help="documents (or sentences) that answer a query",
-        description="Find the documents that answer the query, each with its best passage, the query words it "
-        "contains and a relevance from 0 to 1 (the share of random-word queries whose best document scores "
-        f"lower; below 0.5 is chance). Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
+        help="documents (or sentences) that answer a query, or many queries (--queries)",
+        description="Find the documents that answer the query, most relevant first, each with its best passage, "
+        "the words it shares with the query (stemmed: 'flooding' matches 'flooded') and its relevance: how its score "
+        "compares with the best documents of random-word queries (50% is chance, 100% beats them all; the list is "
+        "sorted by it). Documents no better than chance are left out unless --all. A query word no document has is "
+        "replaced by the nearest indexed spelling (ELMo's character model: 'vulcanos' -> 'volcanoes'), and the output "
+        f"says what was searched for. Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
     )
-    search.add_argument("query", help="the query text")
+    search.add_argument("query", nargs="?", help="the query text (or --queries)")
+    search.add_argument(
+        "--queries",
+        type=Path,
+        metavar="FILE",
+        help="answer every query of FILE ('-': standard input) in this one process: one query per line, as text or "
+        'as a JSON object {"query": ..., "id": ..., "k": ..., "method": ..., "layers": ..., "all": ..., '
+        '"as_typed": ..., "sentences": ..., "baseline": ...} (each field but "query" optional, default: this '
+        "command's options); prints one JSON result per line, in order, as each is answered (exit status 2 if a "
+        "line failed: its object then holds the error)",
+    )
     search.add_argument("--k", type=K, default=10, help="number of results (default: 10)")
     search.add_argument(
         "--method",
         default=METHODS[0],
         choices=METHODS,
-        help="hybrid: ELMo passages fused with BM25 keywords (default, the best measured); elmo: ELMo passages "
-        "only; keywords: BM25 over documents; glove: mean GloVe vectors (the static baseline)",
+        help="hybrid: BM25 keywords + ELMo passage similarity under the index's search layers, both measured "
+        "against chance and added (default, the best measured; the demo's search layer is the token layer, ELMo's "
+        "context-free char-CNN); elmo: ELMo passages only; keywords: BM25 over documents; glove: mean GloVe vectors "
+        "(the static baseline)",
     )
     _add_layers_option(search)
     search.add_argument(
         "--sentences", action="store_true", help="rank single sentences by ELMo cosine instead of documents"
     )
     search.add_argument("--baseline", action="store_true", help="also list the GloVe baseline's results")
+    search.add_argument(
+        "--all", action="store_true", help="also list the documents under the relevance line (no better than chance)"
+    )
+    search.add_argument(
+        "--why", action="store_true", help="show each document's part scores (ELMo cosine, BM25) against chance"
+    )
+    search.add_argument(
+        "--as-typed",
+        action="store_true",
+        help="search the words as typed: no word is replaced by a nearest indexed spelling",
+    )
     _add_query_options(search)
     search.set_defaults(run=search_command, show=_print_search)
 
@@ -607,37 +728,67 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = make_parser().parse_args(argv)
+SHOWN_NOTICES = ("searched_for", "no_good_match")
+"""Notices a search's text output says itself (on standard output, where the results are)."""
+
+
+def _answer(question: Callable[[], dict]) -> dict:
+    """A question's result with its notices (``QueryNotice``; a search's respelled query also as its
+    ``searched_for``), or ``{"error": ...}``; other warnings go to stderr."""
     with warnings.catch_warnings(record=True) as caught:
         # every warning, each time, after the filters already set: the harmless ones encoder.model silences stay silent
         warnings.simplefilter("always", append=True)
         try:
-            result = args.run(args)
+            result = question()
         except (IndexerError, *REPORTED) as error:
             if not isinstance(error, IndexerError) and not reported(error):
                 raise
-            show(f"error: {describe(error)}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print(
-                "interrupted" + ("; re-run the same command to resume" if args.command in ("build", "add") else ""),
-                file=sys.stderr,
-            )
-            return 130
-    notices = result.pop("notices", []) + [str(w.message) for w in caught if issubclass(w.category, QueryNotice)]
-    warned = [
-        str(w.message)
-        for w in caught
-        if issubclass(w.category, UserWarning) and not issubclass(w.category, QueryNotice)
-    ]
-    for message in warned:
-        show(f"warning: {message}", file=sys.stderr)
+            result = {"error": describe(error)}
+    for warning in caught:
+        if issubclass(warning.category, UserWarning) and not issubclass(warning.category, QueryNotice):
+            show(f"warning: {warning.message}", file=sys.stderr)
+    if "error" in result:
+        return result
+    notices = result.pop("notices", []) + [w.message.args[0] for w in caught if issubclass(w.category, QueryNotice)]
+    for notice in notices:
+        if getattr(notice, "key", None) == "searched_for":
+            result["searched_for"] = notice.values["query"]
+    return {**result, "notices": notices}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    batch = args.command == "search" and args.queries is not None
+    if args.command == "search" and batch == (args.query is not None):
+        fail("give one query, or --queries FILE (- for standard input) for many, not both")
+    try:
+        if batch:
+            return search_many(args)
+        result = _answer(lambda: args.run(args))
+    except (IndexerError, *REPORTED) as error:  # opening the index or the queries for --queries
+        if not isinstance(error, IndexerError) and not reported(error):
+            raise
+        show(f"error: {describe(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "interrupted" + ("; re-run the same command to resume" if args.command in ("build", "add") else ""),
+            file=sys.stderr,
+        )
+        return 130
+    if "error" in result:
+        show(f"error: {result['error']}", file=sys.stderr)
+        return 2
     if args.json:
-        print(json.dumps({**result, "notices": notices}, ensure_ascii=False, indent=2))
-    else:
-        for notice in notices:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    notices = result.pop("notices")
+    for notice in notices:
+        if args.command != "search" or getattr(notice, "key", None) not in SHOWN_NOTICES:
             show(f"notice: {notice}", file=sys.stderr)
+    if args.command == "search":
+        _print_search(result, args.why)
+    else:
         args.show(result)
     return 0
 

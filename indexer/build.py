@@ -39,6 +39,7 @@ from .finalize import (
     glove_source,
     planned_token_vectors,
     vocabulary,
+    write_calibration,
     write_vocabulary,
 )
 from .index import Index
@@ -171,6 +172,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
     generation = base.generation + 1 if base else 1
     shards = (*(base.shards if base else ()), *new)
     vocab_file = write_vocabulary(out, vocab, generation)
+    calibration = write_calibration(out, job.elmo, vocab, frequencies, settings, generation)
     source = base.glove_source if base else glove_source(out, settings, vocab, shards, job.progress)
     glove = open_glove(out, source)
     weights = {name: mix.weights for name, mix in job.mixes.items()}
@@ -194,6 +196,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
         indexes=indexes,
         counts=_counts(shards, base, scan),
         vocab=vocab_file,
+        calibration=calibration,
     )
     if base is not None:
         manifest = base.replace(**changes, corpus=base.corpus + corpus)

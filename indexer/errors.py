@@ -21,6 +21,9 @@ MESSAGES = {
     "no_match": "no document contains any of the query's words",
     "no_good_match": "no good match: the best document scores no better than random words typically do",
     "no_glove_vector": "none of the query's words has a GloVe vector",
+    "searched_for": "searched for: {query} ({changes}: no indexed document has the word as typed)",
+    "calibration_made": "this index was built before relevance calibration was stored in it, so it was computed "
+    "now (once per process, seconds); rebuild the index to store it",
     # the word asked about (word in context, senses)
     "word_empty": "the word is empty",
     "word_of_sentence_empty": "the word is empty; give one word of the sentence",

@@ -1,4 +1,5 @@
-"""After the shards: the word counts, the GloVe baseline and the three FAISS indexes of a new generation.
+"""After the shards: the word counts, the GloVe baseline, the three FAISS indexes and the calibration queries of a new
+generation.
 
 Everything here is deterministic given the shards, so a build that was killed and resumed ends with the same
 files as one that ran through. ``add`` extends the previous generation's FAISS indexes instead of training new
@@ -20,9 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from encoder import Elmo
 from encoder.glove import resolve as resolve_glove
 
 from . import storage
+from .calibration import NullQueries
 from .glove import GloveVectors, cooccurrence, save_glove, train_glove
 from .manifest import (
     AUTO,
@@ -48,7 +51,7 @@ from .vectors import (
     token_factory,
     tune_search_params,
 )
-from .words import normalize
+from .words import WordFrequencies, normalize
 
 TOKEN_LAYERS = "token_layers.npy"  # a shard's exact token vectors (see shards.write_shard)
 TOKEN_FACTORY_EXAMPLES = "'auto', 'Flat', 'IVF1024,PQ32np', 'OPQ32,IVF1024,PQ32np' or 'IVF256,PQ16x4np'"
@@ -109,6 +112,15 @@ def write_vocabulary(out: Path, vocab: pd.DataFrame, generation: int) -> StoredF
     name = f"vocab.g{generation}.parquet"
     storage.write_parquet(out / name, vocab)
     return StoredFile.of(out, name)
+
+
+def write_calibration(
+    out: Path, elmo: Elmo, vocab: pd.DataFrame, frequencies: WordFrequencies, settings: Settings, generation: int
+) -> tuple[StoredFile, ...]:
+    """The random-word queries relevance is measured against, drawn from this generation's word counts
+    (``vocab``, as ``frequencies``) and embedded now, so that no search has to (``calibration.NullQueries``)."""
+    queries = NullQueries.make(elmo, vocab, frequencies, settings.pooling, settings.seed)
+    return tuple(StoredFile.of(out, name) for name in queries.write(out, generation))
 
 
 def glove_source(out: Path, settings: Settings, vocab: pd.DataFrame, shards: Sequence[Shard], progress: bool) -> dict:

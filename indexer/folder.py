@@ -21,7 +21,9 @@ from . import storage
 from .errors import IndexFormatError
 from .manifest import GLOVE_FILE, LOCK, MANIFEST, SHARD_FILES, SHARD_RECORD, SHARDS, STATE, TRAIN_GLOVE, Manifest
 
-GENERATION_FILE = re.compile(r"(sentences|tokens|glove)\.g\d+\.faiss|vocab\.g\d+\.parquet")  # one generation's files
+GENERATION_FILE = re.compile(  # one generation's files
+    r"(sentences|tokens|glove)\.g\d+\.faiss|vocab\.g\d+\.parquet|calibration\.g\d+\.(parquet|npy)"
+)
 SHARD_NAME = re.compile(r"\d{5}")  # shard directories
 
 

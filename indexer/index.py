@@ -2,18 +2,20 @@
 
     idx = Index.open("demo-index")
     idx.search("volcanic eruptions", k=5)                        # documents that answer it (hybrid ranking)
+    idx.search("vulcanic eruptons", k=5)                         # the same: words it lacks are respelled
     idx.search_sentences("volcanic eruptions", k=5)              # sentences nearest in meaning
     idx.neighbors("I sat on the bank of the river", "bank")      # other uses of words in context
     idx.senses("bank")                                           # the word's uses, clustered
 
-Queries longer than ``MAX_QUERY_CHARS`` are cut there, with a ``QueryNotice`` warning (``warnings``).
+Queries longer than ``MAX_QUERY_CHARS`` are cut there, with a ``QueryNotice`` warning (``warnings``); other notices
+say what a search changed or found out (the words it searched for instead, "no good match").
 """
 
 from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -26,25 +28,27 @@ from encoder.device import resolve_device
 from encoder.numbers import Number
 
 from . import storage
-from .bm25 import BM25, terms
+from .bm25 import BM25, KeywordTerms, terms
+from .calibration import NullQueries
 from .errors import CorruptIndexError, QueryError, QueryNotice, message
 from .glove import GloveVectors
 from .manifest import SHARDS, Manifest, ModelSpec, open_glove, open_model, shard_layers
 from .ranking import (
     CANDIDATES,
-    HYBRID_ELMO_WEIGHT,
     METHODS,
-    NO_GOOD_MATCH,
     NULL_QUERY_WORDS,
     PASSAGE_CANDIDATES,
-    Chance,
+    RELEVANCE_LINE,
+    Null,
     Ranking,
     best_per_document,
+    found_by_meaning,
     fuse,
-    random_queries,
+    parts_of,
 )
-from .results import DocumentHit, Neighbors, Passage, Senses, SentenceHit, TokenHit
+from .results import DocumentHit, Evidence, Neighbors, Passage, Senses, SentenceHit, TokenHit
 from .senses import describe_senses
+from .spelling import Speller, correctable
 from .vectors import (
     RERANK,
     ExactSearch,
@@ -116,9 +120,12 @@ class Index:
         self._glove: GloveVectors | None = None
         self._frequencies: WordFrequencies | None = None
         self._document_terms: list[list[str]] | None = None
+        self.keyword_terms = KeywordTerms(elmo.text.language)
         self._bm25: BM25 | None = None
         self._glove_documents: ExactSearch | None = None
-        self._chance: dict[tuple, Chance] = {}
+        self._null_queries: NullQueries | None = None
+        self._nulls: dict[tuple, Null] = {}
+        self._speller: Speller | None = None
         self._word_ids: dict[str, np.ndarray] | None = None
 
     @classmethod
@@ -155,7 +162,7 @@ class Index:
 
     @property
     def document_terms(self) -> list[list[str]]:
-        """Each document's BM25 terms: its title's, then its sentences'."""
+        """Each document's words (``bm25.terms``): its title's, then its sentences'."""
         if self._document_terms is None:
             documents = [terms(t) for t in self.docs["title_tokens"]]
             for row, tokens in zip(self._sentence_docs.tolist(), self.sentences["tokens"]):
@@ -165,10 +172,46 @@ class Index:
 
     @property
     def bm25(self) -> BM25:
-        """Okapi BM25 over whole documents."""
+        """Okapi BM25 over whole documents, on their keyword terms (stems)."""
         if self._bm25 is None:
-            self._bm25 = BM25(self.document_terms)
+            self._bm25 = BM25(self.keyword_terms(words) for words in self.document_terms)
         return self._bm25
+
+    @property
+    def null_queries(self) -> NullQueries:
+        """The random-word queries relevance is calibrated on: stored in the index, or (an index built before they
+        were, format 3 and older) made now, once, with a notice (``calibration``)."""
+        if self._null_queries is None:
+            if self.manifest.calibration:
+                names = tuple(f.file for f in self.manifest.calibration)
+                self._null_queries = NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
+            else:
+                warnings.warn(QueryNotice(message("calibration_made")), stacklevel=4)
+                self._null_queries = NullQueries.make(
+                    self.elmo, self._vocab, self.frequencies, self.manifest.pooling, self.manifest.settings.seed
+                )
+        return self._null_queries
+
+    @property
+    def speller(self) -> Speller:
+        """The indexed words that have token vectors, with their token-layer vectors: query words the index lacks
+        are matched to them (``spelling``). The vectors are the stored ones' token layer where kept (no model run)."""
+        if self._speller is None:
+            live = self.tokens if self._deleted_tokens is None else self.tokens[~self._deleted_tokens]
+            lower = live["word"].str.lower()
+            occurrences = pd.DataFrame({"word": lower, "cased": live["word"] != lower, "id": live.index})
+            # one occurrence per word, lower case where it has one: the character model reads case
+            first = occurrences.sort_values(["word", "cased"], kind="stable").drop_duplicates("word")
+            words = first["word"].tolist()
+            if self._token_vectors.layers is not None:
+                token_layer = (1.0,) + (0.0,) * (self.elmo.n_layers - 1)
+                # layer 0 is the token vector twice (forward and backward halves alike): one half is the vector
+                vectors = self._token_vectors.layers.gather(first["id"].to_numpy(), token_layer)
+                vectors = vectors[:, : self.elmo.config.projection_dim]
+            else:
+                vectors = self.elmo.token_vectors(words)
+            self._speller = Speller(words, vectors, self.elmo.token_vectors)
+        return self._speller
 
     @property
     def glove_documents(self) -> ExactSearch:
@@ -239,100 +282,171 @@ class Index:
 
     # ------------------------------------------------------------------------------ queries
     def search(
-        self, query: str, k: int = 10, method: str = "hybrid", layers: str | Sequence[float] | None = None
+        self,
+        query: str,
+        k: int = 10,
+        method: str = "hybrid",
+        layers: str | Sequence[float] | None = None,
+        spelling: bool = True,
     ) -> list[DocumentHit]:
         """Documents that answer ``query``, best first, each with its best passages and the words it matched.
 
         ``method``: ``hybrid`` (ELMo + BM25 keywords, the default), ``elmo``, ``keywords`` or ``glove`` (the
         static baseline); see ``indexer.ranking``. ``layers``: the ELMo layer mix (default: the index's search
-        mix). A ``QueryNotice`` says when even the best document scores like random words do.
+        mix). ``spelling``: query words no document has are replaced by the nearest indexed spelling (``spelling``;
+        a ``QueryNotice`` says what was searched for). Another ``QueryNotice`` says when even the best document
+        scores no better than random words do (``ranking.RELEVANCE_LINE``); the hits are returned all the same.
         """
         k = self._k(k)
         if method not in METHODS:
             raise QueryError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
         tokens = self.query_tokens(query)
+        if spelling:
+            tokens = self._respelled(query[:MAX_QUERY_CHARS], tokens)
         weights = self._weights(layers, self.search_mix)
-        rankings = self._rankings(tokens, method, weights, max(k, CANDIDATES))
-        ranking = rankings[method]
-        if not len(ranking.ids):
-            warnings.warn(QueryNotice(message("no_match")), stacklevel=2)
-            return []
-        query_terms = list(dict.fromkeys(t for t in terms(tokens) if t not in self.elmo.text.stopwords))
-        relevance = self._relevance(rankings, method, weights, len(query_terms))
-        if relevance(int(ranking.ids[0])) < NO_GOOD_MATCH:
-            warnings.warn(QueryNotice(message("no_good_match")), stacklevel=2)
-        hits = []
+        stems = list(
+            dict.fromkeys(self.keyword_terms(t for t in tokens if normalize(t) not in self.elmo.text.stopwords))
+        )
+        n_words = min(max(len(stems), 1), NULL_QUERY_WORDS)
         query_vector = (
             self.glove.pooled(tokens, self.frequencies) if method == "glove" else self._query_vector(tokens, weights)
         )
-        for rank, (row, score) in enumerate(zip(ranking.ids[:k].tolist(), ranking.scores[:k].tolist()), start=1):
-            document_terms = set(self.document_terms[row])
-            matched = [t for t in query_terms if t in document_terms]
+        found = self._documents(tokens, query_vector, method, weights, k, n_words)
+        if not len(found.ids):
+            warnings.warn(QueryNotice(message("no_match")), stacklevel=2)
+            return []
+        relevance = self._null(method, weights, n_words).relevance(found.scores)
+        if relevance[0] < RELEVANCE_LINE:
+            warnings.warn(QueryNotice(message("no_good_match")), stacklevel=2)
+        shares = parts_of(method)
+        nulls = {part: self._null(part, weights, n_words) for part in shares}
+        hits = []
+        for i, row in enumerate(found.ids.tolist()):
+            matched = self._matched_words(row, stems)
+            scores = {part: float(found.parts[part][i]) for part in shares}
             doc = self.docs.iloc[row]
-            passages = self._passages(row, query_vector, method, weights, matched)
-            hits.append(DocumentHit(rank, score, relevance(row), doc["doc_id"], doc["title"], passages, matched))
+            hits.append(
+                DocumentHit(
+                    rank=i + 1,
+                    score=float(found.scores[i]),
+                    relevance=float(relevance[i]),
+                    doc_id=doc["doc_id"],
+                    title=doc["title"],
+                    passages=self._passages(row, query_vector, method, weights, matched),
+                    matched_words=matched,
+                    parts={
+                        part: Evidence(
+                            score, float(nulls[part].z(score)), float(nulls[part].relevance(score)), shares[part]
+                        )
+                        for part, score in scores.items()
+                    },
+                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares),
+                )
+            )
         return hits
 
-    def _rankings(self, tokens: list[str], method: str, weights: tuple[float, ...], depth: int) -> dict[str, Ranking]:
-        """The ``depth`` best documents of ``method`` (fewer when fewer match), and for ``hybrid`` its parts."""
-        if method == "keywords":
-            scores, ids = self.bm25.search(tokens, depth, self._deleted_docs)
-            return {method: Ranking(ids, scores)}
-        if method == "glove":
-            query_vector = self.glove.pooled(tokens, self.frequencies)
-            if not query_vector.any():
-                return {method: Ranking(np.zeros(0, np.int64), np.zeros(0, np.float32))}
-            scores, ids = self.glove_documents.search(query_vector, depth, self._deleted_docs)
-            return {method: Ranking(ids, scores)}
-        query_vector = self._query_vector(tokens, weights)
-        n_sentences = min(PASSAGE_CANDIDATES, len(self._sentence_vectors.layers))
-        scores, ids = self._sentence_vectors.search(query_vector, n_sentences, weights, self._deleted_sentences)
-        best = best_per_document(scores, self._sentence_docs[ids])
-        n_titles = min(PASSAGE_CANDIDATES, len(self._title_vectors.layers))
-        scores, ids = self._title_vectors.search(query_vector, n_titles, weights, self._deleted_docs)
-        for row, score in zip(ids.tolist(), scores.tolist()):
-            best[row] = max(score, best.get(row, -np.inf))
-        rankings = {"elmo": Ranking.of(best, depth)}
-        if method == "hybrid":
-            rankings |= self._rankings(tokens, "keywords", weights, CANDIDATES)
-            rankings["hybrid"] = fuse(rankings["elmo"], rankings["keywords"], depth)
-        return rankings
-
-    def _relevance(
-        self, rankings: dict[str, Ranking], method: str, weights: tuple[float, ...], n_words: int
-    ) -> Callable[[int], float]:
-        """A found document's relevance (document row -> [0, 1]): where its score falls among the best scores of
-        random queries of as many content words; for ``hybrid``, the weighted mean of its parts' relevance (0
-        where absent), with the fusion's weights."""
-        parts = (
-            {"elmo": HYBRID_ELMO_WEIGHT, "keywords": 1 - HYBRID_ELMO_WEIGHT} if method == "hybrid" else {method: 1.0}
+    def _respelled(self, text: str, tokens: list[str]) -> list[str]:
+        """``tokens`` with each word no document has (not even another form of it) replaced by the nearest indexed
+        spelling, where there is one (``spelling.Speller``); a ``searched_for`` notice gives the query searched."""
+        stopwords = self.elmo.text.stopwords
+        fixes = {}
+        for token in dict.fromkeys(tokens):
+            word = normalize(token)
+            if correctable(word) and word not in stopwords and self.keyword_terms.term(word) not in self.bm25.vocab:
+                fix = self.speller.correct(word)
+                if fix is not None:
+                    fixes[token] = fix
+        if not fixes:
+            return tokens
+        parts, last = [], 0
+        for token, start, end in self.elmo.text.text_tokens(text):
+            if token in fixes:
+                parts += [text[last:start], fixes[token]]
+                last = end
+        changes = ", ".join(f"{typed} → {fix}" for typed, fix in fixes.items())
+        warnings.warn(
+            QueryNotice(message("searched_for", query="".join(parts) + text[last:], changes=changes, words=fixes)),
+            stacklevel=3,
         )
-        scores = {part: dict(zip(rankings[part].ids.tolist(), rankings[part].scores.tolist())) for part in parts}
-        chances = {part: self._chance_of(part, weights, n_words) for part in parts}
+        return [fixes.get(token, token) for token in tokens]
 
-        def relevance(row: int) -> float:
-            return sum(
-                share * chances[part].relevance(scores[part][row])
-                for part, share in parts.items()
-                if row in scores[part]
-            )
+    def _documents(
+        self,
+        tokens: list[str],
+        query_vector: np.ndarray,
+        method: str,
+        weights: tuple[float, ...],
+        depth: int,
+        n_words: int,
+    ) -> Ranking:
+        """The ``depth`` best documents of ``method`` (fewer when fewer match), with each part's scores.
 
-        return relevance
+        ``query_vector``: the query pooled as documents are for this method (GloVe's, else ELMo's under ``weights``);
+        ``n_words``: the query's content words, the length of the random queries the hybrid's parts are measured by.
+        """
+        if method == "glove":
+            if not query_vector.any():
+                return Ranking.of(np.zeros(0, np.int64), np.zeros(0), {method: np.zeros(0)}, depth)
+            scores, ids = self.glove_documents.search(query_vector, depth, self._deleted_docs)
+            return Ranking.of(ids, scores, {method: scores}, depth)
+        if method == "keywords":
+            scores, ids = self.bm25.search(self.keyword_terms(tokens), depth, self._deleted_docs)
+            return Ranking.of(ids, scores, {method: scores}, depth)
+        if method == "elmo":
+            ids, scores = self._elmo_documents(query_vector, weights)
+            return Ranking.of(ids, scores, {method: scores}, depth)
+        keywords = self.bm25.scores(self.keyword_terms(tokens), self._deleted_docs)
+        matching = np.flatnonzero(keywords > 0)
+        matching = matching[np.argsort(-keywords[matching], kind="stable")[:CANDIDATES]]
+        elmo_ids, elmo_scores = self._elmo_documents(query_vector, weights)
+        ids = np.union1d(elmo_ids[np.argsort(-elmo_scores, kind="stable")[:CANDIDATES]], matching)
+        parts = {"elmo": self._elmo_scores(ids, query_vector, weights), "keywords": keywords[ids]}
+        nulls = {part: self._null(part, weights, n_words) for part in parts}
+        return Ranking.of(ids, fuse(parts, nulls, parts_of(method)), parts, depth)
 
-    def _chance_of(self, method: str, weights: tuple[float, ...], n_words: int) -> Chance:
-        """Best scores of seeded random queries of ``n_words`` (1 to NULL_QUERY_WORDS) content words under this
-        method and mix (computed once, then kept)."""
-        n_words = min(max(n_words, 1), NULL_QUERY_WORDS)
-        key = (method, weights, n_words)
-        if key not in self._chance:
+    def _elmo_documents(self, query_vector: np.ndarray, weights: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Documents with a passage among the ``PASSAGE_CANDIDATES`` nearest (sentences and titles), each scored by
+        its best passage: (document rows, scores)."""
+        n_sentences = min(PASSAGE_CANDIDATES, len(self._sentence_vectors.layers))
+        sentence_scores, sentence_ids = self._sentence_vectors.search(
+            query_vector, n_sentences, weights, self._deleted_sentences
+        )
+        n_titles = min(PASSAGE_CANDIDATES, len(self._title_vectors.layers))
+        title_scores, title_rows = self._title_vectors.search(query_vector, n_titles, weights, self._deleted_docs)
+        return best_per_document(
+            np.concatenate([sentence_scores, title_scores]),
+            np.concatenate([self._sentence_docs[sentence_ids], title_rows]),
+        )
+
+    def _elmo_scores(self, rows: np.ndarray, query_vector: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
+        """The ELMo score of the documents ``rows``, exactly: the best cosine of one of their passages."""
+        starts, ends = np.searchsorted(self._sentence_docs, rows), np.searchsorted(self._sentence_docs, rows + 1)
+        best = self._title_vectors.scores(rows, query_vector, weights)
+        sentence_ids = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)] + [np.zeros(0, np.int64)])
+        cosines = self._sentence_vectors.scores(sentence_ids, query_vector, weights)
+        np.maximum.at(best, np.repeat(np.arange(len(rows)), ends - starts), cosines)
+        return best
+
+    def _null(self, method: str, weights: tuple[float, ...], n_words: int) -> Null:
+        """What ``method``'s best document scores for the random queries of ``n_words`` words (``null_queries``),
+        searched under the layer mix ``weights`` as the user's query is: computed once per process."""
+        key = (method, weights if method in ("elmo", "hybrid") else (), n_words)
+        if key not in self._nulls:
+            queries, layers = self.null_queries.of_length(n_words)
             best = []
-            for tokens in random_queries(
-                self._vocab, self.elmo.text.stopwords, words=n_words, seed=self.manifest.settings.seed
-            ):
-                ranking = self._rankings(tokens, method, weights, 1)[method]
-                best.append(float(ranking.scores[0]) if len(ranking.ids) else -np.inf)
-            self._chance[key] = Chance(best)
-        return self._chance[key]
+            for query, pooled in zip(queries, layers):
+                vector = self.glove.pooled(query, self.frequencies) if method == "glove" else mix(pooled, weights)
+                found = self._documents(query, vector, method, weights, 1, n_words)
+                best.append(float(found.scores[0]) if len(found.ids) else -np.inf)
+            self._nulls[key] = Null.of(best)
+        return self._nulls[key]
+
+    def _matched_words(self, row: int, stems: Sequence[str]) -> list[str]:
+        """The document's words whose keyword term is one of the query's (``stems``), in the query's order."""
+        forms: dict[str, list[str]] = {}
+        for word in dict.fromkeys(self.document_terms[row]):
+            forms.setdefault(self.keyword_terms.term(word), []).append(word)
+        return [word for stem in stems for word in forms.get(stem, [])]
 
     def _passages(
         self, row: int, query_vector: np.ndarray, method: str, weights: tuple[float, ...], matched: list[str]
@@ -342,9 +456,9 @@ class Index:
         ids = self._document_sentences(row)
         if method == "glove":
             vectors = np.stack([self.glove.pooled(t, self.frequencies) for t in self.sentences["tokens"].iloc[ids]])
+            cosines = vectors @ query_vector
         else:
-            vectors = self._sentence_vectors.layers.gather(ids, weights)
-        cosines = vectors @ query_vector
+            cosines = self._sentence_vectors.scores(ids, query_vector, weights)
         wanted = set(matched) if method in ("hybrid", "keywords") else set()
         hits = [len(wanted & set(terms(t))) for t in self.sentences["tokens"].iloc[ids]]
         order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]

@@ -6,6 +6,7 @@ INDEX_DIR/shards/NNNNN/              one directory per shard of documents (appea
     docs.parquet sentences.parquet tokens.parquet sentence_layers.npy token_layers.npy title_layers.npy shard.json
 INDEX_DIR/{sentences,tokens,glove}.gG.faiss   FAISS indexes of generation G (``add`` writes G+1)
 INDEX_DIR/vocab.gG.parquet           word counts of the indexed text
+INDEX_DIR/calibration.gG.{parquet,npy}  random-word queries and their vectors: relevance's scale (calibration.py)
 INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (``--glove train``); Stanford's
                                      vectors or another GloVe file are referred to by the manifest, not copied
 
@@ -13,6 +14,7 @@ INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (
 changes whenever what an index holds changes (an index older than ``OLDEST_READABLE`` is refused with a
 "rebuild" message). Format 3 added the token index settings (``token_index_factory``, ``keep_exact_tokens``:
 without exact vectors a shard has no token_layers.npy); a format-2 index reads as one with their defaults.
+Format 4 added the stored calibration queries (``calibration``); an older index has them made in memory.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import GloveVectors
 from .vectors import POOLINGS, LayerStore, check_search_params
 
-FORMAT_VERSION = 3
-OLDEST_READABLE = 2  # format 2 differs only in lacking the token index settings (their defaults describe it)
+FORMAT_VERSION = 4
+OLDEST_READABLE = 2  # formats 2 and 3 lack only what later ones added (token index settings, calibration)
 AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
 MANIFEST, STATE, SHARDS, GLOVE_FILE, LOCK = "manifest.json", "build-state.json", "shards", "glove.txt", ".lock"
 SHARD_FILES = (
@@ -243,6 +245,7 @@ class Manifest:
     glove: dict[str, Any]
     deleted_doc_ids: tuple[str, ...] = ()
     build: dict[str, Any] = field(default_factory=dict)
+    calibration: tuple[StoredFile, ...] = ()  # the random queries' words and vectors (calibration.py); () before 4
     format_version: int = FORMAT_VERSION
 
     def replace(self, **changes: Any) -> Manifest:
@@ -259,7 +262,11 @@ class Manifest:
             "settings": asdict(self.settings),
             "corpus": [asdict(c) for c in self.corpus],
             "shards": [s.to_json() for s in self.shards],
-            "files": {"vocab": asdict(self.vocab), "glove": self.glove_source},
+            "files": {
+                "vocab": asdict(self.vocab),
+                "glove": self.glove_source,
+                "calibration": [asdict(f) for f in self.calibration],
+            },
             "indexes": {kind: asdict(entry) for kind, entry in self.indexes.items()},
             "glove": self.glove,
             "deleted_doc_ids": list(self.deleted_doc_ids),
@@ -286,6 +293,7 @@ class Manifest:
             glove=data["glove"],
             deleted_doc_ids=tuple(data["deleted_doc_ids"]),
             build=data["build"],
+            calibration=tuple(StoredFile(**f) for f in data["files"].get("calibration", [])),
         )
 
     @classmethod
@@ -331,7 +339,7 @@ class Manifest:
         for shard in self.shards:
             for stored in shard.files:
                 stored.check(out / SHARDS / shard.name, verify_hashes)
-        for stored in [self.vocab, *self.indexes.values()]:
+        for stored in [self.vocab, *self.indexes.values(), *self.calibration]:
             stored.check(out, verify_hashes)
         if "file" in self.glove_source:
             StoredFile(self.glove_source["file"], self.glove_source["size"], self.glove_source["sha256"]).check(
@@ -342,13 +350,13 @@ class Manifest:
 
     def files(self) -> list[str]:
         """The index's own files, relative to its folder (GloVe referred to elsewhere is not one of them)."""
-        names = [self.vocab.file, *(entry.file for entry in self.indexes.values())]
+        names = [self.vocab.file, *(entry.file for entry in self.indexes.values()), *(f.file for f in self.calibration)]
         names += [self.glove_source["file"]] if "file" in self.glove_source else []
         return names + [f"{SHARDS}/{s.name}/{f.file}" for s in self.shards for f in s.files]
 
     def disk_bytes(self) -> int:
-        """Bytes of the index's own files (shards, FAISS, vocabulary, trained GloVe)."""
-        sizes = [self.vocab.size, *(entry.size for entry in self.indexes.values())]
+        """Bytes of the index's own files (shards, FAISS, vocabulary, calibration, trained GloVe)."""
+        sizes = [self.vocab.size, *(entry.size for entry in self.indexes.values()), *(f.size for f in self.calibration)]
         sizes += [self.glove_source["size"]] if "file" in self.glove_source else []
         return sum(sizes) + sum(f.size for s in self.shards for f in s.files)
 

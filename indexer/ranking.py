@@ -1,13 +1,21 @@
-"""Ranking documents: each method's candidates, the hybrid fusion, and one scale for every method's scores.
+"""Ranking documents: each method's scores, the hybrid fusion, and relevance, one 0-100 % scale for every method.
 
 Methods (``METHODS``; ``Index.search`` runs them):
 
 - ``elmo``: a document scores the best cosine between the query and one of its passages (a sentence or its
   title), each pooled from ELMo vectors with smooth-inverse-frequency weights under the search layer mix.
-- ``keywords``: Okapi BM25 over whole documents (title and text).
-- ``hybrid`` (the default): ``HYBRID_ELMO_WEIGHT`` x elmo + the rest x keywords, each min-max normalised over
-  its own top ``CANDIDATES`` documents (a document missing from one list gets 0 there).
+- ``keywords``: Okapi BM25 over whole documents (title and text), on stemmed words (``bm25.KeywordTerms``).
+- ``hybrid`` (the default): ``HYBRID_ELMO_WEIGHT`` x the ELMo score + the rest x the BM25 score, each first
+  measured in units of chance (``Null.z``), so that a cosine and a BM25 score can be added. Every document
+  among the ``CANDIDATES`` best of either part gets both parts' exact scores.
 - ``glove``: the static baseline: cosine of the SIF-weighted mean GloVe vectors of query and whole document.
+
+Relevance: queries of random words (``random_queries``, as many words as the user's) show what a method's best
+document scores by chance: ``Null`` is the mean and spread of those best scores. A document's relevance is
+Φ((score - mean) / spread), the share of random queries it beats under a normal fit: about 50 % is what chance
+gets, near 100 % beats them all. It is a rising function of the score the list is sorted by, so it falls
+down the list; below ``RELEVANCE_LINE`` a document is no better than chance ("no good match" when even the
+best one is).
 
 The weight, the search layer mix (``Settings.search_layers``) and the pooling were chosen on the 60 dev queries
 of ``bench/queries_en.jsonl``; ``bench/search_quality.py`` measures every method and prints the weight grid.
@@ -15,71 +23,89 @@ of ``bench/queries_en.jsonl``; ``bench/search_quality.py`` measures every method
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 METHODS = ("hybrid", "elmo", "keywords", "glove")
-HYBRID_ELMO_WEIGHT = 0.3
-CANDIDATES = 100  # documents each method contributes to the fusion
+HYBRID_ELMO_WEIGHT = 0.4
+CANDIDATES = 100  # documents each part of the hybrid contributes
 PASSAGE_CANDIDATES = 1_000  # nearest passages gathered for the ELMo document scores
 NULL_QUERIES, NULL_QUERY_WORDS = 64, 4  # random queries (of 1 to 4 words) that show what chance scores look like
-NO_GOOD_MATCH = 0.5  # best document's relevance below this: no better than half of the random queries
+RELEVANCE_LINE = 0.5  # relevance below this: no better than half of the random queries
+MIN_SPREAD = 1e-3  # a null spread never below this, so that identical chance scores do not divide by zero
+
+
+def parts_of(method: str, elmo_weight: float = HYBRID_ELMO_WEIGHT) -> dict[str, float]:
+    """The parts a method's score is made of, with their weights: the hybrid's two, else the method itself."""
+    return {"elmo": elmo_weight, "keywords": 1 - elmo_weight} if method == "hybrid" else {method: 1.0}
 
 
 @dataclass
 class Ranking:
-    """Candidate documents (rows of ``Index.docs``), best first, with the method's scores."""
+    """Candidate documents (rows of ``Index.docs``), best first: the method's scores, and each part's."""
 
     ids: np.ndarray
     scores: np.ndarray
+    parts: dict[str, np.ndarray]
 
     @classmethod
-    def of(cls, best: dict[int, float], depth: int) -> Ranking:
-        """The ``depth`` best of a document -> score mapping (ties broken by row, so results are stable)."""
-        ordered = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
-        return cls(np.array([d for d, _ in ordered], np.int64), np.array([s for _, s in ordered], np.float32))
-
-    def normalized(self, depth: int = CANDIDATES) -> dict[int, float]:
-        """The top ``depth`` scores mapped onto [0, 1]: the best is 1, and 0 is what a document outside the list
-        gets: the ``depth``-th score when the list was cut there, else 0 (a list that ends early holds every
-        document with a score, as BM25's does)."""
-        ids, scores = self.ids[:depth], self.scores[:depth]
-        if not len(ids):
-            return {}
-        floor = float(scores[-1]) if len(ids) == depth else min(float(scores[-1]), 0.0)
-        span = max(float(scores[0]) - floor, 1e-9)
-        return {int(d): (float(s) - floor) / span for d, s in zip(ids, scores)}
+    def of(cls, ids: np.ndarray, scores: np.ndarray, parts: Mapping[str, np.ndarray], depth: int) -> Ranking:
+        """The ``depth`` best of the documents ``ids`` by ``scores`` (ties broken by row, so results are stable)."""
+        ids, scores = np.asarray(ids, np.int64), np.asarray(scores, np.float64)
+        order = np.lexsort((ids, -scores))[:depth]
+        return cls(ids[order], scores[order], {part: np.asarray(s, np.float64)[order] for part, s in parts.items()})
 
 
-def best_per_document(scores: np.ndarray, owners: np.ndarray) -> dict[int, float]:
-    """Each document's best score among its passages (``owners[i]`` is passage i's document)."""
-    best: dict[int, float] = {}
-    for owner, score in zip(owners.tolist(), scores.tolist()):
-        if score > best.get(owner, -np.inf):
-            best[owner] = score
-    return best
+def best_per_document(scores: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's best score among its passages (``owners[i]`` is passage i's document): (documents, best)."""
+    documents, where = np.unique(owners, return_inverse=True)
+    best = np.full(len(documents), -np.inf)
+    np.maximum.at(best, where, scores)
+    return documents, best
 
 
-def fuse(elmo: Ranking, keywords: Ranking, depth: int, weight: float = HYBRID_ELMO_WEIGHT) -> Ranking:
-    """Weighted sum of the two normalised rankings (a document missing from one gets 0 from it)."""
-    a, b = elmo.normalized(), keywords.normalized()
-    return Ranking.of({d: weight * a.get(d, 0.0) + (1 - weight) * b.get(d, 0.0) for d in a.keys() | b.keys()}, depth)
+@dataclass(frozen=True)
+class Null:
+    """What a method's best document scores for random-word queries: their mean and spread (standard deviation)."""
+
+    mean: float
+    spread: float
+
+    @classmethod
+    def of(cls, best_scores: Iterable[float]) -> Null:
+        """The null of the best scores of random queries (those that found nothing left out)."""
+        scores = np.array([s for s in best_scores if np.isfinite(s)], np.float64)
+        if not len(scores):
+            return cls(0.0, 1.0)
+        return cls(float(scores.mean()), max(float(scores.std()), MIN_SPREAD))
+
+    def z(self, scores: np.ndarray) -> np.ndarray:
+        """Scores in units of chance: how many spreads above the random queries' mean best score."""
+        return (np.asarray(scores, np.float64) - self.mean) / self.spread
+
+    def relevance(self, scores: np.ndarray) -> np.ndarray:
+        """The share of random queries each score beats (normal fit), in [0, 1]."""
+        return ndtr(self.z(scores))
 
 
-class Chance:
-    """What a method's best score looks like for queries of random words, and where a score falls on it.
+def fuse(parts: Mapping[str, np.ndarray], nulls: Mapping[str, Null], weights: Mapping[str, float]) -> np.ndarray:
+    """The hybrid score: the weighted sum of the parts' scores in units of chance."""
+    return sum(weight * nulls[part].z(parts[part]) for part, weight in weights.items())
 
-    ``relevance(score)`` is the share of random queries whose best document scored lower: about 0.5 is what
-    chance gives, 1.0 is beyond every random query. The same scale serves every method, whatever its units.
-    """
 
-    def __init__(self, best_scores: list[float]):
-        self.best = np.sort(np.asarray(best_scores, np.float64))
-
-    def relevance(self, score: float) -> float:
-        return float(np.searchsorted(self.best, score, side="left") / max(len(self.best), 1))
+def found_by_meaning(
+    relevance: float, parts: Mapping[str, float], nulls: Mapping[str, Null], weights: Mapping[str, float]
+) -> bool:
+    """Whether ELMo found a document: the document is above the line (``relevance``), and of its ``parts`` ELMo's
+    weighs most in its score and is itself above the line."""
+    if relevance < RELEVANCE_LINE or "elmo" not in parts or nulls["elmo"].relevance(parts["elmo"]) < RELEVANCE_LINE:
+        return False
+    shares = {part: weight * nulls[part].z(parts[part]) for part, weight in weights.items()}
+    return max(shares, key=shares.get) == "elmo"
 
 
 def random_queries(
@@ -101,3 +127,28 @@ def random_queries(
     rng = np.random.default_rng(seed)
     p = content["count"].to_numpy(np.float64) / content["count"].sum()
     return [content["word"].iloc[rng.choice(len(content), size=words, p=p)].tolist() for _ in range(n)]
+
+
+def layers_name(weights: Sequence[float]) -> str:
+    """What a layer mix uses, in words: "token layer (char-CNN, context-free)", "top layer", "all layers" or the
+    weights themselves."""
+    n = len(weights)
+    named = {
+        "token layer (char-CNN, context-free)": [1.0] + [0.0] * (n - 1),
+        "top layer": [0.0] * (n - 1) + [1.0],
+        "all layers": [1 / n] * n,
+    }
+    for name, preset in named.items():
+        if np.allclose(weights, preset, atol=1e-6):
+            return name
+    return "layers " + " + ".join(f"{w:.2f}·h{j}" for j, w in enumerate(weights))
+
+
+def method_name(method: str, weights: Sequence[float]) -> str:
+    """A method as the command line names it, with the ELMo layers it uses (``layers_name``)."""
+    return {
+        "hybrid": f"keywords (BM25) + ELMo {layers_name(weights)}",
+        "elmo": f"ELMo {layers_name(weights)}",
+        "keywords": "keywords (BM25)",
+        "glove": "GloVe (static baseline)",
+    }[method]

@@ -27,12 +27,31 @@ class Passage:
 
 
 @dataclass
+class Evidence:
+    """One part of a document's score (ELMo's cosine, BM25's score or GloVe's cosine), on its own and against chance.
+
+    ``above_chance`` is ``score`` in units of chance (spreads above the mean best score of random queries,
+    ``ranking.Null.z``) and ``relevance`` the share of those queries it beats; ``weight`` is the part's share of
+    the method's score (1 for a method of one part): the hybrid's score is the sum of weight x above_chance.
+    """
+
+    score: float
+    above_chance: float
+    relevance: float
+    weight: float
+
+
+@dataclass
 class DocumentHit:
     """A document found by ``Index.search``, with why it came up.
 
-    ``score`` is the method's own number (cosine, BM25, fused); ``relevance`` puts it on one scale for every
-    method: the share of random-word queries whose best document scores lower (see ``ranking.Chance``).
-    ``passages`` are its sentences nearest the query, best first; ``matched_words`` the query words it contains.
+    ``score`` is what the list is sorted by: the method's own number (cosine, BM25), or for ``hybrid`` the weighted
+    sum of its parts in units of chance. ``relevance`` is that score on one 0-1 scale for every method, rising with
+    it (so falling down the list): the share of random-word queries whose best document scores lower (see
+    ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is no better than chance.
+    ``passages`` are its sentences nearest the query, best first; ``matched_words`` the words of the document that
+    match the query's (stemmed: "flooded" for "flooding"); ``parts`` each part's score (the "why");
+    ``by_meaning`` whether ELMo found it (its part weighs most and is itself above the line).
     """
 
     rank: int
@@ -42,6 +61,8 @@ class DocumentHit:
     title: str
     passages: list[Passage]
     matched_words: list[str]
+    parts: dict[str, Evidence] = field(default_factory=dict)
+    by_meaning: bool = False
 
 
 @dataclass

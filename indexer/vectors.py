@@ -31,6 +31,7 @@ PLATEAU = 0.005  # search-parameter tuning: recall this close to the best measur
 RERANK = 10  # a compressed index with exact vectors kept: candidates fetched per result, then re-scored exactly
 CHUNK = 65_536  # vectors mixed (and searched exactly) per step
 EXACT_CACHE_BYTES = 1 << 30  # keep a query-time mix's matrix in memory up to this size
+SCORES_CACHE_BYTES = 1 << 26  # VectorSet.scores mixes the whole matrix once up to this size, else gathers rows
 
 
 def normalize(x: np.ndarray) -> np.ndarray:
@@ -430,6 +431,16 @@ class VectorSet:
         if tuple(weights) != self.build_weights:
             raise ValueError("the exact layers are not kept: only the build-time mix can be used")
         return self._reconstruct(np.asarray(ids, dtype=np.int64))
+
+    def scores(self, ids: np.ndarray, query: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+        """Cosines of the vectors ``ids`` under ``weights`` with a query (many calls, few rows each): from the mixed
+        matrix when it is cached for this mix or small enough to cache (``SCORES_CACHE_BYTES``), else gathered."""
+        weights = tuple(weights)
+        cached = self._exact is not None and self._exact[0] == weights
+        if self.layers is not None and (cached or len(self.layers) * len(query) * 4 <= SCORES_CACHE_BYTES):
+            matrix = self._cached(weights).vectors.cpu().numpy()  # no copy on the CPU
+            return matrix[np.asarray(ids, np.int64)] @ np.asarray(query, np.float32)
+        return self.gather(ids, weights) @ np.asarray(query, np.float32)
 
     def _cached(self, weights: tuple[float, ...]) -> ExactSearch:
         if self._exact is None or self._exact[0] != weights:

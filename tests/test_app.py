@@ -115,25 +115,68 @@ def test_search_asks_for_a_query_first(index_dir: Path) -> None:
     assert [b.label for b in at.button] == ["Search"] and not at.expander[0].proto.expanded  # advanced: collapsed
 
 
+def show_weaker(at: AppTest) -> None:
+    """Open the documents under the relevance line in both tabs (where there are any)."""
+    for key in ("search.weaker", "search.weaker_glove"):
+        if any(toggle.key == key for toggle in at.toggle):
+            at.toggle(key=key).set_value(True)
+    at.run()
+
+
 def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> None:
     at = open_app(index_dir)
     at.text_input(key="ui.search.query").set_value("otters by the river")
     at.slider(key="ui.search.k").set_value(3)
     at.button[0].click().run()
     assert_clean(at)
-    assert [t.label for t in at.tabs] == ["ELMo + keywords", "GloVe (static baseline)"]
+    assert [t.label for t in at.tabs] == ["Keywords + ELMo token layer", "GloVe (static baseline)"]
+    show_weaker(at)
     found = documents(at)
-    assert len(found) == 6  # k documents in each tab
+    assert len(found) == 6  # k documents in each tab, those under the line once the switch is on
     assert [hit.split(".")[0] for hit in found] == ["**1", "**2", "**3"] * 2
     assert found[0] == "**1. Life by the river**"  # the words match; the GloVe of 16 sentences is not tested
     assert any(":orange-background[**otters**]" in m.value for m in at.markdown)  # matched words marked
-    assert any(c.value.startswith("matched words") and "otters, river" in c.value for c in at.caption)
-    assert all(0 <= p.value <= 100 for p in at.get("progress"))  # one relevance bar per document
+    assert any(e.label.startswith("matched words") and "otters, river" in e.label for e in at.expander)
+    bars = [p.value for p in at.get("progress")]
+    assert len(bars) == 6 and bars[:3] == sorted(bars[:3], reverse=True)  # one bar each, falling down the list
+    assert all(0 <= value <= 100 for value in bars)
 
     at.radio(key="ui.search.method").set_value("keywords").run()
     assert_clean(at)
     assert at.tabs[0].label == "Keywords (BM25)"
     assert dict(at.query_params) == {"q": "otters by the river", "method": "keywords", "k": "3", "layers": "token"}
+
+
+def test_each_document_says_why_it_came_up(index_dir: Path) -> None:
+    """The relevance shown is the number the list is sorted by; the "why" under the matched words opens onto each
+    part's score; the method's name says which layers it compares."""
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("a loan from the bank").run()
+    show_weaker(at)
+    assert_clean(at)
+    why = next(e for e in at.expander if e.label.startswith("matched words"))
+    table = next(m.value for m in why.markdown if m.value.startswith("| part |"))
+    assert "ELMo cosine (token layer)" in table and "BM25 keywords" in table
+    assert any(c.value.startswith("Relevance ") for c in why.caption)
+    relevance = [int(re.search(r"(\d+)%", p.proto.text).group(1)) for p in at.get("progress")][:4]
+    assert relevance == sorted(relevance, reverse=True)
+    at.radio(key="ui.search.mix.preset").set_value("top").run()
+    assert (
+        at.tabs[0].label == "Keywords + ELMo top layer"
+        and "ELMo top layer only" in at.radio(key="ui.search.method").options
+    )
+
+
+def test_a_misspelled_word_is_searched_as_the_index_spells_it(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("kingfishrs nest").run()
+    assert_clean(at)
+    said = [text.replace("\\", "") for text in texts(at.info)]  # escaped: shown as typed, never as markdown
+    assert any(text.startswith("searched for: kingfishers nest (kingfishrs → kingfishers") for text in said)
+    assert documents(at)[0] == "**1. Life by the river**"
+    at.radio(key="ui.lang").set_value("ko").run()
+    said = [text.replace("\\", "") for text in texts(at.info)]
+    assert any(text.startswith("kingfishers nest(으)로 검색했습니다(kingfishrs → kingfishers") for text in said)
 
 
 def test_a_shared_url_opens_its_search_and_examples_fill_the_query(index_dir: Path) -> None:
@@ -144,6 +187,7 @@ def test_a_shared_url_opens_its_search_and_examples_fill_the_query(index_dir: Pa
     assert_clean(at)
     assert at.text_input(key="ui.search.query").value == "a loan from the bank"
     assert at.radio(key="ui.search.method").value == "elmo" and at.slider(key="ui.search.k").value == 2
+    show_weaker(at)
     assert at.radio(key="ui.search.mix.preset").value == "top" and len(documents(at)) == 4
 
     from app.examples import QUERIES
@@ -152,12 +196,16 @@ def test_a_shared_url_opens_its_search_and_examples_fill_the_query(index_dir: Pa
     assert at.text_input(key="ui.search.query").value == QUERIES[0]
 
 
-def test_nonsense_gets_a_no_good_match_warning(index_dir: Path) -> None:
+def test_nonsense_gets_a_no_good_match_warning_and_no_documents(index_dir: Path) -> None:
+    """Nothing above the relevance line: the warning, and the documents found only behind the switch."""
     at = open_app(index_dir)
     at.text_input(key="ui.search.query").set_value("qwxzt blorft").run()
     assert_clean(at)
     assert any(text.startswith("No good match") for text in texts(at.warning))
     assert any(text.startswith("No document contains") for text in texts(at.warning))  # GloVe knows no word
+    assert not documents(at) and at.toggle(key="search.weaker").label == "Show 4 more under the relevance line"
+    at.toggle(key="search.weaker").set_value(True).run()
+    assert len(documents(at)) == 4 and not any("found by meaning" in e.label for e in at.expander)
 
 
 def test_layer_mix_presets_and_sliders_update_the_formula(index_dir: Path) -> None:
@@ -196,6 +244,7 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
     at.switch_page("views/search.py").run()
     assert at.text_input(key="ui.search.query").value == "the river bank"
     assert at.radio(key="ui.search.mix.preset").value == "average"
+    show_weaker(at)
     assert len(documents(at)) == 8  # all 4 documents, in each tab
 
 
@@ -433,6 +482,11 @@ def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
         first = browser.find_element(By.XPATH, '//*[contains(text(), "1. Life by the river")]')
         assert first.location["y"] < height  # the first result is on the first screen
         assert first.rect["x"] + first.rect["width"] <= width  # nothing wider than the screen
+        wait.until(lambda b: "relevance 100%" in page_text() and "more under the relevance line" in page_text())
+        why = browser.find_element(By.XPATH, '//summary[contains(., "matched words: otters, river")]')
+        assert why.rect["x"] + why.rect["width"] <= browser.execute_script("return document.body.clientWidth")
+        why.click()  # the "why" opens onto each part's score
+        wait.until(lambda b: "BM25 keywords" in page_text() and "ELMo cosine (token layer)" in page_text())
         time.sleep(1)  # let the last elements paint
         browser.save_screenshot(str(tmp_path / f"search-{size}.png"))
 

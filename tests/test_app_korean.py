@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import assert_clean, documents, open_app, open_browser, results, serve, texts
+from test_app import assert_clean, documents, open_app, open_browser, results, serve, show_weaker, texts
 
 from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
 from app.i18n import STRINGS
@@ -192,11 +192,11 @@ def test_the_choice_survives_other_pages_and_goes_into_the_url(korean_index: Pat
     at.text_input(key="ui.search.query").set_value("배를 타고 섬에 가기").run()
     assert_clean(at)
     assert at.query_params["lang"] == "en" and at.query_params["q"] == "배를 타고 섬에 가기"
-    assert [tab.label for tab in at.tabs] == ["ELMo + keywords", "GloVe (static baseline)"]
+    assert [tab.label for tab in at.tabs] == ["Keywords + ELMo token layer", "GloVe (static baseline)"]
 
     at.radio(key="ui.lang").set_value("ko").run()  # back to the index's language: gone from the URL
     assert "lang" not in at.query_params and [tab.label for tab in at.tabs] == [
-        "ELMo + 키워드",
+        "키워드 + ELMo 토큰 층",
         "GloVe (고정 벡터 기준선)",
     ]
 
@@ -273,15 +273,17 @@ def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     assert at.button_group[0].options == list(QUERIES_KO)
     at.text_input(key="ui.search.query").set_value("배를 깎아 먹었다").run()
     assert_clean(at)
-    assert [tab.label for tab in at.tabs] == ["ELMo + 키워드", "GloVe (고정 벡터 기준선)"]
+    assert [tab.label for tab in at.tabs] == ["키워드 + ELMo 토큰 층", "GloVe (고정 벡터 기준선)"]
+    show_weaker(at)  # five documents: little stands out from chance
     found = documents(at)
     assert found and found[0] == "**1. 배 과수원**"
     assert ["깎은", "배를"] in [marks(m.value) for m in at.markdown]  # the words of the matched morphemes
-    assert any(c.value.startswith("일치한 단어") and "배, 깎" in c.value for c in at.caption)
+    assert any(e.label.startswith("일치한 단어") and "배, 깎" in e.label for e in at.expander)
     assert [p.proto.text for p in at.get("progress")][0].startswith("관련도 ")
 
     at.button_group[0].set_value(QUERIES_KO[1]).run()  # an example query fills the box
     assert at.text_input(key="ui.search.query").value == QUERIES_KO[1]
+    show_weaker(at)
     assert_clean(at)
     assert documents(at)[0] == "**1. 김치 담그기**"
 
@@ -329,7 +331,7 @@ def test_a_korean_font_is_installed_for_the_browser() -> None:
 
 def test_the_korean_ui_in_a_real_browser(korean_index: Path, tmp_path: Path) -> None:
     """The Word-in-context page of a Korean index in headless Chromium: Korean title, labels and 배's neighbours;
-    then the same page with ?lang=en. The screenshot is left in tmp_path."""
+    then the same page with ?lang=en; then Search in Korean on a phone. The screenshots are left in tmp_path."""
     browser = open_browser(tmp_path, 1400, 1000)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -348,6 +350,17 @@ def test_the_korean_ui_in_a_real_browser(korean_index: Path, tmp_path: Path) -> 
             browser.get(f"{url}/word_in_context?lang=en")
             wait.until(lambda b: "GloVe · nearest words" in page_text())
             assert browser.title == "Word in context · ELMo Search" and "ELMo · “배” in A" in page_text()
+
+            browser.set_window_size(390, 844)  # Search on a phone, in Korean: the method names its layers, and the
+            browser.get(f"{url}/?q=배를+깎아+먹었다")  # documents under the line wait behind the switch
+            wait.until(lambda b: "키워드 + ELMo 토큰 층" in page_text() and "관련도 기준선 아래 결과" in page_text())
+            switch = browser.find_element(By.XPATH, '//label[contains(., "관련도 기준선 아래 결과")]')
+            switch.click()
+            wait.until(lambda b: "1. 배 과수원" in page_text() and "일치한 단어: 배, 깎" in page_text())
+            width = browser.execute_script("return document.body.clientWidth")
+            for why in browser.find_elements(By.TAG_NAME, "summary"):
+                assert why.rect["x"] + why.rect["width"] <= width
+            browser.save_screenshot(str(tmp_path / "search-ko-phone.png"))
             assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
             assert "Traceback" not in page_text()
         finally:

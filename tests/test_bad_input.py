@@ -1351,9 +1351,9 @@ CLI = [
     ),
     Cmd(
         "search unverified",
-        lambda c: q(c, "search", "bank", "--no-verify", "--k", "1", "--method", "keywords"),
+        lambda c: q(c, "search", "bank", "--no-verify", "--k", "1", "--method", "keywords", "--all"),
         WORKS,
-        "  1\\. relevance",
+        "  1\\. +\\d+%",
     ),
     # ---- neighbors, senses, stats
     Cmd(
@@ -2097,7 +2097,7 @@ CLI = [
     # ==== class 5: injection (terminal escape sequences in documents and paths)
     Cmd(
         "search documents holding escape sequences",
-        lambda c: ["indexer", "search", "--index", str(c.hostile), "bank", "--k", "2", "--method", "keywords"],
+        lambda c: ["indexer", "search", "--index", str(c.hostile), "bank", "--k", "2", "--method", "keywords", "--all"],
         WORKS,
         check=no_escapes,
     ),
@@ -2114,6 +2114,7 @@ CLI = [
             "--method",
             "keywords",
             "--json",
+            "--all",
         ],
         WORKS,
         check=is_json(lambda r: r["results"][0]["title"].startswith(HOSTILE)),
@@ -2233,7 +2234,7 @@ APP = [
         "search emoji and control characters",
         None,
         {},
-        lambda at: at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run(),
+        lambda at: show_weaker(at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run()),
         lambda at: sum(m.value.startswith("**1. ") for m in at.markdown) == 2,  # a first hit in each tab
     ),
     (
@@ -2283,6 +2284,13 @@ APP = [
         lambda at: at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "keywords",
     ),
 ]
+
+
+def show_weaker(at: Any) -> Any:  # an AppTest
+    """Turn on the Search page's switches for the documents under the relevance line."""
+    for switch in at.toggle:
+        switch.set_value(True)
+    return at.run()
 
 
 @pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in APP])

