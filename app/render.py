@@ -14,7 +14,7 @@ from indexer.ranking import RELEVANCE_LINE
 from indexer.results import DocumentHit, TokenHit
 from indexer.words import normalize
 
-from .i18n import escape, indexer_text, t
+from .i18n import Markdown, escape, indexer_text, t
 
 log = logging.getLogger(__name__)
 
@@ -88,12 +88,14 @@ def _document_hit(hit: DocumentHit, rules: TextRules, layers: str) -> None:
             st.markdown(highlight_words(hit.passages[0].text, hit.matched_words, rules))
         why = [t("render.matched_words", words=", ".join(hit.matched_words))] if hit.matched_words else []
         why += [t("render.by_meaning")] if hit.by_meaning else []
-        with st.expander(escape(" · ".join(why or [t("render.no_shared_words")]))):
-            rows = "\n".join(
-                f"| {t(f'render.part.{name}', layers=layers)} | {part.score:.3f} | {part.above_chance:+.2f} | "
-                f"{part.relevance:.0%} |"
-                for name, part in hit.parts.items()
-            )
+        with st.expander(Markdown(" · ".join(why or [t("render.no_shared_words")]))):  # each part is Markdown
+            rows = Markdown(
+                "\n".join(
+                    f"| {t(f'render.part.{name}', layers=layers)} | {part.score:.3f} | {part.above_chance:+.2f} | "
+                    f"{part.relevance:.0%} |"
+                    for name, part in hit.parts.items()
+                )
+            )  # each cell is Markdown or a number
             st.markdown(t("render.why_parts", rows=rows))
             st.caption(
                 t(
