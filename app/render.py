@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Iterator, Sequence
@@ -15,6 +16,7 @@ from indexer.results import DocumentHit, TokenHit
 from indexer.words import normalize
 
 from .i18n import indexer_text, t
+from .labels import UseLabel
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=])")
 log = logging.getLogger(__name__)
@@ -88,13 +90,15 @@ def document_hits(hits: Sequence[DocumentHit], rules: TextRules) -> None:
             st.caption(t("render.hit_caption", why=escape(why), doc=escape(hit.doc_id), score=f"{hit.score:.3f}"))
 
 
-def token_hits(hits: Sequence[TokenHit]) -> None:
-    """Ranked uses of a word in context, the word highlighted in its sentence."""
+def token_hits(hits: Sequence[TokenHit], labels: Sequence[UseLabel | None] = ()) -> None:
+    """Ranked uses of a word in context, the word highlighted in its sentence, and what the demo's labels say of
+    each use (its sense and part of speech) where they have it."""
     if not hits:
         st.info(t("render.no_uses"))
-    for hit in hits:
+    for hit, label in itertools.zip_longest(hits, labels[: len(hits)]):
+        labelled = f" · {escape(label.sense)} ({escape(label.pos)})" if label else ""
         st.markdown(
-            f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*  \n"
+            f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*{labelled}  \n"
             f"{highlight(hit.sentence, hit.char_start, hit.char_end)}"
         )
 

@@ -77,6 +77,14 @@ def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return root / "index"
 
 
+def open_url(index: Path, params: dict[str, str]) -> AppTest:
+    """The app on ``index`` opened from a link with these query parameters."""
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.session_state["index_dir"] = str(index)
+    at.query_params.update(params)
+    return at.run()
+
+
 def open_app(index: Path, page: str | None = None) -> AppTest:
     """The app on ``index``, run once (and then on ``page``, e.g. "views/senses.py")."""
     at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
@@ -97,8 +105,13 @@ def texts(elements) -> list[str]:
 
 
 def results(at: AppTest) -> list[str]:
-    """The ranked uses of a word (markdown starting with the rank and a score in backticks), in order."""
-    return [m.value for m in at.markdown if m.value.startswith("**") and "`" in m.value.split("\n")[0]]
+    """The ranked uses of a word (markdown starting with the rank and a score in backticks), in order, as a wide
+    screen shows them (a phone gets the same lists in tabs)."""
+    try:
+        wide = at.get_by_key("wic-wide")
+    except KeyError:  # no word chosen: no lists
+        return []
+    return [m.value for m in wide.markdown if re.match(r"\*\*\d+\.\*\* `", m.value)]
 
 
 def documents(at: AppTest) -> list[str]:
@@ -136,20 +149,90 @@ def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> N
     assert dict(at.query_params) == {"q": "otters by the river", "method": "keywords", "k": "3", "layers": "token"}
 
 
-def test_a_shared_url_opens_its_search_and_examples_fill_the_query(index_dir: Path) -> None:
-    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
-    at.session_state["index_dir"] = str(index_dir)
-    at.query_params.update({"q": "a loan from the bank", "method": "elmo", "k": "2", "layers": "top"})
-    at.run()
+def test_a_shared_url_opens_its_search(index_dir: Path) -> None:
+    at = open_url(index_dir, {"q": "a loan from the bank", "method": "elmo", "k": "2", "layers": "top"})
     assert_clean(at)
     assert at.text_input(key="ui.search.query").value == "a loan from the bank"
     assert at.radio(key="ui.search.method").value == "elmo" and at.slider(key="ui.search.k").value == 2
     assert at.radio(key="ui.search.mix.preset").value == "top" and len(documents(at)) == 4
 
-    from app.examples import QUERIES
 
-    at.button_group[0].set_value(QUERIES[0]).run()
-    assert at.text_input(key="ui.search.query").value == QUERIES[0]
+def test_a_custom_layer_mix_and_gamma_survive_a_reload(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("river")
+    at.slider(key="ui.search.mix.s1").set_value(0.5)
+    at.slider(key="ui.search.mix.gamma").set_value(2.0).run()
+    shared = dict(at.query_params)
+    assert shared["layers"] == "0.67,0.33,0.00" and shared["gamma"] == "2.0"
+
+    reloaded = open_url(index_dir, shared)
+    assert_clean(reloaded)
+    assert reloaded.radio(key="ui.search.mix.preset").value == "custom"
+    assert [reloaded.slider(key=f"ui.search.mix.s{j}").value for j in range(3)] == [0.67, 0.33, 0.0]
+    assert "= 2.00 \\times \\left(0.67\\,\\mathbf{h}_0 + 0.33" in reloaded.latex[0].value
+    assert dict(reloaded.query_params) == shared
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"k": "abc"},
+        {"k": "0"},
+        {"k": "51"},
+        {"k": "-3"},
+        {"method": "glove"},  # its own tab, not a method of the first
+        {"method": "<script>"},
+        {"layers": "0.5,0.5"},  # three layers
+        {"layers": "0,0,0"},
+        {"layers": "nan,1,1"},
+        {"layers": "2,0,0"},
+        {"layers": "top,top"},
+        {"gamma": "1e9"},
+        {"q": "x" * 10_001},
+        {"q": "   "},
+    ],
+)
+def test_bad_url_values_fall_back_to_the_defaults(index_dir: Path, bad: dict[str, str]) -> None:
+    at = open_url(index_dir, {"q": "river", **bad})
+    assert_clean(at)
+    assert at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "hybrid"
+    assert at.radio(key="ui.search.mix.preset").value == "token" and at.slider(key="ui.search.mix.gamma").value == 1
+    assert at.text_input(key="ui.search.query").value == ("river" if "q" not in bad else "")
+
+
+def test_a_cleared_query_leaves_the_url(index_dir: Path) -> None:
+    at = open_url(index_dir, {"q": "river", "k": "3"})
+    assert at.query_params["q"] == "river"
+    at.text_input(key="ui.search.query").set_value("").run()
+    assert_clean(at)
+    assert "q" not in at.query_params and at.query_params["k"] == "3"
+
+
+def test_examples_are_those_the_open_index_can_answer(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's examples show only where the open index has their words: none on this small index; with
+    examples of its own words, those (and not the others) are offered and fill the page."""
+    at = open_app(index_dir)
+    assert not at.button_group  # "animals that live by the river": 2 of its 3 words are here, so it stays
+    assert at.text_input(key="ui.search.query").placeholder == "e.g. animals that live by the river"
+    at.switch_page("views/senses.py").run()
+    assert at.text_input(key="ui.senses.word").value == "bank"
+    assert at.button_group[0].options == ["bank", "play"]  # the demo's words with two uses or more here
+
+    from app import examples
+
+    pairs = {
+        "bank": (("A den in the bank.", "bank"), ("A loan from the bank.", "bank")),
+        "volcano": (("The volcano erupted.", "volcano"), ("A volcano of anger.", "volcano")),
+    }
+    mine = examples.Examples(pairs, ("otters by the river", "volcanoes and lava"), ("bank",), "money in the bank")
+    monkeypatch.setitem(examples.BY_LANGUAGE, "en", mine)
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert [b.label for b in at.button] == ["bank"]  # no "volcano" in this index
+    at.switch_page("views/search.py").run()
+    assert at.button_group[0].options == ["otters by the river"]
+    assert at.text_input(key="ui.search.query").placeholder == "e.g. money in the bank"
+    at.button_group[0].set_value("otters by the river").run()
+    assert at.text_input(key="ui.search.query").value == "otters by the river" and documents(at)
 
 
 def test_nonsense_gets_a_no_good_match_warning(index_dir: Path) -> None:
@@ -203,11 +286,16 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
 def test_word_in_context_opens_on_the_bank_example(index_dir: Path) -> None:
     at = open_app(index_dir, "views/word_in_context.py")
     assert_clean(at)
-    assert texts(at.subheader) == ["ELMo · “bank” in A", "ELMo · “bank” in B", "GloVe · nearest words"]
+    assert texts(at.subheader) == [
+        "ELMo · “bank” in A",
+        "ELMo · “bank” in B",
+        "GloVe · nearest words",
+        "Layer by layer",
+    ]
     hits = results(at)
     assert len(hits) == 2 * 8
     assert all(":orange-background[**" in hit for hit in hits)  # the neighbour word is highlighted
-    assert len(at.dataframe) == 1  # GloVe's neighbours are the same in both sentences: shown once
+    assert len(at.get_by_key("wic-wide").dataframe) == 1  # GloVe's neighbours are the same in both: shown once
 
 
 def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
@@ -243,7 +331,7 @@ def test_table4_example_compares_uses_of_the_same_word(index_dir: Path) -> None:
 def test_word_missing_from_a_new_sentence_is_explained(index_dir: Path) -> None:
     at = open_app(index_dir, "views/word_in_context.py")
     at.toggle(key="ui.wic.compare").set_value(False)
-    at.text_input(key="ui.wic.sentence_a").set_value("The cat sat on the mat.").run()
+    at.text_input(key="ui.wic.sentence_a").set_value("The otters swim in the river.").run()
     assert_clean(at)
     assert any("“bank” is not in this sentence" in text for text in texts(at.info))
     assert not results(at)

@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import state
+from app import i18n, state
 from app.i18n import t
+from app.model_card import card_file, card_parts
 from app.widgets import layer_name
 from encoder import BiLMConfig
 from encoder.elmo import resolve_model
@@ -90,10 +91,14 @@ with card:
 
     st.header(t("about.model_card"))
     directory = model_dir()
-    readme = directory / "README.md" if directory is not None else None
-    if readme is not None and readme.is_file():
+    card = card_file(directory, i18n.language()) if directory is not None else None
+    if card is not None:
         with st.container(border=True, height=500):
-            st.markdown(readme.read_text(encoding="utf-8"))
+            for part in card_parts(card.read_text(encoding="utf-8"), directory):
+                if isinstance(part, Path):
+                    st.image(str(part))
+                else:
+                    st.markdown(part)
     else:
         st.info(t("about.no_card", name=elmo.name))
 
