@@ -121,18 +121,19 @@ STRINGS: dict[str, dict[str, str]] = {
         "wic.tab": "{side} · {word}",
         "wic.glove_tab": "GloVe",
         "wic.layers_heading": "Layer by layer",
-        "wic.layers_caption": "The {k} nearest uses of the same word at each layer. Peters et al. (2018, §5.3) found "
-        "that the first biLSTM layer holds more syntax (it should lead on part of speech) and the top layer more "
-        "meaning (it should lead on sense). Counted over the uses the demo labels by hand (`labels.tsv` beside its "
-        "documents); the token layer gives every use of a word the same vector, so its order is arbitrary.",
+        "wic.layers_caption": "The {k} nearest uses of the same word at each layer alone and in the index's mix "
+        "(`{mix}`). Peters et al. (2018, §5.3) found that the first biLSTM layer holds more syntax (it should lead on "
+        "part of speech) and the top layer more meaning (it should lead on sense). Counted over the uses the demo "
+        "labels by hand (`labels.tsv` beside its documents); the token layer gives every use of a word the same "
+        "vector, so its order is arbitrary.",
         "wic.layers_of": "**{side} · “{word}”**: sense *{sense}*, part of speech {pos}",
         "wic.layers_unlabelled": "{side}: the demo has no label for this use of “{word}”; the counts need a sentence "
         "it labels (an example, as it is).",
-        "wic.layer_mix": "mix ({mix})",
+        "wic.layer_mix": "mix",
         "wic.column_layer": "layer",
-        "wic.column_same_pos": "same part of speech",
+        "wic.column_same_pos": "same POS",
         "wic.column_same_sense": "same sense",
-        "wic.column_senses": "their senses, nearest first",
+        "wic.column_senses": "senses, nearest first",
         # Senses
         "senses.title": "Senses",
         "senses.caption": "Every occurrence of the word in the collection gets its own ELMo vector; k-means groups "
@@ -214,7 +215,6 @@ This model has {n_layers} layers:
         "Search page re-mix them per query.",
         "about.column_layer": "layer",
         "about.column_weight": "weight s_j",
-        "about.column_used_by": "used by",
         "about.used_by_search": "search",
         "about.used_by_words": "words in context",
     },
@@ -343,18 +343,19 @@ This model has {n_layers} layers:
         "wic.tab": "{side} · {word}",
         "wic.glove_tab": "GloVe",
         "wic.layers_heading": "층마다",
-        "wic.layers_caption": "층마다 같은 단어의 가장 가까운 쓰임 {k}개입니다. Peters 외(2018, §5.3)에 따르면 첫 "
+        "wic.layers_caption": "층 하나씩과 색인의 섞기(`{mix}`)로 찾은, 같은 단어의 가장 가까운 쓰임 {k}개입니다. "
+        "Peters 외(2018, §5.3)에 따르면 첫 "
         "biLSTM 층은 문법을 더 많이 담아 품사가 같은 쓰임을 모으고, 맨 위 층은 뜻을 더 많이 담아 뜻이 같은 쓰임을 "
         "모읍니다. 데모 문서에 손으로 붙인 표지(문서 옆의 `labels.tsv`)가 있는 쓰임만 셉니다. 토큰 층은 한 단어의 "
         "모든 쓰임에 같은 벡터를 주므로 그 순서에는 의미가 없습니다.",
         "wic.layers_of": "**{side} · “{word}”**: 뜻 *{sense}*, 품사 {pos}",
         "wic.layers_unlabelled": "{side}: 데모에는 “{word}”의 이 쓰임에 대한 표지가 없습니다. 표지가 붙은 문장(예시 "
         "문장 그대로)이어야 셀 수 있습니다.",
-        "wic.layer_mix": "섞기 ({mix})",
+        "wic.layer_mix": "섞기",
         "wic.column_layer": "층",
         "wic.column_same_pos": "같은 품사",
         "wic.column_same_sense": "같은 뜻",
-        "wic.column_senses": "가까운 순서대로 본 뜻",
+        "wic.column_senses": "가까운 순서의 뜻",
         "senses.title": "단어의 뜻",
         "senses.caption": "문서 모음에서 단어가 나온 자리마다 ELMo 벡터가 하나씩 생깁니다. k-평균으로 이 "
         "벡터들을 뜻별로 묶고, PCA로 2차원에 그립니다. 사전은 쓰지 않습니다. 뜻은 문맥에서만 나옵니다.",
@@ -433,7 +434,6 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
         "슬라이더로 질의마다 다시 섞을 수 있습니다.",
         "about.column_layer": "층",
         "about.column_weight": "가중치 s_j",
-        "about.column_used_by": "쓰는 곳",
         "about.used_by_search": "검색",
         "about.used_by_words": "문맥 속 단어",
         # names of the word-in-context examples (app.examples), shown on their buttons

@@ -14,7 +14,7 @@ st.set_page_config(page_title="ELMo Search", page_icon=ICON, layout="wide")
 with st.spinner(i18n.LOADING):  # the first run imports torch and the index code (seconds on a cold start)
     from app.settings import DEMOS
     from app.state import INDEX_DIR_KEY, index_dir, index_language, index_switched
-    from app.widgets import STATE_PREFIX
+    from app.widgets import STATE_PREFIX, WIDTH_CSS
     from indexer.manifest import FolderInfo
 
 t = i18n.t
@@ -59,6 +59,7 @@ with st.sidebar:
         )
     st.text_input(t("sidebar.index_dir"), key=INDEX_DIR_KEY, help=t("sidebar.index_dir_help"))
 
+st.html(WIDTH_CSS)
 page_area = st.empty()
 if switched:  # the old index's results leave the screen now, not when the new index has opened
     page_area.empty()

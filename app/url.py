@@ -56,7 +56,7 @@ def choice(options: Sequence[Any]) -> Callable[[str], Any]:
 
 def whole(low: int, high: int) -> Callable[[str], int | None]:
     """A whole number from ``low`` to ``high``, in plain digits."""
-    return lambda value: int(value) if value.isdigit() and low <= int(value) <= high else None
+    return lambda value: int(value) if value.isascii() and value.isdigit() and low <= int(value) <= high else None
 
 
 def switch(value: str) -> bool | None:

@@ -21,17 +21,19 @@ STATE_PREFIX = "ui."
 """Keys that start with this survive switching pages (``main.py`` keeps them alive)."""
 NARROW_PX = 700
 """Narrower screens (phones) get ``by_width``'s narrow layout."""
+WIDTH_CSS = (
+    f"<style>@media (max-width: {NARROW_PX - 0.02}px) {{ [class*='st-key-wide-'] {{ display: none; }} }}"
+    f"@media (min-width: {NARROW_PX}px) {{ [class*='st-key-narrow-'] {{ display: none; }} }}</style>"
+)
+"""Shows each ``by_width`` pair's container that fits the screen; ``main.py`` puts it on every page, in one place, so
+it never leaves the page while a page reruns."""
 
 
 def by_width(name: str) -> tuple[DeltaGenerator, DeltaGenerator]:
     """Two containers for the same content: one laid out for screens at least ``NARROW_PX`` wide, one for narrower
-    ones (phones). The page's CSS shows only the one that fits, so a desktop gets columns where a phone gets tabs
+    ones (phones). ``WIDTH_CSS`` shows only the one that fits, so a desktop gets columns where a phone gets tabs
     (Streamlit tells the server nothing of the screen, and its own columns only stack under 640 px)."""
-    st.html(
-        f"<style>@media (max-width: {NARROW_PX - 0.02}px) {{ .st-key-{name}-wide {{ display: none; }} }}"
-        f"@media (min-width: {NARROW_PX}px) {{ .st-key-{name}-narrow {{ display: none; }} }}</style>"
-    )
-    return st.container(key=f"{name}-wide"), st.container(key=f"{name}-narrow")
+    return st.container(key=f"wide-{name}"), st.container(key=f"narrow-{name}")
 
 
 def layer_name(j: int, n_layers: int) -> str:

@@ -5,6 +5,7 @@ The last test drives the real app in headless Chromium (skipped when no browser 
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -77,10 +78,12 @@ def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return root / "index"
 
 
-def open_url(index: Path, params: dict[str, str]) -> AppTest:
-    """The app on ``index`` opened from a link with these query parameters."""
+def open_url(index: Path, params: dict[str, str], page: str | None = None) -> AppTest:
+    """The app on ``index`` opened from a link to ``page`` (e.g. "views/senses.py") with these query parameters."""
     at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
     at.session_state["index_dir"] = str(index)
+    if page is not None:
+        at.switch_page(page)
     at.query_params.update(params)
     return at.run()
 
@@ -108,7 +111,7 @@ def results(at: AppTest) -> list[str]:
     """The ranked uses of a word (markdown starting with the rank and a score in backticks), in order, as a wide
     screen shows them (a phone gets the same lists in tabs)."""
     try:
-        wide = at.get_by_key("wic-wide")
+        wide = at.get_by_key("wide-wic")
     except KeyError:  # no word chosen: no lists
         return []
     return [m.value for m in wide.markdown if re.match(r"\*\*\d+\.\*\* `", m.value)]
@@ -295,7 +298,7 @@ def test_word_in_context_opens_on_the_bank_example(index_dir: Path) -> None:
     hits = results(at)
     assert len(hits) == 2 * 8
     assert all(":orange-background[**" in hit for hit in hits)  # the neighbour word is highlighted
-    assert len(at.get_by_key("wic-wide").dataframe) == 1  # GloVe's neighbours are the same in both: shown once
+    assert len(at.get_by_key("wide-wic").dataframe) == 1  # GloVe's neighbours are the same in both: shown once
 
 
 def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
@@ -357,6 +360,94 @@ def test_layer_zero_knows_only_spelling(index_dir: Path) -> None:
     assert not all("`1.000`" in hit for hit in results(at))  # the top layer has read the sentence
 
 
+def test_word_in_context_lives_in_the_url(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    next(b for b in at.button if b.label.startswith("play")).click().run()
+    at.radio(key="ui.wic.layer").set_value(1)
+    at.slider(key="ui.wic.k").set_value(3)
+    at.toggle(key="ui.wic.same_word").set_value(False).run()
+    shared = dict(at.query_params)
+    assert shared["wa"] == shared["wb"] == "play" and "rehearsed" in shared["a"] and "football" in shared["b"]
+    assert (shared["compare"], shared["layer"], shared["k"], shared["same"]) == ("1", "1", "3", "0")
+
+    reloaded = open_url(index_dir, shared, "views/word_in_context.py")
+    assert_clean(reloaded)
+    assert dict(reloaded.query_params) == shared and len(results(reloaded)) == 2 * 3
+    assert texts(reloaded.subheader)[:2] == ["ELMo · “play” in A", "ELMo · “play” in B"]
+    assert reloaded.radio(key="ui.wic.layer").value == 1 and not reloaded.toggle(key="ui.wic.same_word").value
+
+    reloaded.toggle(key="ui.wic.compare").set_value(False).run()  # sentence B is no longer asked: not in the URL
+    assert "b" not in reloaded.query_params and "wb" not in reloaded.query_params
+    reloaded.text_input(key="ui.wic.sentence_a").set_value("").run()
+    assert "a" not in reloaded.query_params and "wa" not in reloaded.query_params
+
+
+def test_bad_word_in_context_url_values_fall_back(index_dir: Path) -> None:
+    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "layer": "9", "k": "0", "compare": "yes", "same": "2"}
+    at = open_url(index_dir, bad, "views/word_in_context.py")
+    assert_clean(at)
+    assert at.text_input(key="ui.wic.sentence_a").value == "The bank was muddy."
+    assert at.radio(key="ui.wic.layer").value == 2 and at.slider(key="ui.wic.k").value == 8
+    assert at.toggle(key="ui.wic.compare").value and at.toggle(key="ui.wic.same_word").value  # the example's
+    assert any("“\\<b\\>otter\\</b\\>” is not in this sentence" in text for text in texts(at.info))
+
+
+def test_the_word_picker_offers_only_words_the_index_holds(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.toggle(key="ui.wic.compare").set_value(False)
+    at.text_input(key="ui.wic.sentence_a").set_value("The zebra and the otters sat on the bank.").run()
+    assert_clean(at)
+    assert at.button_group[0].options == ["otters", "bank"]  # no stopword, no word the index lacks
+    assert "Not in the collection, so not offered: zebra, sat" in texts(at.caption)
+
+
+def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speech(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With every "bank" of the test index labelled by its document (river or money), each layer's row counts the
+    neighbours of the query's sense among its nearest uses, as Index.neighbors ranks them."""
+    from app import labels
+    from app.examples import EXAMPLES
+    from indexer import Index
+    from indexer.words import normalize
+
+    index = Index.open(index_dir)
+    rules = index.elmo.text
+    known = {}
+    for row in index.sentences.itertuples():
+        for position, token in enumerate(row.tokens):
+            if normalize(token) == "bank":
+                known[(row.text, position)] = labels.UseLabel("bank", row.doc_id, "NOUN")
+    (river, _), (money, _) = EXAMPLES["bank: river vs money"]
+    for sentence, sense in ((river, "river"), (money, "money")):
+        known[(sentence, rules.tokenize(sentence).index("bank"))] = labels.UseLabel("bank", sense, "NOUN")
+    monkeypatch.setattr(labels, "demo_labels", lambda: known)
+
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.slider(key="ui.wic.k").set_value(5).run()
+    assert_clean(at)
+    table = at.dataframe[-2].value  # sentence A's; B's is the last
+    assert list(table["layer"]) == ["h0 · char-CNN (token)", "h1 · biLSTM 1", "h2 · biLSTM 2 (top)", "mix"]
+    position = rules.tokenize(river).index("bank")
+    for j, (same_pos, same_sense, senses) in enumerate(
+        zip(table["same POS"], table["same sense"], table["senses, nearest first"])
+    ):
+        weights = [1.0, 0.0, 0.0] if j == 0 else [0.0, 1.0, 0.0] if j == 1 else [0.0, 0.0, 1.0]
+        layers = list(index.layer_mix.weights) if j == 3 else weights
+        hits = index.neighbors(river, "bank", position=position, k=5, same_word=True, layers=layers).hits
+        assert senses == " · ".join(hit.doc_id for hit in hits)
+        assert same_sense == f"{sum(hit.doc_id == 'river' for hit in hits)} / 5" and same_pos == "5 / 5"
+    assert "sense *river*, part of speech NOUN" in " ".join(texts(at.markdown))
+
+
+def test_without_a_label_for_the_use_the_page_says_so(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.toggle(key="ui.wic.compare").set_value(False)
+    at.text_input(key="ui.wic.sentence_a").set_value("The bank lends money.").run()
+    assert_clean(at)
+    assert any(text.startswith("A: the demo has no label for this use of “bank”") for text in texts(at.caption))
+
+
 # ------------------------------------------------------------------------------------------ Senses
 def test_senses_shows_cards_and_a_scatter_of_all_occurrences(index_dir: Path) -> None:
     at = open_app(index_dir, "views/senses.py")
@@ -379,6 +470,86 @@ def test_senses_suggestion_and_unknown_word(index_dir: Path) -> None:
     at.text_input(key="ui.senses.word").set_value("zebra").run()
     assert_clean(at)
     assert any("'zebra' does not occur" in text for text in texts(at.warning))
+
+
+def test_senses_live_in_the_url(index_dir: Path) -> None:
+    at = open_url(index_dir, {"word": "play", "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    assert at.text_input(key="ui.senses.word").value == "play" and at.selectbox(key="ui.senses.k").value == 2
+    assert [m.value for m in at.markdown if m.value.startswith("#### ")] == ["#### Sense 1", "#### Sense 2"]
+    at.selectbox(key="ui.senses.k").set_value("auto").run()
+    assert dict(at.query_params) == {"word": "play", "k": "auto"}
+    at.text_input(key="ui.senses.word").set_value("").run()
+    assert dict(at.query_params) == {"k": "auto"}
+
+    at = open_url(index_dir, {"word": "x" * 10_001, "k": "99"}, "views/senses.py")
+    assert_clean(at)
+    assert at.text_input(key="ui.senses.word").value == "bank" and at.selectbox(key="ui.senses.k").value == "auto"
+
+
+def test_sense_labels_are_never_the_word_or_a_stopword(index_dir: Path) -> None:
+    from encoder.text import ENGLISH_STOPWORDS
+
+    at = open_app(index_dir, "views/senses.py")
+    for k in (2, 3, 4):
+        at.selectbox(key="ui.senses.k").set_value(k).run()
+        labels = [m.value.split("**")[1] for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+        assert len(labels) == k
+        words = {w for label in labels for w in label.split(", ")}
+        assert not words & {"bank", "banks", *ENGLISH_STOPWORDS}, labels
+
+
+# ------------------------------------------------------------------------------------------ the open index
+def test_every_question_waits_under_a_spinner(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening the index and every question to it run inside ``st.spinner`` (which shows after 0.5 s)."""
+    import streamlit
+
+    from indexer import Index
+
+    spinning: list[str] = []
+    real_spinner = streamlit.spinner
+
+    @contextmanager
+    def spinner(text: str, **kwargs):
+        spinning.append(text)
+        try:
+            with real_spinner(text, **kwargs):
+                yield
+        finally:
+            spinning.pop()
+
+    asked: list[tuple[str, list[str]]] = []
+    for name in ("open", "search", "neighbors", "senses"):
+        real = inspect.getattr_static(Index, name)
+        is_classmethod = isinstance(real, classmethod)
+
+        def recorded(*args, _name=name, _real=real.__func__ if is_classmethod else real, **kwargs):
+            asked.append((_name, list(spinning)))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(Index, name, classmethod(recorded) if is_classmethod else recorded)
+    monkeypatch.setattr(streamlit, "spinner", spinner)
+    streamlit.cache_data.clear()
+    streamlit.cache_resource.clear()
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("otters by the river").run()
+    at.switch_page("views/word_in_context.py").run()
+    at.switch_page("views/senses.py").run()
+    assert_clean(at)
+    assert {name for name, _ in asked} == {"open", "search", "neighbors", "senses"}
+    assert all(texts for _, texts in asked), [name for name, texts in asked if not texts]
+
+
+def test_opening_another_index_forgets_the_old_questions(index_dir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(index_dir, other)
+    at = open_url(index_dir, {"q": "otters by the river"})
+    assert documents(at) and at.query_params["q"] == "otters by the river"
+    at.text_input(key="index_dir").set_value(str(other)).run()
+    assert_clean(at)
+    assert at.text_input(key="ui.search.query").value == "" and not documents(at) and "q" not in at.query_params
+    at.switch_page("views/word_in_context.py").run()  # the new index's examples, not the old sentences
+    assert texts(at.subheader)[0] == "ELMo · “bank” in A"
 
 
 # ------------------------------------------------------------------------------------------ About
@@ -477,15 +648,19 @@ def serve(index: Path, tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture
-def served_app(index_dir: Path, tmp_path: Path) -> Iterator[str]:
-    """The app on the test index, served on a free local port."""
-    with serve(index_dir, tmp_path) as url:
+@pytest.fixture(scope="module")
+def served_app(index_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app on the test index, served on a free local port (one server for the module's browser tests)."""
+    with serve(index_dir, tmp_path_factory.mktemp("served")) as url:
         yield url
 
 
+SIZES = {"desktop": (1400, 1000), "phone": (390, 844)}
+
+
 def open_browser(tmp_path: Path, width: int, height: int):
-    """Headless Chromium at ``width`` x ``height`` (skips the test when no browser is installed)."""
+    """Headless Chromium at ``width`` x ``height``, recording its network requests (skips the test when no browser
+    is installed)."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or driver_path is None:
         pytest.skip("no headless browser: install the Debian packages chromium and chromium-driver")
@@ -496,45 +671,141 @@ def open_browser(tmp_path: Path, width: int, height: int):
     options.binary_location = chromium
     for flag in (*CHROMIUM_FLAGS, f"--window-size={width},{height}", f"--user-data-dir={tmp_path / 'profile'}"):
         options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=Service(driver_path))
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # DevTools' network events
+    browser = webdriver.Chrome(options=options, service=Service(driver_path))
+    # the viewport itself: a window is never narrower than 500 px, a phone's screen is
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 500}
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    return browser
+
+
+def requested_urls(browser) -> list[str]:
+    """Every URL the page asked for since the last call (DevTools' performance log)."""
+    events = (json.loads(entry["message"])["message"] for entry in browser.get_log("performance"))
+    return [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+
+
+def leaving_the_machine(urls: list[str]) -> list[str]:
+    """The URLs that go over the network to another machine (data:, blob: and chrome:// never leave the browser)."""
+    from urllib.parse import urlsplit
+
+    network = [urlsplit(u) for u in urls if urlsplit(u).scheme in ("http", "https", "ws", "wss", "ftp")]
+    return [u.geturl() for u in network if u.hostname not in ("127.0.0.1", "localhost", "::1")]
+
+
+def caption_contrast(browser) -> float:
+    """The contrast on the page's background of its first caption, as painted (colour and opacity)."""
+    color, opacity, background = browser.execute_script(
+        "const caption = document.querySelector('[data-testid=\"stCaptionContainer\"]');"
+        "const style = getComputedStyle(caption);"
+        "return [style.color, style.opacity, getComputedStyle(document.querySelector('.stApp')).backgroundColor];"
+    )
+    from test_app_parts import blend, contrast
+
+    rgb = lambda text: "#" + "".join(f"{int(v):02x}" for v in re.findall(r"[\d.]+", text)[:3])  # noqa: E731
+    return contrast(blend(rgb(color), float(opacity), rgb(background)), rgb(background))
+
+
+def wait_for_text(browser, text: str, timeout: int = 90) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, timeout).until(lambda b: text in b.find_element(By.TAG_NAME, "body").text)
+
+
+def shown(browser, css: str) -> list:
+    """The elements matching ``css`` that the page displays (not hidden by the layout for this width)."""
+    from selenium.webdriver.common.by import By
+
+    return [element for element in browser.find_elements(By.CSS_SELECTOR, css) if element.is_displayed()]
+
+
+def check_word_in_context_layout(browser, size: str, first: str, second: str) -> None:
+    """A wide screen shows sentence A's and B's lists side by side; a phone shows them as tabs, one at a time."""
+    wide, narrow = shown(browser, ".st-key-wide-wic"), shown(browser, ".st-key-narrow-wic")
+    if size == "desktop":
+        assert wide and not narrow
+        headings = [h for h in shown(browser, ".st-key-wide-wic h3") if h.text in (first, second)]
+        assert len(headings) == 2 and abs(headings[0].location["y"] - headings[1].location["y"]) < 5
+        assert headings[0].location["x"] < headings[1].location["x"]
+    else:
+        assert narrow and not wide
+        tabs = shown(browser, '.st-key-narrow-wic [data-testid="stTab"]')
+        assert len(tabs) == 3 and shown(browser, '.st-key-narrow-wic [data-testid="stTabPanel"]')
+        tabs[1].click()  # sentence B's list in place of A's
+        time.sleep(0.5)
+        assert tabs[1].get_attribute("aria-selected") == "true"
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
 def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
-    """Search (button, tabs, URL, title), then the word-in-context page, in headless Chromium at a desktop and a
-    phone size; screenshots are left in tmp_path."""
-    width, height = {"desktop": (1400, 1000), "phone": (390, 844)}[size]
+    """Search (button, tabs, URL, title, reload), Word in context (layout by width, URL, reload) and Senses (URL,
+    caption) in headless Chromium at a desktop and a phone size: no request leaves the machine, the page icon is
+    the app's own, captions read at AA contrast. Screenshots are left in tmp_path."""
+    width, height = SIZES[size]
     browser = open_browser(tmp_path, width, height)
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
+    urls: list[str] = []
     try:
         page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
         wait = WebDriverWait(browser, 90)
         browser.get(served_app)
-        query = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]'))
+        search = '//button[contains(., "Search")]'
+        wait.until(
+            lambda b: (
+                b.find_elements(By.CSS_SELECTOR, 'input[aria-label="Query"]') and b.find_elements(By.XPATH, search)
+            )
+        )
+        query = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]')
         assert browser.title == "Search · ELMo Search"
+        icon = browser.execute_script("return document.querySelector(\"link[rel='shortcut icon']\").href")
+        assert icon.startswith(served_app), icon  # served by the app, not fetched from the internet
         query.send_keys("otters by the river")
-        browser.find_element(By.XPATH, '//button[contains(., "Search")]').click()
+        browser.find_element(By.XPATH, search).click()
         wait.until(lambda b: "1. Life by the river" in page_text() and "GloVe (static baseline)" in page_text())
         assert "q=otters+by+the+river" in browser.current_url or "q=otters%20by%20the%20river" in browser.current_url
         first = browser.find_element(By.XPATH, '//*[contains(text(), "1. Life by the river")]')
         assert first.location["y"] < height  # the first result is on the first screen
         assert first.rect["x"] + first.rect["width"] <= width  # nothing wider than the screen
+        assert caption_contrast(browser) >= 4.5
         time.sleep(1)  # let the last elements paint
         browser.save_screenshot(str(tmp_path / f"search-{size}.png"))
 
         browser.get(browser.current_url)  # a reload (or a shared link) keeps the search
         wait.until(lambda b: "1. Life by the river" in page_text())
+        query = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]')
+        query.send_keys(Keys.CONTROL, "a")
+        query.send_keys(Keys.DELETE, Keys.ENTER)  # a cleared query leaves the URL
+        wait.until(lambda b: "q=" not in b.current_url and "Type a query" in page_text())
+        urls += requested_urls(browser)
 
         browser.get(f"{served_app}/word_in_context")
-        wait.until(lambda b: "GloVe · nearest words" in page_text())
+        wait.until(lambda b: "GloVe · nearest words" in page_text() or "GloVe\n" in page_text())
         assert browser.title == "Word in context · ELMo Search"
+        wait.until(lambda b: "wa=bank" in b.current_url and "Layer by layer" in page_text())
+        check_word_in_context_layout(browser, size, "ELMo · “bank” in A", "ELMo · “bank” in B")
         time.sleep(1)
         browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
-        assert "ELMo · “bank” in A" in page_text()
+        browser.get(browser.current_url.replace("layer=2", "layer=0"))  # a shared link with another layer
+        wait.until(lambda b: "Layer by layer" in page_text())
+        assert browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Sentence A"]').get_attribute("value") == (
+            "The otters dug a den in the muddy bank of the river."
+        )
+        time.sleep(1)
+        assert "layer=0" in browser.current_url  # kept: the page writes back what it shows
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        urls += requested_urls(browser)
+
+        browser.get(f"{served_app}/senses?word=play&k=2")
+        wait.until(lambda b: "Sense 2" in page_text() and "tap it to read its sentence" in page_text())
+        assert "Hover" not in page_text()
+        assert browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Word"]').get_attribute("value") == "play"
         assert "Traceback" not in page_text()
+        urls += requested_urls(browser)
     finally:
         browser.quit()
+    assert urls and not leaving_the_machine(urls), leaving_the_machine(urls)
     assert (tmp_path / f"search-{size}.png").stat().st_size > 10_000

@@ -13,7 +13,21 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import assert_clean, documents, open_app, open_browser, results, serve, texts
+from test_app import (
+    SIZES,
+    assert_clean,
+    caption_contrast,
+    check_word_in_context_layout,
+    documents,
+    leaving_the_machine,
+    open_app,
+    open_browser,
+    requested_urls,
+    results,
+    serve,
+    texts,
+    wait_for_text,
+)
 
 from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
 from app.i18n import STRINGS
@@ -338,29 +352,53 @@ def test_a_korean_font_is_installed_for_the_browser() -> None:
     )
 
 
-def test_the_korean_ui_in_a_real_browser(korean_index: Path, tmp_path: Path) -> None:
-    """The Word-in-context page of a Korean index in headless Chromium: Korean title, labels and 배's neighbours;
-    then the same page with ?lang=en. The screenshot is left in tmp_path."""
-    browser = open_browser(tmp_path, 1400, 1000)
+@pytest.fixture(scope="module")
+def served_korean(korean_index: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The app on the Korean test index, served on a free local port (one server for both sizes)."""
+    with serve(korean_index, tmp_path_factory.mktemp("served-ko")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_korean_ui_in_a_real_browser(served_korean: str, tmp_path: Path, size: str) -> None:
+    """The Korean pages in headless Chromium at a desktop and a phone size: Word in context (Korean labels, 배's
+    neighbours, layout by width; then ?lang=en), Senses from a written form (배를 is looked up as 배), and About
+    with the Korean model card in Korean and, with ?lang=en, in English; no request leaves the machine and
+    captions read at AA contrast. Screenshots are left in tmp_path."""
+    browser = open_browser(tmp_path, *SIZES[size])
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    with serve(korean_index, tmp_path) as url:
-        try:
-            page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
-            wait = WebDriverWait(browser, 90)
-            browser.get(f"{url}/word_in_context")
-            wait.until(lambda b: "GloVe · 가장 가까운 단어" in page_text())
-            assert browser.title == "문맥 속 단어 · ELMo Search"
-            assert "ELMo · 문장 A의 “배”" in page_text() and "배: 선박 vs 과일" in page_text()
-            time.sleep(1)  # let the last elements paint
-            browser.save_screenshot(str(tmp_path / "word-in-context-ko.png"))
+    url, urls = served_korean, []
+    try:
+        page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
+        browser.get(f"{url}/word_in_context")
+        wait_for_text(browser, "층마다")
+        assert browser.title == "문맥 속 단어 · ELMo Search"
+        assert "배: 선박 vs 과일" in page_text()
+        check_word_in_context_layout(browser, size, "ELMo · 문장 A의 “배”", "ELMo · 문장 B의 “배”")
+        assert caption_contrast(browser) >= 4.5
+        time.sleep(1)  # let the last elements paint
+        browser.save_screenshot(str(tmp_path / f"word-in-context-ko-{size}.png"))
 
-            browser.get(f"{url}/word_in_context?lang=en")
-            wait.until(lambda b: "GloVe · nearest words" in page_text())
-            assert browser.title == "Word in context · ELMo Search" and "ELMo · “배” in A" in page_text()
-            assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
-            assert "Traceback" not in page_text()
-        finally:
-            browser.quit()
-    assert (tmp_path / "word-in-context-ko.png").stat().st_size > 10_000
+        browser.get(f"{url}/word_in_context?lang=en")
+        wait_for_text(browser, "Layer by layer")
+        assert browser.title == "Word in context · ELMo Search"
+        assert ("ELMo · “배” in A" in page_text()) == (size == "desktop")  # a phone's tab says "A · 배"
+
+        browser.get(f"{url}/senses?word=배를")
+        wait_for_text(browser, "뜻 2")
+        assert "“배”의 뜻을 보여 줍니다" in page_text() and "누르면 문장을 읽을 수 있습니다" in page_text()
+        browser.save_screenshot(str(tmp_path / f"senses-ko-{size}.png"))
+
+        browser.get(f"{url}/about")
+        wait_for_text(browser, "ELMo Search의 한국어 biLM")  # the card's Korean translation
+        assert "<!--" not in page_text() and "../shared" not in page_text() and "/tmp/" not in page_text()
+        browser.get(f"{url}/about?lang=en")
+        wait_for_text(browser, "the Korean biLM of ELMo Search")
+        assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        assert "Traceback" not in page_text()
+        urls += requested_urls(browser)
+    finally:
+        browser.quit()
+    assert urls and not leaving_the_machine(urls), leaving_the_machine(urls)
+    assert (tmp_path / f"word-in-context-ko-{size}.png").stat().st_size > 10_000

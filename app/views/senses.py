@@ -10,13 +10,12 @@ import streamlit as st
 from app import state, url
 from app.i18n import t
 from app.render import errors_in_page, escape, highlight_word, notices
+from app.settings import CHART_COLOURS
 from app.widgets import typed_word
 
 CARDS_PER_ROW = 3
 K_OPTIONS = ["auto", 2, 3, 4, 5, 6, 7, 8]
-# The hues of Okabe & Ito's colour-blind-safe palette, darkened where needed so that every colour reads on white at
-# WCAG AA's 4.5:1 (sky blue became indigo, yellow olive); most distinct first, and a shape per sense as a second cue.
-SENSE_COLOURS = ["#0072B2", "#A85C00", "#007A5E", "#A8437E", "#C0392B", "#332288", "#000000", "#6B5E00"]
+# A shape per sense beside its colour (CHART_COLOURS): a second cue for colour-blind readers.
 SENSE_SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left", "wedge"]
 URL_PARAMS = [url.widget("word", "ui.senses.word", url.text), url.widget("k", "ui.senses.k", url.choice(K_OPTIONS))]
 
@@ -97,7 +96,7 @@ with errors_in_page():
             x=alt.X("x", title="PCA 1", scale=alt.Scale(zero=False, padding=16)),
             y=alt.Y("y", title="PCA 2", scale=alt.Scale(zero=False, padding=16)),
             color=alt.Color(
-                f"{sense}:N", title=sense, scale=alt.Scale(domain=senses, range=SENSE_COLOURS), legend=legend
+                f"{sense}:N", title=sense, scale=alt.Scale(domain=senses, range=list(CHART_COLOURS)), legend=legend
             ),
             shape=alt.Shape(
                 f"{sense}:N", title=sense, scale=alt.Scale(domain=senses, range=SENSE_SHAPES), legend=legend

@@ -76,7 +76,7 @@ def each_layer() -> list[tuple[str, LayerMix]]:
         (layer_name(j, n_layers), LayerMix.parse([float(i == j) for i in range(n_layers)], n_layers))
         for j in range(n_layers)
     ]
-    return [*alone, (t("wic.layer_mix", mix=index.layer_mix.describe()), index.layer_mix)]
+    return [*alone, (t("wic.layer_mix"), index.layer_mix)]
 
 
 def layer_by_layer(side: str, sentence: str, word: str, position: int) -> None:
@@ -180,6 +180,6 @@ with narrow:  # a phone: one list at a time
         glove_lists()
 
 st.subheader(t("wic.layers_heading"))
-st.caption(t("wic.layers_caption", k=k))
+st.caption(t("wic.layers_caption", k=k, mix=index.layer_mix.describe()))
 for query in queries:
     layer_by_layer(*query)
