@@ -24,8 +24,10 @@ VIEWS = Path(__file__).resolve().parent / "views"
 for key in [k for k in st.session_state if str(k).startswith(STATE_PREFIX)]:
     st.session_state[key] = st.session_state[key]
 
+PAGE_SLOT = "page.slot"
 index_dir()  # seeds the folder from the ELMO_SEARCH_INDEX setting
-switched = index_switched()  # another index than the last run's: the old questions are forgotten
+if index_switched():  # another index than the last run's: the old questions are forgotten, and the page moves
+    st.session_state[PAGE_SLOT] = 1 - st.session_state.get(PAGE_SLOT, 0)
 i18n.settle(index_language())  # the user's language, else the index's
 
 page = st.navigation(
@@ -60,8 +62,10 @@ with st.sidebar:
     st.text_input(t("sidebar.index_dir"), key=INDEX_DIR_KEY, help=t("sidebar.index_dir_help"))
 
 st.html(WIDTH_CSS)
-page_area = st.empty()
-if switched:  # the old index's results leave the screen now, not when the new index has opened
-    page_area.empty()
-with page_area.container():
+# The page is drawn in one of two areas, the other one emptied, and moves to the other area when another index
+# opens: the old index's results then leave the screen at once, not when the new index has opened (Streamlit keeps
+# an area's old elements on screen until the run that replaces them ends).
+slot = st.session_state.get(PAGE_SLOT, 0)
+areas = [st.container() if area == slot else st.empty() for area in range(2)]
+with areas[slot]:
     page.run()

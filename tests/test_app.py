@@ -298,7 +298,8 @@ def test_word_in_context_opens_on_the_bank_example(index_dir: Path) -> None:
     hits = results(at)
     assert len(hits) == 2 * 8
     assert all(":orange-background[**" in hit for hit in hits)  # the neighbour word is highlighted
-    assert len(at.get_by_key("wide-wic").dataframe) == 1  # GloVe's neighbours are the same in both: shown once
+    glove = [table for table in at.get_by_key("wide-wic").dataframe if "similarity" in table.value.columns]
+    assert len(glove) == 1  # GloVe's neighbours are the same in both sentences: shown once
 
 
 def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
@@ -426,7 +427,7 @@ def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speec
     at = open_app(index_dir, "views/word_in_context.py")
     at.slider(key="ui.wic.k").set_value(5).run()
     assert_clean(at)
-    table = at.dataframe[-2].value  # sentence A's; B's is the last
+    table = at.get_by_key("wide-wic").dataframe[-2].value  # sentence A's; B's is the last
     assert list(table["layer"]) == ["h0 · char-CNN (token)", "h1 · biLSTM 1", "h2 · biLSTM 2 (top)", "mix"]
     position = rules.tokenize(river).index("bank")
     for j, (same_pos, same_sense, senses) in enumerate(
@@ -649,6 +650,14 @@ def serve(index: Path, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def index_copy(index_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Another index folder (a copy), to switch to."""
+    copy = tmp_path_factory.mktemp("copy") / "index"
+    shutil.copytree(index_dir, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
 def served_app(index_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app on the test index, served on a free local port (one server for the module's browser tests)."""
     with serve(index_dir, tmp_path_factory.mktemp("served")) as url:
@@ -706,11 +715,16 @@ def caption_contrast(browser) -> float:
     return contrast(blend(rgb(color), float(opacity), rgb(background)), rgb(background))
 
 
-def wait_for_text(browser, text: str, timeout: int = 90) -> None:
+def wait_for_text(browser, text: str, last_hit: int | None = None, timeout: int = 90) -> None:
+    """Wait until the page shows ``text`` (and, with ``last_hit``, a ranked list that far: "8. 0.939 · …")."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(browser, timeout).until(lambda b: text in b.find_element(By.TAG_NAME, "body").text)
+    def ready(browser) -> bool:
+        body = browser.find_element(By.TAG_NAME, "body").text
+        return text in body and (last_hit is None or re.search(rf"(^|\n){last_hit}\. \d\.\d{{3}} ", body) is not None)
+
+    WebDriverWait(browser, timeout).until(ready)
 
 
 def shown(browser, css: str) -> list:
@@ -731,17 +745,18 @@ def check_word_in_context_layout(browser, size: str, first: str, second: str) ->
     else:
         assert narrow and not wide
         tabs = shown(browser, '.st-key-narrow-wic [data-testid="stTab"]')
-        assert len(tabs) == 3 and shown(browser, '.st-key-narrow-wic [data-testid="stTabPanel"]')
+        assert len(tabs) == 4 and shown(browser, '.st-key-narrow-wic [data-testid="stTabPanel"]')
         tabs[1].click()  # sentence B's list in place of A's
         time.sleep(0.5)
         assert tabs[1].get_attribute("aria-selected") == "true"
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
-def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
-    """Search (button, tabs, URL, title, reload), Word in context (layout by width, URL, reload) and Senses (URL,
-    caption) in headless Chromium at a desktop and a phone size: no request leaves the machine, the page icon is
-    the app's own, captions read at AA contrast. Screenshots are left in tmp_path."""
+def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, size: str) -> None:
+    """Search (button, tabs, URL, title, reload), Word in context (layout by width, URL, reload), Senses (URL,
+    caption), and opening another index (the old query and results go) in headless Chromium at a desktop and a
+    phone size: no request leaves the machine, the page icon is the app's own, captions read at AA contrast.
+    Screenshots are left in tmp_path."""
     width, height = SIZES[size]
     browser = open_browser(tmp_path, width, height)
     from selenium.webdriver.common.by import By
@@ -783,17 +798,15 @@ def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
         urls += requested_urls(browser)
 
         browser.get(f"{served_app}/word_in_context")
-        wait.until(lambda b: "GloVe · nearest words" in page_text() or "GloVe\n" in page_text())
-        assert browser.title == "Word in context · ELMo Search"
-        wait.until(lambda b: "wa=bank" in b.current_url and "Layer by layer" in page_text())
+        wait_for_text(browser, "Layer by layer", last_hit=8)
+        assert browser.title == "Word in context · ELMo Search" and "wa=bank" in browser.current_url
         check_word_in_context_layout(browser, size, "ELMo · “bank” in A", "ELMo · “bank” in B")
         time.sleep(1)
         browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
         browser.get(browser.current_url.replace("layer=2", "layer=0"))  # a shared link with another layer
-        wait.until(lambda b: "Layer by layer" in page_text())
-        assert browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Sentence A"]').get_attribute("value") == (
-            "The otters dug a den in the muddy bank of the river."
-        )
+        wait_for_text(browser, "Layer by layer", last_hit=8)
+        sentence = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Sentence A"]'))
+        assert sentence.get_attribute("value") == "The otters dug a den in the muddy bank of the river."
         time.sleep(1)
         assert "layer=0" in browser.current_url  # kept: the page writes back what it shows
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
@@ -805,6 +818,17 @@ def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
         assert browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Word"]').get_attribute("value") == "play"
         assert "Traceback" not in page_text()
         urls += requested_urls(browser)
+
+        if size == "desktop":  # another index: the question asked of the last one goes, in the box and the URL
+            browser.get(f"{served_app}/?q=otters+by+the+river")
+            wait.until(lambda b: "1. Life by the river" in page_text())
+            folder = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Index folder"]')
+            folder.send_keys(Keys.CONTROL, "a")
+            folder.send_keys(str(index_copy), Keys.ENTER)
+            wait.until(lambda b: "Type a query" in page_text() and "q=" not in b.current_url)
+            assert browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]').get_attribute("value") == ""
+            assert "Life by the river" not in page_text()
+            urls += requested_urls(browser)
     finally:
         browser.quit()
     assert urls and not leaving_the_machine(urls), leaving_the_machine(urls)

@@ -103,6 +103,12 @@ def layer_by_layer(side: str, sentence: str, word: str, position: int) -> None:
         st.dataframe(rows, hide_index=True, width="stretch")
 
 
+def layers_section() -> None:
+    st.caption(t("wic.layers_caption", k=k, mix=index.layer_mix.describe()))
+    for query in queries:
+        layer_by_layer(*query)
+
+
 index = state.current_index()
 examples = state.examples(index).word_in_context
 st.title(t("wic.title"))
@@ -171,15 +177,15 @@ with wide:
     with columns[-1]:
         st.subheader(t("wic.glove_heading"))
         glove_lists()
+    st.subheader(t("wic.layers_heading"))
+    layers_section()
 with narrow:  # a phone: one list at a time
-    tabs = st.tabs([*(t("wic.tab", word=word, side=side.upper()) for side, _, word, _ in queries), t("wic.glove_tab")])
+    names = [t("wic.tab", word=word, side=side.upper()) for side, _, word, _ in queries]
+    tabs = st.tabs([*names, t("wic.glove_tab"), t("wic.layers_heading")])
     for tab, query in zip(tabs, queries):
         with tab:
             neighbour_list(*query)
-    with tabs[-1]:
+    with tabs[-2]:
         glove_lists()
-
-st.subheader(t("wic.layers_heading"))
-st.caption(t("wic.layers_caption", k=k, mix=index.layer_mix.describe()))
-for query in queries:
-    layer_by_layer(*query)
+    with tabs[-1]:
+        layers_section()
