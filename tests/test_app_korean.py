@@ -22,6 +22,7 @@ from test_app import (
     leaving_the_machine,
     open_app,
     open_browser,
+    open_url,
     requested_urls,
     results,
     serve,
@@ -309,6 +310,52 @@ def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     assert at.text_input(key="ui.search.query").value == QUERIES_KO[1]
     assert_clean(at)
     assert documents(at)[0] == "**1. 김치 담그기**"
+
+
+def test_a_written_form_is_looked_up_as_the_token_the_index_knows(korean_index: Path) -> None:
+    """배를 typed in Senses, or carried by a link to Word in context, is 배 by the model's own rules (Kiwi); a
+    phrase of several words is answered with the words to choose from."""
+    at = open_url(korean_index, {"word": "배를", "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    assert "“배”의 뜻을 보여 줍니다. 모델이 “배를”에서 읽어 낸 단어입니다." in texts(at.caption)
+    assert at.metric[0].value == "8" and at.query_params["word"] == "배를"  # the URL keeps what was typed
+    at.text_input(key="ui.senses.word").set_value("항구의 배").run()
+    assert_clean(at)
+    assert texts(at.info) == ["모델은 “항구의 배”을(를) 여러 단어(항구, 배)로 읽습니다. 그 가운데 하나를 넣으세요."]
+    assert not at.metric
+
+    sentence = "어제 항구에서 큰 배를 보았다."
+    at = open_url(korean_index, {"a": sentence, "wa": "배를", "compare": "0"}, "views/word_in_context.py")
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo · 문장 A의 “배”" and results(at)
+
+
+def test_korean_sense_labels_are_nouns_never_particles_or_endings(korean_index: Path) -> None:
+    from encoder.text import KOREAN_GENERIC_NOUNS, KOREAN_STOPWORDS, text_rules
+
+    korean = text_rules("ko")
+    at = open_app(korean_index, "views/senses.py")
+    for word in ("배", "눈", "말"):
+        at.text_input(key="ui.senses.word").set_value(word)
+        at.selectbox(key="ui.senses.k").set_value(2).run()
+        assert_clean(at)
+        cards = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+        labels = {
+            w for card in cards for w in card.split("**")[1].split(", ") if card.split("**")[1] != "두드러진 단어 없음"
+        }
+        sentences = " ".join(p.value for p in at.markdown if p.value.startswith("- "))
+        assert word not in labels and not labels & (KOREAN_STOPWORDS | KOREAN_GENERIC_NOUNS | {"합니다", "적", "때"})
+        assert labels <= set(korean.label_words(sentences.replace("\\", ""))) or not labels
+
+
+def test_the_about_page_shows_the_korean_card_in_korean(korean_index: Path) -> None:
+    at = open_app(korean_index, "views/about.py")
+    assert_clean(at)
+    card = " ".join(texts(at.markdown))
+    assert "ELMo Search의 한국어 biLM" in card and "<!--" not in card and "../shared" not in card
+    assert len(at.get("image")) == 1  # the learning curve, from the model's folder
+    at.radio(key="ui.lang").set_value("en").run()
+    assert "the Korean biLM of ELMo Search" in " ".join(texts(at.markdown))
 
 
 def test_a_word_the_index_lacks_is_answered_in_the_ui_language(korean_index: Path) -> None:

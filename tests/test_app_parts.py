@@ -169,7 +169,7 @@ def test_the_hand_labels_cover_every_use_of_the_example_words(demo: str) -> None
     lines = path.read_text(encoding="utf-8").splitlines()
     assert lines[0].split("\t") == COLUMNS and len(lines) - 1 == len(read_labels(path))  # no use twice
     labels = read_labels(path)
-    examples = BY_LANGUAGE[DEMOS[demo].corpus_dir.name.removeprefix("demo").lstrip("-") or "en"].word_in_context
+    examples = BY_LANGUAGE[resolve_model(DEMOS[demo].model).text().language].word_in_context
     words = {word for pairs in examples.values() for _, word in pairs}
     uses = demo_uses(demo, words)
     rows = [line.split("\t") for line in lines[1:]]

@@ -75,6 +75,7 @@ def test_the_wheel_installs_and_embeds_with_the_default_model(tmp_path: Path) ->
     assert Path(module).is_relative_to(purelib) and Path(data) == purelib / "elmo_search_data"
     assert sentences == [["Dr.", "Smith", "sat", "."], ["He", "left", "."]]  # the shipped Punkt parameters
     assert sorted(p.name for p in (Path(data) / "demo").glob("*.jsonl")) == ["part_a.jsonl", "part_b.jsonl"]
+    assert (Path(data) / "demo" / "labels.tsv").is_file() and (purelib / "app" / "icon.png").is_file()
     # the installed default model embeds exactly as the checkout's does
     expected = Elmo.load("default").embed([["The", "bank", "of", "the", "river", "."]])[0]
     with h5py.File(work / "out.hdf5", "r") as f:
