@@ -246,7 +246,7 @@ def _print_senses(result: dict) -> None:
     silhouette = f", silhouette {result['silhouette']:.2f}" if result["silhouette"] is not None else ""
     print(f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}")
     for number, cluster in enumerate(result["clusters"]):
-        print(f"sense {number}  ({cluster['size']} uses; context: {cluster['label']})")
+        print(f"sense {number}  ({cluster['size']} uses; context: {cluster['label'] or 'no distinctive words'})")
         for example in cluster["examples"]:
             print(f"    - {example}")
 
