@@ -21,7 +21,16 @@ from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source
 
-from .settings import CODE_ROOT, DEMOS, INDEX_ENV, MAIN_SCRIPT, PRIMARY_COLOR, configured_index_dir, demo_corpus
+from .settings import (
+    CODE_ROOT,
+    DEMOS,
+    INDEX_ENV,
+    MAIN_SCRIPT,
+    PRIMARY_COLOR,
+    TEXT_COLOR,
+    configured_index_dir,
+    demo_corpus,
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -164,6 +173,8 @@ def streamlit_command(address: str, port: int) -> list[str]:
         "type",
         "--theme.primaryColor",
         PRIMARY_COLOR,
+        "--theme.textColor",
+        TEXT_COLOR,
     ]
 
 

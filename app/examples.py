@@ -4,7 +4,11 @@ queries of the Search page. Their button labels are the UI language's (``app.i18
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from encoder.text import TextRules
+from indexer.words import is_content_word
 
 Pairs = tuple[tuple[str, str], tuple[str, str]]  # two (sentence, word) pairs
 
@@ -96,3 +100,22 @@ BY_LANGUAGE = {
 def examples_for(language: str) -> Examples:
     """The examples for an index of ``language`` (English ones when there are none in it)."""
     return BY_LANGUAGE.get(language, BY_LANGUAGE["en"])
+
+
+def answerable(
+    examples: Examples, rules: TextRules, in_text: Callable[[str], bool], uses: Callable[[str], int]
+) -> Examples:
+    """The ``examples`` an index can answer: word-in-context pairs whose word it has uses of, sense words it has at
+    least two uses of, and queries (and the placeholder) most of whose content words are in its text (the demo's
+    queries are paraphrases: some of their words are absent on purpose). On one's own index few or none remain."""
+
+    def mostly_known(query: str) -> bool:
+        words = [w for w in rules.tokenize(query) if is_content_word(w, rules.stopwords)]
+        return 2 * sum(map(in_text, words)) > len(words)
+
+    return Examples(
+        word_in_context={name: pairs for name, pairs in examples.word_in_context.items() if uses(pairs[0][1]) > 0},
+        queries=tuple(query for query in examples.queries if mostly_known(query)),
+        sense_words=tuple(word for word in examples.sense_words if uses(word) >= 2),
+        placeholder=examples.placeholder if mostly_known(examples.placeholder) else "",
+    )

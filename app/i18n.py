@@ -24,7 +24,7 @@ from indexer.errors import MESSAGES
 
 LANGUAGES = {"ko": "한국어", "en": "English"}  # as the switch shows them, each in its own language
 LANGUAGE_LABEL = "한국어 / English"  # the switch's label, readable whichever language is shown
-LOADING = ":material/hourglass_top: Loading ELMo Search… · 불러오는 중…"  # shown before the language is known
+LOADING = "Loading ELMo Search… · 불러오는 중…"  # shown before the language is known
 LANG_KEY = "ui.lang"  # the switch (a "ui." key: kept when pages change)
 _CHOSEN = "lang.chosen"  # set once the user (or a URL) has chosen, so the index's language no longer decides
 _URL_READ = "lang.url_read"
@@ -94,9 +94,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "mix.all_zero": "Give at least one layer a weight above zero.",
         "mix.caption": "The sliders are normalised so that the weights s_j sum to 1; h_j is layer j's vector for a "
         "token.",
-        "picker.no_words": "This sentence has no words to pick.",
-        "picker.not_in_sentence": "“{word}” is not in this sentence: click the word you want to look up.",
-        "picker.click": "Click a word of the sentence to see its nearest uses.",
+        "picker.no_words": "This sentence has no word the collection holds: type another one.",
+        "picker.not_in_sentence": "“{word}” is not in this sentence: pick the word you want to look up.",
+        "picker.click": "Pick a word of the sentence to see its nearest uses.",
+        "picker.not_indexed": "Not in the collection, so not offered: {words}",
         # Search
         "search.title": "Search",
         "search.query": "Query",
@@ -143,6 +144,22 @@ STRINGS: dict[str, dict[str, str]] = {
         "wic.glove_caption": "One vector per word, whatever the sentence.",
         "wic.column_word": "word",
         "wic.column_similarity": "similarity",
+        "wic.tab": "{side} · {word}",
+        "wic.glove_tab": "GloVe",
+        "wic.layers_heading": "Layer by layer",
+        "wic.layers_caption": "The {k} nearest uses of the same word at each layer alone and in the index's mix "
+        "(`{mix}`). Peters et al. (2018, §5.3) found that the first biLSTM layer holds more syntax (it should lead on "
+        "part of speech) and the top layer more meaning (it should lead on sense). Counted over the uses the demo "
+        "labels by hand (`labels.tsv` beside its documents); the token layer gives every use of a word the same "
+        "vector, so its order is arbitrary.",
+        "wic.layers_of": "**{side} · “{word}”**: sense *{sense}*, part of speech {pos}",
+        "wic.layers_unlabelled": "{side}: the demo has no label for this use of “{word}”; the counts need a sentence "
+        "it labels (an example, as it is).",
+        "wic.layer_mix": "mix",
+        "wic.column_layer": "layer",
+        "wic.column_same_pos": "same POS",
+        "wic.column_same_sense": "same sense",
+        "wic.column_senses": "senses, nearest first",
         # Senses
         "senses.title": "Senses",
         "senses.caption": "Every occurrence of the word in the collection gets its own ELMo vector; k-means groups "
@@ -164,7 +181,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "senses.column_sense": "sense",
         "senses.column_sentence": "sentence",
         "senses.all": "All {n} occurrences of “{word}”",
-        "senses.hover": "Hover over a point to read its sentence; scroll to zoom.",
+        "senses.read_points": "Each point is one occurrence: point at it or tap it to read its sentence. With a "
+        "mouse, scroll to zoom and drag to move.",
+        "senses.no_label": "no distinctive words",
+        "senses.several_words": "The model reads “{typed}” as several words ({words}): type one of them.",
+        "senses.read_as": "Showing “{word}”: the word the model reads in “{typed}”.",
         # About
         "about.title": "About",
         "about.how": "How ELMo works",
@@ -220,7 +241,6 @@ This model has {n_layers} layers:
         "Search page re-mix them per query.",
         "about.column_layer": "layer",
         "about.column_weight": "weight s_j",
-        "about.column_used_by": "used by",
         "about.used_by_search": "search",
         "about.used_by_words": "words in context",
     },
@@ -313,9 +333,10 @@ This model has {n_layers} layers:
         "그대로이고, ELMo 벡터를 다른 모델의 입력으로 쓸 때 의미가 있습니다.",
         "mix.all_zero": "적어도 한 층에는 0보다 큰 가중치를 주세요.",
         "mix.caption": "가중치 s_j의 합이 1이 되도록 슬라이더 값을 정규화합니다. h_j는 토큰의 j번째 층 벡터입니다.",
-        "picker.no_words": "이 문장에는 고를 단어가 없습니다.",
-        "picker.not_in_sentence": "“{word}”은(는) 이 문장에 없습니다. 살펴볼 단어를 누르세요.",
-        "picker.click": "문장에서 단어를 누르면 그 단어와 가장 가까운 쓰임을 보여 줍니다.",
+        "picker.no_words": "이 문장에는 문서 모음에 있는 단어가 없습니다. 다른 문장을 넣어 보세요.",
+        "picker.not_in_sentence": "“{word}”은(는) 이 문장에 없습니다. 살펴볼 단어를 고르세요.",
+        "picker.click": "문장에서 단어를 고르면 그 단어와 가장 가까운 쓰임을 보여 줍니다.",
+        "picker.not_indexed": "문서 모음에 없어서 고를 수 없는 단어: {words}",
         "search.title": "검색",
         "search.query": "검색어",
         "search.placeholder": "예: {example}",
@@ -363,6 +384,22 @@ This model has {n_layers} layers:
         "wic.glove_caption": "문장과 상관없이 단어마다 벡터 하나.",
         "wic.column_word": "단어",
         "wic.column_similarity": "유사도",
+        "wic.tab": "{side} · {word}",
+        "wic.glove_tab": "GloVe",
+        "wic.layers_heading": "층마다",
+        "wic.layers_caption": "층 하나씩과 색인의 섞기(`{mix}`)로 찾은, 같은 단어의 가장 가까운 쓰임 {k}개입니다. "
+        "Peters 외(2018, §5.3)에 따르면 첫 "
+        "biLSTM 층은 문법을 더 많이 담아 품사가 같은 쓰임을 모으고, 맨 위 층은 뜻을 더 많이 담아 뜻이 같은 쓰임을 "
+        "모읍니다. 데모 문서에 손으로 붙인 표지(문서 옆의 `labels.tsv`)가 있는 쓰임만 셉니다. 토큰 층은 한 단어의 "
+        "모든 쓰임에 같은 벡터를 주므로 그 순서에는 의미가 없습니다.",
+        "wic.layers_of": "**{side} · “{word}”**: 뜻 *{sense}*, 품사 {pos}",
+        "wic.layers_unlabelled": "{side}: 데모에는 “{word}”의 이 쓰임에 대한 표지가 없습니다. 표지가 붙은 문장(예시 "
+        "문장 그대로)이어야 셀 수 있습니다.",
+        "wic.layer_mix": "섞기",
+        "wic.column_layer": "층",
+        "wic.column_same_pos": "같은 품사",
+        "wic.column_same_sense": "같은 뜻",
+        "wic.column_senses": "가까운 순서의 뜻",
         "senses.title": "단어의 뜻",
         "senses.caption": "문서 모음에서 단어가 나온 자리마다 ELMo 벡터가 하나씩 생깁니다. k-평균으로 이 "
         "벡터들을 뜻별로 묶고, PCA로 2차원에 그립니다. 사전은 쓰지 않습니다. 뜻은 문맥에서만 나옵니다.",
@@ -382,7 +419,11 @@ This model has {n_layers} layers:
         "senses.column_sense": "뜻",
         "senses.column_sentence": "문장",
         "senses.all": "“{word}”의 쓰임 {n}곳 전체",
-        "senses.hover": "점 위에 마우스를 올리면 문장을 읽을 수 있고, 스크롤하면 확대됩니다.",
+        "senses.read_points": "점 하나가 단어가 나온 자리 하나입니다. 점을 가리키거나 누르면 문장을 읽을 수 "
+        "있습니다. 마우스로는 스크롤해서 확대하고 끌어서 옮길 수 있습니다.",
+        "senses.no_label": "두드러진 단어 없음",
+        "senses.several_words": "모델은 “{typed}”을(를) 여러 단어({words})로 읽습니다. 그 가운데 하나를 넣으세요.",
+        "senses.read_as": "“{word}”의 뜻을 보여 줍니다. 모델이 “{typed}”에서 읽어 낸 단어입니다.",
         "about.title": "소개",
         "about.how": "ELMo의 작동 방식",
         "about.how_text": """
@@ -437,7 +478,6 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
         "슬라이더로 질의마다 다시 섞을 수 있습니다.",
         "about.column_layer": "층",
         "about.column_weight": "가중치 s_j",
-        "about.column_used_by": "쓰는 곳",
         "about.used_by_search": "검색",
         "about.used_by_words": "문맥 속 단어",
         # names of the word-in-context examples (app.examples), shown on their buttons

@@ -9,14 +9,13 @@ import streamlit as st
 
 from app import i18n  # light: only the strings
 
-st.set_page_config(page_title="ELMo Search", page_icon=":material/search:", layout="wide")
-loading = st.empty()  # shown while the first run imports torch and the index code (seconds on a cold start)
-loading.caption(i18n.LOADING)
-
-from app.settings import DEMOS  # noqa: E402  (after the placeholder: these imports are slow)
-from app.state import INDEX_DIR_KEY, index_dir, index_language  # noqa: E402
-from app.widgets import STATE_PREFIX  # noqa: E402
-from indexer.manifest import FolderInfo  # noqa: E402
+ICON = str(Path(__file__).with_name("icon.png"))  # served by the app itself: a Material icon would be fetched online
+st.set_page_config(page_title="ELMo Search", page_icon=ICON, layout="wide")
+with st.spinner(i18n.LOADING):  # the first run imports torch and the index code (seconds on a cold start)
+    from app.settings import DEMOS
+    from app.state import INDEX_DIR_KEY, index_dir, index_language, index_switched
+    from app.widgets import STATE_PREFIX, WIDTH_CSS
+    from indexer.manifest import FolderInfo
 
 t = i18n.t
 VIEWS = Path(__file__).resolve().parent / "views"
@@ -25,7 +24,10 @@ VIEWS = Path(__file__).resolve().parent / "views"
 for key in [k for k in st.session_state if str(k).startswith(STATE_PREFIX)]:
     st.session_state[key] = st.session_state[key]
 
+PAGE_SLOT = "page.slot"
 index_dir()  # seeds the folder from the ELMO_SEARCH_INDEX setting
+if index_switched():  # another index than the last run's: the old questions are forgotten, and the page moves
+    st.session_state[PAGE_SLOT] = 1 - st.session_state.get(PAGE_SLOT, 0)
 i18n.settle(index_language())  # the user's language, else the index's
 
 page = st.navigation(
@@ -36,7 +38,7 @@ page = st.navigation(
         st.Page(VIEWS / "about.py", title=t("page.about"), icon=":material/info:"),
     ]
 )
-st.set_page_config(page_title=f"{page.title} · ELMo Search")  # each page its own browser title
+st.set_page_config(page_title=f"{page.title} · ELMo Search", page_icon=ICON)  # each page its own title; not its icon
 
 
 def open_demo() -> None:
@@ -59,5 +61,11 @@ with st.sidebar:
         )
     st.text_input(t("sidebar.index_dir"), key=INDEX_DIR_KEY, help=t("sidebar.index_dir_help"))
 
-loading.empty()
-page.run()
+st.html(WIDTH_CSS)
+# The page is drawn in one of two areas, the other one emptied, and moves to the other area when another index
+# opens: the old index's results then leave the screen at once, not when the new index has opened (Streamlit keeps
+# an area's old elements on screen until the run that replaces them ends).
+slot = st.session_state.get(PAGE_SLOT, 0)
+areas = [st.container() if area == slot else st.empty() for area in range(2)]
+with areas[slot]:
+    page.run()

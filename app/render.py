@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from indexer.results import DocumentHit, TokenHit
 from indexer.words import normalize
 
 from .i18n import Markdown, escape, indexer_text, t
+from .labels import UseLabel
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +109,15 @@ def _document_hit(hit: DocumentHit, rules: TextRules, layers: str) -> None:
             )
 
 
-def token_hits(hits: Sequence[TokenHit]) -> None:
-    """Ranked uses of a word in context, the word highlighted in its sentence."""
+def token_hits(hits: Sequence[TokenHit], labels: Sequence[UseLabel | None] = ()) -> None:
+    """Ranked uses of a word in context, the word highlighted in its sentence, and what the demo's labels say of
+    each use (its sense and part of speech) where they have it."""
     if not hits:
         st.info(t("render.no_uses"))
-    for hit in hits:
+    for hit, label in itertools.zip_longest(hits, labels[: len(hits)]):
+        labelled = f" · {escape(label.sense)} ({escape(label.pos)})" if label else ""
         st.markdown(
-            f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*  \n"
+            f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*{labelled}  \n"
             f"{highlight(hit.sentence, hit.char_start, hit.char_end)}"
         )
 

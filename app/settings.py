@@ -35,6 +35,12 @@ DEMOS = {
 }
 MAIN_SCRIPT = Path(__file__).resolve().parent / "main.py"
 PRIMARY_COLOR = "#B42318"  # darker than Streamlit's red: text and selected pills in it pass WCAG AA contrast (4.5:1)
+TEXT_COLOR = "#111111"
+"""Darker than Streamlit's: its captions are this colour at 60 % opacity, 3.9:1 on white with the default colour and
+4.9:1 with this one (AA asks 4.5:1)."""
+CHART_COLOURS = ("#0072B2", "#A85C00", "#007A5E", "#A8437E", "#C0392B", "#332288", "#000000", "#6B5E00")
+"""Series colours of the app's charts: the hues of Okabe & Ito's colour-blind-safe palette, most distinct first,
+darkened where needed so that each reads on white at AA's 4.5:1 (sky blue became indigo, yellow olive)."""
 
 
 def configured_index_dir(demo: str = "en") -> Path:

@@ -7,6 +7,8 @@ command that builds it, instead of a traceback.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import shlex
 import threading
 import warnings
@@ -19,14 +21,29 @@ import streamlit as st
 from encoder import LayerMix
 from encoder.elmo import resolve_model
 from indexer import Index
-from indexer.errors import IndexerError, QueryNotice
+from indexer.errors import IndexerError, QueryError, QueryNotice
 from indexer.manifest import FolderInfo
 from indexer.results import DocumentHit, Neighbors, Senses
+from indexer.words import is_content_word, normalize
 
+from .examples import Examples, answerable, examples_for
 from .i18n import t
 from .settings import build_command, configured_index_dir
 
 INDEX_DIR_KEY = "index_dir"
+SHOWN_INDEX_KEY = "index.shown"  # the folder the last run showed: another one means the user switched
+QUESTION_KEYS = (
+    "ui.search.query",
+    "ui.wic.sentence_a",
+    "ui.wic.sentence_b",
+    "ui.wic.word_a",
+    "ui.wic.word_b",
+    "ui.senses.word",
+)
+"""What the user asked the last index: emptied when another index opens (its pages then seed their own examples,
+``SEEDED_KEYS`` saying for which language they last did)."""
+SEEDED_KEYS = ("wic.examples", "senses.examples")
+N_SUGGESTED_WORDS = 10
 T = TypeVar("T")
 _ONE_QUESTION_AT_A_TIME = threading.Lock()
 
@@ -40,6 +57,20 @@ def index_dir() -> Path:
     """The folder chosen in the sidebar (initially the ``ELMO_SEARCH_INDEX`` setting)."""
     st.session_state.setdefault(INDEX_DIR_KEY, str(configured_index_dir()))
     return Path(st.session_state[INDEX_DIR_KEY]).expanduser().resolve()
+
+
+def index_switched() -> bool:
+    """Whether this run shows another index than the last run (never on a session's first run). On a switch the
+    old questions are forgotten, so no page asks the new index what was asked of the old one."""
+    shown, last = str(index_dir()), st.session_state.get(SHOWN_INDEX_KEY)
+    st.session_state[SHOWN_INDEX_KEY] = shown
+    if last is None or last == shown:
+        return False
+    for key in QUESTION_KEYS:
+        st.session_state[key] = ""  # set, not deleted: a text box shows a value set here, and keeps a deleted one
+    for key in [k for k in st.session_state if k in SEEDED_KEYS or str(k).startswith("pick.")]:
+        del st.session_state[key]
+    return True
 
 
 def index_language() -> str | None:
@@ -71,7 +102,11 @@ def current_index() -> Index:
         st.stop()
     try:
         with st.spinner(t("spinner.open")):
-            return _open_index(str(path), found.stamp)  # the stamp changes when the index is rebuilt in place
+            index = _open_index(str(path), found.stamp)  # the stamp changes when the index is rebuilt in place
+            index.elmo.text.tokenize(
+                "Warm up."
+            )  # the first tokenization loads its tokenizer (seconds): here, not later
+            return index
     except (IndexerError, OSError, ValueError) as error:
         st.error(t("index.cannot_open", path=path, error=error))
         st.info(t("index.rebuild"))
@@ -147,3 +182,29 @@ def senses(index: Index, word: str, k: int | str) -> Senses:
     """Sense clusters of ``word`` (cached per word, the slowest question the UI asks)."""
     with st.spinner(t("spinner.senses")):
         return _senses(index, _key(), word, k)
+
+
+def uses(index: Index, word: str) -> int:
+    """How many uses of ``word`` (any case) the index holds vectors of: 0 for a stopword or a word it lacks."""
+    try:
+        return len(index.word_ids(word))
+    except QueryError:
+        return 0
+
+
+def examples(index: Index) -> Examples:
+    """The examples of the index's language that this index can answer (``examples.answerable``); when none of the
+    demo's words is in it (one's own index), the Senses page suggests the index's most frequent content words."""
+    rules = index.elmo.text
+    found = answerable(
+        examples_for(rules.language),
+        rules,
+        in_text=lambda word: normalize(word) in index.frequencies.counts,
+        uses=lambda word: uses(index, word),
+    )
+    if found.sense_words:
+        return found
+    frequent = sorted(index.frequencies.counts, key=lambda word: -index.frequencies.counts[word])
+    words = (w for w in frequent if is_content_word(w, rules.stopwords) and any(c.isalpha() for c in w))
+    suggested = tuple(itertools.islice((w for w in words if uses(index, w) >= 2), N_SUGGESTED_WORDS))
+    return dataclasses.replace(found, sense_words=suggested)

@@ -1,21 +1,39 @@
-"""Controls shared by several pages: the layer mix (presets, sliders, live formula) and the token picker."""
+"""Controls shared by several pages: the layer mix (presets, sliders, live formula), the token picker, and the
+rule that maps a word as typed to the token the index knows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from encoder import LayerMix
 from encoder.mix import PRESETS
 from encoder.text import TextRules
-from indexer.words import is_word, normalize
+from indexer.words import is_content_word, normalize
 
 from .i18n import t
+from .render import escape
 
 CUSTOM = "custom"
 STATE_PREFIX = "ui."
 """Keys that start with this survive switching pages (``main.py`` keeps them alive)."""
+NARROW_PX = 700
+"""Narrower screens (phones) get ``by_width``'s narrow layout."""
+WIDTH_CSS = (
+    f"<style>@media (max-width: {NARROW_PX - 0.02}px) {{ [class*='st-key-wide-'] {{ display: none; }} }}"
+    f"@media (min-width: {NARROW_PX}px) {{ [class*='st-key-narrow-'] {{ display: none; }} }}</style>"
+)
+"""Shows each ``by_width`` pair's container that fits the screen; ``main.py`` puts it on every page, in one place, so
+it never leaves the page while a page reruns."""
+
+
+def by_width(name: str) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Two containers for the same content: one laid out for screens at least ``NARROW_PX`` wide, one for narrower
+    ones (phones). ``WIDTH_CSS`` shows only the one that fits, so a desktop gets columns where a phone gets tabs
+    (Streamlit tells the server nothing of the screen, and its own columns only stack under 640 px)."""
+    return st.container(key=f"wide-{name}"), st.container(key=f"narrow-{name}")
 
 
 def layer_name(j: int, n_layers: int) -> str:
@@ -43,6 +61,14 @@ def _mark_custom(key: str, n_layers: int) -> None:
     weights = [st.session_state[f"{key}.s{j}"] for j in range(n_layers)]
     total = sum(weights)
     st.session_state[f"{key}.preset"] = _preset_of([w / total for w in weights], n_layers) if total else CUSTOM
+
+
+def set_layer_mix(key: str, n_layers: int, mix: LayerMix) -> None:
+    """Give the layer-mix control ``key`` the weights of ``mix`` (from a shared link, say): its sliders, and the
+    preset they make (custom when none)."""
+    for j, w in enumerate(mix.weights):
+        st.session_state[f"{key}.s{j}"] = round(w, 2)
+    st.session_state[f"{key}.preset"] = _preset_of(mix.weights, n_layers)
 
 
 def formula(mix: LayerMix) -> str:
@@ -113,6 +139,19 @@ def layer_selector(key: str, n_layers: int) -> LayerMix:
     return LayerMix.parse([1.0 if j == choice else 0.0 for j in range(n_layers)], n_layers)
 
 
+def typed_word(typed: str, rules: TextRules, indexed: Callable[[str], bool]) -> tuple[str | None, list[str]]:
+    """The token the index knows for a word as the user typed it, by the model's own rules: the word itself when
+    the index has it, else the one content word it splits into (배를 -> 배 + 를: 배). When it splits into several
+    content words, (None, those words), so the page can say which to use."""
+    typed = typed.strip()
+    if indexed(typed):
+        return typed, []
+    words = list(dict.fromkeys(t for t in rules.tokenize(typed) if is_content_word(t, rules.stopwords)))
+    if len(words) > 1:
+        return None, words
+    return (words[0] if words else typed), []
+
+
 def choose_word(key: str, word: str) -> None:
     """Make ``word`` the choice of the token picker ``key`` (e.g. when an example is loaded)."""
     st.session_state[key] = word
@@ -120,23 +159,30 @@ def choose_word(key: str, word: str) -> None:
         del st.session_state[widget]  # re-seeded from the word on the next run
 
 
-def token_picker(label: str, sentence: str, key: str, text: TextRules) -> tuple[str, int] | None:
-    """Clickable tokens of ``sentence`` as the index's model tokenizes it (``text``), so positions agree; the
-    chosen word (``key``) carries over when the sentence is edited."""
-    tokens = text.tokenize(sentence)
-    words = [i for i, token in enumerate(tokens) if is_word(token)]
+def token_picker(
+    label: str, sentence: str, key: str, rules: TextRules, indexed: Callable[[str], bool]
+) -> tuple[str, int] | None:
+    """Clickable tokens of ``sentence`` as the index's model tokenizes it (``rules``), so positions agree: the words
+    the index holds (``indexed``), never a stopword or a word it has no uses of. The chosen word (``key``) carries
+    over when the sentence is edited, matched as ``typed_word`` matches it (배를 finds 배)."""
+    tokens = rules.tokenize(sentence)
+    content = [i for i, token in enumerate(tokens) if is_content_word(token, rules.stopwords)]
+    words = [i for i in content if indexed(tokens[i])]
+    missing = list(dict.fromkeys(tokens[i] for i in content if i not in words))
+    if missing:
+        st.caption(t("picker.not_indexed", words=", ".join(map(escape, missing))))
     if not words:
         st.info(t("picker.no_words"))
         return None
     widget = f"pick.{key}.{sentence}"  # a new sentence gets a new widget, seeded from the remembered word
+    remembered = st.session_state.get(key, "")
     if widget not in st.session_state:
-        wanted = normalize(st.session_state.get(key, ""))
+        wanted = normalize(typed_word(remembered, rules, indexed)[0] or "") if remembered else None
         st.session_state[widget] = next((i for i in words if normalize(tokens[i]) == wanted), None)
     position = st.pills(label, words, format_func=lambda i: tokens[i], key=widget)
     if position is None:
-        remembered = st.session_state.get(key, "")
-        if remembered and normalize(remembered) not in {normalize(t) for t in tokens}:
-            st.info(t("picker.not_in_sentence", word=remembered))
+        if remembered and normalize(remembered) not in {normalize(token) for token in tokens}:
+            st.info(t("picker.not_in_sentence", word=escape(remembered)))
         else:
             st.info(t("picker.click"))
         return None

@@ -5,7 +5,8 @@ while the biLM's vector of "play" in a sentence about baseball finds other sport
 about Broadway finds other stage uses. Here the two sentences are ours (the app's Word-in-context preset,
 ``app/examples.py``),
 the uses come from an index of the demo corpus, and each use carries the sense we labelled it with
-(``DEMO_PLAY_SENSES``), so the share of the nearest uses that match the sentence's sense can be counted.
+(``data/demo/labels.tsv``, as the app's layer-by-layer table), so the share of the nearest uses that match the
+sentence's sense can be counted.
 
     python bench/table4.py [--index build/demo-index] [--k 5] [--layers top]
 
@@ -22,57 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.examples import EXAMPLES, TABLE4  # noqa: E402
+from app.labels import demo_labels  # noqa: E402
 from indexer import Index  # noqa: E402
 from indexer.results import Neighbors  # noqa: E402
-
-QUERIES = dict(zip(("sport", "stage"), (sentence for sentence, _ in EXAMPLES[TABLE4])))  # sense -> sentence
-
-DEMO_PLAY_SENSES = {  # (document, start of the sentence) -> sense, for every use of "play" in data/demo
-    ("a-sport-01", "A light bat helps them play"): "sport",
-    ("a-sport-02", "In baseball, every play begins"): "sport",
-    ("a-sport-10", "Players must not touch the net"): "sport",
-    ("a-sport-19", "Play starts at two"): "sport",
-    ("a-sport-19", "When the light begins to fade"): "sport",
-    ("b-technology-15", "Cheaper models use a flimsy stick"): "sport",
-    ("b-home-08", "Explain the rules briefly"): "sport",
-    ("b-home-09", "Let the children play outside"): "sport",
-    ("b-home-16", "Above all, keep it fun"): "sport",
-    ("b-home-22", "Play with your cat"): "sport",
-    ("a-theatre-16", "Members play warm-up games"): "sport",
-    ("a-theatre-01", "Staging a play"): "stage",
-    ("a-theatre-01", "First the director chooses a play"): "stage",
-    ("a-theatre-01", "Early rehearsals focus on reading the play"): "stage",
-    ("a-theatre-08", "Read the whole play"): "stage",
-    ("a-theatre-13", "The play runs until"): "stage",
-    ("a-theatre-14", "This year the programme includes"): "stage",
-    ("a-theatre-16", "Over the year, the club usually puts on"): "stage",
-    ("b-history-02", "Audiences of every class"): "stage",
-    ("b-history-02", "A popular play might be performed"): "stage",
-    ("b-history-02", "The most famous playwright"): "stage",
-    ("b-history-02", "Modern reconstructions"): "stage",
-    ("b-history-23", "A single play might deal"): "stage",
-    ("b-history-23", "Many a Greek play"): "stage",
-    ("a-theatre-11", "Producers want to know"): "acting a role",
-    ("a-music-05", "Many pianists play scales"): "music",
-    ("a-music-06", "During rehearsals, the conductor"): "music",
-    ("a-music-06", "Small chamber groups often play"): "music",
-    ("a-music-09", "Learning to hear the key"): "music",
-    ("a-music-15", "Headline rock bands play"): "music",
-    ("a-music-17", "The group learns to play a scale"): "music",
-    ("a-music-18", "These instruments play"): "music",
-    ("b-technology-11", "When you review the footage"): "press play",
-    ("b-technology-11", "Then press play again"): "press play",
-    ("b-technology-12", "Press play to start"): "press play",
-    ("b-technology-12", "To watch on a television"): "press play",
-}
-
-
-def sense_of(doc_id: str, sentence: str) -> str:
-    """Our label of a use of "play" in the demo corpus; "unlabelled" for a use from any other text."""
-    return next(
-        (sense for (doc, start), sense in DEMO_PLAY_SENSES.items() if doc == doc_id and sentence.startswith(start)),
-        "unlabelled",
-    )
 
 
 @dataclass
@@ -87,12 +40,20 @@ class Row:
         return sum(s == self.sense for s in self.senses) / max(len(self.senses), 1)
 
 
+def sense_of(sentence: str, position: int) -> str:
+    """Our label of a use of "play" (``data/demo/labels.tsv``); "unlabelled" for a use from any other text."""
+    label = demo_labels().get((sentence, position))
+    return label.sense if label else "unlabelled"
+
+
 def table4(index: Index, k: int = 5, layers: str = "top") -> list[Row]:
     """Each query sentence's nearest uses of "play" (same word only), their senses, GloVe's nearest words."""
     rows = []
-    for sense, sentence in QUERIES.items():
-        result = index.neighbors(sentence, "play", k=k, same_word=True, layers=layers)
-        rows.append(Row(sense, sentence, result, [sense_of(h.doc_id, h.sentence) for h in result.hits]))
+    for sentence, word in EXAMPLES[TABLE4]:
+        position = index.elmo.text.tokenize(sentence).index(word)
+        result = index.neighbors(sentence, word, position=position, k=k, same_word=True, layers=layers)
+        senses = [sense_of(hit.sentence, hit.token_index) for hit in result.hits]
+        rows.append(Row(sense_of(sentence, position), sentence, result, senses))
     return rows
 
 

@@ -382,6 +382,13 @@ KOREAN_STOPWORDS = frozenset(
 """Korean function morphemes as ``KoreanText`` writes them (particles, endings, the copula, 하다/되다 and a few
 function nouns): a fixed list, like the English one; not indexed as words in context, not query terms."""
 
+KOREAN_GENERIC_NOUNS = frozenset(
+    "때 적 날 곳 속 중 후 전 뒤 앞 위 안 밖 쪽 번 가지 경우 정도 사이 다음 동안 이상 이하 때문 사람 자신 우리 모두".split()
+)
+"""Nouns of time, place, quantity and person that name no topic, though Kiwi may tag them as ordinary nouns (NNG):
+never a sense cluster's label (``KoreanText.label_words``). 적 is mostly the 적 of 한 적이 있다 ("have ever"), rarely
+an enemy."""
+
 
 class TextRules:
     """How one language's text becomes sentences and tokens, with offsets into the text, and which of its
@@ -416,6 +423,11 @@ class TextRules:
         """The tokens of a text (split into sentences first, as ``text_tokens``), as one list."""
         return [t for t, _, _ in self.text_tokens(text)]
 
+    def label_words(self, text: str) -> list[str]:
+        """The tokens of ``text`` that may name a topic (a sense cluster's label): words with a letter that are not
+        stopwords. Languages with a tagger at hand narrow this to nouns."""
+        return [t for t in self.tokenize(text) if any(c.isalpha() for c in t) and t.lower() not in self.stopwords]
+
 
 class EnglishText(TextRules):
     """Punkt sentences (the shipped parameters) and NLTK's word tokenizer (see the functions above)."""
@@ -435,6 +447,13 @@ class EnglishText(TextRules):
 
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         return split_and_tokenize(text)
+
+    def label_words(self, text: str) -> list[str]:
+        """As ``TextRules.label_words``, with scikit-learn's longer English stopword list too ("every", "often",
+        "many" name no topic either)."""
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        return [t for t in super().label_words(text) if t.lower() not in ENGLISH_STOP_WORDS]
 
 
 class KoreanText(TextRules):
@@ -480,6 +499,25 @@ class KoreanText(TextRules):
         """The token spans of one Kiwi sentence (``sentence.start`` is relative to ``offset`` in ``text``)."""
         return self._surface(sentence.tokens, text, offset)
 
+    LABEL_TAGS = frozenset({"NNG", "NNP", "SL", "SH"})
+    """Kiwi's tags of a morpheme that can name a topic: common and proper nouns, words in Latin script or Hanja."""
+
+    def label_words(self, text: str) -> list[str]:
+        """The surface tokens of ``text`` that Kiwi, reading the whole text, tags as one noun (``LABEL_TAGS``), less
+        stopwords and ``KOREAN_GENERIC_NOUNS``: never a particle, an ending or a verb's stem (적, 합니다, 먹)."""
+        morphemes = self._kiwi.tokenize(text)
+        words = []
+        for token, start, end in self.text_tokens(text):
+            tags = [m.tag for m in morphemes if m.start < end and m.start + m.len > start]
+            if (
+                len(tags) == 1
+                and tags[0] in self.LABEL_TAGS
+                and token not in self.stopwords
+                and token not in KOREAN_GENERIC_NOUNS
+            ):
+                words.append(token)
+        return words
+
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         result = []
         for para in _PARAGRAPH.finditer(text):
@@ -511,6 +549,8 @@ class KoreanEojeolText(KoreanText):
 
     def _word_spans(self, sentence: Any, text: str, offset: int) -> list[tuple[int, int]]:
         return [m.span() for m in _EOJEOL.finditer(text, offset + sentence.start, offset + sentence.end)]
+
+    label_words = TextRules.label_words  # an eojeol holds its particles: no token is a noun alone
 
 
 _EOJEOL = re.compile(r"\w+|[^\w\s]")  # a run of letters and digits, or one punctuation mark

@@ -364,7 +364,7 @@ def _print_senses(result: dict) -> None:
     silhouette = f", silhouette {result['silhouette']:.2f}" if result["silhouette"] is not None else ""
     show(f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}")
     for number, cluster in enumerate(result["clusters"]):
-        show(f"sense {number}  ({cluster['size']} uses; context: {cluster['label']})")
+        show(f"sense {number}  ({cluster['size']} uses; context: {cluster['label'] or 'no distinctive words'})")
         for example in cluster["examples"]:
             show(f"    - {example}")
 

@@ -591,7 +591,7 @@ class Index:
             word.strip(),
             self._token_vectors.gather(ids, weights),
             rows["text"].tolist(),
-            rows["tokens"].tolist(),
+            [self.elmo.text.label_words(text) for text in rows["text"]],
             self.elmo.text.stopwords,
             k,
         )

@@ -97,7 +97,8 @@ class Neighbors:
 
 @dataclass
 class SenseCluster:
-    """One sense: a label of distinctive context words, its size and its most typical sentences."""
+    """One sense: a label of distinctive context words ("" when none stands out), its size and its most typical
+    sentences."""
 
     label: str
     size: int

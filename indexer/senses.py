@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -51,6 +52,12 @@ def label_score(count: int, size: int, clusters_with_word: int, n_clusters: int)
     return count / size * np.log1p(n_clusters / clusters_with_word)
 
 
+def is_form_of(token: str, word: str) -> bool:
+    """``token`` is ``word`` itself or ``word`` with an English inflection (bank, banks, bank's; play, played,
+    playing): never a label of the word's own senses."""
+    return re.fullmatch(re.escape(normalize(word)) + r"(?:s|es|d|ed|ing|'s)?", normalize(token)) is not None
+
+
 def describe_senses(
     word: str,
     vectors: np.ndarray,
@@ -62,13 +69,16 @@ def describe_senses(
 ) -> Senses:
     """Cluster the occurrences (normalised vectors, one per occurrence) of ``word`` into senses.
 
-    Each cluster is labelled by its most distinctive context words (``label_score``), and its examples are
-    the sentences whose vectors lie closest to the cluster centre.
+    Each cluster is labelled by its most distinctive context words (``label_score``): ``contexts`` holds the words
+    of each occurrence's sentence that may name a topic (``TextRules.label_words``), never a stopword or a form of
+    ``word`` itself; a cluster with no distinctive word has an empty label. Its examples are the sentences whose
+    vectors lie closest to the cluster centre.
     """
     labels, silhouette = choose_clusters(vectors, k, seed)
     coords = PCA(2, random_state=seed).fit_transform(vectors) if len(vectors) > 2 else np.zeros((len(vectors), 2))
-    word_form = normalize(word)
-    context_sets = [{normalize(t) for t in c if is_content_word(t, stopwords)} - {word_form} for c in contexts]
+    context_sets = [
+        {normalize(t) for t in c if is_content_word(t, stopwords) and not is_form_of(t, word)} for c in contexts
+    ]
     n_clusters = int(labels.max()) + 1 if len(labels) else 0
     inside = [Counter(w for m in np.flatnonzero(labels == c) for w in context_sets[m]) for c in range(n_clusters)]
     in_clusters = Counter(w for counts in inside for w in counts)  # how many clusters use each word
@@ -79,8 +89,6 @@ def describe_senses(
         distinct = sorted((w for w in scores if scores[w] > 0), key=lambda w: (-scores[w], w))
         centre = vectors[members].mean(axis=0)
         examples = list(dict.fromkeys(sentences[m] for m in members[np.argsort(-(vectors[members] @ centre))]))
-        clusters.append(
-            SenseCluster(label=", ".join(distinct[:3]) or word, size=len(members), examples=examples[:N_EXAMPLES])
-        )
+        clusters.append(SenseCluster(label=", ".join(distinct[:3]), size=len(members), examples=examples[:N_EXAMPLES]))
     points = [SensePoint(float(x), float(y), int(c), s) for (x, y), c, s in zip(coords, labels, sentences)]
     return Senses(word=word, clusters=clusters, points=points, n_occurrences=len(vectors), silhouette=silhouette)

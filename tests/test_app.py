@@ -5,6 +5,7 @@ The last test drives the real app in headless Chromium (skipped when no browser 
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -77,6 +78,16 @@ def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return root / "index"
 
 
+def open_url(index: Path, params: dict[str, str], page: str | None = None) -> AppTest:
+    """The app on ``index`` opened from a link to ``page`` (e.g. "views/senses.py") with these query parameters."""
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.session_state["index_dir"] = str(index)
+    if page is not None:
+        at.switch_page(page)
+    at.query_params.update(params)
+    return at.run()
+
+
 def open_app(index: Path, page: str | None = None) -> AppTest:
     """The app on ``index``, run once (and then on ``page``, e.g. "views/senses.py")."""
     at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
@@ -97,8 +108,13 @@ def texts(elements) -> list[str]:
 
 
 def results(at: AppTest) -> list[str]:
-    """The ranked uses of a word (markdown starting with the rank and a score in backticks), in order."""
-    return [m.value for m in at.markdown if m.value.startswith("**") and "`" in m.value.split("\n")[0]]
+    """The ranked uses of a word (markdown starting with the rank and a score in backticks), in order, as a wide
+    screen shows them (a phone gets the same lists in tabs)."""
+    try:
+        wide = at.get_by_key("wide-wic")
+    except KeyError:  # no word chosen: no lists
+        return []
+    return [m.value for m in wide.markdown if re.match(r"\*\*\d+\.\*\* `", m.value)]
 
 
 def documents(at: AppTest) -> list[str]:
@@ -179,21 +195,91 @@ def test_a_misspelled_word_is_searched_as_the_index_spells_it(index_dir: Path) -
     assert any(text.startswith("kingfishers nest(으)로 검색했습니다(kingfishrs → kingfishers") for text in said)
 
 
-def test_a_shared_url_opens_its_search_and_examples_fill_the_query(index_dir: Path) -> None:
-    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
-    at.session_state["index_dir"] = str(index_dir)
-    at.query_params.update({"q": "a loan from the bank", "method": "elmo", "k": "2", "layers": "top"})
-    at.run()
+def test_a_shared_url_opens_its_search(index_dir: Path) -> None:
+    at = open_url(index_dir, {"q": "a loan from the bank", "method": "elmo", "k": "2", "layers": "top"})
     assert_clean(at)
     assert at.text_input(key="ui.search.query").value == "a loan from the bank"
     assert at.radio(key="ui.search.method").value == "elmo" and at.slider(key="ui.search.k").value == 2
     show_weaker(at)
     assert at.radio(key="ui.search.mix.preset").value == "top" and len(documents(at)) == 4
 
-    from app.examples import QUERIES
 
-    at.button_group[0].set_value(QUERIES[0]).run()
-    assert at.text_input(key="ui.search.query").value == QUERIES[0]
+def test_a_custom_layer_mix_and_gamma_survive_a_reload(index_dir: Path) -> None:
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("river")
+    at.slider(key="ui.search.mix.s1").set_value(0.5)
+    at.slider(key="ui.search.mix.gamma").set_value(2.0).run()
+    shared = dict(at.query_params)
+    assert shared["layers"] == "0.67,0.33,0.00" and shared["gamma"] == "2.0"
+
+    reloaded = open_url(index_dir, shared)
+    assert_clean(reloaded)
+    assert reloaded.radio(key="ui.search.mix.preset").value == "custom"
+    assert [reloaded.slider(key=f"ui.search.mix.s{j}").value for j in range(3)] == [0.67, 0.33, 0.0]
+    assert "= 2.00 \\times \\left(0.67\\,\\mathbf{h}_0 + 0.33" in reloaded.latex[0].value
+    assert dict(reloaded.query_params) == shared
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"k": "abc"},
+        {"k": "0"},
+        {"k": "51"},
+        {"k": "-3"},
+        {"method": "glove"},  # its own tab, not a method of the first
+        {"method": "<script>"},
+        {"layers": "0.5,0.5"},  # three layers
+        {"layers": "0,0,0"},
+        {"layers": "nan,1,1"},
+        {"layers": "2,0,0"},
+        {"layers": "top,top"},
+        {"gamma": "1e9"},
+        {"q": "x" * 10_001},
+        {"q": "   "},
+    ],
+)
+def test_bad_url_values_fall_back_to_the_defaults(index_dir: Path, bad: dict[str, str]) -> None:
+    at = open_url(index_dir, {"q": "river", **bad})
+    assert_clean(at)
+    assert at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "hybrid"
+    assert at.radio(key="ui.search.mix.preset").value == "token" and at.slider(key="ui.search.mix.gamma").value == 1
+    assert at.text_input(key="ui.search.query").value == ("river" if "q" not in bad else "")
+
+
+def test_a_cleared_query_leaves_the_url(index_dir: Path) -> None:
+    at = open_url(index_dir, {"q": "river", "k": "3"})
+    assert at.query_params["q"] == "river"
+    at.text_input(key="ui.search.query").set_value("").run()
+    assert_clean(at)
+    assert "q" not in at.query_params and at.query_params["k"] == "3"
+
+
+def test_examples_are_those_the_open_index_can_answer(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's examples show only where the open index has their words: none on this small index; with
+    examples of its own words, those (and not the others) are offered and fill the page."""
+    at = open_app(index_dir)
+    assert not at.button_group  # "animals that live by the river": 2 of its 3 words are here, so it stays
+    assert at.text_input(key="ui.search.query").placeholder == "e.g. animals that live by the river"
+    at.switch_page("views/senses.py").run()
+    assert at.text_input(key="ui.senses.word").value == "bank"
+    assert at.button_group[0].options == ["bank", "play"]  # the demo's words with two uses or more here
+
+    from app import examples
+
+    pairs = {
+        "bank": (("A den in the bank.", "bank"), ("A loan from the bank.", "bank")),
+        "volcano": (("The volcano erupted.", "volcano"), ("A volcano of anger.", "volcano")),
+    }
+    mine = examples.Examples(pairs, ("otters by the river", "volcanoes and lava"), ("bank",), "money in the bank")
+    monkeypatch.setitem(examples.BY_LANGUAGE, "en", mine)
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert [b.label for b in at.button] == ["bank"]  # no "volcano" in this index
+    at.switch_page("views/search.py").run()
+    assert at.button_group[0].options == ["otters by the river"]
+    assert at.text_input(key="ui.search.query").placeholder == "e.g. money in the bank"
+    at.button_group[0].set_value("otters by the river").run()
+    assert at.text_input(key="ui.search.query").value == "otters by the river" and documents(at)
 
 
 def test_nonsense_gets_a_no_good_match_warning_and_no_documents(index_dir: Path) -> None:
@@ -252,11 +338,17 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
 def test_word_in_context_opens_on_the_bank_example(index_dir: Path) -> None:
     at = open_app(index_dir, "views/word_in_context.py")
     assert_clean(at)
-    assert texts(at.subheader) == ["ELMo · “bank” in A", "ELMo · “bank” in B", "GloVe · nearest words"]
+    assert texts(at.subheader) == [
+        "ELMo · “bank” in A",
+        "ELMo · “bank” in B",
+        "GloVe · nearest words",
+        "Layer by layer",
+    ]
     hits = results(at)
     assert len(hits) == 2 * 8
     assert all(":orange-background[**" in hit for hit in hits)  # the neighbour word is highlighted
-    assert len(at.dataframe) == 1  # GloVe's neighbours are the same in both sentences: shown once
+    glove = [table for table in at.get_by_key("wide-wic").dataframe if "similarity" in table.value.columns]
+    assert len(glove) == 1  # GloVe's neighbours are the same in both sentences: shown once
 
 
 def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
@@ -292,7 +384,7 @@ def test_table4_example_compares_uses_of_the_same_word(index_dir: Path) -> None:
 def test_word_missing_from_a_new_sentence_is_explained(index_dir: Path) -> None:
     at = open_app(index_dir, "views/word_in_context.py")
     at.toggle(key="ui.wic.compare").set_value(False)
-    at.text_input(key="ui.wic.sentence_a").set_value("The cat sat on the mat.").run()
+    at.text_input(key="ui.wic.sentence_a").set_value("The otters swim in the river.").run()
     assert_clean(at)
     assert any("“bank” is not in this sentence" in text for text in texts(at.info))
     assert not results(at)
@@ -318,6 +410,94 @@ def test_layer_zero_knows_only_spelling(index_dir: Path) -> None:
     assert not all("`1.000`" in hit for hit in results(at))  # the top layer has read the sentence
 
 
+def test_word_in_context_lives_in_the_url(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    next(b for b in at.button if b.label.startswith("play")).click().run()
+    at.radio(key="ui.wic.layer").set_value(1)
+    at.slider(key="ui.wic.k").set_value(3)
+    at.toggle(key="ui.wic.same_word").set_value(False).run()
+    shared = dict(at.query_params)
+    assert shared["wa"] == shared["wb"] == "play" and "rehearsed" in shared["a"] and "football" in shared["b"]
+    assert (shared["compare"], shared["layer"], shared["k"], shared["same"]) == ("1", "1", "3", "0")
+
+    reloaded = open_url(index_dir, shared, "views/word_in_context.py")
+    assert_clean(reloaded)
+    assert dict(reloaded.query_params) == shared and len(results(reloaded)) == 2 * 3
+    assert texts(reloaded.subheader)[:2] == ["ELMo · “play” in A", "ELMo · “play” in B"]
+    assert reloaded.radio(key="ui.wic.layer").value == 1 and not reloaded.toggle(key="ui.wic.same_word").value
+
+    reloaded.toggle(key="ui.wic.compare").set_value(False).run()  # sentence B is no longer asked: not in the URL
+    assert "b" not in reloaded.query_params and "wb" not in reloaded.query_params
+    reloaded.text_input(key="ui.wic.sentence_a").set_value("").run()
+    assert "a" not in reloaded.query_params and "wa" not in reloaded.query_params
+
+
+def test_bad_word_in_context_url_values_fall_back(index_dir: Path) -> None:
+    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "layer": "9", "k": "0", "compare": "yes", "same": "2"}
+    at = open_url(index_dir, bad, "views/word_in_context.py")
+    assert_clean(at)
+    assert at.text_input(key="ui.wic.sentence_a").value == "The bank was muddy."
+    assert at.radio(key="ui.wic.layer").value == 2 and at.slider(key="ui.wic.k").value == 8
+    assert at.toggle(key="ui.wic.compare").value and at.toggle(key="ui.wic.same_word").value  # the example's
+    assert any("“\\<b\\>otter\\</b\\>” is not in this sentence" in text for text in texts(at.info))
+
+
+def test_the_word_picker_offers_only_words_the_index_holds(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.toggle(key="ui.wic.compare").set_value(False)
+    at.text_input(key="ui.wic.sentence_a").set_value("The zebra and the otters sat on the bank.").run()
+    assert_clean(at)
+    assert at.button_group[0].options == ["otters", "bank"]  # no stopword, no word the index lacks
+    assert "Not in the collection, so not offered: zebra, sat" in texts(at.caption)
+
+
+def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speech(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With every "bank" of the test index labelled by its document (river or money), each layer's row counts the
+    neighbours of the query's sense among its nearest uses, as Index.neighbors ranks them."""
+    from app import labels
+    from app.examples import EXAMPLES
+    from indexer import Index
+    from indexer.words import normalize
+
+    index = Index.open(index_dir)
+    rules = index.elmo.text
+    known = {}
+    for row in index.sentences.itertuples():
+        for position, token in enumerate(row.tokens):
+            if normalize(token) == "bank":
+                known[(row.text, position)] = labels.UseLabel("bank", row.doc_id, "NOUN")
+    (river, _), (money, _) = EXAMPLES["bank: river vs money"]
+    for sentence, sense in ((river, "river"), (money, "money")):
+        known[(sentence, rules.tokenize(sentence).index("bank"))] = labels.UseLabel("bank", sense, "NOUN")
+    monkeypatch.setattr(labels, "demo_labels", lambda: known)
+
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.slider(key="ui.wic.k").set_value(5).run()
+    assert_clean(at)
+    table = at.get_by_key("wide-wic").dataframe[-2].value  # sentence A's; B's is the last
+    assert list(table["layer"]) == ["h0 · char-CNN (token)", "h1 · biLSTM 1", "h2 · biLSTM 2 (top)", "mix"]
+    position = rules.tokenize(river).index("bank")
+    for j, (same_pos, same_sense, senses) in enumerate(
+        zip(table["same POS"], table["same sense"], table["senses, nearest first"])
+    ):
+        weights = [1.0, 0.0, 0.0] if j == 0 else [0.0, 1.0, 0.0] if j == 1 else [0.0, 0.0, 1.0]
+        layers = list(index.layer_mix.weights) if j == 3 else weights
+        hits = index.neighbors(river, "bank", position=position, k=5, same_word=True, layers=layers).hits
+        assert senses == " · ".join(hit.doc_id for hit in hits)
+        assert same_sense == f"{sum(hit.doc_id == 'river' for hit in hits)} / 5" and same_pos == "5 / 5"
+    assert "sense *river*, part of speech NOUN" in " ".join(texts(at.markdown))
+
+
+def test_without_a_label_for_the_use_the_page_says_so(index_dir: Path) -> None:
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.toggle(key="ui.wic.compare").set_value(False)
+    at.text_input(key="ui.wic.sentence_a").set_value("The bank lends money.").run()
+    assert_clean(at)
+    assert any(text.startswith("A: the demo has no label for this use of “bank”") for text in texts(at.caption))
+
+
 # ------------------------------------------------------------------------------------------ Senses
 def test_senses_shows_cards_and_a_scatter_of_all_occurrences(index_dir: Path) -> None:
     at = open_app(index_dir, "views/senses.py")
@@ -340,6 +520,86 @@ def test_senses_suggestion_and_unknown_word(index_dir: Path) -> None:
     at.text_input(key="ui.senses.word").set_value("zebra").run()
     assert_clean(at)
     assert any("'zebra' does not occur" in text for text in texts(at.warning))
+
+
+def test_senses_live_in_the_url(index_dir: Path) -> None:
+    at = open_url(index_dir, {"word": "play", "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    assert at.text_input(key="ui.senses.word").value == "play" and at.selectbox(key="ui.senses.k").value == 2
+    assert [m.value for m in at.markdown if m.value.startswith("#### ")] == ["#### Sense 1", "#### Sense 2"]
+    at.selectbox(key="ui.senses.k").set_value("auto").run()
+    assert dict(at.query_params) == {"word": "play", "k": "auto"}
+    at.text_input(key="ui.senses.word").set_value("").run()
+    assert dict(at.query_params) == {"k": "auto"}
+
+    at = open_url(index_dir, {"word": "x" * 10_001, "k": "99"}, "views/senses.py")
+    assert_clean(at)
+    assert at.text_input(key="ui.senses.word").value == "bank" and at.selectbox(key="ui.senses.k").value == "auto"
+
+
+def test_sense_labels_are_never_the_word_or_a_stopword(index_dir: Path) -> None:
+    from encoder.text import ENGLISH_STOPWORDS
+
+    at = open_app(index_dir, "views/senses.py")
+    for k in (2, 3, 4):
+        at.selectbox(key="ui.senses.k").set_value(k).run()
+        labels = [m.value.split("**")[1] for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+        assert len(labels) == k
+        words = {w for label in labels for w in label.split(", ")}
+        assert not words & {"bank", "banks", *ENGLISH_STOPWORDS}, labels
+
+
+# ------------------------------------------------------------------------------------------ the open index
+def test_every_question_waits_under_a_spinner(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening the index and every question to it run inside ``st.spinner`` (which shows after 0.5 s)."""
+    import streamlit
+
+    from indexer import Index
+
+    spinning: list[str] = []
+    real_spinner = streamlit.spinner
+
+    @contextmanager
+    def spinner(text: str, **kwargs):
+        spinning.append(text)
+        try:
+            with real_spinner(text, **kwargs):
+                yield
+        finally:
+            spinning.pop()
+
+    asked: list[tuple[str, list[str]]] = []
+    for name in ("open", "search", "neighbors", "senses"):
+        real = inspect.getattr_static(Index, name)
+        is_classmethod = isinstance(real, classmethod)
+
+        def recorded(*args, _name=name, _real=real.__func__ if is_classmethod else real, **kwargs):
+            asked.append((_name, list(spinning)))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(Index, name, classmethod(recorded) if is_classmethod else recorded)
+    monkeypatch.setattr(streamlit, "spinner", spinner)
+    streamlit.cache_data.clear()
+    streamlit.cache_resource.clear()
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("otters by the river").run()
+    at.switch_page("views/word_in_context.py").run()
+    at.switch_page("views/senses.py").run()
+    assert_clean(at)
+    assert {name for name, _ in asked} == {"open", "search", "neighbors", "senses"}
+    assert all(texts for _, texts in asked), [name for name, texts in asked if not texts]
+
+
+def test_opening_another_index_forgets_the_old_questions(index_dir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(index_dir, other)
+    at = open_url(index_dir, {"q": "otters by the river"})
+    assert documents(at) and at.query_params["q"] == "otters by the river"
+    at.text_input(key="index_dir").set_value(str(other)).run()
+    assert_clean(at)
+    assert at.text_input(key="ui.search.query").value == "" and not documents(at) and "q" not in at.query_params
+    at.switch_page("views/word_in_context.py").run()  # the new index's examples, not the old sentences
+    assert texts(at.subheader)[0] == "ELMo · “bank” in A"
 
 
 # ------------------------------------------------------------------------------------------ About
@@ -438,15 +698,27 @@ def serve(index: Path, tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture
-def served_app(index_dir: Path, tmp_path: Path) -> Iterator[str]:
-    """The app on the test index, served on a free local port."""
-    with serve(index_dir, tmp_path) as url:
+@pytest.fixture(scope="module")
+def index_copy(index_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Another index folder (a copy), to switch to."""
+    copy = tmp_path_factory.mktemp("copy") / "index"
+    shutil.copytree(index_dir, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def served_app(index_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app on the test index, served on a free local port (one server for the module's browser tests)."""
+    with serve(index_dir, tmp_path_factory.mktemp("served")) as url:
         yield url
 
 
+SIZES = {"desktop": (1400, 1000), "phone": (390, 844)}
+
+
 def open_browser(tmp_path: Path, width: int, height: int):
-    """Headless Chromium at ``width`` x ``height`` (skips the test when no browser is installed)."""
+    """Headless Chromium at ``width`` x ``height``, recording its network requests (skips the test when no browser
+    is installed)."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or driver_path is None:
         pytest.skip("no headless browser: install the Debian packages chromium and chromium-driver")
@@ -457,26 +729,106 @@ def open_browser(tmp_path: Path, width: int, height: int):
     options.binary_location = chromium
     for flag in (*CHROMIUM_FLAGS, f"--window-size={width},{height}", f"--user-data-dir={tmp_path / 'profile'}"):
         options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=Service(driver_path))
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # DevTools' network events
+    browser = webdriver.Chrome(options=options, service=Service(driver_path))
+    # the viewport itself: a window is never narrower than 500 px, a phone's screen is
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 500}
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    return browser
 
 
-@pytest.mark.parametrize("size", ["desktop", "phone"])
-def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
-    """Search (button, tabs, URL, title), then the word-in-context page, in headless Chromium at a desktop and a
-    phone size; screenshots are left in tmp_path."""
-    width, height = {"desktop": (1400, 1000), "phone": (390, 844)}[size]
-    browser = open_browser(tmp_path, width, height)
+def requested_urls(browser) -> list[str]:
+    """Every URL the page asked for since the last call (DevTools' performance log)."""
+    events = (json.loads(entry["message"])["message"] for entry in browser.get_log("performance"))
+    return [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+
+
+def leaving_the_machine(urls: list[str]) -> list[str]:
+    """The URLs that go over the network to another machine (data:, blob: and chrome:// never leave the browser)."""
+    from urllib.parse import urlsplit
+
+    network = [urlsplit(u) for u in urls if urlsplit(u).scheme in ("http", "https", "ws", "wss", "ftp")]
+    return [u.geturl() for u in network if u.hostname not in ("127.0.0.1", "localhost", "::1")]
+
+
+def caption_contrast(browser) -> float:
+    """The contrast on the page's background of its first caption, as painted (colour and opacity)."""
+    color, opacity, background = browser.execute_script(
+        "const caption = document.querySelector('[data-testid=\"stCaptionContainer\"]');"
+        "const style = getComputedStyle(caption);"
+        "return [style.color, style.opacity, getComputedStyle(document.querySelector('.stApp')).backgroundColor];"
+    )
+    from test_app_parts import blend, contrast
+
+    rgb = lambda text: "#" + "".join(f"{int(v):02x}" for v in re.findall(r"[\d.]+", text)[:3])  # noqa: E731
+    return contrast(blend(rgb(color), float(opacity), rgb(background)), rgb(background))
+
+
+def wait_for_text(browser, text: str, last_hit: int | None = None, timeout: int = 90) -> None:
+    """Wait until the page shows ``text`` (and, with ``last_hit``, a ranked list that far: "8. 0.939 · …")."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
+    def ready(browser) -> bool:
+        body = browser.find_element(By.TAG_NAME, "body").text
+        return text in body and (last_hit is None or re.search(rf"(^|\n){last_hit}\. \d\.\d{{3}} ", body) is not None)
+
+    WebDriverWait(browser, timeout).until(ready)
+
+
+def shown(browser, css: str) -> list:
+    """The elements matching ``css`` that the page displays (not hidden by the layout for this width)."""
+    from selenium.webdriver.common.by import By
+
+    return [element for element in browser.find_elements(By.CSS_SELECTOR, css) if element.is_displayed()]
+
+
+def check_word_in_context_layout(browser, size: str, first: str, second: str) -> None:
+    """A wide screen shows sentence A's and B's lists side by side; a phone shows them as tabs, one at a time."""
+    wide, narrow = shown(browser, ".st-key-wide-wic"), shown(browser, ".st-key-narrow-wic")
+    if size == "desktop":
+        assert wide and not narrow
+        headings = [h for h in shown(browser, ".st-key-wide-wic h3") if h.text in (first, second)]
+        assert len(headings) == 2 and abs(headings[0].location["y"] - headings[1].location["y"]) < 5
+        assert headings[0].location["x"] < headings[1].location["x"]
+    else:
+        assert narrow and not wide
+        tabs = shown(browser, '.st-key-narrow-wic [data-testid="stTab"]')
+        assert len(tabs) == 4 and shown(browser, '.st-key-narrow-wic [data-testid="stTabPanel"]')
+        tabs[1].click()  # sentence B's list in place of A's
+        time.sleep(0.5)
+        assert tabs[1].get_attribute("aria-selected") == "true"
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, size: str) -> None:
+    """Search (button, tabs, URL, title, reload), Word in context (layout by width, URL, reload), Senses (URL,
+    caption), and opening another index (the old query and results go) in headless Chromium at a desktop and a
+    phone size: no request leaves the machine, the page icon is the app's own, captions read at AA contrast.
+    Screenshots are left in tmp_path."""
+    width, height = SIZES[size]
+    browser = open_browser(tmp_path, width, height)
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    urls: list[str] = []
     try:
         page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
         wait = WebDriverWait(browser, 90)
         browser.get(served_app)
-        query = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]'))
+        search = '//button[contains(., "Search")]'
+        wait.until(
+            lambda b: (
+                b.find_elements(By.CSS_SELECTOR, 'input[aria-label="Query"]') and b.find_elements(By.XPATH, search)
+            )
+        )
+        query = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]')
         assert browser.title == "Search · ELMo Search"
+        icon = browser.execute_script("return document.querySelector(\"link[rel='shortcut icon']\").href")
+        assert icon.startswith(served_app), icon  # served by the app, not fetched from the internet
         query.send_keys("otters by the river")
-        browser.find_element(By.XPATH, '//button[contains(., "Search")]').click()
+        browser.find_element(By.XPATH, search).click()
         wait.until(lambda b: "1. Life by the river" in page_text() and "GloVe (static baseline)" in page_text())
         assert "q=otters+by+the+river" in browser.current_url or "q=otters%20by%20the%20river" in browser.current_url
         first = browser.find_element(By.XPATH, '//*[contains(text(), "1. Life by the river")]')
@@ -487,20 +839,51 @@ def test_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
         assert why.rect["x"] + why.rect["width"] <= browser.execute_script("return document.body.clientWidth")
         why.click()  # the "why" opens onto each part's score
         wait.until(lambda b: "BM25 keywords" in page_text() and "ELMo cosine (token layer)" in page_text())
+        assert caption_contrast(browser) >= 4.5
         time.sleep(1)  # let the last elements paint
         browser.save_screenshot(str(tmp_path / f"search-{size}.png"))
 
         browser.get(browser.current_url)  # a reload (or a shared link) keeps the search
         wait.until(lambda b: "1. Life by the river" in page_text())
+        query = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]')
+        query.send_keys(Keys.CONTROL, "a")
+        query.send_keys(Keys.DELETE, Keys.ENTER)  # a cleared query leaves the URL
+        wait.until(lambda b: "q=" not in b.current_url and "Type a query" in page_text())
+        urls += requested_urls(browser)
 
         browser.get(f"{served_app}/word_in_context")
-        wait.until(lambda b: "GloVe · nearest words" in page_text())
-        assert browser.title == "Word in context · ELMo Search"
+        wait_for_text(browser, "Layer by layer", last_hit=8)
+        assert browser.title == "Word in context · ELMo Search" and "wa=bank" in browser.current_url
+        check_word_in_context_layout(browser, size, "ELMo · “bank” in A", "ELMo · “bank” in B")
         time.sleep(1)
         browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
-        assert "ELMo · “bank” in A" in page_text()
+        browser.get(browser.current_url.replace("layer=2", "layer=0"))  # a shared link with another layer
+        wait_for_text(browser, "Layer by layer", last_hit=8)
+        sentence = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Sentence A"]'))
+        assert sentence.get_attribute("value") == "The otters dug a den in the muddy bank of the river."
+        time.sleep(1)
+        assert "layer=0" in browser.current_url  # kept: the page writes back what it shows
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        urls += requested_urls(browser)
+
+        browser.get(f"{served_app}/senses?word=play&k=2")
+        wait.until(lambda b: "Sense 2" in page_text() and "tap it to read its sentence" in page_text())
+        assert "Hover" not in page_text()
+        assert browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Word"]').get_attribute("value") == "play"
         assert "Traceback" not in page_text()
+        urls += requested_urls(browser)
+
+        if size == "desktop":  # another index: the question asked of the last one goes, in the box and the URL
+            browser.get(f"{served_app}/?q=otters+by+the+river")
+            wait.until(lambda b: "1. Life by the river" in page_text())
+            folder = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Index folder"]')
+            folder.send_keys(Keys.CONTROL, "a")
+            folder.send_keys(str(index_copy), Keys.ENTER)
+            wait.until(lambda b: "Type a query" in page_text() and "q=" not in b.current_url)
+            assert browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]').get_attribute("value") == ""
+            assert "Life by the river" not in page_text()
+            urls += requested_urls(browser)
     finally:
         browser.quit()
+    assert urls and not leaving_the_machine(urls), leaving_the_machine(urls)
     assert (tmp_path / f"search-{size}.png").stat().st_size > 10_000

@@ -13,7 +13,23 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import assert_clean, documents, open_app, open_browser, results, serve, show_weaker, texts
+from test_app import (
+    SIZES,
+    assert_clean,
+    caption_contrast,
+    check_word_in_context_layout,
+    documents,
+    leaving_the_machine,
+    open_app,
+    open_browser,
+    open_url,
+    requested_urls,
+    results,
+    serve,
+    show_weaker,
+    texts,
+    wait_for_text,
+)
 
 from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
 from app.i18n import STRINGS
@@ -218,9 +234,14 @@ def test_an_english_index_opens_in_english_and_switches_to_korean(english_index:
     at.radio(key="ui.lang").set_value("ko").run()
     assert_clean(at)
     assert titles(at) == ["문맥 속 단어"] and at.query_params["lang"] == "ko"
-    assert [b.label for b in at.button] == ["bank: 강둑 vs 은행", "play: 연극 vs 경기", "play: 논문의 표 4"]
+    assert [b.label for b in at.button] == ["bank: 강둑 vs 은행"]  # the examples this index has the words of
     assert at.text_input(key="ui.wic.sentence_a").value == EXAMPLES["bank: river vs money"][0][0]  # still English
-    assert texts(at.subheader) == ["ELMo · 문장 A의 “bank”", "ELMo · 문장 B의 “bank”", "GloVe · 가장 가까운 단어"]
+    assert texts(at.subheader) == [
+        "ELMo · 문장 A의 “bank”",
+        "ELMo · 문장 B의 “bank”",
+        "GloVe · 가장 가까운 단어",
+        "층마다",
+    ]
     assert at.toggle(key="ui.wic.same_word").label == "같은 단어만"
     assert at.radio(key="ui.wic.layer").label == "층"
 
@@ -229,10 +250,13 @@ def test_an_english_index_opens_in_english_and_switches_to_korean(english_index:
 def test_korean_presets_appear_and_run_on_word_in_context(korean_index: Path) -> None:
     at = open_app(korean_index, "views/word_in_context.py")
     assert_clean(at)
-    assert [b.label for b in at.button] == ["배: 선박 vs 과일", "눈: 날씨 vs 신체", "말: 동물 vs 언어",
-                                            "다리: 신체 vs 건축물", "밤: 시간 vs 열매"]  # fmt: skip
+    assert [b.label for b in at.button] == [
+        "배: 선박 vs 과일",
+        "눈: 날씨 vs 신체",
+        "말: 동물 vs 언어",
+    ]  # 다리, 밤: not here
     assert at.text_input(key="ui.wic.sentence_a").value == EXAMPLES_KO["배: ship vs pear"][0][0]
-    assert texts(at.subheader) == ["ELMo · 문장 A의 “배”", "ELMo · 문장 B의 “배”", "GloVe · 가장 가까운 단어"]
+    assert texts(at.subheader) == ["ELMo · 문장 A의 “배”", "ELMo · 문장 B의 “배”", "GloVe · 가장 가까운 단어", "층마다"]
     hits = results(at)
     assert len(hits) == 2 * 8  # the index has 8 uses of 배: each sentence gets them all
     assert all(marks(hit) and marks(hit)[0].startswith("배") for hit in hits)  # 배를, 배가, 배에서 … marked
@@ -243,13 +267,16 @@ def test_korean_presets_appear_and_run_on_word_in_context(korean_index: Path) ->
     assert texts(at.subheader)[:2] == ["ELMo · 문장 A의 “눈”", "ELMo · 문장 B의 “눈”"]
     assert results(at) and all(marks(hit)[0].startswith("눈") for hit in results(at))
 
-    picker = at.button_group[0]  # the tokens of sentence A, as Kiwi splits them: 눈 / 이 / 발목 …
-    sentence = at.text_input(key="ui.wic.sentence_a").value
+    picker = at.button_group[0]  # the tokens of sentence A, as Kiwi splits them, that the index holds
     from encoder.text import text_rules
 
-    picker.set_value(text_rules("ko").tokenize(sentence).index("마당")).run()
+    tokens = text_rules("ko").tokenize(at.text_input(key="ui.wic.sentence_a").value)
+    assert "눈" in picker.options and "마당" not in picker.options and "이" not in picker.options  # no particle
+    assert any("마당" in caption.value for caption in at.caption)  # named: not in the collection
+    other = next(word for word in picker.options if word != "눈")
+    picker.set_value(tokens.index(other)).run()
     assert_clean(at)
-    assert texts(at.subheader)[0] == "ELMo · 문장 A의 “마당”"
+    assert texts(at.subheader)[0] == f"ELMo · 문장 A의 “{other}”"
 
 
 def test_senses_shows_cards_for_a_korean_word(korean_index: Path) -> None:
@@ -270,7 +297,7 @@ def test_senses_shows_cards_for_a_korean_word(korean_index: Path) -> None:
 
 def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     at = open_app(korean_index)
-    assert at.button_group[0].options == list(QUERIES_KO)
+    assert at.button_group[0].options == [QUERIES_KO[1]]  # the one example most of whose words are here
     at.text_input(key="ui.search.query").set_value("배를 깎아 먹었다").run()
     assert_clean(at)
     assert [tab.label for tab in at.tabs] == ["키워드 + ELMo 토큰 층", "GloVe (고정 벡터 기준선)"]
@@ -286,6 +313,52 @@ def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     show_weaker(at)
     assert_clean(at)
     assert documents(at)[0] == "**1. 김치 담그기**"
+
+
+def test_a_written_form_is_looked_up_as_the_token_the_index_knows(korean_index: Path) -> None:
+    """배를 typed in Senses, or carried by a link to Word in context, is 배 by the model's own rules (Kiwi); a
+    phrase of several words is answered with the words to choose from."""
+    at = open_url(korean_index, {"word": "배를", "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    assert "“배”의 뜻을 보여 줍니다. 모델이 “배를”에서 읽어 낸 단어입니다." in texts(at.caption)
+    assert at.metric[0].value == "8" and at.query_params["word"] == "배를"  # the URL keeps what was typed
+    at.text_input(key="ui.senses.word").set_value("항구의 배").run()
+    assert_clean(at)
+    assert texts(at.info) == ["모델은 “항구의 배”을(를) 여러 단어(항구, 배)로 읽습니다. 그 가운데 하나를 넣으세요."]
+    assert not at.metric
+
+    sentence = "어제 항구에서 큰 배를 보았다."
+    at = open_url(korean_index, {"a": sentence, "wa": "배를", "compare": "0"}, "views/word_in_context.py")
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo · 문장 A의 “배”" and results(at)
+
+
+def test_korean_sense_labels_are_nouns_never_particles_or_endings(korean_index: Path) -> None:
+    from encoder.text import KOREAN_GENERIC_NOUNS, KOREAN_STOPWORDS, text_rules
+
+    korean = text_rules("ko")
+    at = open_app(korean_index, "views/senses.py")
+    for word in ("배", "눈", "말"):
+        at.text_input(key="ui.senses.word").set_value(word)
+        at.selectbox(key="ui.senses.k").set_value(2).run()
+        assert_clean(at)
+        cards = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+        labels = {
+            w for card in cards for w in card.split("**")[1].split(", ") if card.split("**")[1] != "두드러진 단어 없음"
+        }
+        sentences = " ".join(p.value for p in at.markdown if p.value.startswith("- "))
+        assert word not in labels and not labels & (KOREAN_STOPWORDS | KOREAN_GENERIC_NOUNS | {"합니다", "적", "때"})
+        assert labels <= set(korean.label_words(sentences.replace("\\", ""))) or not labels
+
+
+def test_the_about_page_shows_the_korean_card_in_korean(korean_index: Path) -> None:
+    at = open_app(korean_index, "views/about.py")
+    assert_clean(at)
+    card = " ".join(texts(at.markdown))
+    assert "ELMo Search의 한국어 biLM" in card and "<!--" not in card and "../shared" not in card
+    assert len(at.get("image")) == 1  # the learning curve, from the model's folder
+    at.radio(key="ui.lang").set_value("en").run()
+    assert "the Korean biLM of ELMo Search" in " ".join(texts(at.markdown))
 
 
 def test_a_word_the_index_lacks_is_answered_in_the_ui_language(korean_index: Path) -> None:
@@ -329,40 +402,64 @@ def test_a_korean_font_is_installed_for_the_browser() -> None:
     )
 
 
-def test_the_korean_ui_in_a_real_browser(korean_index: Path, tmp_path: Path) -> None:
-    """The Word-in-context page of a Korean index in headless Chromium: Korean title, labels and 배's neighbours;
-    then the same page with ?lang=en; then Search in Korean on a phone. The screenshots are left in tmp_path."""
-    browser = open_browser(tmp_path, 1400, 1000)
+@pytest.fixture(scope="module")
+def served_korean(korean_index: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The app on the Korean test index, served on a free local port (one server for both sizes)."""
+    with serve(korean_index, tmp_path_factory.mktemp("served-ko")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_korean_ui_in_a_real_browser(served_korean: str, tmp_path: Path, size: str) -> None:
+    """The Korean pages in headless Chromium at a desktop and a phone size: Word in context (Korean labels, 배's
+    neighbours, layout by width; then ?lang=en), Senses from a written form (배를 is looked up as 배), and About
+    with the Korean model card in Korean and, with ?lang=en, in English; no request leaves the machine and
+    captions read at AA contrast. Screenshots are left in tmp_path."""
+    browser = open_browser(tmp_path, *SIZES[size])
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    with serve(korean_index, tmp_path) as url:
-        try:
-            page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
-            wait = WebDriverWait(browser, 90)
-            browser.get(f"{url}/word_in_context")
-            wait.until(lambda b: "GloVe · 가장 가까운 단어" in page_text())
-            assert browser.title == "문맥 속 단어 · ELMo Search"
-            assert "ELMo · 문장 A의 “배”" in page_text() and "배: 선박 vs 과일" in page_text()
-            time.sleep(1)  # let the last elements paint
-            browser.save_screenshot(str(tmp_path / "word-in-context-ko.png"))
+    url, urls = served_korean, []
+    try:
+        page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
+        browser.get(f"{url}/word_in_context")
+        wait_for_text(browser, "층마다", last_hit=8)
+        assert browser.title == "문맥 속 단어 · ELMo Search"
+        wait_for_text(browser, "배: 선박 vs 과일")  # a button's script can come after the lists (under load)
+        check_word_in_context_layout(browser, size, "ELMo · 문장 A의 “배”", "ELMo · 문장 B의 “배”")
+        assert caption_contrast(browser) >= 4.5
+        time.sleep(1)  # let the last elements paint
+        browser.save_screenshot(str(tmp_path / f"word-in-context-ko-{size}.png"))
 
-            browser.get(f"{url}/word_in_context?lang=en")
-            wait.until(lambda b: "GloVe · nearest words" in page_text())
-            assert browser.title == "Word in context · ELMo Search" and "ELMo · “배” in A" in page_text()
+        browser.get(f"{url}/word_in_context?lang=en")
+        wait_for_text(browser, "Layer by layer", last_hit=8)
+        assert browser.title == "Word in context · ELMo Search"
+        assert ("ELMo · “배” in A" in page_text()) == (size == "desktop")  # a phone's tab says "A · 배"
 
-            browser.set_window_size(390, 844)  # Search on a phone, in Korean: the method names its layers, and the
-            browser.get(f"{url}/?q=배를+깎아+먹었다")  # documents under the line wait behind the switch
-            wait.until(lambda b: "키워드 + ELMo 토큰 층" in page_text() and "관련도 기준선 아래 결과" in page_text())
-            switch = browser.find_element(By.XPATH, '//label[contains(., "관련도 기준선 아래 결과")]')
-            switch.click()
-            wait.until(lambda b: "1. 배 과수원" in page_text() and "일치한 단어: 배, 깎" in page_text())
+        browser.get(f"{url}/senses?word=배를")
+        wait_for_text(browser, "뜻 2")
+        assert "“배”의 뜻을 보여 줍니다" in page_text() and "누르면 문장을 읽을 수 있습니다" in page_text()
+        browser.save_screenshot(str(tmp_path / f"senses-ko-{size}.png"))
+
+        browser.get(f"{url}/about")
+        wait_for_text(browser, "ELMo Search의 한국어 biLM")  # the card's Korean translation
+        assert "<!--" not in page_text() and "../shared" not in page_text() and "/tmp/" not in page_text()
+        browser.get(f"{url}/about?lang=en")
+        wait_for_text(browser, "the Korean biLM of ELMo Search")
+        if size == "phone":  # Search in Korean: the method names its layers; documents under the line wait behind
+            browser.get(f"{url}/?q=배를+깎아+먹었다")  # the switch, and each one's "why" fits the screen
+            wait_for_text(browser, "관련도 기준선 아래 결과")
+            assert "키워드 + ELMo 토큰 층" in page_text()
+            browser.find_element(By.XPATH, '//label[contains(., "관련도 기준선 아래 결과")]').click()
+            wait_for_text(browser, "일치한 단어: 배, 깎")
+            assert "1. 배 과수원" in page_text()
             width = browser.execute_script("return document.body.clientWidth")
             for why in browser.find_elements(By.TAG_NAME, "summary"):
                 assert why.rect["x"] + why.rect["width"] <= width
             browser.save_screenshot(str(tmp_path / "search-ko-phone.png"))
-            assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
-            assert "Traceback" not in page_text()
-        finally:
-            browser.quit()
-    assert (tmp_path / "word-in-context-ko.png").stat().st_size > 10_000
+        assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+        assert "Traceback" not in page_text()
+        urls += requested_urls(browser)
+    finally:
+        browser.quit()
+    assert urls and not leaving_the_machine(urls), leaving_the_machine(urls)
+    assert (tmp_path / f"word-in-context-ko-{size}.png").stat().st_size > 10_000

@@ -80,6 +80,12 @@ def test_senses_of_planted_clusters():
     # TF-IDF against the other cluster: its own word first, the shared one after, once-seen numbers dropped
     assert [c.label for c in senses.clusters] == ["river, sentence", "money, sentence"]
     assert [p.cluster for p in senses.points] == labels.tolist() and len(senses.clusters[0].examples) == 5
+    # never the word itself (or an inflection of it), never a stopword; nothing distinctive: no label at all
+    forms = [["banks", "bank's", "the", "Bank", "river" if label == 0 else "money"] for label in labels]
+    relabelled = describe_senses("bank", vectors, sentences, forms, ENGLISH_STOPWORDS)
+    assert [c.label for c in relabelled.clusters] == ["river", "money"]
+    alike = describe_senses("bank", vectors, sentences, [["banking", "banks"]] * 50, ENGLISH_STOPWORDS)
+    assert [c.label for c in alike.clusters] == ["", ""]  # "banking" is in both: distinctive of neither
     blob = unit(rng.normal(size=(40, 16)))  # no structure: one sense
     assert (choose_clusters(blob)[0] == 0).all()
     assert len(describe_senses("x", vectors[:1], sentences[:1], contexts[:1], ENGLISH_STOPWORDS).clusters) == 1

@@ -44,6 +44,16 @@ def test_korean_sentences_and_surface_morphemes_keep_offsets():
     assert found[2].start == DOC.index("둘째")  # a sentence never crosses the blank line
 
 
+def test_korean_label_words_are_nouns_never_particles_endings_or_stems():
+    """What may name a sense cluster: Kiwi's nouns in context, less function and generic nouns (적, 때)."""
+    korean = text_rules("ko")
+    text = "감기에 걸렸을 때 배의 속을 파내고 먹은 적이 있습니다. 이 앱은 Python으로 만든 프로그램이다."
+    assert korean.label_words(text) == ["감기", "배", "앱", "Python", "프로그램"]
+    assert korean.label_words("합니다. 했다.") == []
+    assert text_rules("ko-eojeol").label_words("배를 타고 갔다.") == ["배를", "타고", "갔다"]  # no noun alone
+    assert text_rules("en").label_words("Every bank of the river, often 2 of them.") == ["bank", "river"]
+
+
 def test_eojeol_rules_keep_kiwi_sentences_and_split_off_punctuation_only(tiny_model_dir, tmp_path):
     found = text_rules("ko-eojeol").split_and_tokenize(DOC)
     assert [s.text for s in found] == [s.text for s in text_rules("ko").split_and_tokenize(DOC)]

@@ -16,7 +16,9 @@ from encoder.elmo import DEFAULT_MODEL_DIR
 from indexer import build_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.table4 import DEMO_PLAY_SENSES, QUERIES, table4  # noqa: E402
+from app.examples import EXAMPLES, TABLE4  # noqa: E402
+from app.labels import demo_labels  # noqa: E402
+from bench.table4 import table4  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -28,12 +30,11 @@ def demo_index(tmp_path_factory):
 
 def test_table4_glove_row_and_the_bilm_rows(demo_index):
     rows = table4(demo_index, k=5)
-    assert [row.sense for row in rows] == ["sport", "stage"] and [row.sentence for row in rows] == list(
-        QUERIES.values()
-    )
+    assert [row.sense for row in rows] == ["sport", "stage"]
+    assert [row.sentence for row in rows] == [sentence for sentence, _ in EXAMPLES[TABLE4]]
     for row in rows:  # GloVe: one vector for "play", whatever the sentence
         assert [w for w, _ in row.result.glove] == ["playing", "game", "played", "player", "plays"]
-    labelled = set(DEMO_PLAY_SENSES.values())
+    labelled = {label.sense for label in demo_labels().values() if label.word == "play"}
     for row in rows:
         assert len(row.result.hits) == 5
         for hit, sense in zip(row.result.hits, row.senses):

@@ -7,8 +7,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import state
+from app import i18n, state
 from app.i18n import t
+from app.model_card import card_file, card_parts
+from app.settings import CHART_COLOURS
 from app.widgets import layer_name
 from encoder import BiLMConfig
 from encoder.elmo import resolve_model
@@ -90,10 +92,14 @@ with card:
 
     st.header(t("about.model_card"))
     directory = model_dir()
-    readme = directory / "README.md" if directory is not None else None
-    if readme is not None and readme.is_file():
+    card = card_file(directory, i18n.language()) if directory is not None else None
+    if card is not None:
         with st.container(border=True, height=500):
-            st.markdown(readme.read_text(encoding="utf-8"))
+            for part in card_parts(card.read_text(encoding="utf-8"), directory):
+                if isinstance(part, Path):
+                    st.image(str(part))
+                else:
+                    st.markdown(part)
     else:
         st.info(t("about.no_card", name=elmo.name))
 
@@ -138,17 +144,12 @@ with numbers:
     st.header(t("about.weights"))
     st.caption(t("about.weights_caption", search=index.search_mix.describe(), words=index.layer_mix.describe()))
     layers = [layer_name(j, n_layers) for j in range(n_layers)]
-    layer, weight, used_by = t("about.column_layer"), t("about.column_weight"), t("about.column_used_by")
+    layer, search, words = t("about.column_layer"), t("about.used_by_search"), t("about.used_by_words")
     st.bar_chart(
-        pd.DataFrame(
-            {
-                layer: layers * 2,
-                weight: [*index.search_mix.weights, *index.layer_mix.weights],
-                used_by: [t("about.used_by_search")] * n_layers + [t("about.used_by_words")] * n_layers,
-            }
-        ),
+        pd.DataFrame({layer: layers, search: index.search_mix.weights, words: index.layer_mix.weights}),
         x=layer,
-        y=weight,
-        color=used_by,
+        y=[search, words],
+        y_label=t("about.column_weight"),
+        color=list(CHART_COLOURS[:2]),
         stack=False,
     )

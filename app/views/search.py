@@ -1,56 +1,29 @@
 """Search page: the query, example queries and a Search button first, then the documents found; the GloVe
-baseline one tab away, and the method and layer mix under "Advanced". The query and options live in the URL."""
+baseline one tab away, and the method and layer mix under "Advanced". The query and options live in the URL
+(``app.url``)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app import i18n, state
-from app.examples import examples_for
+from app import state, url
 from app.i18n import t
 from app.render import document_hits, errors_in_page, notices
-from app.widgets import layer_mix_control
-from encoder import LayerMix
+from app.widgets import layer_mix_control, set_layer_mix
 from encoder.mix import PRESETS
-from encoder.numbers import Number
 from indexer.ranking import METHODS
 
 ELMO_METHODS = [m for m in METHODS if m != "glove"]  # the GloVe baseline has its own tab
-URL_KEYS = {"q": "ui.search.query", "method": "ui.search.method", "k": "ui.search.k"}
 
 
-def from_url(index_layers: int) -> None:
-    """On a session's first visit, the query and options of a shared or reloaded URL become the page's."""
-    if st.session_state.get("search.url_read"):
-        return
-    st.session_state["search.url_read"] = True
-    params = st.query_params
-    if params.get("q"):
-        st.session_state["ui.search.query"] = params["q"][:10_000]
-    if params.get("method") in ELMO_METHODS:
-        st.session_state["ui.search.method"] = params["method"]
-    k = Number(int, 1).parse(params.get("k", ""))  # strictly: "²" or "1e999" leave the default
-    if k is not None:
-        st.session_state["ui.search.k"] = min(k, 50)
-    if params.get("layers") in PRESETS:
-        st.session_state["ui.search.mix.preset"] = params["layers"]
-        for j, w in enumerate(LayerMix.parse(params["layers"], index_layers).weights):
-            st.session_state[f"ui.search.mix.s{j}"] = round(w, 2)
-
-
-def to_url(query: str, method: str, k: int, mix: LayerMix) -> None:
-    """The page's query and options (and the UI language when it is not the index's), so a reload keeps them and
-    a search can be shared."""
-    preset = st.session_state.get("ui.search.mix.preset")
-    st.query_params.from_dict(
-        {
-            "q": query,
-            "method": method,
-            "k": str(k),
-            "layers": preset if preset in PRESETS else ",".join(f"{w:.2f}" for w in mix.weights),
-            **i18n.url_params(),
-        }
-    )
+def url_params(n_layers: int) -> list[url.Param]:
+    return [
+        url.widget("q", "ui.search.query", url.text),
+        url.widget("method", "ui.search.method", url.choice(ELMO_METHODS)),
+        url.widget("k", "ui.search.k", url.whole(1, 50)),
+        url.Param("layers", url.layer_mix(n_layers), lambda mix: set_layer_mix("ui.search.mix", n_layers, mix)),
+        url.widget("gamma", "ui.search.mix.gamma", url.choice([round(0.1 * g, 1) for g in range(1, 31)])),
+    ]
 
 
 def layers_label() -> str:
@@ -67,19 +40,20 @@ def use_example() -> None:
 
 index = state.current_index()
 n_layers = index.elmo.n_layers
-examples = examples_for(index.elmo.text.language)
-from_url(n_layers)
+examples = state.examples(index)
+url.read("search", url_params(n_layers))
 st.title(t("search.title"))
 
 query_column, button_column = st.columns([5, 1], vertical_alignment="bottom")
 query = query_column.text_input(
     t("search.query"),
     key="ui.search.query",
-    placeholder=t("search.placeholder", example=examples.placeholder),
+    placeholder=t("search.placeholder", example=examples.placeholder) if examples.placeholder else None,
     max_chars=10_000,
 )
 button_column.button(t("search.button"), type="primary", width="stretch", icon=":material/search:")
-st.pills(t("search.examples"), examples.queries, key="search.example", on_change=use_example)
+if examples.queries:
+    st.pills(t("search.examples"), examples.queries, key="search.example", on_change=use_example)
 
 st.session_state.setdefault("ui.search.k", 10)
 st.session_state.setdefault("ui.search.method", METHODS[0])
@@ -95,12 +69,14 @@ with st.expander(t("search.advanced")):
     k = st.slider(t("search.results"), 1, 50, key="ui.search.k")
     mix = layer_mix_control("ui.search.mix", n_layers, index.search_mix)
 
+mix_text = url.show_mix(st.session_state.get("ui.search.mix.preset"), mix) if mix else None
+gamma = st.session_state["ui.search.mix.gamma"]
+url.write({"q": query, "method": method, "k": str(k), "layers": mix_text, "gamma": None if gamma == 1 else str(gamma)})
 if not query.strip():
     st.info(t("search.type_query"))
     st.stop()
 if mix is None:
     st.stop()
-to_url(query, method, k, mix)
 
 st.caption(t("search.caption"), help=t("search.relevance_help"))
 layers = layers_label()

@@ -1,0 +1,197 @@
+"""The app's building blocks without a page: URL parsing, the model card as shown, typed words, colour contrast,
+and the hand labels of the demo corpora (checked against the documents themselves)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from app import url
+from app.labels import COLUMNS, LABELS_FILE, UseLabel, agreement, read_labels
+from app.model_card import card_file, card_parts
+from app.settings import CHART_COLOURS, DEMOS, PRIMARY_COLOR, TEXT_COLOR, demo_corpus
+from app.widgets import typed_word
+from encoder import LayerMix
+from encoder.elmo import resolve_model
+from encoder.text import text_rules
+
+
+# ------------------------------------------------------------------------------------------ URL values
+def test_url_values_are_parsed_strictly() -> None:
+    assert (
+        url.whole(1, 50)("7") == 7 and [url.whole(1, 50)(v) for v in ("0", "51", "-1", "7.0", " 7", "٣")] == [None] * 6
+    )
+    assert url.choice(["auto", 2, 3])("2") == 2 and url.choice(["auto", 2, 3])("auto") == "auto"
+    assert url.choice(["auto", 2, 3])("4") is None
+    assert (url.switch("1"), url.switch("0"), url.switch("true")) == (True, False, None)
+    assert url.text("a query") == "a query" and url.text(" ") is None and url.text("x" * 10_001) is None
+    mix = url.layer_mix(3)
+    assert mix("top") == LayerMix.parse("top", 3)
+    assert mix("1,0,1").weights == (0.5, 0.0, 0.5)
+    for bad in ("0,0,0", "1,1", "1,1,1,1", "nan,1,1", "inf,0,0", "-1,1,1", "1.5,0,0", "a,b,c", "", "top,"):
+        assert mix(bad) is None, bad
+    custom = LayerMix((0.25, 0.25, 0.5))
+    assert url.show_mix("custom", custom) == "0.25,0.25,0.50" and mix(url.show_mix("custom", custom)) == custom
+    assert url.show_mix("average", LayerMix.parse("average", 3)) == "average"
+
+
+# ------------------------------------------------------------------------------------------ the model card
+def test_the_card_is_shown_without_comments_or_machine_folders(tmp_path: Path) -> None:
+    (tmp_path / "curve.png").write_bytes(b"png")
+    card = (
+        "# Model\n\nTrained on `../shared/data/corpus-en` (see `../shared/models/big`).\n"
+        "<!-- training figures: written by `encoder ship` -->\n| a | b |\n<!-- end -->\n"
+        "![learning curve](curve.png)\n\n```bash\npython -m encoder train --corpus /tmp/corpus --out /tmp/run/x\n```\n"
+        "![gone](missing.png)\n![outside](../secret.png)\nKeep data/models/default and https://example.org/tmp/x.\n"
+    )
+    parts = card_parts(card, tmp_path)
+    assert parts[1] == tmp_path / "curve.png" and sum(isinstance(p, Path) for p in parts) == 1
+    text = "".join(p for p in parts if isinstance(p, str))
+    assert "<!--" not in text and "-->" not in text and "| a | b |" in text
+    assert "`corpus-en`" in text and "`big`" in text and "--corpus corpus --out run/x" in text
+    assert "data/models/default" in text and "https://example.org/tmp/x" in text  # not a machine's folder
+    assert "missing.png" not in text and "secret" not in text
+
+
+@pytest.mark.parametrize("model", ["default", "ko"])
+def test_the_shipped_cards_show_no_comment_or_development_path(model: str) -> None:
+    try:
+        folder = resolve_model(model).folder
+    except FileNotFoundError:
+        pytest.skip(f"the {model!r} model is not installed")
+    for language in ("en", "ko"):
+        card = card_file(folder, language)
+        parts = card_parts(card.read_text(encoding="utf-8"), folder)
+        text = "".join(p for p in parts if isinstance(p, str))
+        assert not any(marker in text for marker in ("<!--", "../shared", "/tmp/", "/work/")), (card, language)
+        assert [p.name for p in parts if isinstance(p, Path)] == ["learning_curve.png"]
+    assert card_file(folder, "en").name == "README.md"
+    assert card_file(folder, "ko").name == ("README.ko.md" if model == "ko" else "README.md")
+
+
+def test_the_korean_card_is_korean_and_keeps_the_figures_of_the_english_one() -> None:
+    """The translation says the same: every number of the card appears in it."""
+    folder = Path(__file__).resolve().parents[1] / "data" / "models" / "ko"
+    english, korean = (folder / "README.md").read_text("utf-8"), (folder / "README.ko.md").read_text("utf-8")
+    hangul = sum("\uac00" <= ch <= "\ud7a3" for ch in korean)
+    letters = sum(ch.isalpha() for ch in korean)
+    assert hangul > 0.5 * letters
+    import re
+
+    numbers = lambda text: set(re.findall(r"\d[\d,.]*\d|\d", text))  # noqa: E731
+    assert numbers(english) <= numbers(korean), sorted(numbers(english) - numbers(korean))
+
+
+# ------------------------------------------------------------------------------------------ typed words
+def test_a_typed_korean_form_finds_the_token_the_index_knows() -> None:
+    pytest.importorskip("kiwipiepy")
+    korean = text_rules("ko")
+    indexed = {"배", "강가"}.__contains__
+    assert typed_word("배를", korean, indexed) == ("배", [])
+    assert typed_word(" 배 ", korean, indexed) == ("배", [])
+    assert typed_word("강가의 배", korean, indexed) == (None, ["강가", "배"])
+    assert typed_word("기차를", korean, indexed) == ("기차", [])  # one word the index lacks: the index says so
+
+
+def test_a_typed_english_word_is_itself_when_the_index_has_it() -> None:
+    english = text_rules("en")
+    indexed = {"bank"}.__contains__
+    assert typed_word("bank", english, indexed) == ("bank", [])
+    assert typed_word("bank.", english, indexed) == ("bank", [])
+    assert typed_word("the", english, indexed) == ("the", [])  # a stopword: the index explains
+    assert typed_word("river bank", english, indexed) == (None, ["river", "bank"])
+
+
+# ------------------------------------------------------------------------------------------ contrast
+def luminance(colour: str) -> float:
+    """WCAG 2.1 relative luminance of an sRGB colour "#rrggbb"."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(foreground: str, background: str = "#ffffff") -> float:
+    lighter, darker = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def blend(colour: str, opacity: float, background: str = "#ffffff") -> str:
+    """``colour`` at ``opacity`` over ``background``, as the browser paints it."""
+    mixed = [
+        round(opacity * int(colour[i : i + 2], 16) + (1 - opacity) * int(background[i : i + 2], 16)) for i in (1, 3, 5)
+    ]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
+def test_contrast_is_computed_as_wcag_does() -> None:
+    assert contrast("#000000") == pytest.approx(21) and contrast("#ffffff") == pytest.approx(1)
+    assert contrast("#767676") == pytest.approx(4.54, abs=0.01)  # the lightest grey that passes AA on white
+    assert contrast("#F0E442") < 1.5  # the yellow the Senses map used to draw
+
+
+def test_chart_colours_text_and_captions_meet_aa_on_white() -> None:
+    """Every series colour, the primary colour, and captions (the text colour at Streamlit's 60 % caption opacity)
+    read at WCAG AA's 4.5:1; the browser tests check the caption as the page paints it."""
+    assert len(CHART_COLOURS) == 8 and len(set(CHART_COLOURS)) == 8
+    assert min(contrast(c) for c in CHART_COLOURS) >= 4.5, {c: round(contrast(c), 2) for c in CHART_COLOURS}
+    assert contrast(PRIMARY_COLOR) >= 4.5 and contrast(blend(TEXT_COLOR, 0.6)) >= 4.5
+    assert contrast(blend("#31333F", 0.6)) < 4.5  # Streamlit's own text colour would not do
+
+
+# ------------------------------------------------------------------------------------------ hand labels
+def demo_uses(demo: str, words: set[str]) -> dict[tuple[str, int], tuple[str, str]]:
+    """Every use of ``words`` in a demo corpus, as the demo's model tokenizes it: (sentence, position) ->
+    (document, word)."""
+    rules = text_rules(resolve_model(DEMOS[demo].model).text().name)
+    uses = {}
+    for path in demo_corpus(demo):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            document = json.loads(line)
+            for sentence in rules.split_and_tokenize(document["text"]):
+                for position, token in enumerate(sentence.tokens):
+                    if token.lower() in words:
+                        uses[(sentence.text, position)] = (document["id"], token.lower())
+    return uses
+
+
+@pytest.mark.parametrize("demo", ["en", "ko"])
+def test_the_hand_labels_cover_every_use_of_the_example_words(demo: str) -> None:
+    """labels.tsv names each use of the word-in-context examples' words in the demo (every one, none twice, at
+    the right document and token) and each example sentence's use; senses and parts of speech are few."""
+    from app.examples import BY_LANGUAGE
+
+    if demo == "ko":
+        pytest.importorskip("kiwipiepy")
+    path = DEMOS[demo].corpus_dir / LABELS_FILE
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0].split("\t") == COLUMNS and len(lines) - 1 == len(read_labels(path))  # no use twice
+    labels = read_labels(path)
+    examples = BY_LANGUAGE[resolve_model(DEMOS[demo].model).text().language].word_in_context
+    words = {word for pairs in examples.values() for _, word in pairs}
+    uses = demo_uses(demo, words)
+    rows = [line.split("\t") for line in lines[1:]]
+    in_corpus = {(sentence, int(position)) for doc, position, _, _, _, sentence in rows if doc != "example"}
+    assert in_corpus == set(uses)
+    for doc, position, word, sense, pos, sentence in rows:
+        if doc == "example":
+            assert any((sentence, word) in pairs for pairs in examples.values()), sentence
+        else:
+            assert uses[(sentence, int(position))] == (doc, word)
+        assert sense and pos and sense == sense.strip()
+    for pairs in examples.values():  # the two sentences of an example are two senses of the word
+        rules = text_rules(resolve_model(DEMOS[demo].model).text().name)
+        first, second = (labels[(s, rules.tokenize(s).index(w))] for s, w in pairs)
+        assert first.sense != second.sense
+    senses = {(word, sense) for _, _, word, sense, _, _ in rows}
+    assert len(senses) <= 6 * len(words)
+
+
+def test_agreement_counts_only_labelled_neighbours_of_the_same_word() -> None:
+    query = UseLabel("play", "game", "VERB")
+    found = [UseLabel("play", "game", "VERB"), None, UseLabel("play", "drama", "NOUN"), UseLabel("bat", "game", "VERB")]
+    counts = agreement(query, found)
+    assert (counts.same_sense, counts.same_pos, counts.labelled) == (1, 2, 3)
+    assert math.isclose(agreement(query, []).labelled, 0)
