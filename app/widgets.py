@@ -13,7 +13,7 @@ from encoder.mix import PRESETS
 from encoder.text import TextRules
 from indexer.words import is_content_word, normalize
 
-from .i18n import t
+from .i18n import Markdown, t
 from .render import escape
 
 CUSTOM = "custom"
@@ -170,7 +170,7 @@ def token_picker(
     words = [i for i in content if indexed(tokens[i])]
     missing = list(dict.fromkeys(tokens[i] for i in content if i not in words))
     if missing:
-        st.caption(t("picker.not_indexed", words=", ".join(map(escape, missing))))
+        st.caption(t("picker.not_indexed", words=Markdown(", ".join(map(escape, missing)))))
     if not words:
         st.info(t("picker.no_words"))
         return None

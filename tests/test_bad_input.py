@@ -2274,7 +2274,7 @@ APP = [
         "views/senses.py",
         {},
         lambda at: at.text_input(key="ui.senses.word").set_value(MARKDOWN).run(),
-        lambda at: "does not occur" in messages(at.warning) and "](http" not in messages(at.warning),
+        lambda at: "as several words" in messages(at.info) and "](http" not in messages(at.info),
     ),
     (
         "a URL with k=² and k=1e999",  # digits that are not ASCII, a number beyond a float: the default

@@ -99,7 +99,7 @@ def test_the_installed_package_finds_its_code_and_data_in_site_packages(installe
         shipped = sorted(p.name for p in (ROOT / "data" / "models" / model).iterdir())
         assert sorted(p.name for p in (Path(data) / "models" / model).iterdir()) == shipped
     assert (Path(module).parent / "eval" / "sense_probe_ko.tsv").is_file()
-    assert (Path(data) / "demo" / "labels.tsv").is_file() and (purelib / "app" / "icon.png").is_file()
+    assert (Path(data) / "demo" / "labels.tsv").is_file() and (Path(purelib) / "app" / "icon.png").is_file()
     assert run([installed / "bin" / "elmo-search", "--help"], cwd=work).stdout.startswith("usage: python -m app")
 
 

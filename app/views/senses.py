@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from app import state, url
-from app.i18n import t
+from app.i18n import Markdown, t
 from app.render import errors_in_page, escape, highlight_word, notices
 from app.settings import CHART_COLOURS
 from app.widgets import typed_word
@@ -53,7 +53,7 @@ if not typed.strip():
     st.stop()
 word, words = typed_word(typed, index.elmo.text, lambda w: state.uses(index, w) > 0)
 if word is None:
-    st.info(t("senses.several_words", typed=escape(typed.strip()), words=", ".join(map(escape, words))))
+    st.info(t("senses.several_words", typed=escape(typed.strip()), words=Markdown(", ".join(map(escape, words)))))
     st.stop()
 if word != typed.strip():
     st.caption(t("senses.read_as", typed=escape(typed.strip()), word=escape(word)))

@@ -1,0 +1,55 @@
+"""The Word-in-context examples, counted: for each example sentence, how many of its word's nearest uses share its
+sense and its part of speech, layer by layer (the paper's §5.3: layer 1 should lead on part of speech, layer 2 on
+sense), by the hand labels of the demo corpora (``data/demo*/labels.tsv``, ``app/labels.py``).
+
+    python bench/word_in_context.py [--index build/demo-index] [--k 8]
+
+The examples are the app's for the index's language (``app/examples.py``); the counts are what the app's "Layer by
+layer" section shows. Prints a table; writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.examples import EXAMPLES, EXAMPLES_KO  # noqa: E402
+from app.labels import agreement, demo_labels  # noqa: E402
+from encoder import LayerMix  # noqa: E402
+from indexer import Index  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--index", type=Path, default=Path("build/demo-index"), help="default %(default)s")
+    parser.add_argument("--k", type=int, default=8, help="nearest uses per sentence (default %(default)s)")
+    args = parser.parse_args()
+    index = Index.open(args.index)
+    n = index.elmo.n_layers
+    mixes = [(f"h{j}", LayerMix.parse([float(i == j) for i in range(n)], n)) for j in range(n)]
+    mixes.append(("mix", index.layer_mix))
+    examples = EXAMPLES_KO if index.elmo.text.language == "ko" else EXAMPLES
+    labels = demo_labels()
+    print(f"model {index.elmo.name}, index {args.index}, {args.k} nearest uses of the same word\n")
+    print("| example | sentence's sense (part of speech) | " + " | ".join(f"{m} sense / POS" for m, _ in mixes) + " |")
+    print("|---|---|" + "---:|" * len(mixes))
+    for name, pairs in examples.items():
+        for sentence, word in pairs:
+            tokens = index.query_tokens(sentence, "sentence")
+            position = tokens.index(word)
+            query = labels.get((sentence, position))
+            if query is None:
+                continue
+            cells = []
+            for _, mix in mixes:
+                hits = index.neighbors(sentence, word, position, k=args.k, same_word=True, layers=mix.weights).hits
+                counts = agreement(query, [labels.get((h.sentence, h.token_index)) for h in hits])
+                cells.append(f"{counts.same_sense} / {counts.same_pos} of {counts.labelled}")
+            print(f"| {name} | {query.sense} ({query.pos}) | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
