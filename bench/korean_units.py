@@ -9,7 +9,7 @@ each model's own rules: the vector of 배 is that of 배 for the morpheme model 
 
     python bench/korean_units.py --models /tmp/ko-units/run-ko /tmp/ko-units/run-ko-eojeol
 
-The training commands behind the README's table are in the README ("Korean word units"). Prints a table;
+The training commands behind its table are in docs/korean.md ("Word units, measured"). Prints a table;
 writes nothing.
 """
 

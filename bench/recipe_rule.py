@@ -12,7 +12,7 @@ The rule (``verdict``): candidates whose final perplexity is more than ``PPL_TOL
 win; among the rest, the highest layer-2 sense AUC wins (layer 2 carries senses, Peters et al. 2018 §5.3), and
 AUCs within ``AUC_TIE`` points of it count as a tie, which the lower perplexity breaks. A winner of another shape
 than the shipped default's means training that shape from scratch: it becomes the default only once it measures
-better than the shipped model (README, "The recipe rule").
+better than the shipped model (docs/training.md, "The recipe rule").
 
     python bench/recipe_rule.py --corpus SHARDS|PREPARED --valid valid.txt.xz --device cuda [--minutes 4]
                                 [--recipes NAME ...] [--work DIR] [--results FILE] [--plot FILE]

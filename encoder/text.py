@@ -531,8 +531,8 @@ class KoreanText(TextRules):
 
 class KoreanEojeolText(KoreanText):
     """Kiwi sentences, then eojeol: the words between spaces, with punctuation split off ("배를 타고 갔다." ->
-    배를 / 타고 / 갔다 / .). The word unit that surface morphemes (``ko``) were measured against (README, "Korean
-    word units"); a model trained with it names ``ko-eojeol`` in its config. No stopwords: an eojeol carries
+    배를 / 타고 / 갔다 / .). The word unit that surface morphemes (``ko``) were measured against (docs/korean.md,
+    "Word units, measured"); a model trained with it names ``ko-eojeol`` in its config. No stopwords: an eojeol carries
     its particles, so none is a pure function word."""
 
     name = "ko-eojeol"

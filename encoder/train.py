@@ -119,7 +119,7 @@ RECIPES = {
     "wide": Recipe("wide", "adagrad", 0.2, 512),
 }
 DEFAULT_RECIPE = "reference"
-"""What ``make train-default`` trains: the recipe rule's pick (README, "The recipe rule"). Until a GPU session
+"""What ``make train-default`` trains: the recipe rule's pick (docs/training.md, "The recipe rule"). Until a GPU session
 measures the rule, the recipe that trained the shipped default."""
 
 

@@ -77,7 +77,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         choices=list(RECIPES),
         help="fill --size, --optimizer, --lr, --batch-size, --schedule, --warmup-steps and --compile from a recipe "
         f"(those given explicitly win): {'; '.join(f'{k}: {v}' for k, v in RECIPES.items())}. Without a name: "
-        f"{DEFAULT_RECIPE!r}, the recipe rule's pick (README), which `make train-default` trains",
+        f"{DEFAULT_RECIPE!r}, the recipe rule's pick (docs/training.md), which `make train-default` trains",
     )
     p.add_argument(
         "--size",

@@ -28,7 +28,7 @@ from .results import TaskResult
 
 DATA = Path("corpus-en") / "test.txt.xz"
 DATA_KO = Path("corpus-ko") / "test.txt.xz"
-MAX_TOKENS = 100_000  # the README's perplexity figure; the whole file (~640k targets) is slow on 2 CPU cores
+MAX_TOKENS = 100_000  # docs/evaluation.md's perplexity figure; the whole file (~640k targets) is slow on 2 CPU cores
 FORWARD, BACKWARD, BOTH = "forward", "backward", "both: exp(mean loss)"
 PERPLEXITY, BPC, UNK = "perplexity", "bits per character", "<UNK> targets (%)"
 BPC_SPELLED = "bits per character, <UNK> spelled out"
