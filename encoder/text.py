@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import ownership
 from .errors import MissingExtra
-from .files import open_text, reading
+from .files import atomic_path, open_text, reading
 from .numbers import Number
 from .terminal import show
 
@@ -223,9 +224,19 @@ def _paragraph_chunks(lines: Iterable[str], max_chars: int) -> Iterator[list[str
 
 
 def save_punkt(params: dict, path: str | os.PathLike[str]) -> None:
-    """Write parameters from :func:`train_punkt` as JSON, one entry per line for readable diffs."""
+    """Write parameters from :func:`train_punkt` as JSON (atomically), one entry per line for readable diffs."""
     text = json.dumps(params, ensure_ascii=False, indent=0)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text + "\n", encoding="utf-8")
+
+
+def is_punkt_file(path: Path) -> bool:
+    """Whether ``path`` holds Punkt parameters as ``save_punkt`` writes them: what ``punkt --out`` replaces."""
+    try:
+        params = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(params, dict) and {"abbrev_types", "ortho_context", "sent_starters"} <= set(params)
 
 
 class _OrthoContext(dict):
@@ -590,7 +601,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="text files (.txt, .gz, .xz, .bz2) or folders, read in the order given; "
         "folders are searched recursively for *.txt[.gz|.xz|.bz2]",
     )
-    parser.add_argument("--out", required=True, type=Path, metavar="PATH", help="where to write the JSON parameters")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="where to write the JSON parameters (an earlier file of Punkt parameters is replaced; another file only "
+        "with --overwrite)",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace --out even if it is not Punkt parameters")
     parser.add_argument(
         "--max-chars",
         type=Number(int, 1),
@@ -603,6 +622,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Train Punkt on ``args.corpus`` and save the parameters to ``args.out``."""
+    ownership.check_replace(args.out, is_punkt_file, args.overwrite, "--out", "a file of Punkt parameters")
     replaced: collections.Counter[Path] = collections.Counter()
     started = time.perf_counter()
     params = train_punkt(iter_lines(args.corpus, replaced), args.max_chars)

@@ -1811,6 +1811,21 @@ CLI = [
         ),
     ),
     Cmd(
+        "punkt --out over a file of the user's",
+        lambda c: e(
+            c, "punkt", "--corpus", lines(c, "Mr. Smith sat. He left.\n"), "--out", str(c.file("mine.json", "{}"))
+        ),
+        ERROR,
+        "mine.json already exists and is not a file of Punkt parameters; .*--overwrite",
+    ),
+    Cmd(
+        "evaluate --report over a file of the user's, before any task runs",
+        lambda c: e(c, "evaluate", "all", "--model", str(c.model), "--report", str(c.tmp / "in")),
+        ERROR,
+        "holds report.md, which is not a report of ours",
+        setup=lambda c: c.file("report.md", "my notes"),
+    ),
+    Cmd(
         "evaluate --report without all",
         lambda c: e(c, "evaluate", "wic", "--report", str(c.tmp / "r")),
         ERROR,

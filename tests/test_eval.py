@@ -374,6 +374,9 @@ def test_cli_all_writes_json_and_a_report(tiny_model_dir, tmp_path, capsys):
     assert r"| logistic regression [u,v,u*v,\|u-v\|] |" in report  # a "|" in a row name is escaped
     for name in ("scores.png", "mix_weights.png", "results.json"):
         assert (tmp_path / "report" / name).stat().st_size > 0
+    from encoder.eval.report import check_report_folder
+
+    check_report_folder(tmp_path / "report")  # a report of ours may be written again over itself
 
 
 def test_cli_prints_tables_and_says_when_glove_is_absent(tiny_model_dir, tmp_path, capsys):

@@ -119,6 +119,10 @@ def evaluate_command(args: argparse.Namespace) -> None:
     """Load the model (and GloVe), run the task(s), print tables or JSON, write the report."""
     if args.report and args.task != "all":
         fail("--report goes with the task 'all'")
+    if args.report:
+        from .report import check_report_folder
+
+        check_report_folder(args.report)  # before the tasks, which take minutes
     if args.threads:
         torch.set_num_threads(args.threads)
     try:

@@ -14,6 +14,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .. import ownership  # noqa: E402
+from ..files import atomic_path  # noqa: E402
+from ..ownership import NotOwnedError  # noqa: E402
 from .results import TaskResult  # noqa: E402
 
 PLOT_ROWS = 2  # the first rows of a task are its headline ones (e.g. WSD's two ALL rows)
@@ -31,7 +34,8 @@ def plot_scores(results: dict[str, TaskResult], path: Path) -> None:
         ax.tick_params(axis="x", labelrotation=45)
         ax.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=120)
     plt.close(figure)
 
 
@@ -52,7 +56,8 @@ def plot_mix_weights(results: dict[str, TaskResult], path: Path) -> None:
     ax.set_ylabel("softmax-normalized weight")
     ax.set_title("learned scalar-mix weights")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=120)
     plt.close(figure)
 
 
@@ -62,10 +67,41 @@ def limit_text(limit: int | None) -> str:
     return f"{limit} test items per task (training data never limited; each task's notes say what was cut)"
 
 
+REPORT_FILES = ("report.md", "results.json", "scores.png", "mix_weights.png")
+
+
+def is_report_folder(directory: Path) -> bool:
+    """Whether ``directory`` holds a report of ours (its ``results.json`` as ``write_report`` writes it)."""
+    try:
+        output = json.loads((directory / "results.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(output, dict) and {"model", "results", "commands"} <= set(output)
+
+
+def check_report_folder(directory: Path) -> None:
+    """``--report`` writes its four files into a new folder, or one that holds other files but none of those
+    names, or replaces an earlier report of ours; a file of someone else's under one of its names is refused
+    (before any task runs)."""
+    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+        raise NotOwnedError(f"--report {directory} is not a folder; give a folder to write the report into")
+    taken = [
+        directory / name for name in REPORT_FILES if (directory / name).exists() or (directory / name).is_symlink()
+    ]
+    if taken and not (is_report_folder(directory) and all(p.is_file() and not p.is_symlink() for p in taken)):
+        raise NotOwnedError(
+            f"--report {directory} holds {ownership.listing(directory, taken)}, which is not a report of ours; "
+            "choose another folder"
+        )
+
+
 def write_report(directory: Path, output: dict, results: dict[str, TaskResult], command: str) -> None:
-    """Write report.md, results.json, scores.png and mix_weights.png into ``directory``."""
+    """Write report.md, results.json, scores.png and mix_weights.png into ``directory`` (``check_report_folder``
+    first), each atomically."""
+    check_report_folder(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "results.json").write_text(json.dumps(output, indent=1) + "\n", encoding="utf-8")
+    with atomic_path(directory / "results.json") as tmp:
+        Path(tmp).write_text(json.dumps(output, indent=1) + "\n", encoding="utf-8")
     plot_scores(results, directory / "scores.png")
     plot_mix_weights(results, directory / "mix_weights.png")
     model = output["model"]
@@ -98,4 +134,5 @@ def write_report(directory: Path, output: dict, results: dict[str, TaskResult], 
         lines += [f"## {name} ({result.seconds:.0f} s)", "", result.table(markdown=True), ""]
         if result.details:
             lines += [f"Details: `{json.dumps(result.details)}`", ""]
-    (directory / "report.md").write_text("\n".join(lines), encoding="utf-8")
+    with atomic_path(directory / "report.md") as tmp:
+        Path(tmp).write_text("\n".join(lines), encoding="utf-8")
