@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..chars import BOS_TOKEN, EOS_TOKEN
 from ..elmo import model_folder, resolve_model
-from ..files import open_text
+from ..files import open_text, reading
 from ..lm_data import VOCAB_FILE, Vocabulary, paragraph_pairs, paragraph_sentences
 from ..lm_head import perplexity
 from ..text import TextRules
@@ -38,7 +38,7 @@ def read_paragraphs(path: Path, text: TextRules, max_tokens: int = MAX_TOKENS) -
     """The first paragraphs (lines) holding ``max_tokens`` forward targets, tokenized by ``text`` (the model's
     language rules) as ``perplexity`` tokenizes them."""
     lines, targets = [], 0
-    with open_text(path) as f:
+    with reading(path), open_text(path) as f:
         for line in f:
             _, forward = paragraph_pairs(paragraph_sentences(line, text))
             if forward:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import open_text
+from ..files import open_text, reading
 from ..glove import Glove
 from .embeddings import Embedder
 from .probe import probe_views
@@ -27,7 +27,7 @@ ANCHORS = "anchors: Peters et al. 2018 (PTB, not EWT): ELMo layer 1 97.3, layer 
 
 def read_conllu(path: Path) -> Iterator[tuple[list[str], list[str]]]:
     """(forms, UPOS tags) per sentence; multi-word token ranges (1-2) and empty nodes (1.1) are skipped."""
-    with open_text(path) as f:
+    with reading(path), open_text(path) as f:
         forms: list[str] = []
         tags: list[str] = []
         for line in f:

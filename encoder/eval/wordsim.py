@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import open_text
+from ..files import open_text, reading
 from ..glove import Glove
 from ..text import split_and_tokenize
 from .embeddings import Embedder, cosine, layer_views
@@ -90,7 +90,7 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
     words = sorted({w for pairs in datasets.values() for p in pairs for w in p[:2]})
     corpus = data.parent / CONTEXT_CORPUS
     if corpus.is_file():
-        with open_text(corpus) as f:
+        with reading(corpus), open_text(corpus) as f:
             contexts = find_contexts(f, {w.lower() for w in words})
         result.notes.append(
             f"biLSTM layers: a word's vectors averaged over its first {CONTEXTS} sentences in "

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import open_text
+from ..files import open_text, reading
 from ..glove import Glove
 from .baselines import bag_of_context
 from .embeddings import Embedder, cosine, layer_views, span_vector
@@ -119,7 +119,7 @@ def first_of_each_part(sentences: list[Sentence], limit: int | None, notes: list
 
 def read_semcor_file(path: Path, inventory: SenseInventory) -> Iterator[Sentence]:
     """Sentences of one SemCor NAF file with their annotations that are WordNet 3.0 sense keys."""
-    with open_text(path) as f:
+    with reading(path), open_text(path) as f:
         root = ET.parse(f).getroot()
     sentences: dict[str, Sentence] = {}
     where: dict[str, tuple[Sentence, int, int]] = {}
