@@ -476,7 +476,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
-    if cfg.overwrite and os.environ.get("RANK", "0") == "0":
+    if cfg.overwrite and out.is_dir() and os.environ.get("RANK", "0") == "0":
         clear_run(out)
     out.mkdir(parents=True, exist_ok=True)
     text = text_rules(run_language(cfg))

@@ -690,3 +690,10 @@ def test_recipes_fill_options_and_explicit_ones_win(tmp_path, corpus):
          str(tmp_path / "x")], capture_output=True, text=True, cwd=REPO,
     )  # fmt: skip
     assert refused.returncode == 2 and "give --max-tokens or --time-budget" in refused.stderr
+
+
+def test_overwrite_into_a_new_folder_starts_a_run(corpus, tmp_path):
+    """--overwrite where nothing is yet (as bench/clip_rule.py and recipe_rule.py pass it) simply trains."""
+    out = tmp_path / "new" / "run"
+    train(TrainConfig(corpus=[str(corpus["train"])], out=str(out), overwrite=True, max_tokens=8 * 10, **TINY))
+    assert (out / "config.json").is_file() and (out / "run.json").is_file()
