@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from encoder.run_folder import LOG_FILE, plot_perplexity  # noqa: E402
+from encoder.run_folder import plot_perplexity, read_log  # noqa: E402
 from encoder.train import SIZES, TrainConfig, train  # noqa: E402
 
 TOLERANCE = 0.03  # the issue's rule: unclipped within 3 % of clipped validation perplexity
@@ -33,8 +33,7 @@ TOLERANCE = 0.03  # the issue's rule: unclipped within 3 % of clipped validation
 
 def validation_curve(run: Path) -> list[tuple[int, float]]:
     """(tokens seen, mean validation perplexity) of every validation in a run's log."""
-    records = [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()]
-    return [(r["tokens"], r["valid"]["mean"]) for r in records if "valid" in r]
+    return [(r["tokens"], r["valid"]["mean"]) for r in read_log(run) if "valid" in r]
 
 
 def main() -> None:

@@ -36,7 +36,7 @@ from encoder import Elmo  # noqa: E402
 from encoder.eval.embeddings import Embedder  # noqa: E402
 from encoder.eval.senses import AUC_ROW, DATA  # noqa: E402
 from encoder.eval.senses import run as sense_probe  # noqa: E402
-from encoder.run_folder import LOG_FILE, plot_perplexity  # noqa: E402
+from encoder.run_folder import plot_perplexity, read_log  # noqa: E402
 from encoder.train import DEFAULT_RECIPE, RECIPES, SIZES, TrainConfig, train  # noqa: E402
 
 PPL_TOLERANCE = 0.05  # a candidate more than 5 % above the lowest validation perplexity cannot win
@@ -45,7 +45,7 @@ AUC_TIE = 1.0  # sense AUCs (x 100) this close to the best count as a tie, broke
 
 def score(run: Path) -> dict:
     """A finished run's figures: tokens, speed, validation curve and last perplexity, sense-probe AUC per layer."""
-    log = [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()]
+    log = read_log(run)
     valid = [r for r in log if "valid" in r]
     speeds = [r["tokens_per_second"] for r in log if "tokens_per_second" in r]
     senses = sense_probe(Embedder(Elmo.load(run)), DATA).rows[AUC_ROW]

@@ -206,9 +206,15 @@ def truncate_log(out: Path, step: int) -> None:
             Path(tmp).write_text("".join(line + "\n" for line in kept))
 
 
+def read_log(folder: Path) -> list[dict]:
+    """The records of a run's or a model's ``log.jsonl`` (none when it has no log)."""
+    path = folder / LOG_FILE
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+
+
 def plot_learning_curve(out: Path) -> None:
     """``learning_curve.png``: training and validation perplexity against tokens seen."""
-    records = [json.loads(line) for line in (out / LOG_FILE).read_text().splitlines()]
+    records = read_log(out)
     curves = {
         "train (running, both directions)": [(r["tokens"], r["train_ppl"]) for r in records if "train_ppl" in r],
         "validation (mean of directions)": [(r["tokens"], r["valid"]["mean"]) for r in records if "valid" in r],

@@ -12,7 +12,7 @@ from .elmo import model_hash
 from .files import TMP_DIR_PREFIX, writing
 from .lm_head import LanguageModel, load_language_model
 from .ownership import NotOwnedError
-from .run_folder import LOG_FILE, is_model_file, plot_learning_curve, read_run_record, save_language_model
+from .run_folder import LOG_FILE, is_model_file, plot_learning_curve, read_log, read_run_record, save_language_model
 from .weights import CONFIG_FILE, read_config
 
 CARD_FILE = "README.md"
@@ -125,15 +125,9 @@ def ship(run: str | Path, destination: str | Path, overwrite: bool = False, stor
 def _complete(run: Path, destination: Path, staging: Path, info: dict) -> None:
     """Add to the new model folder the log (the old model's, then the run's), its plot, the card and the files
     shipped beside the old model."""
-    run_log = (
-        [json.loads(line) for line in (run / LOG_FILE).read_text().splitlines()] if (run / LOG_FILE).is_file() else []
-    )
+    run_log = read_log(run)
     first_step = run_log[0]["step"] if run_log else info["training"]["step"]
-    earlier = []
-    if (destination / LOG_FILE).is_file():
-        earlier = [
-            r for r in map(json.loads, (destination / LOG_FILE).read_text().splitlines()) if r["step"] < first_step
-        ]
+    earlier = [r for r in read_log(destination) if r["step"] < first_step]
     (staging / LOG_FILE).write_text("".join(json.dumps(r) + "\n" for r in earlier + run_log))
     if earlier or run_log:
         plot_learning_curve(staging)
