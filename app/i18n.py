@@ -363,7 +363,7 @@ This model has {n_layers} layers:
         "layers.average": "모든 층",
         "layers.custom": "직접 정한 층 섞기",
         "indexer.searched_for": "{query}(으)로 검색했습니다({changes}: 입력한 그대로의 단어가 든 문서가 없습니다).",
-        "indexer.calibration_made": "이 색인은 관련도 보정 값을 저장하기 전에 만들어져서 지금 계산했습니다(프로세스마다 "
+        "indexer.calibration_made": "이 색인은 관련도 보정 값을 저장하기 전에 만들어져서 메모리에서 계산합니다(프로세스마다 "
         "한 번, 몇 초). 색인을 다시 만들면 저장됩니다.",
         "method.keywords": "키워드 (BM25)",
         "method.glove": "GloVe (고정 벡터 기준선)",

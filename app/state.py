@@ -11,7 +11,6 @@ import dataclasses
 import itertools
 import shlex
 import threading
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -21,9 +20,9 @@ import streamlit as st
 from encoder import LayerMix
 from encoder.elmo import resolve_model
 from indexer import Index
-from indexer.errors import IndexerError, QueryError, QueryNotice
+from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo
-from indexer.results import DocumentHit, Neighbors, Senses
+from indexer.results import DocumentHit, Neighbors, Results, Senses
 from indexer.words import is_content_word, normalize
 
 from .examples import Examples, answerable, examples_for
@@ -120,27 +119,25 @@ def _key() -> str:
     return f"{path}@{FolderInfo.of(path).stamp}"
 
 
-def _ask(question: Callable[[], T]) -> tuple[T, list[str]]:
-    """The answer and the ``QueryNotice`` warnings it raised (e.g. "no query word has a GloVe vector").
+def _ask(question: Callable[[], T]) -> T:
+    """The answer to a question, its notices with it.
 
-    Streamlit serves each browser tab from its own thread, but the shared model (its growing token cache)
-    and the recording of warnings are not thread-safe, so questions run one at a time.
+    Streamlit serves each browser tab from its own thread, but the shared model (its growing token cache) is not
+    thread-safe, so questions run one at a time.
     """
-    with _ONE_QUESTION_AT_A_TIME, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", QueryNotice)
-        answer = question()
-    return answer, [w.message.args[0] for w in caught if issubclass(w.category, QueryNotice)]  # keeps the key
+    with _ONE_QUESTION_AT_A_TIME:
+        return question()
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _search(
     _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...]
-) -> tuple[list[DocumentHit], list[str]]:
+) -> Results[DocumentHit]:
     return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights)))
 
 
-def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> tuple[list[DocumentHit], list[str]]:
-    """Document search and its notices (cached per question; γ does not change cosine rankings)."""
+def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> Results[DocumentHit]:
+    """Document search, with its notices (cached per question; γ does not change cosine rankings)."""
     with st.spinner(t("spinner.search")):
         return _search(index, _key(), query, k, method, mix.weights)
 
@@ -156,11 +153,9 @@ def _neighbors(
     same_word: bool,
     weights: tuple[float, ...],
 ) -> Neighbors:
-    result, messages = _ask(
+    return _ask(
         lambda: _index.neighbors(sentence, word, position=position, k=k, same_word=same_word, layers=list(weights))
     )
-    result.notices.extend(messages)
-    return result
 
 
 def neighbors(
@@ -173,9 +168,7 @@ def neighbors(
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _senses(_index: Index, key: str, word: str, k: int | str) -> Senses:
-    result, messages = _ask(lambda: _index.senses(word, k=k))
-    result.notices.extend(messages)
-    return result
+    return _ask(lambda: _index.senses(word, k=k))
 
 
 def senses(index: Index, word: str, k: int | str) -> Senses:

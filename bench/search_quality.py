@@ -25,7 +25,6 @@ import math
 import random
 import re
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from tqdm.auto import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from indexer import Index, QueryNotice  # noqa: E402
+from indexer import Index  # noqa: E402
 from indexer.bm25 import BM25, terms  # noqa: E402
 from indexer.ranking import CANDIDATES, METHODS  # noqa: E402
 
@@ -110,7 +109,7 @@ def tfidf_rankings(index: Index, queries: list[dict]) -> list[list[str]]:
     doc_ids = index.docs["doc_id"].to_numpy()
     found = []
     for q in queries:
-        similarity = (vectorizer.transform([index.query_tokens(q["query"])]) @ documents.T).toarray()[0]
+        similarity = (vectorizer.transform([index.query(q["query"]).tokens]) @ documents.T).toarray()[0]
         order = np.argsort(-similarity, kind="stable")
         found.append([doc_ids[i] for i in order[:DEPTH] if similarity[i] > 0])
     return found
@@ -120,17 +119,15 @@ def unstemmed_keyword_rankings(index: Index, queries: list[dict]) -> list[list[s
     """BM25 over the words as they are (no stemming, no respelling): keyword search before this change."""
     bm25 = BM25(index.document_terms)
     doc_ids = index.docs["doc_id"].to_numpy()
-    return [[doc_ids[i] for i in bm25.search(terms(index.query_tokens(q["query"])), DEPTH)[1]] for q in queries]
+    return [[doc_ids[i] for i in bm25.search(terms(index.query(q["query"]).tokens), DEPTH)[1]] for q in queries]
 
 
 def method_rankings(method: str, layers: str | None = None, spelling: bool = True) -> Ranker:
     def rank(index: Index, queries: list[dict]) -> list[list[str]]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", QueryNotice)
-            return [
-                [h.doc_id for h in index.search(q["query"], k=DEPTH, method=method, layers=layers, spelling=spelling)]
-                for q in queries
-            ]
+        return [
+            [h.doc_id for h in index.search(q["query"], k=DEPTH, method=method, layers=layers, spelling=spelling)]
+            for q in queries
+        ]
 
     return rank
 
@@ -158,12 +155,9 @@ def tune(index: Index, queries: list[dict]) -> None:
     weights = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
     print("| layers | " + " | ".join(f"{w:.1f}" for w in weights) + " |\n|---|" + "---:|" * len(weights))
     for layers in ("token", "average", "top"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", QueryNotice)
-            found = [
-                index.search(q["query"], k=2 * CANDIDATES, layers=layers)
-                for q in tqdm(queries, desc=layers, leave=False)
-            ]
+        found = [
+            index.search(q["query"], k=2 * CANDIDATES, layers=layers) for q in tqdm(queries, desc=layers, leave=False)
+        ]
         cells = []
         for weight in weights:
             ranked = []

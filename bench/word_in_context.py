@@ -38,7 +38,7 @@ def main() -> None:
     print("|---|---|" + "---:|" * len(mixes))
     for name, pairs in examples.items():
         for sentence, word in pairs:
-            tokens = index.query_tokens(sentence, "sentence")
+            tokens = index.query(sentence, "sentence").tokens
             position = tokens.index(word)
             query = labels.get((sentence, position))
             if query is None:

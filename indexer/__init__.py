@@ -6,9 +6,9 @@ hits = idx.search("how do volcanoes erupt", k=5)
 """
 
 from .build import Settings, add_documents, build_index, delete_documents
-from .errors import CorpusError, CorruptIndexError, IndexFormatError, IndexMismatchError, QueryError, QueryNotice
+from .errors import CorpusError, CorruptIndexError, IndexFormatError, IndexMismatchError, QueryError
 from .index import Index
-from .results import Neighbors, SenseCluster, SensePoint, Senses, SentenceHit, TokenHit
+from .results import DocumentHit, Neighbors, Results, SenseCluster, SensePoint, Senses, SentenceHit, TokenHit
 
 __all__ = [
     "Index",
@@ -16,6 +16,8 @@ __all__ = [
     "add_documents",
     "delete_documents",
     "Settings",
+    "Results",
+    "DocumentHit",
     "SentenceHit",
     "TokenHit",
     "Neighbors",
@@ -23,7 +25,6 @@ __all__ = [
     "SenseCluster",
     "SensePoint",
     "QueryError",
-    "QueryNotice",
     "IndexMismatchError",
     "CorruptIndexError",
     "IndexFormatError",

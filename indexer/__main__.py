@@ -26,7 +26,7 @@ from encoder.terminal import show, visible
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
-from .errors import IndexerError, QueryNotice
+from .errors import IndexerError
 from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import X_MAX, Glove, save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, OCCURRENCES, SENSES_K, Index, K
@@ -147,20 +147,26 @@ def search(index: Index, query: str, options: argparse.Namespace) -> dict:
         "layers": options.layers or index.manifest.search_layers.spec,
         "sentences": options.sentences,
     }
+    notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
     if options.sentences:
-        result["results"] = [asdict(h) for h in index.search_sentences(query, options.k, "elmo", options.layers)]
-        if options.baseline:
-            result["glove"] = [asdict(h) for h in index.search_sentences(query, options.k, "glove")]
-        return result
+        for name, method in [("results", "elmo")] + [("glove", "glove")] * options.baseline:
+            found = index.search_sentences(query, options.k, method, options.layers if method == "elmo" else None)
+            result[name] = [asdict(h) for h in found]
+            notices.update(dict.fromkeys(found.notices))
+        return {**result, "notices": list(notices)}
+    searched_for = None
     for name, method in [("results", options.method)] + [("glove", "glove")] * options.baseline:
-        hits = index.search(query, options.k, method, options.layers, spelling=not options.as_typed)
-        shown_hits = [h for h in hits if options.all or h.relevance >= RELEVANCE_LINE]
+        found = index.search(query, options.k, method, options.layers, spelling=not options.as_typed)
+        shown_hits = [h for h in found if options.all or h.relevance >= RELEVANCE_LINE]
         result[name] = [asdict(h) for h in shown_hits]
-        result[f"hidden{'' if name == 'results' else '_glove'}"] = len(hits) - len(shown_hits)
+        result[f"hidden{'' if name == 'results' else '_glove'}"] = len(found) - len(shown_hits)
+        notices.update(dict.fromkeys(found.notices))
+        searched_for = searched_for or found.searched_for
     weights = (
         LayerMix.parse(options.layers, index.elmo.n_layers).weights if options.layers else index.search_mix.weights
     )
-    return {**result, "method_name": method_name(options.method, weights), "searched_for": None}
+    method = method_name(options.method, weights)
+    return {**result, "method_name": method, "searched_for": searched_for, "notices": list(notices)}
 
 
 def _query_lines(source: TextIO, defaults: argparse.Namespace) -> Iterator[tuple[int, argparse.Namespace | str]]:
@@ -733,31 +739,30 @@ SHOWN_NOTICES = ("searched_for", "no_good_match")
 
 
 def _answer(question: Callable[[], dict]) -> dict:
-    """A question's result with its notices (``QueryNotice``; a search's respelled query also as its
-    ``searched_for``), or ``{"error": ...}``; other warnings go to stderr."""
-    with warnings.catch_warnings(record=True) as caught:
-        # every warning, each time, after the filters already set: the harmless ones encoder.model silences stay silent
-        warnings.simplefilter("always", append=True)
-        try:
-            result = question()
-        except (IndexerError, *REPORTED) as error:
-            if not isinstance(error, IndexerError) and not reported(error):
-                raise
-            result = {"error": describe(error)}
-    for warning in caught:
-        if issubclass(warning.category, UserWarning) and not issubclass(warning.category, QueryNotice):
-            show(f"warning: {warning.message}", file=sys.stderr)
-    if "error" in result:
-        return result
-    notices = result.pop("notices", []) + [w.message.args[0] for w in caught if issubclass(w.category, QueryNotice)]
-    for notice in notices:
-        if getattr(notice, "key", None) == "searched_for":
-            result["searched_for"] = notice.values["query"]
-    return {**result, "notices": notices}
+    """A question's result with its ``notices`` (an empty list for a command that has none), or
+    ``{"error": ...}``."""
+    try:
+        result = question()
+    except (IndexerError, *REPORTED) as error:
+        if not isinstance(error, IndexerError) and not reported(error):
+            raise
+        return {"error": describe(error)}
+    return {**result, "notices": result.get("notices", [])}
+
+
+def _show_warning(message: Warning | str, *_: Any, **__: Any) -> None:
+    """A library's warning (an undecodable byte read from a corpus) as the command line says it: one line."""
+    show(f"warning: {message}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
+    with warnings.catch_warnings():  # puts showwarning back when the command ends (tests call main in-process)
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     batch = args.command == "search" and args.queries is not None
     if args.command == "search" and batch == (args.query is not None):
         fail("give one query, or --queries FILE (- for standard input) for many, not both")

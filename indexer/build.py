@@ -28,7 +28,7 @@ import pandas as pd
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
 
-from . import folder, storage
+from . import folder, layout, storage
 from .errors import CorpusError, IndexFormatError, QueryError
 from .finalize import (
     build_indexes,
@@ -46,11 +46,8 @@ from .index import Index
 from .manifest import (
     FORMAT_VERSION,
     GLOVE_NAMES,
-    MANIFEST,
     MIXES,
     SHARD_TOKENS,
-    SHARDS,
-    STATE,
     TRAIN_GLOVE,
     CorpusFile,
     Counts,
@@ -215,19 +212,17 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
         )
     manifest.write(out)
     drop_exact_tokens(out, manifest)
-    (out / STATE).unlink()
+    (out / layout.STATE).unlink()
     return manifest
 
 
-def _target_status(out: Path, state: dict, overwrite: bool) -> str:
+def _target_status(out: Path, contents: folder.Contents, state: dict, overwrite: bool) -> str:
     """``done`` (the same build already finished), ``resume`` (it was interrupted) or ``fresh``; refuses to
     replace an index or an interrupted build of something else unless allowed, and any folder holding files a
     build did not write (even with --overwrite: a build deletes only its own files)."""
-    manifest = Manifest.read(out) if (out / MANIFEST).is_file() else None
-    previous = folder.read_state(out)
-    foreign = folder.foreign(out, manifest or previous)
+    manifest, previous, foreign = contents.manifest, contents.state, contents.foreign
     if foreign:
-        what = "an index with other files in it" if manifest or previous else "not empty and not an index"
+        what = "an index with other files in it" if contents.owner is not None else "not empty and not an index"
         raise FileExistsError(
             f"{out} is {what} ({', '.join(foreign[:5])}{' …' if len(foreign) > 5 else ''}); a build never "
             "deletes files it did not write: choose an empty or new directory, or move them away"
@@ -316,7 +311,8 @@ def build_index(
     job = Job(out, files, options, elmo, model_record, settings, mixes, state, progress, ray, ray_workers)
     # the lock before the folder is looked at, so two builds into one folder cannot both start
     with _connected(ray), folder.locked(out):
-        status = _target_status(out, state, overwrite)
+        contents = folder.read(out)
+        status = _target_status(out, contents, state, overwrite)
         if status == "done":
             return Index.open(out, model=elmo, device=device)
         # the whole corpus is validated before anything is written
@@ -329,11 +325,11 @@ def build_index(
                 f"no word occurs {settings.glove_min_count} times, too little text to train GloVe; "
                 "lower --glove-min-count or give GloVe vectors with --glove"
             )
-        owner = folder.owner_of(out)
-        if status == "fresh" and owner is not None:  # what an earlier index or build wrote; nothing else
-            folder.clear(out, owner)
-        storage.write_json(out / STATE, state)
-        folder.remove_unreferenced(out, None, state, keep_shards=[p.name for p in (out / SHARDS).glob("[0-9]*")])
+        if status == "fresh" and contents.owner is not None:  # what an earlier index or build wrote; nothing else
+            folder.clear(out, contents.owner)
+        storage.write_json(out / layout.STATE, state)
+        kept = contents.shards if status == "resume" else ()  # the interrupted build's finished shards
+        folder.remove_unreferenced(out, None, state, keep_shards=kept)
         _encode_and_commit(job, None, scan)
     return Index.open(out, model=elmo, device=device, verify=False)  # just written: sizes are checked, not hashes
 
@@ -357,7 +353,8 @@ def add_documents(
     """
     out, device = Path(path), resolve_device(device)
     with _connected(ray), folder.locked(out, create=False):
-        base = Manifest.read(out)
+        contents = folder.read(out)
+        base = contents.manifest or Manifest.read(out)  # Manifest.read says why there is none
         base.check_files(out, verify_hashes=False)  # never commit a new generation over a damaged index
         elmo = open_model(base.model, model, device)
         options = ReaderOptions.from_kwargs(**reader_options)
@@ -367,22 +364,22 @@ def add_documents(
         _check_ray(ray, model, base.model)
         spec = model_source(model) if model is not None and not isinstance(model, Elmo) else model
         job = Job(out, files, options, elmo, base.model, base.settings, mixes, state, progress, ray, ray_workers, spec)
-        previous = folder.read_state(out)
+        previous = contents.state
         keep_shards = []
         if previous == state:
             first_new = max((int(s.name) for s in base.shards), default=-1) + 1
-            keep_shards = [p.name for p in (out / SHARDS).glob("[0-9]*") if int(p.name) >= first_new]
+            keep_shards = [name for name in contents.shards if layout.shard_number(name) >= first_new]
         elif previous is not None and previous.get("generation") == base.generation:
             raise IndexFormatError(
                 f"{out} holds an interrupted `add` of other files; re-run that add to finish it "
-                f"(or delete {out / STATE} to discard it)"
+                f"(or delete {out / layout.STATE} to discard it)"
             )
         taken = set()
         for shard in base.shards:
-            taken |= set(storage.read_parquet(out / SHARDS / shard.name / "docs.parquet")["doc_id"])
+            taken |= set(storage.read_parquet(layout.shard_file(out, shard.name, "docs"))["doc_id"])
         scan = scan_corpus(files, options, elmo.text, taken, progress)  # the new documents, before any writing
         folder.remove_unreferenced(out, base, base, keep_shards)
-        storage.write_json(out / STATE, state)
+        storage.write_json(out / layout.STATE, state)
         manifest = _encode_and_commit(job, base, scan)
         folder.remove_unreferenced(out, manifest, manifest)
     return Index.open(out, model=elmo, device=device, verify=False)
@@ -400,7 +397,7 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
         raise QueryError(f"no document ids given: name the documents to delete ({_listing(out)} lists them)")
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
-        docs = pd.concat([storage.read_parquet(out / SHARDS / s.name / "docs.parquet") for s in manifest.shards])
+        docs = pd.concat([storage.read_parquet(layout.shard_file(out, s.name, "docs")) for s in manifest.shards])
         live = docs[~docs["doc_id"].isin(set(manifest.deleted_doc_ids))].set_index("doc_id")
         wanted = list(dict.fromkeys(doc_ids))
         unknown = [d for d in wanted if d not in live.index]

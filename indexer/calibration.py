@@ -19,7 +19,7 @@ import pandas as pd
 
 from encoder import Elmo
 
-from . import storage
+from . import layout, storage
 from .ranking import NULL_QUERY_WORDS, random_queries
 from .vectors import pool
 from .words import WordFrequencies
@@ -54,7 +54,10 @@ class NullQueries:
 
     def write(self, out: Path, generation: int) -> tuple[str, str]:
         """Write both files of generation ``generation``; returns their names (words, vectors)."""
-        names = (f"calibration.g{generation}.parquet", f"calibration.g{generation}.npy")
+        names = (
+            layout.generation_file("calibration_words", generation),
+            layout.generation_file("calibration_vectors", generation),
+        )
         storage.write_parquet(out / names[0], pd.DataFrame({"words": self.words}))
         storage.write_npy(out / names[1], self.layers)
         return names

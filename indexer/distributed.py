@@ -34,10 +34,10 @@ try:
 except ImportError:
     raise MissingExtra("--ray", "ray") from None
 
-from . import shards, storage
+from . import layout, shards, storage
 from .errors import IndexerError
-from .folder import SHARD_NAME, is_ours, read_state
-from .manifest import SHARD_RECORD, SHARDS, STATE, ModelRecord, ModelSpec, Shard, open_model
+from .folder import is_ours, read_state
+from .manifest import ModelRecord, ModelSpec, Shard, open_model
 from .shards import Encoding, ShardJob, ShardWriter
 
 IN_FLIGHT = 2  # shards queued per actor: one being encoded, the next one's documents already there
@@ -127,8 +127,8 @@ class ShardEncoder:
 
     def encode(self, job: ShardJob, shared: list) -> Shard:
         """Write the shard of ``job`` (returns its record); a retry of a shard already written just reads it."""
-        if (job.path / SHARD_RECORD).is_file():  # this actor died after writing it, before answering
-            return Shard.from_json(storage.read_json(job.path / SHARD_RECORD))
+        if (job.path / layout.SHARD_RECORD).is_file():  # this actor died after writing it, before answering
+            return Shard.from_json(storage.read_json(job.path / layout.SHARD_RECORD))
         return shards.write_shard(job.path, job.group, job.first_sentence, job.first_token, self._ready(shared))
 
 
@@ -180,7 +180,7 @@ def encoders(
     """
     count, gpus, cpus, device = _placement(workers)
     nonce = secrets.token_hex(8)
-    marker = out / f".{STATE}.{nonce}.tmp"  # named as a temporary of the build state: a build's own file
+    marker = layout.state_marker(out, nonce)
     _leave_marker(marker, nonce)
     actors = []
     try:
@@ -200,8 +200,8 @@ def encoders(
         marker.unlink(missing_ok=True)
     leftovers = [  # what a worker killed mid-shard left
         path
-        for path in (out / SHARDS).glob(f"{TMP_DIR_PREFIX}*")
-        if SHARD_NAME.fullmatch(temporary_target(path.name) or "")
+        for path in (out / layout.SHARDS).glob(f"{TMP_DIR_PREFIX}*")
+        if layout.shard_number(temporary_target(path.name) or "") is not None
     ]
     ownership.remove(out, leftovers, is_ours(out, read_state(out)))
 
@@ -237,7 +237,7 @@ def _writer(actors: list, shared: list) -> ShardWriter:
             number, job = running.pop(ready[0])
             load[number] -= 1
             shard = _get(ready[0])
-            if not (job.path / SHARD_RECORD).is_file():
+            if not (job.path / layout.SHARD_RECORD).is_file():
                 raise ClusterError(
                     f"a Ray worker wrote shard {job.path.name}, but this machine does not see it in {job.path.parent}: "
                     "put the index folder on storage every node mounts at the same path, e.g. NFS; " + RESUME

@@ -22,8 +22,8 @@ MESSAGES = {
     "no_good_match": "no good match: the best document scores no better than random words typically do",
     "no_glove_vector": "none of the query's words has a GloVe vector",
     "searched_for": "searched for: {query} ({changes}: no indexed document has the word as typed)",
-    "calibration_made": "this index was built before relevance calibration was stored in it, so it was computed "
-    "now (once per process, seconds); rebuild the index to store it",
+    "calibration_made": "this index was built before relevance calibration was stored in it, so it is computed "
+    "in memory (once per process, seconds); rebuild the index to store it",
     # the word asked about (word in context, senses)
     "word_empty": "the word is empty",
     "word_of_sentence_empty": "the word is empty; give one word of the sentence",
@@ -89,7 +89,3 @@ class IndexFormatError(IndexerError):
 
 class CorpusError(IndexerError, ValueError):
     """Bad input corpus: unreadable file, missing text column, duplicate document ids."""
-
-
-class QueryNotice(UserWarning):
-    """A query was changed to be answerable (e.g. truncated); results are still returned."""

@@ -24,13 +24,11 @@ import pandas as pd
 from encoder import Elmo
 from encoder.glove import resolve as resolve_glove
 
-from . import storage
+from . import layout, storage
 from .calibration import NullQueries
 from .glove import GloveVectors, cooccurrence, save_glove, train_glove
 from .manifest import (
     AUTO,
-    GLOVE_FILE,
-    SHARDS,
     TRAIN_GLOVE,
     TRAINED_GLOVE,
     FaissFile,
@@ -53,7 +51,7 @@ from .vectors import (
 )
 from .words import WordFrequencies, normalize
 
-TOKEN_LAYERS = "token_layers.npy"  # a shard's exact token vectors (see shards.write_shard)
+TOKEN_LAYERS = layout.SHARD_FILES["token_layers"]  # a shard's exact token vectors (see shards.write_shard)
 TOKEN_FACTORY_EXAMPLES = "'auto', 'Flat', 'IVF1024,PQ32np', 'OPQ32,IVF1024,PQ32np' or 'IVF256,PQ16x4np'"
 
 
@@ -96,7 +94,7 @@ def drop_exact_tokens(out: Path, manifest: Manifest) -> None:
     """Delete the token_layers.npy files the (written) manifest no longer lists (``exact_token_records``)."""
     for shard in manifest.shards:
         if all(f.file != TOKEN_LAYERS for f in shard.files):
-            (out / SHARDS / shard.name / TOKEN_LAYERS).unlink(missing_ok=True)
+            layout.shard_file(out, shard.name, "token_layers").unlink(missing_ok=True)
 
 
 def vocabulary(out: Path, base: Manifest | None, counts: Counter) -> pd.DataFrame:
@@ -109,7 +107,7 @@ def vocabulary(out: Path, base: Manifest | None, counts: Counter) -> pd.DataFram
 
 
 def write_vocabulary(out: Path, vocab: pd.DataFrame, generation: int) -> StoredFile:
-    name = f"vocab.g{generation}.parquet"
+    name = layout.generation_file("vocab", generation)
     storage.write_parquet(out / name, vocab)
     return StoredFile.of(out, name)
 
@@ -128,21 +126,21 @@ def glove_source(out: Path, settings: Settings, vocab: pd.DataFrame, shards: Seq
     GloVe trained on the corpus and written to ``glove.txt``."""
     if settings.glove != TRAIN_GLOVE:
         return resolve_glove(settings.glove)
-    if not (out / GLOVE_FILE).is_file():  # else written by this build before it was interrupted (writes are atomic)
+    if not (out / layout.GLOVE).is_file():  # else written by this build before it was interrupted (writes are atomic)
         words = vocab[vocab["count"] >= settings.glove_min_count].head(settings.glove_max_vocab)["word"].tolist()
         ids = {w: i for i, w in enumerate(words)}
 
         def sentences() -> Iterator[np.ndarray]:
             for shard in shards:
-                for tokens in storage.read_parquet(out / SHARDS / shard.name / "sentences.parquet")["tokens"]:
+                for tokens in storage.read_parquet(layout.shard_file(out, shard.name, "sentences"))["tokens"]:
                     yield np.array([ids[w] for w in map(normalize, tokens) if w in ids], dtype=np.int64)
 
         counts = cooccurrence(sentences(), len(words), settings.glove_window)
         trained = train_glove(
             counts, words, dim=settings.glove_dim, epochs=settings.glove_epochs, seed=settings.seed, progress=progress
         )
-        save_glove(out / GLOVE_FILE, trained)
-    return {"file": GLOVE_FILE, "source": TRAINED_GLOVE, **storage.file_record(out / GLOVE_FILE)}
+        save_glove(out / layout.GLOVE, trained)
+    return {"file": layout.GLOVE, "source": TRAINED_GLOVE, **storage.file_record(out / layout.GLOVE)}
 
 
 def describe_glove(source: dict, vectors: GloveVectors) -> dict:
@@ -172,7 +170,7 @@ def build_indexes(
 
     def glove_chunks(selected: Sequence[Shard]) -> Iterator[np.ndarray]:
         for shard in selected:
-            tokens = storage.read_parquet(out / SHARDS / shard.name / "sentences.parquet")["tokens"]
+            tokens = storage.read_parquet(layout.shard_file(out, shard.name, "sentences"))["tokens"]
             yield (
                 np.stack([glove.sentence_vector(t) for t in tokens])
                 if len(tokens)
@@ -187,7 +185,7 @@ def build_indexes(
     counts = {"sentences": "sentences", "tokens": "token_vectors", "glove": "sentences"}
     entries = {}
     for kind, (dim, chunks) in sources.items():
-        file = f"{kind}.g{generation}.faiss"
+        file = layout.generation_file(kind, generation)
         if base is not None:
             old = base.indexes[kind]
             index = storage.read_faiss(out / old.file, old.ntotal, old.dim)

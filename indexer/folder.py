@@ -2,29 +2,25 @@
 
 A folder may hold a user's own files (an unlucky ``--out``); a build refuses such a folder rather than guess,
 and everything it removes - an older index it replaces, files of an unfinished generation, temporaries - is
-recognised by name *and* by the manifest or build state that owns it, at every depth (``encoder.ownership``,
-the rule every command that writes follows).
+recognised by name (``layout``) *and* by the manifest or build state that owns it, at every depth
+(``encoder.ownership``, the rule every command that writes follows). ``read`` looks at the folder once, under the
+lock: what a build or add decides from.
 """
 
 from __future__ import annotations
 
 import fcntl
-import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from encoder import ownership
 from encoder.files import temporary_target
 
-from . import storage
+from . import layout, storage
 from .errors import IndexFormatError
-from .manifest import GLOVE_FILE, LOCK, MANIFEST, SHARD_FILES, SHARD_RECORD, SHARDS, STATE, TRAIN_GLOVE, Manifest
-
-GENERATION_FILE = re.compile(  # one generation's files
-    r"(sentences|tokens|glove)\.g\d+\.faiss|vocab\.g\d+\.parquet|calibration\.g\d+\.(parquet|npy)"
-)
-SHARD_NAME = re.compile(r"\d{5}")  # shard directories
+from .manifest import TRAIN_GLOVE, Manifest
 
 
 @contextmanager
@@ -35,7 +31,7 @@ def locked(out: Path, create: bool = True) -> Iterator[None]:
     if not create and not out.is_dir():
         raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / LOCK, "a") as handle:  # "a": never truncates what is there
+    with open(out / layout.LOCK, "a") as handle:  # "a": never truncates what is there
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -45,12 +41,35 @@ def locked(out: Path, create: bool = True) -> Iterator[None]:
 
 def read_state(out: Path) -> dict | None:
     """The build state of an unfinished build or add in ``out`` (None: there is none)."""
-    return storage.read_json(out / STATE) if (out / STATE).is_file() else None
+    return storage.read_json(out / layout.STATE) if (out / layout.STATE).is_file() else None
 
 
-def owner_of(out: Path) -> Manifest | dict | None:
-    """What owns the files in ``out``: its manifest, else an unfinished build's state, else nothing."""
-    return Manifest.read(out) if (out / MANIFEST).is_file() else read_state(out)
+@dataclass(frozen=True)
+class Contents:
+    """What an index folder holds, read once: its manifest, an unfinished build's state, the finished shard
+    folders on disk (names, in order) and the entries no build of ours wrote (paths relative to the folder)."""
+
+    manifest: Manifest | None
+    state: dict | None
+    shards: tuple[str, ...]
+    foreign: tuple[str, ...]
+
+    @property
+    def owner(self) -> Manifest | dict | None:
+        """What owns the files in the folder: its manifest, else an unfinished build's state, else nothing."""
+        return self.manifest if self.manifest is not None else self.state
+
+
+def read(out: Path) -> Contents:
+    """The contents of the index folder ``out`` (which may not exist yet)."""
+    manifest = Manifest.read(out) if (out / layout.MANIFEST).is_file() else None
+    state = read_state(out)
+    owner = manifest if manifest is not None else state
+    shards_dir = out / layout.SHARDS
+    entries = sorted(p.name for p in shards_dir.iterdir()) if shards_dir.is_dir() else []
+    shards = tuple(name for name in entries if layout.shard_number(name) is not None)
+    strangers = ownership.foreign(out, is_ours(out, owner)) if out.is_dir() else []
+    return Contents(manifest, state, shards, tuple(str(p.relative_to(out)) for p in strangers))
 
 
 def _trained_glove(owner: Manifest | dict | None) -> bool:
@@ -65,35 +84,28 @@ def is_ours(out: Path, owner: Manifest | dict | None) -> ownership.Owned:
     ``owner`` is the manifest or build state of the folder (None: it holds neither, so nothing in it is ours
     but the lock). GloVe's file is ours only when that build trained it. Inside a shard, only a shard's files.
     """
-    top = {LOCK}
+    roles = {"lock"}
     if owner is not None:
-        top |= {MANIFEST, STATE, SHARDS} | ({GLOVE_FILE} if _trained_glove(owner) else set())
+        roles |= {"manifest", "state", "shards", "generation"} | ({"glove"} if _trained_glove(owner) else set())
 
     def ours(path: Path) -> bool:
         temporary = temporary_target(path.name)
         name = temporary or path.name
         if path.parent == out:
-            return name in top or (owner is not None and bool(GENERATION_FILE.fullmatch(name)))
-        if path.parent == out / SHARDS:  # a finished shard appears whole, with its record
-            shard = temporary is not None or (path / SHARD_RECORD).is_file()
-            return owner is not None and bool(SHARD_NAME.fullmatch(name)) and shard and path.is_dir()
-        in_a_shard = path.parent.parent == out / SHARDS and ours(path.parent)
-        return in_a_shard and name in (*SHARD_FILES, SHARD_RECORD) and path.is_file()
+            return layout.role(name) in roles
+        if path.parent == out / layout.SHARDS:  # a finished shard appears whole, with its record
+            shard = temporary is not None or (path / layout.SHARD_RECORD).is_file()
+            return owner is not None and layout.shard_number(name) is not None and shard and path.is_dir()
+        in_a_shard = path.parent.parent == out / layout.SHARDS and ours(path.parent)
+        return in_a_shard and layout.is_shard_entry(name) and path.is_file()
 
     return ours
-
-
-def foreign(out: Path, owner: Manifest | dict | None) -> list[str]:
-    """Entries of the index folder, at every depth, that no build of ours wrote."""
-    if not out.is_dir():
-        return []
-    return [str(p.relative_to(out)) for p in ownership.foreign(out, is_ours(out, owner))]
 
 
 def clear(out: Path, owner: Manifest | dict) -> None:
     """Delete everything an earlier index or build (``owner``) wrote in ``out``, and nothing else."""
     ours = is_ours(out, owner)
-    ownership.remove(out, [p for p in out.iterdir() if ours(p) and p.name != LOCK], ours)
+    ownership.remove(out, [p for p in out.iterdir() if ours(p) and p.name != layout.LOCK], ours)
 
 
 def remove_unreferenced(
@@ -105,12 +117,14 @@ def remove_unreferenced(
     referenced = set(manifest.files()) if manifest is not None else set()
     shards = {s.name for s in manifest.shards} if manifest is not None else set()
     shards |= set(keep_shards)
-    entries = [*out.iterdir(), *((out / SHARDS).iterdir() if (out / SHARDS).is_dir() else [])]
-    unreferenced = [
-        path
-        for path in entries
-        if ours(path)
-        and path.name not in (LOCK, MANIFEST, STATE, SHARDS, GLOVE_FILE)
-        and (temporary_target(path.name) is not None or path.name not in (referenced if path.parent == out else shards))
-    ]
-    ownership.remove(out, unreferenced, ours)
+    shards_dir = out / layout.SHARDS
+    entries = [*out.iterdir(), *(shards_dir.iterdir() if shards_dir.is_dir() else [])]
+
+    def unreferenced(path: Path) -> bool:
+        if temporary_target(path.name) is not None:
+            return True
+        if path.parent == out:
+            return layout.role(path.name) == "generation" and path.name not in referenced
+        return path.name not in shards
+
+    ownership.remove(out, [path for path in entries if ours(path) and unreferenced(path)], ours)

@@ -7,16 +7,16 @@
     idx.neighbors("I sat on the bank of the river", "bank")      # other uses of words in context
     idx.senses("bank")                                           # the word's uses, clustered
 
-Queries longer than ``MAX_QUERY_CHARS`` are cut there, with a ``QueryNotice`` warning (``warnings``); other notices
-say what a search changed or found out (the words it searched for instead, "no good match").
+Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
+the words it searched for instead, "no good match"). Document search itself is ``search.DocumentSearch``; this
+class opens the index, holds its parts and is the door of the four questions.
 """
 
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,38 +27,18 @@ from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
 from encoder.numbers import Number
 
-from . import storage
+from . import layout, storage
 from .bm25 import BM25, KeywordTerms, terms
 from .calibration import NullQueries
-from .errors import CorruptIndexError, QueryError, QueryNotice, message
+from .errors import CorruptIndexError, QueryError, message
 from .glove import GloveVectors
-from .manifest import SHARDS, Manifest, ModelSpec, open_glove, open_model, shard_layers
-from .ranking import (
-    CANDIDATES,
-    METHODS,
-    NULL_QUERY_WORDS,
-    PASSAGE_CANDIDATES,
-    RELEVANCE_LINE,
-    Null,
-    Ranking,
-    best_per_document,
-    found_by_meaning,
-    fuse,
-    parts_of,
-)
-from .results import DocumentHit, Evidence, Neighbors, Passage, Senses, SentenceHit, TokenHit
+from .manifest import Manifest, ModelSpec, open_glove, open_model, shard_layers
+from .ranking import METHODS
+from .results import DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
+from .search import DocumentSearch
 from .senses import describe_senses
-from .spelling import Speller, correctable
-from .vectors import (
-    RERANK,
-    ExactSearch,
-    VectorSet,
-    apply_search_params,
-    faiss_search,
-    gpu_faiss_available,
-    mix,
-    pool,
-)
+from .spelling import Speller
+from .vectors import RERANK, ExactSearch, VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix
 from .words import WordFrequencies, is_word, normalize
 
 MAX_QUERY_CHARS = 10_000
@@ -66,7 +46,16 @@ MAX_K = 1_000
 K = Number(int, 1, MAX_K)  # results of a search or neighbours
 SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
 OCCURRENCES = Number(int, 1)  # occurrences clustered at most
-PASSAGES = 2  # passages shown under each document found
+
+
+@dataclass
+class Query:
+    """A query or sentence as every question uses it: its text (cut at ``MAX_QUERY_CHARS``), its tokens, and the
+    notices of what was changed to make it answerable."""
+
+    text: str
+    tokens: list[str]
+    notices: list[str] = field(default_factory=list)
 
 
 class Index:
@@ -85,10 +74,11 @@ class Index:
         self.search_mix = LayerMix(manifest.search_layers.weights)  # search
         shards = manifest.shards
 
-        def read(name: str) -> pd.DataFrame:
-            return pd.concat([storage.read_parquet(path / SHARDS / s.name / name) for s in shards], ignore_index=True)
+        def read(part: str) -> pd.DataFrame:
+            tables = [storage.read_parquet(layout.shard_file(path, s.name, part)) for s in shards]
+            return pd.concat(tables, ignore_index=True)
 
-        self.docs, self.sentences, self.tokens = read("docs.parquet"), read("sentences.parquet"), read("tokens.parquet")
+        self.docs, self.sentences, self.tokens = read("docs"), read("sentences"), read("tokens")
         counts = manifest.counts
         if (
             len(self.docs) != counts.stored_documents
@@ -97,21 +87,21 @@ class Index:
         ):
             raise CorruptIndexError(f"{path}: the shard metadata does not match the manifest counts; rebuild the index")
         deleted_docs = self.docs["doc_id"].isin(set(manifest.deleted_doc_ids)).to_numpy()
-        self._deleted_docs = deleted_docs if deleted_docs.any() else None
+        self.deleted_docs = deleted_docs if deleted_docs.any() else None
         doc_rows = pd.Series(np.arange(len(self.docs)), index=self.docs["doc_id"])
-        self._sentence_docs = doc_rows.loc[self.sentences["doc_id"]].to_numpy()  # document row of each sentence
-        deleted = deleted_docs[self._sentence_docs]
-        self._deleted_sentences = deleted if deleted.any() else None
+        self.sentence_docs = doc_rows.loc[self.sentences["doc_id"]].to_numpy()  # document row of each sentence
+        deleted = deleted_docs[self.sentence_docs]
+        self.deleted_sentences = deleted if deleted.any() else None
         self._deleted_tokens = deleted[self.tokens["sentence_id"].to_numpy()] if deleted.any() else None
         dims = (elmo.n_layers, elmo.dim)
         faiss_indexes = {}
         for kind, entry in manifest.indexes.items():
             faiss_indexes[kind] = storage.read_faiss(path / entry.file, entry.ntotal, entry.dim)
             apply_search_params(faiss_indexes[kind], entry.search_params)
-        self._sentence_vectors = VectorSet(
+        self.sentence_vectors = VectorSet(
             shard_layers(path, shards, "sentence", dims), faiss_indexes["sentences"], self.search_mix.weights, device
         )
-        self._title_vectors = VectorSet(shard_layers(path, shards, "title", dims), None, (), device)
+        self.title_vectors = VectorSet(shard_layers(path, shards, "title", dims), None, (), device)
         exact_tokens = shard_layers(path, shards, "token", dims) if manifest.settings.keep_exact_tokens else None
         self._token_vectors = VectorSet(
             exact_tokens, faiss_indexes["tokens"], self.layer_mix.weights, device, rerank=RERANK
@@ -124,7 +114,7 @@ class Index:
         self._bm25: BM25 | None = None
         self._glove_documents: ExactSearch | None = None
         self._null_queries: NullQueries | None = None
-        self._nulls: dict[tuple, Null] = {}
+        self.document_search = DocumentSearch(self)
         self._speller: Speller | None = None
         self._word_ids: dict[str, np.ndarray] | None = None
 
@@ -165,7 +155,7 @@ class Index:
         """Each document's words (``bm25.terms``): its title's, then its sentences'."""
         if self._document_terms is None:
             documents = [terms(t) for t in self.docs["title_tokens"]]
-            for row, tokens in zip(self._sentence_docs.tolist(), self.sentences["tokens"]):
+            for row, tokens in zip(self.sentence_docs.tolist(), self.sentences["tokens"]):
                 documents[row].extend(terms(tokens))
             self._document_terms = documents
         return self._document_terms
@@ -180,13 +170,12 @@ class Index:
     @property
     def null_queries(self) -> NullQueries:
         """The random-word queries relevance is calibrated on: stored in the index, or (an index built before they
-        were, format 3 and older) made now, once, with a notice (``calibration``)."""
+        were, format 3 and older) made now, once; its searches say so (``calibration``)."""
         if self._null_queries is None:
             if self.manifest.calibration:
                 names = tuple(f.file for f in self.manifest.calibration)
                 self._null_queries = NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
             else:
-                warnings.warn(QueryNotice(message("calibration_made")), stacklevel=4)
                 self._null_queries = NullQueries.make(
                     self.elmo, self._vocab, self.frequencies, self.manifest.pooling, self.manifest.settings.seed
                 )
@@ -240,22 +229,21 @@ class Index:
         return ids
 
     # ------------------------------------------------------------------------------ query helpers
-    def query_tokens(self, text: Any, what: str = "query") -> list[str]:
-        """The tokens of a query or sentence as every question uses them (QueryError when it has no words).
+    def query(self, text: Any, what: str = "query") -> Query:
+        """A query or sentence as every question uses it (QueryError when it has no words).
 
         ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on.
         """
         if not isinstance(text, str) or not text.strip():
             raise QueryError(message(f"{what}_empty"))
+        notices = []
         if len(text) > MAX_QUERY_CHARS:
-            warnings.warn(
-                QueryNotice(message(f"{what}_too_long", length=len(text), limit=MAX_QUERY_CHARS)), stacklevel=3
-            )
+            notices.append(message(f"{what}_too_long", length=len(text), limit=MAX_QUERY_CHARS))
             text = text[:MAX_QUERY_CHARS]
         tokens = self.elmo.text.tokenize(text)  # the model's language rules, as the documents were tokenized
         if not tokens:
             raise QueryError(message(f"{what}_no_words"))
-        return tokens
+        return Query(text, tokens, notices)
 
     def _weights(self, layers: str | Sequence[float] | LayerMix | None, default: LayerMix) -> tuple[float, ...]:
         if layers is None:
@@ -264,11 +252,6 @@ class Index:
             return LayerMix.parse(layers, self.elmo.n_layers).weights
         except ValueError as error:
             raise QueryError(f"bad layer mix: {error}") from None
-
-    def _query_vector(self, tokens: list[str], weights: Sequence[float]) -> np.ndarray:
-        """The query pooled as passages are (the index's pooling and word weights), then mixed."""
-        layers = self.elmo.embed([tokens])[0]
-        return mix(pool(layers, self.manifest.pooling, self.frequencies.weights(tokens)), weights)
 
     @staticmethod
     def _k(k: Any) -> int:
@@ -288,208 +271,41 @@ class Index:
         method: str = "hybrid",
         layers: str | Sequence[float] | None = None,
         spelling: bool = True,
-    ) -> list[DocumentHit]:
+    ) -> Results[DocumentHit]:
         """Documents that answer ``query``, best first, each with its best passages and the words it matched.
 
         ``method``: ``hybrid`` (ELMo + BM25 keywords, the default), ``elmo``, ``keywords`` or ``glove`` (the
         static baseline); see ``indexer.ranking``. ``layers``: the ELMo layer mix (default: the index's search
         mix). ``spelling``: query words no document has are replaced by the nearest indexed spelling (``spelling``;
-        a ``QueryNotice`` says what was searched for). Another ``QueryNotice`` says when even the best document
+        ``searched_for`` and a notice say what was searched for). A notice says when even the best document
         scores no better than random words do (``ranking.RELEVANCE_LINE``); the hits are returned all the same.
         """
         k = self._k(k)
         if method not in METHODS:
             raise QueryError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-        tokens = self.query_tokens(query)
-        if spelling:
-            tokens = self._respelled(query[:MAX_QUERY_CHARS], tokens)
-        weights = self._weights(layers, self.search_mix)
-        stems = list(
-            dict.fromkeys(self.keyword_terms(t for t in tokens if normalize(t) not in self.elmo.text.stopwords))
-        )
-        n_words = min(max(len(stems), 1), NULL_QUERY_WORDS)
-        query_vector = (
-            self.glove.pooled(tokens, self.frequencies) if method == "glove" else self._query_vector(tokens, weights)
-        )
-        found = self._documents(tokens, query_vector, method, weights, k, n_words)
-        if not len(found.ids):
-            warnings.warn(QueryNotice(message("no_match")), stacklevel=2)
-            return []
-        relevance = self._null(method, weights, n_words).relevance(found.scores)
-        if relevance[0] < RELEVANCE_LINE:
-            warnings.warn(QueryNotice(message("no_good_match")), stacklevel=2)
-        shares = parts_of(method)
-        nulls = {part: self._null(part, weights, n_words) for part in shares}
-        hits = []
-        for i, row in enumerate(found.ids.tolist()):
-            matched = self._matched_words(row, stems)
-            scores = {part: float(found.parts[part][i]) for part in shares}
-            doc = self.docs.iloc[row]
-            hits.append(
-                DocumentHit(
-                    rank=i + 1,
-                    score=float(found.scores[i]),
-                    relevance=float(relevance[i]),
-                    doc_id=doc["doc_id"],
-                    title=doc["title"],
-                    passages=self._passages(row, query_vector, method, weights, matched),
-                    matched_words=matched,
-                    parts={
-                        part: Evidence(
-                            score, float(nulls[part].z(score)), float(nulls[part].relevance(score)), shares[part]
-                        )
-                        for part, score in scores.items()
-                    },
-                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares),
-                )
-            )
-        return hits
-
-    def _respelled(self, text: str, tokens: list[str]) -> list[str]:
-        """``tokens`` with each word no document has (not even another form of it) replaced by the nearest indexed
-        spelling, where there is one (``spelling.Speller``); a ``searched_for`` notice gives the query searched."""
-        stopwords = self.elmo.text.stopwords
-        fixes = {}
-        for token in dict.fromkeys(tokens):
-            word = normalize(token)
-            if correctable(word) and word not in stopwords and self.keyword_terms.term(word) not in self.bm25.vocab:
-                fix = self.speller.correct(word)
-                if fix is not None:
-                    fixes[token] = fix
-        if not fixes:
-            return tokens
-        parts, last = [], 0
-        for token, start, end in self.elmo.text.text_tokens(text):
-            if token in fixes:
-                parts += [text[last:start], fixes[token]]
-                last = end
-        changes = ", ".join(f"{typed} → {fix}" for typed, fix in fixes.items())
-        warnings.warn(
-            QueryNotice(message("searched_for", query="".join(parts) + text[last:], changes=changes, words=fixes)),
-            stacklevel=3,
-        )
-        return [fixes.get(token, token) for token in tokens]
-
-    def _documents(
-        self,
-        tokens: list[str],
-        query_vector: np.ndarray,
-        method: str,
-        weights: tuple[float, ...],
-        depth: int,
-        n_words: int,
-    ) -> Ranking:
-        """The ``depth`` best documents of ``method`` (fewer when fewer match), with each part's scores.
-
-        ``query_vector``: the query pooled as documents are for this method (GloVe's, else ELMo's under ``weights``);
-        ``n_words``: the query's content words, the length of the random queries the hybrid's parts are measured by.
-        """
-        if method == "glove":
-            if not query_vector.any():
-                return Ranking.of(np.zeros(0, np.int64), np.zeros(0), {method: np.zeros(0)}, depth)
-            scores, ids = self.glove_documents.search(query_vector, depth, self._deleted_docs)
-            return Ranking.of(ids, scores, {method: scores}, depth)
-        if method == "keywords":
-            scores, ids = self.bm25.search(self.keyword_terms(tokens), depth, self._deleted_docs)
-            return Ranking.of(ids, scores, {method: scores}, depth)
-        if method == "elmo":
-            ids, scores = self._elmo_documents(query_vector, weights)
-            return Ranking.of(ids, scores, {method: scores}, depth)
-        keywords = self.bm25.scores(self.keyword_terms(tokens), self._deleted_docs)
-        matching = np.flatnonzero(keywords > 0)
-        matching = matching[np.argsort(-keywords[matching], kind="stable")[:CANDIDATES]]
-        elmo_ids, elmo_scores = self._elmo_documents(query_vector, weights)
-        ids = np.union1d(elmo_ids[np.argsort(-elmo_scores, kind="stable")[:CANDIDATES]], matching)
-        parts = {"elmo": self._elmo_scores(ids, query_vector, weights), "keywords": keywords[ids]}
-        nulls = {part: self._null(part, weights, n_words) for part in parts}
-        return Ranking.of(ids, fuse(parts, nulls, parts_of(method)), parts, depth)
-
-    def _elmo_documents(self, query_vector: np.ndarray, weights: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """Documents with a passage among the ``PASSAGE_CANDIDATES`` nearest (sentences and titles), each scored by
-        its best passage: (document rows, scores)."""
-        n_sentences = min(PASSAGE_CANDIDATES, len(self._sentence_vectors.layers))
-        sentence_scores, sentence_ids = self._sentence_vectors.search(
-            query_vector, n_sentences, weights, self._deleted_sentences
-        )
-        n_titles = min(PASSAGE_CANDIDATES, len(self._title_vectors.layers))
-        title_scores, title_rows = self._title_vectors.search(query_vector, n_titles, weights, self._deleted_docs)
-        return best_per_document(
-            np.concatenate([sentence_scores, title_scores]),
-            np.concatenate([self._sentence_docs[sentence_ids], title_rows]),
-        )
-
-    def _elmo_scores(self, rows: np.ndarray, query_vector: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
-        """The ELMo score of the documents ``rows``, exactly: the best cosine of one of their passages."""
-        starts, ends = np.searchsorted(self._sentence_docs, rows), np.searchsorted(self._sentence_docs, rows + 1)
-        best = self._title_vectors.scores(rows, query_vector, weights)
-        sentence_ids = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)] + [np.zeros(0, np.int64)])
-        cosines = self._sentence_vectors.scores(sentence_ids, query_vector, weights)
-        np.maximum.at(best, np.repeat(np.arange(len(rows)), ends - starts), cosines)
-        return best
-
-    def _null(self, method: str, weights: tuple[float, ...], n_words: int) -> Null:
-        """What ``method``'s best document scores for the random queries of ``n_words`` words (``null_queries``),
-        searched under the layer mix ``weights`` as the user's query is: computed once per process."""
-        key = (method, weights if method in ("elmo", "hybrid") else (), n_words)
-        if key not in self._nulls:
-            queries, layers = self.null_queries.of_length(n_words)
-            best = []
-            for query, pooled in zip(queries, layers):
-                vector = self.glove.pooled(query, self.frequencies) if method == "glove" else mix(pooled, weights)
-                found = self._documents(query, vector, method, weights, 1, n_words)
-                best.append(float(found.scores[0]) if len(found.ids) else -np.inf)
-            self._nulls[key] = Null.of(best)
-        return self._nulls[key]
-
-    def _matched_words(self, row: int, stems: Sequence[str]) -> list[str]:
-        """The document's words whose keyword term is one of the query's (``stems``), in the query's order."""
-        forms: dict[str, list[str]] = {}
-        for word in dict.fromkeys(self.document_terms[row]):
-            forms.setdefault(self.keyword_terms.term(word), []).append(word)
-        return [word for stem in stems for word in forms.get(stem, [])]
-
-    def _passages(
-        self, row: int, query_vector: np.ndarray, method: str, weights: tuple[float, ...], matched: list[str]
-    ) -> list[Passage]:
-        """The document's sentences nearest the query: by cosine (GloVe's for ``glove``, else ELMo's); for
-        keyword methods, sentences holding more of the matched words come first."""
-        ids = self._document_sentences(row)
-        if method == "glove":
-            vectors = np.stack([self.glove.pooled(t, self.frequencies) for t in self.sentences["tokens"].iloc[ids]])
-            cosines = vectors @ query_vector
-        else:
-            cosines = self._sentence_vectors.scores(ids, query_vector, weights)
-        wanted = set(matched) if method in ("hybrid", "keywords") else set()
-        hits = [len(wanted & set(terms(t))) for t in self.sentences["tokens"].iloc[ids]]
-        order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]
-        return [Passage(int(ids[i]), self.sentences["text"].iloc[ids[i]], float(cosines[i])) for i in order]
-
-    def _document_sentences(self, row: int) -> np.ndarray:
-        """Ids of a document's sentences (stored contiguously, in document order)."""
-        start, end = np.searchsorted(self._sentence_docs, [row, row + 1])
-        return np.arange(start, end)
+        prepared = self.query(query)
+        return self.document_search.search(prepared, k, method, self._weights(layers, self.search_mix), spelling)
 
     def search_sentences(
         self, query: str, k: int = 10, method: str = "elmo", layers: str | Sequence[float] | None = None
-    ) -> list[SentenceHit]:
+    ) -> Results[SentenceHit]:
         """Single sentences nearest in meaning to ``query``: cosine of pooled ELMo vectors (``elmo``), or of
         mean GloVe vectors (``glove``; empty, with a notice, when no query word has one)."""
         k = self._k(k)
         if method not in ("elmo", "glove"):
             raise QueryError(f"sentence search method must be 'elmo' or 'glove', not {method!r}")
-        tokens = self.query_tokens(query)
+        prepared = self.query(query)
         if method == "glove":
-            query_vector = self.glove.sentence_vector(tokens)
+            query_vector = self.glove.sentence_vector(prepared.tokens)
             if not query_vector.any():
-                warnings.warn(QueryNotice(message("no_glove_vector")), stacklevel=2)
-                return []
-            scores, ids = faiss_search(self._glove_index, query_vector, k, self._deleted_sentences)
+                return Results([], [*prepared.notices, message("no_glove_vector")])
+            scores, ids = faiss_search(self._glove_index, query_vector, k, self.deleted_sentences)
         else:
             weights = self._weights(layers, self.search_mix)
-            scores, ids = self._sentence_vectors.search(
-                self._query_vector(tokens, weights), k, weights, self._deleted_sentences
-            )
-        return [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
+            query_vector = self.document_search.query_vector(prepared.tokens, weights)
+            scores, ids = self.sentence_vectors.search(query_vector, k, weights, self.deleted_sentences)
+        hits = [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
+        return Results(hits, prepared.notices)
 
     def _token_weights(self, layers: str | Sequence[float] | None) -> tuple[float, ...]:
         """The token mix for a query (``_weights``); one other than the index's needs the exact token vectors."""
@@ -518,14 +334,15 @@ class Index:
         ``same_word`` keeps only occurrences of the same word (any case). GloVe's nearest words come along.
         """
         k = self._k(k)
-        tokens = self.query_tokens(sentence, "sentence")
+        query = self.query(sentence, "sentence")
+        tokens = query.tokens
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_of_sentence_empty"))
         word = word.strip()
         matches = [i for i, t in enumerate(tokens) if t == word] or [
             i for i, t in enumerate(tokens) if normalize(t) == normalize(word)
         ]
-        notices = []
+        notices = list(query.notices)
         if position is None:
             if not matches:
                 raise QueryError(message("word_not_in_sentence", word=word, words=" | ".join(tokens[:60])))
@@ -608,7 +425,7 @@ class Index:
 
     def documents(self) -> list[dict]:
         """The documents results can come from (deleted ones left out), in index order: ``doc_id`` and ``title``."""
-        live = self.docs if self._deleted_docs is None else self.docs[~self._deleted_docs]
+        live = self.docs if self.deleted_docs is None else self.docs[~self.deleted_docs]
         return [{"doc_id": doc_id, "title": title} for doc_id, title in zip(live["doc_id"], live["title"])]
 
     def stats(self) -> dict:

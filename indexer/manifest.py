@@ -1,14 +1,4 @@
-"""The layout of an index directory and its manifest: the only code that knows the manifest's keys.
-
-INDEX_DIR/manifest.json              what the index is (``Manifest``); written last, atomically (the commit point)
-INDEX_DIR/build-state.json           only while a build/add runs or after one was killed (for resuming)
-INDEX_DIR/shards/NNNNN/              one directory per shard of documents (appears atomically)
-    docs.parquet sentences.parquet tokens.parquet sentence_layers.npy token_layers.npy title_layers.npy shard.json
-INDEX_DIR/{sentences,tokens,glove}.gG.faiss   FAISS indexes of generation G (``add`` writes G+1)
-INDEX_DIR/vocab.gG.parquet           word counts of the indexed text
-INDEX_DIR/calibration.gG.{parquet,npy}  random-word queries and their vectors: relevance's scale (calibration.py)
-INDEX_DIR/glove.txt                  only when GloVe was trained on the corpus (``--glove train``); Stanford's
-                                     vectors or another GloVe file are referred to by the manifest, not copied
+"""An index's manifest: the only code that knows its keys (the folder's names are ``layout``'s).
 
 ``Manifest.to_json``/``from_json`` map the dataclasses below to the JSON file one to one; ``FORMAT_VERSION``
 changes whenever what an index holds changes (an index older than ``OLDEST_READABLE`` is refused with a
@@ -31,7 +21,7 @@ from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
 from encoder.numbers import SEED, Number
 
-from . import storage
+from . import layout, storage
 from .errors import IndexFormatError, IndexMismatchError
 from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import GloveVectors
@@ -40,16 +30,6 @@ from .vectors import POOLINGS, LayerStore, check_search_params
 FORMAT_VERSION = 4
 OLDEST_READABLE = 2  # formats 2 and 3 lack only what later ones added (token index settings, calibration)
 AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
-MANIFEST, STATE, SHARDS, GLOVE_FILE, LOCK = "manifest.json", "build-state.json", "shards", "glove.txt", ".lock"
-SHARD_FILES = (
-    "docs.parquet",
-    "sentences.parquet",
-    "tokens.parquet",
-    "sentence_layers.npy",
-    "token_layers.npy",
-    "title_layers.npy",
-)
-SHARD_RECORD = "shard.json"  # a shard's own record (``Shard``), written inside it: what resuming checks
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 GLOVE_NAMES = (*BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors rather than a file
@@ -299,14 +279,14 @@ class Manifest:
     @classmethod
     def read(cls, out: Path) -> Manifest:
         """The manifest of the index at ``out``, or a clear error if there is none, or it is of another format."""
-        path = out / MANIFEST
+        path = out / layout.MANIFEST
         if not path.is_file():
-            if (out / STATE).is_file():
+            if (out / layout.STATE).is_file():
                 raise IndexFormatError(f"{out} holds an interrupted build; re-run the same build command to resume it")
             if not out.exists():
                 raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
             raise IndexFormatError(
-                f"{out} is not an index ({MANIFEST} is missing); build one with `python -m indexer build`"
+                f"{out} is not an index ({layout.MANIFEST} is missing); build one with `python -m indexer build`"
             )
         data = storage.read_json(path)
         version = data.get("format_version") if isinstance(data, dict) else None
@@ -331,14 +311,14 @@ class Manifest:
             ) from None
 
     def write(self, out: Path) -> None:
-        storage.write_json(out / MANIFEST, self.to_json())
+        storage.write_json(out / layout.MANIFEST, self.to_json())
 
     # ------------------------------------------------------------------------------ what it refers to
     def check_files(self, out: Path, verify_hashes: bool) -> None:
         """Every file the manifest lists exists with its size (and, if asked, its sha256)."""
         for shard in self.shards:
             for stored in shard.files:
-                stored.check(out / SHARDS / shard.name, verify_hashes)
+                stored.check(layout.shard_dir(out, shard.name), verify_hashes)
         for stored in [self.vocab, *self.indexes.values(), *self.calibration]:
             stored.check(out, verify_hashes)
         if "file" in self.glove_source:
@@ -352,7 +332,7 @@ class Manifest:
         """The index's own files, relative to its folder (GloVe referred to elsewhere is not one of them)."""
         names = [self.vocab.file, *(entry.file for entry in self.indexes.values()), *(f.file for f in self.calibration)]
         names += [self.glove_source["file"]] if "file" in self.glove_source else []
-        return names + [f"{SHARDS}/{s.name}/{f.file}" for s in self.shards for f in s.files]
+        return names + [f"{layout.SHARDS}/{s.name}/{f.file}" for s in self.shards for f in s.files]
 
     def disk_bytes(self) -> int:
         """Bytes of the index's own files (shards, FAISS, vocabulary, calibration, trained GloVe)."""
@@ -376,14 +356,14 @@ class FolderInfo:
 
     @classmethod
     def of(cls, out: Path) -> FolderInfo:
-        path = out / MANIFEST
+        path = out / layout.MANIFEST
         data = storage.read_json(path) if path.is_file() else {}
         data = data if isinstance(data, dict) else {}
         model = data.get("model") if isinstance(data.get("model"), dict) else {}
         files = data.get("files") if isinstance(data.get("files"), dict) else {}
         return cls(
             has_index=path.is_file(),
-            interrupted=(out / STATE).is_file(),
+            interrupted=(out / layout.STATE).is_file(),
             format_version=data.get("format_version"),
             model_source=model.get("source"),
             model_hash=model.get("hash"),
@@ -458,5 +438,5 @@ def shard_layers(out: Path, shards: Sequence[Shard], kind: str, dims: tuple[int,
     """The per-layer vectors of ``kind`` ("sentence", "token" or "title") of the shards, memory-mapped."""
     count = {"sentence": "sentences", "token": "token_vectors", "title": "documents"}[kind]
     return LayerStore(
-        [storage.read_npy(out / SHARDS / s.name / f"{kind}_layers.npy", (getattr(s, count), *dims)) for s in shards]
+        [storage.read_npy(layout.shard_file(out, s.name, f"{kind}_layers"), (getattr(s, count), *dims)) for s in shards]
     )

@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+Hit = TypeVar("Hit")
+
+
+@dataclass
+class Results(Generic[Hit]):
+    """What a search returns: its hits, best first, and its notices (what it changed or found out: a query cut
+    short, the words it searched for instead, "no good match"), as ``Neighbors`` and ``Senses`` carry theirs.
+
+    ``searched_for`` is the query as searched when words were respelled (None: as typed). It reads as the list of
+    its hits: ``len(results)``, ``results[0]``, ``for hit in results``.
+    """
+
+    hits: list[Hit]
+    notices: list[str] = field(default_factory=list)
+    searched_for: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __getitem__(self, i):
+        return self.hits[i]
 
 
 @dataclass
 class SentenceHit:
-    """A sentence found by ``Index.search`` / ``search_glove``; score is cosine (or RRF score with hybrid)."""
+    """A sentence found by ``Index.search_sentences``; score is the cosine (ELMo's or GloVe's)."""
 
     rank: int
     score: float

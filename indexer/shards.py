@@ -23,9 +23,9 @@ from encoder import Elmo
 from encoder.files import atomic_directory
 from encoder.text import Sentence, TextRules
 
-from . import storage
+from . import layout, storage
 from .errors import CorpusError, IndexFormatError
-from .manifest import SHARD_FILES, SHARD_RECORD, SHARDS, Settings, Shard, StoredFile
+from .manifest import Settings, Shard, StoredFile
 from .readers import Document, ReaderOptions, ReadStats, read_corpus
 from .vectors import pool
 from .words import WordFrequencies, is_content_word, is_word, normalize
@@ -184,13 +184,18 @@ def write_shard(
     )
     tokens = pd.DataFrame(token_rows, columns=["token_id", "sentence_id", "position", "word", "char_start", "char_end"])
     vectors = np.stack(token_layers) if token_layers else np.zeros((0, *dims), np.float16)
+    parts = {  # what goes into each of the shard's files (layout.SHARD_FILES)
+        "docs": docs,
+        "sentences": sentences,
+        "tokens": tokens,
+        "sentence_layers": sentence_layers,
+        "token_layers": vectors,
+        "title_layers": title_layers,
+    }
     with atomic_directory(path) as tmp:
-        storage.write_parquet(tmp / "docs.parquet", docs)
-        storage.write_parquet(tmp / "sentences.parquet", sentences)
-        storage.write_parquet(tmp / "tokens.parquet", tokens)
-        storage.write_npy(tmp / "sentence_layers.npy", sentence_layers)
-        storage.write_npy(tmp / "token_layers.npy", vectors)
-        storage.write_npy(tmp / "title_layers.npy", title_layers)
+        for part, data in parts.items():
+            write = storage.write_parquet if isinstance(data, pd.DataFrame) else storage.write_npy
+            write(tmp / layout.SHARD_FILES[part], data)
         shard = Shard(
             name=path.name,
             documents=len(group),
@@ -198,9 +203,9 @@ def write_shard(
             sentences=len(flat),
             tokens=int(docs["tokens"].sum()),
             token_vectors=len(tokens),
-            files=tuple(StoredFile.of(tmp, name) for name in SHARD_FILES),
+            files=tuple(StoredFile.of(tmp, layout.SHARD_FILES[part]) for part in parts),
         )
-        storage.write_json(tmp / SHARD_RECORD, shard.to_json())
+        storage.write_json(tmp / layout.SHARD_RECORD, shard.to_json())
     return shard
 
 
@@ -279,7 +284,7 @@ def encode_shards(
         nonlocal first_sentence, first_token
         groups = _shard_groups(read_corpus(files, options), encoding.elmo.text, encoding.settings.shard_tokens)
         for number, group in enumerate(groups, start=first_shard):
-            path = out / SHARDS / f"{number:05d}"
+            path = layout.shard_dir(out, layout.shard_name(number))
             planned[path.name] = _planned(group, gets_vector)
             job = ShardJob(path, group, first_sentence, first_token)
             first_sentence += planned[path.name][2]
@@ -287,7 +292,7 @@ def encode_shards(
             if not path.is_dir():
                 yield job
                 continue
-            shard = Shard.from_json(storage.read_json(path / SHARD_RECORD))
+            shard = Shard.from_json(storage.read_json(path / layout.SHARD_RECORD))
             if _holds(shard) != planned[path.name]:
                 raise IndexFormatError(
                     f"{path} does not match the corpus; the corpus changed since the build "

@@ -65,6 +65,7 @@ from indexer import (
     IndexFormatError,
     IndexMismatchError,
     QueryError,
+    Results,
     Settings,
     add_documents,
     build_index,
@@ -288,7 +289,7 @@ class Case:
 
 
 def is_hits(hits: Any) -> bool:
-    return isinstance(hits, list) and all(h.rank == i for i, h in enumerate(hits, start=1))
+    return isinstance(hits, Results) and all(h.rank == i for i, h in enumerate(hits, start=1))
 
 
 def found(n: int) -> Callable[[Any], bool]:
@@ -1123,7 +1124,8 @@ def test_api(case: Case, world: World, tmp_path: Path) -> None:
     assert_intact(c, before, refused=case.expect != WORKS)
     if case.expect == WORKS:
         assert case.check is None or case.check(result), result
-        notices = "\n".join(str(w.message) for w in caught)
+        said = [*getattr(result, "notices", []), *(str(w.message) for w in caught)]  # a result's, a library's
+        notices = "\n".join(said)
         assert re.search(case.words, notices), notices
 
 

@@ -11,7 +11,6 @@ import json
 import pickle
 import random
 import shutil
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,6 @@ from indexer import (
     Index,
     IndexFormatError,
     QueryError,
-    QueryNotice,
     Settings,
     add_documents,
     build_index,
@@ -164,14 +162,14 @@ def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
     assert "telescope" in hybrid[0].passages[0].text
     glove = indexer_index.search("telescope galaxies", k=3, method="glove")
     assert len(glove) == 3 and all(0 <= h.relevance <= 1 for h in glove)
-    with pytest.warns(QueryNotice, match="no document contains"):
-        assert indexer_index.search("zzzqqq", k=3, method="keywords") == []
+    nothing = indexer_index.search("zzzqqq", k=3, method="keywords")
+    assert nothing.hits == [] and [n.key for n in nothing.notices] == ["no_match"]
 
 
 def test_nonsense_gets_a_no_good_match_notice(indexer_index):
     """No keyword match and chance-level ELMo scores: every document is under the line, none "found by meaning"."""
-    with pytest.warns(QueryNotice, match="no good match"):
-        hits = indexer_index.search("zzzqqq blorft", k=3)
+    hits = indexer_index.search("zzzqqq blorft", k=3)
+    assert any("no good match" in notice for notice in hits.notices)
     assert hits and all(h.relevance < RELEVANCE_LINE and not h.by_meaning for h in hits)
 
 
@@ -200,7 +198,7 @@ def test_the_hybrid_adds_its_parts_in_units_of_chance(indexer_index):
     score is its exact value (a document found by one part only still gets the other's)."""
     hits = indexer_index.search("savings loan telescope", k=34)
     weights, shares = indexer_index.search_mix.weights, parts_of("hybrid")
-    nulls = {part: indexer_index._null(part, weights, 3) for part in shares}
+    nulls = {part: indexer_index.document_search.null(part, weights, 3) for part in shares}
     for hit in hits:
         expected = sum(shares[p] * nulls[p].z(hit.parts[p].score) for p in shares)
         assert hit.score == pytest.approx(float(expected), abs=1e-6)
@@ -237,9 +235,10 @@ def test_calibration_is_stored_at_build_and_made_for_an_older_index(indexer_inde
     (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 3}))
     for name in ("calibration.g1.parquet", "calibration.g1.npy"):
         (old / name).unlink()
-    with pytest.warns(QueryNotice, match="computed now"):
-        hits = Index.open(old).search("savings and loan bank", k=5)
+    hits = Index.open(old).search("savings and loan bank", k=5)
+    assert [n.key for n in hits.notices] == ["calibration_made"]
     expected = indexer_index.search("savings and loan bank", k=5)
+    assert expected.notices == []
     assert [(h.doc_id, round(h.relevance, 4)) for h in hits] == [(h.doc_id, round(h.relevance, 4)) for h in expected]
 
 
@@ -251,19 +250,15 @@ def test_keywords_match_other_forms_of_a_word(indexer_index):
 
 
 def test_a_word_no_document_has_is_respelled_by_the_character_model(indexer_index):
-    with pytest.warns(QueryNotice, match="searched for: telescope galaxies") as caught:
-        hits = indexer_index.search("telescpe galaxies", k=3, method="keywords")
-    notice = next(w.message.args[0] for w in caught if "searched for" in str(w.message))
+    hits = indexer_index.search("telescpe galaxies", k=3, method="keywords")
+    (notice,) = hits.notices
     assert notice.key == "searched_for" and notice.values["words"] == {"telescpe": "telescope"}
-    assert hits[0].matched_words == ["telescope", "galaxies"]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        as_typed = indexer_index.search("telescpe galaxies", k=3, method="keywords", spelling=False)
-    assert as_typed[0].matched_words == ["galaxies"] and not any("searched for" in str(w.message) for w in caught)
-    with warnings.catch_warnings(record=True) as caught:  # nothing near enough in spelling: left as typed
-        warnings.simplefilter("always")
-        indexer_index.search("qwxzt blorft", k=3)
-    assert not any("searched for" in str(w.message) for w in caught)
+    assert hits.searched_for == "telescope galaxies" and hits[0].matched_words == ["telescope", "galaxies"]
+    as_typed = indexer_index.search("telescpe galaxies", k=3, method="keywords", spelling=False)
+    assert as_typed[0].matched_words == ["galaxies"] and as_typed.searched_for is None
+    assert not any(n.key == "searched_for" for n in as_typed.notices)
+    left = indexer_index.search("qwxzt blorft", k=3)  # nothing near enough in spelling: left as typed
+    assert left.searched_for is None and not any(n.key == "searched_for" for n in left.notices)
 
 
 def test_manifest_and_counts(indexer_index):
@@ -306,8 +301,8 @@ def test_sentence_search_with_glove(indexer_index):
     sentence = "The telescope revealed distant spiral galaxies."
     glove = indexer_index.search_sentences(sentence, k=3, method="glove")
     assert all(h.sentence.startswith(sentence[:-1]) for h in glove) and len(glove) == 3  # its copies ("... in 1991.")
-    with pytest.warns(QueryNotice, match="GloVe"):
-        assert indexer_index.search_sentences("zzzqqq", k=3, method="glove") == []
+    nothing = indexer_index.search_sentences("zzzqqq", k=3, method="glove")
+    assert nothing.hits == [] and [n.key for n in nothing.notices] == ["no_glove_vector"]
 
 
 def test_neighbors(indexer_index):
@@ -372,9 +367,10 @@ def test_a_message_is_its_english_text_and_keeps_its_key(indexer_index):
 
 
 def test_huge_query_is_truncated_with_notice(indexer_index):
-    with pytest.warns(QueryNotice, match="first 10,000"):  # one long token: quick to encode
-        hits = indexer_index.search("x" * 100_000, k=3)
-    assert len(hits) == 3
+    hits = indexer_index.search("x" * 100_000, k=3)  # one long token: quick to encode
+    assert len(hits) == 3 and any("first 10,000" in notice for notice in hits.notices)
+    sentence = indexer_index.neighbors("the bank " + "x" * 100_000, "bank", k=2)
+    assert [n.key for n in sentence.notices] == ["sentence_too_long"]
     unknown = indexer_index.neighbors("I like qwertyuiop a lot.", "qwertyuiop", k=2)
     assert unknown.glove == [] and "not in the GloVe vocabulary" in unknown.glove_note and len(unknown.hits) == 2
 

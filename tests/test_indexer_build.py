@@ -16,7 +16,7 @@ from test_indexer import SETTINGS, brute_force, write_corpus
 
 from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
-from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchError, Settings, build_index
+from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchError, Settings, build_index, layout
 from indexer.__main__ import main
 from indexer.manifest import Manifest
 
@@ -146,6 +146,33 @@ def test_a_build_never_deletes_files_it_did_not_write(indexer_built, tiny_model_
         assert path.read_text() == "precious"
     if index_there:
         Index.open(out)  # the index is intact too
+
+
+def test_the_folder_names_are_recognised_as_they_are_made():
+    """``layout`` makes every name and recognises it by making it again: a near miss (another zero padding, a
+    suffix of another kind, a digit that is not ASCII) is not an index's name, so a build never takes it as its own."""
+    for kind in layout.GENERATION_FILES:
+        for generation in (1, 9, 12345):
+            name = layout.generation_file(kind, generation)
+            assert layout.generation_of(name) == generation and layout.role(name) == "generation"
+    near = ["sentences.g01.faiss", "vocab.g1.npy", "calibration.g².npy", "tokens.g1.faiss.bak", "glove.g.faiss"]
+    assert [layout.role(name) for name in near] == [None] * len(near)
+    assert [layout.shard_number(layout.shard_name(n)) for n in (0, 7, 123456)] == [0, 7, 123456]
+    assert [layout.shard_number(name) for name in ("0001", "000001", "00001x", "٠٠٠٠١", "")] == [None] * 5
+    assert all(layout.is_shard_entry(name) for name in layout.SHARD_FILES.values())
+
+
+@pytest.mark.parametrize("user_file", ["sentences.g01.faiss", "vocab.g1.npy", "shards/000001", "shards/0001"])
+def test_names_an_index_does_not_write_are_not_taken_for_its_own(indexer_built, tiny_model_dir, tmp_path, user_file):
+    corpus, reference = indexer_built
+    out = tmp_path / "out"
+    shutil.copytree(reference, out)
+    path = out / user_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("precious")
+    with pytest.raises(FileExistsError, match="never deletes files it did not write"):
+        build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False, overwrite=True)
+    assert path.read_text() == "precious"
 
 
 def test_a_glove_file_inside_out_is_refused_not_deleted(indexer_built, tiny_model_dir, tmp_path):

@@ -29,7 +29,6 @@ from indexer import Index, add_documents, build_index, folder
 from indexer import distributed as ray_encoding
 from indexer.__main__ import main
 
-pytestmark = pytest.mark.filterwarnings("ignore::indexer.QueryNotice")  # "no good match" for a tiny random model
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = dataclasses.replace(INDEXER_SETTINGS, shard_tokens=100)  # eight shards
 QUERIES = ("muddy river bank", "savings and loan", "bread in the oven", "spiral galaxies")
@@ -135,7 +134,7 @@ def test_a_dead_worker_is_retried_and_an_interrupted_driver_resumes_without_ray(
     written = sorted(p.name for p in (out / "shards").glob("[0-9]*"))
     assert written[:3] == sorted(events) and len(written) < len(reference.manifest.shards)
     assert (out / "build-state.json").is_file() and not (out / "manifest.json").exists()
-    assert not folder.foreign(out, folder.read_state(out)), "everything left behind is the build's own"
+    assert not folder.read(out).foreign, "everything left behind is the build's own"
     assert not list(out.glob(".build-state.json.*")), "the check file is removed"
     monkeypatch.undo()
     resumed = build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False)
