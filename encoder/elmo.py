@@ -353,13 +353,18 @@ class Elmo:
         return tokens, torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths[:, None]
 
     @torch.inference_mode()
-    def embed_batch(self, sentences: list[list[str]], use_cache: bool = True) -> list[np.ndarray]:
-        """Run one batch as given (no sorting or splitting) -> per sentence (L+1, n, 2P) float32."""
+    def embed_batch(
+        self, sentences: list[list[str]], use_cache: bool = True, context: bool = False
+    ) -> list[np.ndarray]:
+        """Run one batch as given (no sorting or splitting) -> per sentence (L+1, n, 2P) float32, or (L+2, n, 2P) with
+        ``context``: the last row then holds each token's context states (``BiLM.context_states``)."""
         tokens, mask = self.model_inputs(sentences, use_cache)
         with self._autocast():
             layers, state = self.model.contextualize(
                 tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful
             )
+            if context:
+                layers.append(self.model.context_states(layers[-1]))
         if state is not None:
             self._keep_state(state)
         return self._to_host(torch.stack(layers), [len(s) for s in sentences])
@@ -389,8 +394,11 @@ class Elmo:
         max_tokens: int = 4096,
         progress: bool = False,
         use_cache: bool = True,
+        context: bool = False,
     ) -> list[np.ndarray]:
         """ELMo vectors for each sentence: (L+1, n, 2P) per sentence, or (n, 2P) when ``mix`` is given.
+        ``context`` (without ``mix``) appends one row after the layers: each token's context states, the forward LM's
+        top state before it and the backward LM's after it (``BiLM.context_states``; ``encoder.readout`` reads them).
 
         Each sentence is a list/tuple of tokens (taken as they are) or a string, tokenized by
         the model's language rules (``self.text``: split into sentences, then words) and embedded as one sequence: pass the
@@ -401,10 +409,12 @@ class Elmo:
             sentences = [sentences]
         token_lists = [self.text.tokenize(s) if isinstance(s, str) else list(s) for s in sentences]
         layer_mix = LayerMix.parse(mix, self.n_layers) if mix is not None else None
+        if context and layer_mix is not None:
+            raise ValueError("context states are not an ELMo layer: ask for mix or for context, not both")
         results: list[np.ndarray | None] = [None] * len(token_lists)
         bar = tqdm(total=sum(len(s) for s in token_lists), unit="tok", desc="embedding", disable=not progress)
         for batch in self._batches(token_lists, batch_size, max_tokens):
-            outputs = self.embed_batch([token_lists[i] for i in batch], use_cache=use_cache)
+            outputs = self.embed_batch([token_lists[i] for i in batch], use_cache=use_cache, context=context)
             for i, layers in zip(batch, outputs):
                 results[i] = layer_mix.apply(layers) if layer_mix is not None else layers
             bar.update(sum(len(token_lists[i]) for i in batch))

@@ -83,6 +83,23 @@ class LMHead(nn.Module):
             log_probs = log_probs.index_add(0, rows, within)
         return log_probs
 
+    def log_probs(self, hidden: Tensor, words: int | None = None) -> Tensor:
+        """Log-probabilities (N, words) of the first ``words`` classes (the whole vocabulary by default) for hidden
+        states (N, P), as ``AdaptiveLogSoftmaxWithLoss.log_prob`` computes them: the head's log-softmax for the
+        shortlist, each tail cluster's log-softmax plus its cluster's head entry. Clusters wholly past ``words`` are
+        not computed: the 10,000 most frequent words of a 100k vocabulary cost a tenth of the whole."""
+        words = self.vocab_size if words is None else min(words, self.vocab_size)
+        hidden = hidden.float()
+        head = F.log_softmax(self.softmax.head(hidden), dim=1)
+        shortlist = self.cutoffs[0]
+        parts = [head[:, : min(shortlist, words)]]
+        for i, low in enumerate(self.cutoffs):
+            if low >= words:
+                break
+            cluster = F.log_softmax(self.softmax.tail[i](hidden), dim=1)[:, : words - low]
+            parts.append(cluster + head[:, shortlist + i, None])
+        return torch.cat(parts, dim=1)
+
     def reset_parameters(self, seed: int) -> None:
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():

@@ -409,6 +409,15 @@ class BiLM(nn.Module):
             layers.append(torch.cat([out[FORWARD], reverse_padded(out[BACKWARD], lengths)], dim=-1))
         return layers, state if final_state else None
 
+    def context_states(self, top: Tensor) -> Tensor:
+        """The top layer (B, T, 2P) -> (B, T, 2P): at step t the forward LM's top state at t-1 and the backward LM's
+        at t+1, the two states from which the LM head predicts the token at t (each direction has read only the
+        context on its side). Zero where t-1 or t+1 lies outside the row."""
+        P = self.config.projection_dim
+        forward = F.pad(top[:, :-1, :P], (0, 0, 1, 0))
+        backward = F.pad(top[:, 1:, P:], (0, 0, 0, 1))
+        return torch.cat([forward, backward], dim=-1)
+
     def forward(self, char_ids: Tensor, state: State | None = None) -> tuple[list[Tensor], Tensor, State]:
         """Char ids (B, T, 50) already framed with BOS/EOS -> L+1 layers (B, T, 2P), mask (B, T), state."""
         mask = (char_ids > 0).any(dim=-1)

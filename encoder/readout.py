@@ -1,0 +1,174 @@
+"""Reading a biLM for a word's sense: what the language model expects at the word, beside ELMo's layers at it.
+
+ELMo's vectors at a word are built from the word itself and its context, and the word's own spelling weighs on
+every layer: its uses in different senses stay close. The two states that *predict* the word (the forward LM's top
+state before it and the backward LM's after it, ``BiLM.context_states``) hold only its context, and the LM head
+turns them into the words the model expects there, its substitutes: "bank" beside a river expects side, coast,
+slopes; at a central bank, government, authorities. Uses in one sense expect the same kind of words.
+``bench/sense_readout.py`` measures this against the ELMo layers on development data (docs/evaluation.md, "Sense
+readout") and its rule picked the readout below.
+
+The readout of one use ("context prediction"), with ``ReadoutSettings``:
+
+    p_f, p_b = the forward and backward LM's probabilities of the ``vocabulary`` most frequent words
+    r = sketch(normalize(p_f ** power) + normalize(p_b ** power))
+
+A small ``power`` lets the long tail of plausible words count, not only the few likeliest (often function words).
+The sketch is a count sketch (Charikar et al. 2002): each word adds its value, with a fixed random sign, to one
+fixed random coordinate of ``dim``, which keeps inner products in expectation at a twentieth of the width. Uses of
+one word are compared after each is centred (``centred``) on the word's mean readout in the collection, shrunk
+towards the collection's mean while the word has few uses. Published AllenNLP models ship no softmax: their readout
+is the context states themselves ("context states").
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .lm_data import VOCAB_FILE, Vocabulary
+from .lm_head import HEAD_FILE, LMHead
+from .numbers import Number
+
+PREDICTION, STATES = "prediction", "states"
+KINDS = {PREDICTION: "context prediction", STATES: "context states"}
+"""The readouts by key, with the name the app and the docs give them."""
+CHUNK = 1024  # positions whose distributions are computed at once (1024 x 10k floats: 40 MB)
+
+READOUT_NUMBERS = {
+    "vocabulary": Number(int, 2, 10**7),
+    "power": Number(float, above=0.0, at_most=1.0),
+    "dim": Number(int, 1, 1 << 16),
+    "shrinkage": Number(float, 0.0),
+    "seed": Number(int, 0, 2**32 - 1),
+}
+
+
+@dataclass(frozen=True)
+class ReadoutSettings:
+    """How a use's readout is computed and compared; an index records them (``asdict``)."""
+
+    kind: str = PREDICTION
+    vocabulary: int = 10_000  # the LM's most frequent words the substitutes range over (the adaptive softmax's first
+    # two clusters; the whole 100k vocabulary measured no better, bench/sense_readout.py)
+    power: float = 0.25  # p ** power before normalising each direction's distribution
+    dim: int = 512  # width of the count sketch
+    shrinkage: float = (
+        10.0  # a word with n uses is centred on (n * its mean + shrinkage * the collection's) / (n + shrinkage)
+    )
+    seed: int = 0  # of the sketch's coordinates and signs
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"readout kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        for name, rule in READOUT_NUMBERS.items():
+            rule.check(name, getattr(self, name))
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What one direction of the LM expects at a position: its most probable words, most probable first."""
+
+    direction: str  # "forward" (given the words before) or "backward" (given the words after)
+    words: list[tuple[str, float]]  # (word, probability)
+
+
+class Readout:
+    """The readout of one model: context states (L+2-th row of ``Elmo.embed(..., context=True)``) -> vectors."""
+
+    def __init__(self, settings: ReadoutSettings, head: LMHead | None = None, vocab: Vocabulary | None = None):
+        if settings.kind == PREDICTION and (head is None or vocab is None):
+            raise ValueError("the context-prediction readout needs the model's LM head and vocabulary")
+        self.settings = settings
+        self.head = head.eval() if head is not None else None
+        self.vocab = vocab
+        if head is not None:
+            words = min(settings.vocabulary, head.vocab_size)
+            generator = np.random.default_rng(settings.seed)
+            self._coordinates = torch.from_numpy(generator.integers(0, settings.dim, words))
+            self._signs = torch.from_numpy(generator.choice(np.array([-1.0, 1.0], np.float32), words))
+
+    @classmethod
+    def of_model(cls, folder: str | Path | None, settings: ReadoutSettings | None = None) -> Readout:
+        """The readout of the model in ``folder`` (one of ours: its head and vocabulary are beside it), or of a
+        published model (``folder`` None): context prediction where the head is there, else context states."""
+        settings = settings or ReadoutSettings()
+        head_file = Path(folder) / HEAD_FILE if folder is not None else None
+        if head_file is None or not head_file.is_file():
+            if settings.kind == PREDICTION:
+                settings = ReadoutSettings(**{**settings.to_json(), "kind": STATES})
+            return cls(settings)
+        return cls(settings, LMHead.load(head_file), Vocabulary.load(Path(folder) / VOCAB_FILE))
+
+    def dim(self, context_dim: int) -> int:
+        """Width of the readout of context states of width ``context_dim``."""
+        return self.settings.dim if self.settings.kind == PREDICTION else context_dim
+
+    @torch.inference_mode()
+    def vectors(self, context: np.ndarray) -> np.ndarray:
+        """Context states (n, 2P) -> readouts (n, dim) float32 (unnormalised; compare by cosine)."""
+        if self.settings.kind == STATES:
+            return np.asarray(context, dtype=np.float32)
+        out = []
+        for start in range(0, len(context), CHUNK):
+            forward, backward = self.distributions(context[start : start + CHUNK], self.settings.vocabulary)
+            power = self.settings.power
+            both = F.normalize(forward.pow(power), dim=1) + F.normalize(backward.pow(power), dim=1)
+            sketch = torch.zeros(len(both), self.settings.dim).index_add_(1, self._coordinates, both * self._signs)
+            out.append(sketch.numpy())
+        return np.concatenate(out) if out else np.zeros((0, self.dim(np.shape(context)[-1])), np.float32)
+
+    @torch.inference_mode()
+    def substitutes(self, context: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each position's ``k`` most probable words per direction among the readout's vocabulary: vocabulary ids
+        (n, 2, k) int32 and probabilities (n, 2, k) float16, forward first."""
+        ids, probs = [], []
+        for start in range(0, len(context), CHUNK):
+            top = [
+                p.topk(k, dim=1) for p in self.distributions(context[start : start + CHUNK], self.settings.vocabulary)
+            ]
+            ids.append(torch.stack([t.indices for t in top], 1).int().numpy())
+            probs.append(torch.stack([t.values for t in top], 1).half().numpy())
+        if not ids:
+            return np.zeros((0, 2, k), np.int32), np.zeros((0, 2, k), np.float16)
+        return np.concatenate(ids), np.concatenate(probs)
+
+    @torch.inference_mode()
+    def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
+        """What the LM expects at one position (its context states, (2P,)): each direction's ``k`` most probable
+        words over the whole vocabulary, with their probabilities."""
+        forward, backward = self.distributions(np.asarray(context)[None], None)
+        return [
+            Expectation(
+                name, [(self.vocab.words[i], float(p)) for p, i in zip(*map(torch.Tensor.tolist, probs.topk(k)))]
+            )
+            for name, probs in (("forward", forward[0]), ("backward", backward[0]))
+        ]
+
+    @torch.inference_mode()
+    def distributions(self, context: np.ndarray, words: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The forward and backward LM's probabilities (n, words) of the ``words`` most frequent words (None: all) from
+        context states (n, 2P)."""
+        if self.head is None:
+            raise ValueError("this model has no LM head (a published model): it predicts no words")
+        states = torch.as_tensor(np.asarray(context, dtype=np.float32))
+        P = states.shape[-1] // 2
+        return self.head.log_probs(states[:, :P], words).exp(), self.head.log_probs(states[:, P:], words).exp()
+
+
+def centred(
+    vectors: np.ndarray, word_mean: np.ndarray, uses: int, collection_mean: np.ndarray, shrinkage: float
+) -> np.ndarray:
+    """Readouts of one word's uses minus the word's mean readout, shrunk towards the collection's mean while the word
+    has few ``uses`` (its mean is then a poor guess: two uses centred on their own mean point opposite ways)."""
+    mean = (uses * np.asarray(word_mean, np.float64) + shrinkage * np.asarray(collection_mean, np.float64)) / (
+        uses + shrinkage
+    )
+    return (np.asarray(vectors, np.float64) - mean).astype(np.float32)
