@@ -308,6 +308,8 @@ This model has {n_layers} layers:
         "찾을 수 없습니다.",
         "indexer.senses_sampled": "“{word}”이(가) {n:,}번 나와서 그 가운데 무작위로 고른 {sample:,}곳만 묶었습니다.",
         "indexer.no_token_vectors": "색인에 토큰 벡터가 없습니다(문서에 내용어가 없습니다).",
+        "indexer.no_readout": "이 색인의 뜻 읽기에는 모델({name})의 언어 모델 출력층이 필요한데, 주어진 모델에는 "
+        "없습니다. 모델 폴더로 색인을 여시거나 ELMo 층 표현을 고르세요.",
         "indexer.no_exact_tokens": "이 색인은 정확한 토큰 벡터 없이 만들어져서 문맥 속 단어와 단어의 뜻에는 "
         "색인의 층 섞기({mix})만 쓸 수 있습니다. 층은 기본값으로 두세요.",
         "indexer.approximate_neighbors": "이 색인은 압축된 토큰 벡터만 간직하므로({factory}, 정확한 벡터 없음) "
@@ -363,8 +365,6 @@ This model has {n_layers} layers:
         "layers.average": "모든 층",
         "layers.custom": "직접 정한 층 섞기",
         "indexer.searched_for": "{query}(으)로 검색했습니다({changes}: 입력한 그대로의 단어가 든 문서가 없습니다).",
-        "indexer.calibration_made": "이 색인은 관련도 보정 값을 저장하기 전에 만들어져서 메모리에서 계산합니다(프로세스마다 "
-        "한 번, 몇 초). 색인을 다시 만들면 저장됩니다.",
         "method.keywords": "키워드 (BM25)",
         "method.glove": "GloVe (고정 벡터 기준선)",
         "wic.title": "문맥 속 단어",

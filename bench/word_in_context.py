@@ -1,6 +1,7 @@
 """The Word-in-context examples, counted: for each example sentence, how many of its word's nearest uses share its
 sense and its part of speech, layer by layer (the paper's §5.3: layer 1 should lead on part of speech, layer 2 on
-sense), by the hand labels of the demo corpora (``data/demo*/labels.tsv``, ``app/labels.py``).
+sense) and in the index's sense readout ("context prediction", ``encoder.readout``), by the hand labels of the demo
+corpora (``data/demo*/labels.tsv``, ``app/labels.py``).
 
     python bench/word_in_context.py [--index build/demo-index] [--k 8]
 
@@ -29,8 +30,8 @@ def main() -> None:
     args = parser.parse_args()
     index = Index.open(args.index)
     n = index.elmo.n_layers
-    mixes = [(f"h{j}", LayerMix.parse([float(i == j) for i in range(n)], n)) for j in range(n)]
-    mixes.append(("mix", index.layer_mix))
+    mixes = [(f"h{j}", LayerMix.parse([float(i == j) for i in range(n)], n).weights) for j in range(n)]
+    mixes += [("mix", index.layer_mix.weights), (index.representation_name(None), None)]  # None: the sense readout
     examples = EXAMPLES_KO if index.elmo.text.language == "ko" else EXAMPLES
     labels = demo_labels()
     print(f"model {index.elmo.name}, index {args.index}, {args.k} nearest uses of the same word\n")
@@ -44,8 +45,11 @@ def main() -> None:
             if query is None:
                 continue
             cells = []
-            for _, mix in mixes:
-                hits = index.neighbors(sentence, word, position, k=args.k, same_word=True, layers=mix.weights).hits
+            for _, weights in mixes:
+                representation = "readout" if weights is None else "elmo"
+                hits = index.neighbors(
+                    sentence, word, position, k=args.k, same_word=True, layers=weights, representation=representation
+                ).hits
                 counts = agreement(query, [labels.get((h.sentence, h.token_index)) for h in hits])
                 cells.append(f"{counts.same_sense} / {counts.same_pos} of {counts.labelled}")
             print(f"| {name} | {query.sense} ({query.pos}) | " + " | ".join(cells) + " |")

@@ -179,6 +179,7 @@ class Elmo:
         info: dict | None = None,
         precision: str = "fp32",
         text: TextRules | None = None,
+        folder: Path | None = None,
     ):
         if precision not in PRECISIONS:
             raise ValueError(f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})")
@@ -197,6 +198,7 @@ class Elmo:
         self.model_hash = model_hash
         self.info = info or {}
         self.text = text or text_rules("en")  # the model's language rules: how its text becomes tokens
+        self.folder = folder  # one of our model folders (its LM head and vocabulary beside it), else None
         self.stateful = stateful
         # length buckets: on a GPU every batch is padded to a multiple of 8 steps, so that a run sees a few
         # (batch, width) shapes again and again; on the CPU padding only costs, so batches stay as long as their
@@ -246,6 +248,7 @@ class Elmo:
             info=info,
             precision=precision,
             text=found.text(),
+            folder=found.folder,
         )
         vocab_file = found.folder / "vocab.txt"
         if cache_vocab_size and vocab_file.is_file():

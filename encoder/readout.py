@@ -45,6 +45,7 @@ READOUT_NUMBERS = {
     "dim": Number(int, 1, 1 << 16),
     "shrinkage": Number(float, 0.0),
     "seed": Number(int, 0, 2**32 - 1),
+    "substitutes": Number(int, 0, 1000),
 }
 
 
@@ -61,6 +62,16 @@ class ReadoutSettings:
         10.0  # a word with n uses is centred on (n * its mean + shrinkage * the collection's) / (n + shrinkage)
     )
     seed: int = 0  # of the sketch's coordinates and signs
+    substitutes: int = 16  # the likeliest words an index keeps per use and direction (they name senses' clusters)
+
+    def width(self, context_dim: int) -> int:
+        """Width of the readout of context states of width ``context_dim``."""
+        return self.dim if self.kind == PREDICTION else context_dim
+
+    @property
+    def kept_substitutes(self) -> int:
+        """Substitutes an index keeps per use and direction: none without the LM (context states)."""
+        return self.substitutes if self.kind == PREDICTION else 0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -107,38 +118,34 @@ class Readout:
             return cls(settings)
         return cls(settings, LMHead.load(head_file), Vocabulary.load(Path(folder) / VOCAB_FILE))
 
-    def dim(self, context_dim: int) -> int:
-        """Width of the readout of context states of width ``context_dim``."""
-        return self.settings.dim if self.settings.kind == PREDICTION else context_dim
-
-    @torch.inference_mode()
     def vectors(self, context: np.ndarray) -> np.ndarray:
         """Context states (n, 2P) -> readouts (n, dim) float32 (unnormalised; compare by cosine)."""
-        if self.settings.kind == STATES:
-            return np.asarray(context, dtype=np.float32)
-        out = []
-        for start in range(0, len(context), CHUNK):
+        return self.read(context, 0)[0]
+
+    def substitutes(self, context: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each position's ``k`` most probable words per direction among the readout's vocabulary: vocabulary ids
+        (n, 2, k) int32 and probabilities (n, 2, k) float16, forward first; k = 0 for a model without an LM head."""
+        return self.read(context, k)[1:]
+
+    @torch.inference_mode()
+    def read(self, context: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``vectors`` and ``substitutes`` at once (the distributions computed once)."""
+        n = len(context)
+        if self.head is None:
+            return np.asarray(context, np.float32), np.zeros((n, 2, 0), np.int32), np.zeros((n, 2, 0), np.float16)
+        vectors, ids, probs = [torch.zeros(0, self.settings.dim)], [torch.zeros(0, 2, k, dtype=torch.int32)], []
+        for start in range(0, n, CHUNK):
             forward, backward = self.distributions(context[start : start + CHUNK], self.settings.vocabulary)
             power = self.settings.power
             both = F.normalize(forward.pow(power), dim=1) + F.normalize(backward.pow(power), dim=1)
-            sketch = torch.zeros(len(both), self.settings.dim).index_add_(1, self._coordinates, both * self._signs)
-            out.append(sketch.numpy())
-        return np.concatenate(out) if out else np.zeros((0, self.dim(np.shape(context)[-1])), np.float32)
-
-    @torch.inference_mode()
-    def substitutes(self, context: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each position's ``k`` most probable words per direction among the readout's vocabulary: vocabulary ids
-        (n, 2, k) int32 and probabilities (n, 2, k) float16, forward first."""
-        ids, probs = [], []
-        for start in range(0, len(context), CHUNK):
-            top = [
-                p.topk(k, dim=1) for p in self.distributions(context[start : start + CHUNK], self.settings.vocabulary)
-            ]
-            ids.append(torch.stack([t.indices for t in top], 1).int().numpy())
-            probs.append(torch.stack([t.values for t in top], 1).half().numpy())
-        if not ids:
-            return np.zeros((0, 2, k), np.int32), np.zeros((0, 2, k), np.float16)
-        return np.concatenate(ids), np.concatenate(probs)
+            vectors.append(
+                torch.zeros(len(both), self.settings.dim).index_add_(1, self._coordinates, both * self._signs)
+            )
+            top = [p.topk(k, dim=1) for p in (forward, backward)]
+            ids.append(torch.stack([t.indices for t in top], 1).int())
+            probs.append(torch.stack([t.values for t in top], 1).half())
+        probs.insert(0, torch.zeros(0, 2, k, dtype=torch.float16))
+        return torch.cat(vectors).numpy(), torch.cat(ids).numpy(), torch.cat(probs).numpy()
 
     @torch.inference_mode()
     def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:

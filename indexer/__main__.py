@@ -29,7 +29,7 @@ from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_do
 from .errors import IndexerError
 from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import X_MAX, Glove, save_glove, train_glove_on_text
-from .index import MAX_QUERY_CHARS, OCCURRENCES, SENSES_K, Index, K
+from .index import MAX_QUERY_CHARS, OCCURRENCES, REPRESENTATIONS, SENSES_K, Index, K
 from .manifest import SETTING_NUMBERS
 from .ranking import METHODS, RELEVANCE_LINE, method_name
 from .vectors import POOLINGS
@@ -226,13 +226,27 @@ def _checked(options: argparse.Namespace) -> argparse.Namespace:
 
 def neighbors_command(args: argparse.Namespace) -> dict:
     found = _open(args).neighbors(
-        args.sentence, args.word, position=args.position, k=args.k, same_word=args.same_word, layers=args.layers
+        args.sentence,
+        args.word,
+        position=args.position,
+        k=args.k,
+        same_word=args.same_word,
+        layers=args.layers,
+        representation=args.representation,
+        explain=args.explain,
     )
     return {"sentence": args.sentence[:MAX_QUERY_CHARS], "word": args.word, **asdict(found)}
 
 
 def senses_command(args: argparse.Namespace) -> dict:
-    return asdict(_open(args).senses(args.word, k=args.k, max_occurrences=args.max_occurrences, layers=args.layers))
+    found = _open(args).senses(
+        args.word,
+        k=args.k,
+        max_occurrences=args.max_occurrences,
+        layers=args.layers,
+        representation=args.representation,
+    )
+    return asdict(found)
 
 
 def _senses_k(text: str) -> int | str:
@@ -354,7 +368,10 @@ def _print_search(result: dict, why: bool = False) -> None:
 
 def _print_neighbors(result: dict) -> None:
     word = result["query_tokens"][result["position"]]
-    show(f"uses in context nearest to {word!r} (token {result['position']}):")
+    for expectation in result["expected"]:
+        side = "the words before" if expectation["direction"] == "forward" else "the words after"
+        show(f"the model expects here, from {side}: " + ", ".join(f"{w} {p:.1%}" for w, p in expectation["words"]))
+    show(f"uses in context nearest to {word!r} (token {result['position']}), by {result['representation']}:")
     for hit in result["hits"]:
         show(
             f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] "
@@ -368,9 +385,12 @@ def _print_neighbors(result: dict) -> None:
 
 def _print_senses(result: dict) -> None:
     silhouette = f", silhouette {result['silhouette']:.2f}" if result["silhouette"] is not None else ""
-    show(f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}")
+    show(
+        f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}, "
+        f"by {result['representation']}"
+    )
     for number, cluster in enumerate(result["clusters"]):
-        show(f"sense {number}  ({cluster['size']} uses; context: {cluster['label'] or 'no distinctive words'})")
+        show(f"sense {number}  ({cluster['size']} uses; marked by: {cluster['label'] or 'no distinctive words'})")
         for example in cluster["examples"]:
             show(f"    - {example}")
 
@@ -436,6 +456,16 @@ def _add_layers_option(parser: argparse.ArgumentParser) -> None:
         "--layers",
         help="layer mix for this query: token, top, average or weights like 0.2,0.3,0.5 "
         "(default: the index's mix for this kind of question; other mixes search exactly)",
+    )
+
+
+def _add_representation_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--representation",
+        choices=REPRESENTATIONS,
+        help="how a use of the word is read: 'readout', the index's sense readout (context prediction: the words the "
+        "language model expects there; the default unless --layers is given), or 'elmo', the ELMo layers at the word "
+        "mixed as --layers says (the paper's way)",
     )
 
 
@@ -643,7 +673,14 @@ def make_parser() -> argparse.ArgumentParser:
     )
     neighbors.add_argument("--k", type=K, default=10, help="number of uses to show (default: 10)")
     neighbors.add_argument("--same-word", action="store_true", help="only uses of the same word")
+    neighbors.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print what the model expects at the word: the forward LM's 10 likeliest words given the words "
+        "before it and the backward LM's given the words after it, with their probabilities",
+    )
     _add_layers_option(neighbors)
+    _add_representation_option(neighbors)
     _add_query_options(neighbors)
     neighbors.set_defaults(run=neighbors_command, show=_print_neighbors)
 
@@ -665,6 +702,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="cluster a random sample of this many uses at most (default: %(default)s)",
     )
     _add_layers_option(senses)
+    _add_representation_option(senses)
     _add_query_options(senses)
     senses.set_defaults(run=senses_command, show=_print_senses)
 

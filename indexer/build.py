@@ -27,6 +27,7 @@ import pandas as pd
 
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
+from encoder.readout import Readout
 
 from . import folder, layout, storage
 from .errors import CorpusError, IndexFormatError, QueryError
@@ -161,7 +162,8 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
     out, settings = job.out, job.settings
     vocab = vocabulary(out, base, scan.counts)
     frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
-    encoding = Encoding(job.elmo, settings, frequencies, _kept_words(vocab, settings))
+    readout = Readout.of_model(job.elmo.folder, base.readout if base else None)
+    encoding = Encoding(job.elmo, readout, settings, frequencies, _kept_words(vocab, settings))
     with _shard_writer(job, encoding) as writer:
         new = encode_shards(
             out, job.files, job.options, scan, encoding, base.shards if base else (), job.progress, writer
@@ -209,6 +211,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
             glove_source=source,
             glove=describe_glove(source, glove),
             build=job.state,
+            readout=readout.settings,
         )
     manifest.write(out)
     drop_exact_tokens(out, manifest)

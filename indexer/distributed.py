@@ -27,6 +27,7 @@ from pathlib import Path
 from encoder import ownership
 from encoder.errors import MissingExtra, describe
 from encoder.files import TMP_DIR_PREFIX, temporary_target
+from encoder.readout import Readout
 
 try:
     import ray
@@ -113,8 +114,8 @@ class ShardEncoder:
 
                 torch.set_num_threads(self.threads)
             elmo = open_model(self.expected, self.model, self.device)
-            settings, frequencies, keep = ray.get(shared[0])
-            self.encoding = Encoding(elmo, settings, frequencies, keep)
+            settings, frequencies, keep, readout = ray.get(shared[0])
+            self.encoding = Encoding(elmo, Readout.of_model(elmo.folder, readout), settings, frequencies, keep)
         return self.encoding
 
     def check(self, shared: list) -> str:
@@ -184,7 +185,7 @@ def encoders(
     _leave_marker(marker, nonce)
     actors = []
     try:
-        shared = [ray.put((encoding.settings, encoding.frequencies, encoding.keep))]
+        shared = [ray.put((encoding.settings, encoding.frequencies, encoding.keep, encoding.readout.settings))]
         actor_class = ray.remote(ShardEncoder).options(
             num_cpus=cpus, num_gpus=gpus, max_restarts=MAX_RESTARTS, max_task_retries=MAX_RESTARTS
         )

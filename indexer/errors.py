@@ -22,8 +22,6 @@ MESSAGES = {
     "no_good_match": "no good match: the best document scores no better than random words typically do",
     "no_glove_vector": "none of the query's words has a GloVe vector",
     "searched_for": "searched for: {query} ({changes}: no indexed document has the word as typed)",
-    "calibration_made": "this index was built before relevance calibration was stored in it, so it is computed "
-    "in memory (once per process, seconds); rebuild the index to store it",
     # the word asked about (word in context, senses)
     "word_empty": "the word is empty",
     "word_of_sentence_empty": "the word is empty; give one word of the sentence",
@@ -43,6 +41,8 @@ MESSAGES = {
     "senses_sampled": "{word!r} occurs {n:,} times; clustered a random sample of {sample:,}",
     # what the index keeps
     "no_token_vectors": "the index holds no token vectors (its documents have no content words)",
+    "no_readout": "the index's sense readout needs the LM head of its model ({name}), which the model given has not; "
+    "open the index with the model's folder, or ask for representation='elmo'",
     "no_exact_tokens": "this index keeps no exact token vectors (built without them), so word in context and senses "
     "use its layer mix only ({mix}); leave the layers out",
     "approximate_neighbors": "this index keeps only compressed token vectors ({factory}, no exact vectors), so "

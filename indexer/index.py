@@ -6,6 +6,11 @@
     idx.search_sentences("volcanic eruptions", k=5)              # sentences nearest in meaning
     idx.neighbors("I sat on the bank of the river", "bank")      # other uses of words in context
     idx.senses("bank")                                           # the word's uses, clustered
+    idx.compare("I sat on the bank of the river", "bank", "The bank raised its rates", "bank")  # two uses
+
+Word in context and Senses read each use through the index's sense readout by default (``encoder.readout``: what
+the language model expects at the word, "context prediction"); ``representation="elmo"`` reads the ELMo layers at
+the word instead, mixed as ``layers`` says (the paper's way).
 
 Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
 the words it searched for instead, "no good match"). Document search itself is ``search.DocumentSearch``; this
@@ -26,19 +31,21 @@ import pandas as pd
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
 from encoder.numbers import Number
+from encoder.readout import KINDS, Expectation, Readout, centred
 
 from . import layout, storage
 from .bm25 import BM25, KeywordTerms, terms
 from .calibration import NullQueries
 from .errors import CorruptIndexError, QueryError, message
 from .glove import GloveVectors
-from .manifest import Manifest, ModelSpec, open_glove, open_model, shard_layers
+from .manifest import Manifest, ModelSpec, open_glove, open_model, shard_layers, shard_substitutes
 from .ranking import METHODS
-from .results import DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
+from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
 from .search import DocumentSearch
 from .senses import describe_senses
 from .spelling import Speller
 from .vectors import RERANK, ExactSearch, VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix
+from .vectors import normalize as normalize_rows
 from .words import WordFrequencies, is_word, normalize
 
 MAX_QUERY_CHARS = 10_000
@@ -46,6 +53,9 @@ MAX_K = 1_000
 K = Number(int, 1, MAX_K)  # results of a search or neighbours
 SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
 OCCURRENCES = Number(int, 1)  # occurrences clustered at most
+REPRESENTATIONS = ("readout", "elmo")  # how Word in context and Senses read a use: the sense readout, or ELMo's layers
+ELMO_NAME = "ELMo layer mix (paper)"
+MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
 
 
 @dataclass
@@ -107,6 +117,12 @@ class Index:
             exact_tokens, faiss_indexes["tokens"], self.layer_mix.weights, device, rerank=RERANK
         )
         self._glove_index = faiss_indexes["glove"]
+        readout = Readout.of_model(elmo.folder, manifest.readout)
+        self.readout = readout if readout.settings == manifest.readout else None  # None: opened without the LM head
+        width = manifest.readout.width(elmo.dim)
+        self._readouts = VectorSet(shard_layers(path, shards, "readout", (1, width)), None, (1.0,), device)
+        self._substitutes = shard_substitutes(path, shards, manifest.readout.kept_substitutes)
+        self._collection_readout: np.ndarray | None = None
         self._glove: GloveVectors | None = None
         self._frequencies: WordFrequencies | None = None
         self._document_terms: list[list[str]] | None = None
@@ -169,16 +185,10 @@ class Index:
 
     @property
     def null_queries(self) -> NullQueries:
-        """The random-word queries relevance is calibrated on: stored in the index, or (an index built before they
-        were, format 3 and older) made now, once; its searches say so (``calibration``)."""
+        """The random-word queries relevance is calibrated on, stored in the index (``calibration``)."""
         if self._null_queries is None:
-            if self.manifest.calibration:
-                names = tuple(f.file for f in self.manifest.calibration)
-                self._null_queries = NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
-            else:
-                self._null_queries = NullQueries.make(
-                    self.elmo, self._vocab, self.frequencies, self.manifest.pooling, self.manifest.settings.seed
-                )
+            names = tuple(f.file for f in self.manifest.calibration)
+            self._null_queries = NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
         return self._null_queries
 
     @property
@@ -320,20 +330,57 @@ class Index:
             return []
         return [message(key, factory=self.manifest.indexes["tokens"].factory)]
 
-    def neighbors(
-        self,
-        sentence: str,
-        word: str,
-        position: int | None = None,
-        k: int = 10,
-        same_word: bool = False,
-        layers: str | Sequence[float] | None = None,
-    ) -> Neighbors:
-        """Uses in context nearest to ``word`` as used in ``sentence`` (token ``position`` if it occurs twice).
+    def _representation(
+        self, representation: str | None, layers: str | Sequence[float] | None
+    ) -> tuple[float, ...] | None:
+        """Check a question's representation (None: the sense readout, or "elmo" when ``layers`` are given): None for
+        the sense readout, or the ELMo mix's weights for "elmo"."""
+        if representation is None:
+            representation = "readout" if layers is None else "elmo"
+        if representation not in REPRESENTATIONS:
+            raise QueryError(f"representation must be one of {', '.join(REPRESENTATIONS)}, not {representation!r}")
+        if representation == "elmo":
+            return self._token_weights(layers)
+        if layers is not None:
+            raise QueryError("layers choose an ELMo layer mix: give them with representation='elmo'")
+        if self.readout is None:
+            raise QueryError(message("no_readout", name=self.manifest.model.name))
+        return None
 
-        ``same_word`` keeps only occurrences of the same word (any case). GloVe's nearest words come along.
-        """
-        k = self._k(k)
+    def representation_name(self, weights: tuple[float, ...] | None) -> str:
+        """What a representation is called (None: the sense readout): "context prediction", "ELMo layer mix (paper)"
+        for the index's mix, else the mix's formula."""
+        if weights is None:
+            return KINDS[self.manifest.readout.kind]
+        return ELMO_NAME if weights == self.layer_mix.weights else LayerMix(weights).describe()
+
+    @property
+    def collection_readout(self) -> np.ndarray:
+        """The mean readout of the index's live uses: where a rare word's centre is shrunk to (``readout.centred``)."""
+        if self._collection_readout is None:
+            total, count, offset = 0.0, 0, 0
+            for chunk in self._readouts.layers.mixed((1.0,)):
+                live = (
+                    chunk
+                    if self._deleted_tokens is None
+                    else chunk[~self._deleted_tokens[offset : offset + len(chunk)]]
+                )
+                total, count, offset = total + live.sum(0, dtype=np.float64), count + len(live), offset + len(chunk)
+            self._collection_readout = np.asarray(total, np.float64) / max(count, 1)
+        return self._collection_readout
+
+    def _centred(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Readouts of uses of one word (normalised) centred on the mean of its uses ``ids`` in the index, shrunk
+        towards the collection's mean while they are few (``encoder.readout.centred``), normalised again."""
+        sample = ids if len(ids) <= MEAN_USES else np.random.default_rng(0).choice(ids, MEAN_USES, replace=False)
+        mean = self._readouts.gather(np.sort(sample), (1.0,)).mean(0)
+        return normalize_rows(
+            centred(vectors, mean, len(ids), self.collection_readout, self.manifest.readout.shrinkage)
+        )
+
+    def _use(self, sentence: str, word: str, position: int | None) -> tuple[Query, int, list[str]]:
+        """The sentence as a query, the position of ``word`` in it (its first use unless ``position`` says which),
+        and notices (a sentence cut short, a word used twice)."""
         query = self.query(sentence, "sentence")
         tokens = query.tokens
         if not isinstance(word, str) or not word.strip():
@@ -358,13 +405,51 @@ class Index:
         elif position not in matches:
             key = "position_other_word_elsewhere" if matches else "position_other_word"
             raise QueryError(message(key, position=position, token=tokens[position], word=word, positions=matches))
-        weights = self._token_weights(layers)
+        return query, int(position), notices
+
+    def _read_use(self, tokens: list[str], position: int) -> tuple[np.ndarray, np.ndarray]:
+        """One use's ELMo layers (L+1, dim) and context states (2P,): one run of the model."""
+        out = self.elmo.embed([tokens], context=True)[0]
+        return out[:-1, position], out[-1, position]
+
+    def neighbors(
+        self,
+        sentence: str,
+        word: str,
+        position: int | None = None,
+        k: int = 10,
+        same_word: bool = False,
+        layers: str | Sequence[float] | None = None,
+        representation: str | None = None,
+        explain: bool = False,
+    ) -> Neighbors:
+        """Uses in context nearest to ``word`` as used in ``sentence`` (token ``position`` if it occurs twice).
+
+        ``representation``: "readout" (the index's sense readout; the default unless ``layers`` are given) or "elmo"
+        (the ELMo layers mixed as ``layers`` say; default the index's mix). ``same_word`` keeps only occurrences of the same word (any case);
+        their readouts are compared around the word's mean use (``encoder.readout.centred``). ``explain`` adds what
+        the LM expects at the position (``Neighbors.expected``). GloVe's nearest words come along.
+        """
+        k = self._k(k)
+        query, position, notices = self._use(sentence, word, position)
+        word = word.strip()
+        weights = self._representation(representation, layers)
         subset = self.word_ids(word) if same_word else None
         if not len(self._token_vectors):
             raise QueryError(message("no_token_vectors"))
-        query_vector = mix(self.elmo.embed([tokens])[0][:, position], weights)
-        scores, ids = self._token_vectors.search(query_vector, k, weights, self._deleted_tokens, subset)
-        notices += self._approximate_notice("approximate_neighbors")
+        layer_vectors, context = self._read_use(query.tokens, position)
+        if weights is not None:
+            query_vector = mix(layer_vectors, weights)
+            scores, ids = self._token_vectors.search(query_vector, k, weights, self._deleted_tokens, subset)
+            notices += self._approximate_notice("approximate_neighbors")
+        else:
+            query_vector = normalize_rows(self.readout.vectors(context[None]))
+            if subset is None:
+                scores, ids = self._readouts.search(query_vector[0], k, (1.0,), self._deleted_tokens)
+            else:
+                candidates = self._centred(subset, self._readouts.gather(subset, (1.0,)))
+                scores, rows = ExactSearch(candidates, self.device).search(self._centred(subset, query_vector)[0], k)
+                ids = subset[rows]
         hits = []
         for rank, (score, token_id) in enumerate(zip(scores, ids), start=1):
             token = self.tokens.iloc[int(token_id)]
@@ -384,36 +469,116 @@ class Index:
             )
         nearest = self.glove.nearest(word, k)
         note = None if nearest is not None else message("word_not_in_glove", word=word, size=len(self.glove))
-        return Neighbors(tokens, int(position), hits, nearest or [], note, notices)
+        expected = self.expectations(context) if explain else []
+        name = self.representation_name(weights)
+        return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)
+
+    def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
+        """What the LM expects at a use (its context states): each direction's ``k`` likeliest words. None for a
+        model without an LM head (published weights)."""
+        if self.readout is None or self.readout.head is None:
+            return []
+        return self.readout.expectations(context, k)
+
+    def compare(
+        self,
+        sentence_a: str,
+        word_a: str,
+        sentence_b: str,
+        word_b: str,
+        position_a: int | None = None,
+        position_b: int | None = None,
+    ) -> Comparison:
+        """Two uses compared in every representation: the cosine of their vectors at each ELMo layer, under the
+        index's mix, and in the sense readout (for two uses of one indexed word, around its mean use)."""
+        uses, notices, layer_vectors, contexts = [], [], [], []
+        for sentence, word, position in ((sentence_a, word_a, position_a), (sentence_b, word_b, position_b)):
+            query, position, said = self._use(sentence, word, position)
+            layers, context = self._read_use(query.tokens, position)
+            uses.append((query.tokens, position))
+            notices += said
+            layer_vectors.append(layers)
+            contexts.append(context)
+        n = self.elmo.n_layers
+        names = [*(f"ELMo layer {j}" if j else "ELMo token layer" for j in range(n)), ELMO_NAME]
+        mixes = [*(tuple(float(i == j) for i in range(n)) for j in range(n)), self.layer_mix.weights]
+        cosines = {name: float(mix(layer_vectors[0], w) @ mix(layer_vectors[1], w)) for name, w in zip(names, mixes)}
+        if self.readout is not None:
+            readouts = normalize_rows(self.readout.vectors(np.stack(contexts)))
+            same = normalize(uses[0][0][uses[0][1]]) == normalize(uses[1][0][uses[1][1]])
+            ids = self._word_ids_or_none(uses[0][0][uses[0][1]]) if same else None
+            if ids is not None:
+                readouts = self._centred(ids, readouts)
+            cosines[self.representation_name(None)] = float(readouts[0] @ readouts[1])
+        return Comparison(uses, cosines, list(self.layer_mix.weights), self.layer_mix.gamma, notices)
+
+    def _word_ids_or_none(self, word: str) -> np.ndarray | None:
+        try:
+            return self.word_ids(word)
+        except QueryError:
+            return None
 
     def senses(
-        self, word: str, k: int | str = "auto", max_occurrences: int = 2000, layers: str | Sequence[float] | None = None
+        self,
+        word: str,
+        k: int | str = "auto",
+        max_occurrences: int = 2000,
+        layers: str | Sequence[float] | None = None,
+        representation: str | None = None,
     ) -> Senses:
-        """Cluster the occurrences of ``word`` (k by silhouette when "auto", at most 8) and place them in 2-D."""
+        """Cluster the occurrences of ``word`` (k by silhouette when "auto", at most 8) and place them in 2-D.
+
+        ``representation`` as for ``neighbors``: the sense readout (each use around the word's mean use), or the ELMo
+        mix ``layers``. Clusters are named by the LM's likeliest words at their uses where the index keeps them,
+        else by their sentences' words (``senses.describe_senses``)."""
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_empty"))
         if k != "auto" and SENSES_K.problem(k) is not None:
             raise QueryError(f"k must be 'auto' or {SENSES_K.describe()}, not {k!r}")
         if OCCURRENCES.problem(max_occurrences) is not None:
             raise QueryError(f"max_occurrences {OCCURRENCES.problem(max_occurrences)}")
-        weights = self._token_weights(layers)
+        weights = self._representation(representation, layers)
         ids = self.word_ids(word.strip())
-        notices = self._approximate_notice("approximate_senses")
+        every_use = ids
+        notices = self._approximate_notice("approximate_senses") if weights is not None else []
         if len(ids) > max_occurrences:
             notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
+        if weights is None:
+            vectors = self._centred(every_use, self._readouts.gather(ids, (1.0,)))
+        else:
+            vectors = self._token_vectors.gather(ids, weights)
         sentence_ids = self.tokens["sentence_id"].to_numpy()[ids]
         rows = self.sentences.iloc[sentence_ids]
         result = describe_senses(
             word.strip(),
-            self._token_vectors.gather(ids, weights),
+            vectors,
             rows["text"].tolist(),
-            [self.elmo.text.label_words(text) for text in rows["text"]],
+            self._use_words(ids, rows["text"]),
             self.elmo.text.stopwords,
             k,
+            positions=self.tokens["position"].to_numpy()[ids].tolist(),
         )
         result.notices = notices
+        result.representation = self.representation_name(weights)
         return result
+
+    def _use_words(self, ids: np.ndarray, texts: pd.Series) -> list[dict[str, float]]:
+        """What each use's cluster may be named by: the LM's likeliest words there (both directions' probabilities
+        summed) where the index keeps them, else the words of its sentence that may name a topic, each counted 1."""
+        if self.readout is None or self.readout.head is None or not self.manifest.readout.kept_substitutes:
+            return [dict.fromkeys(self.elmo.text.label_words(text), 1.0) for text in texts]
+        shard_ids, shard_probs = self._substitutes
+        offsets = np.cumsum([0] + [len(a) for a in shard_ids])
+        words = self.readout.vocab.words
+        found = []
+        for token_id in ids.tolist():
+            s = int(np.searchsorted(offsets, token_id, side="right") - 1)
+            use: dict[str, float] = {}
+            for i, p in zip(shard_ids[s][token_id - offsets[s]].ravel(), shard_probs[s][token_id - offsets[s]].ravel()):
+                use[words[i]] = use.get(words[i], 0.0) + float(p)
+            found.append(use)
+        return found
 
     # ------------------------------------------------------------------------------ information
     @property

@@ -5,21 +5,27 @@ changes whenever what an index holds changes (an index older than ``OLDEST_READA
 "rebuild" message). Format 3 added the token index settings (``token_index_factory``, ``keep_exact_tokens``:
 without exact vectors a shard has no token_layers.npy); a format-2 index reads as one with their defaults.
 Format 4 added the stored calibration queries (``calibration``); an older index has them made in memory.
+Format 5 added each token vector's sense readout and substitutes (``readout``; ``encoder.readout``), which Word in
+context and Senses read: an older index is refused with the command that rebuilds it (``rebuild_command``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from encoder import Elmo
 from encoder.elmo import SHIPPED_MODELS, resolve_model
 from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
 from encoder.numbers import SEED, Number
+from encoder.readout import ReadoutSettings
 
 from . import layout, storage
 from .errors import IndexFormatError, IndexMismatchError
@@ -27,13 +33,30 @@ from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import GloveVectors
 from .vectors import POOLINGS, LayerStore, check_search_params
 
-FORMAT_VERSION = 4
-OLDEST_READABLE = 2  # formats 2 and 3 lack only what later ones added (token index settings, calibration)
+FORMAT_VERSION = 5
+OLDEST_READABLE = 5  # format 4 and older lack the token readout that Word in context and Senses read
 AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 GLOVE_NAMES = (*BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors rather than a file
 TRAINED_GLOVE = "trained"  # the manifest's GloVe source when GloVe was trained on the corpus
+
+
+def rebuild_command(out: Path, data: dict) -> str:
+    """The command that builds the index at ``out`` again from its own corpus, as far as its manifest ``data`` (of any
+    format) tells: the corpus files, the model, and the settings that differ from the defaults."""
+    corpus = [c.get("path") or c.get("name") for c in data.get("corpus", []) if isinstance(c, dict)]
+    words = ["python -m indexer build --corpus", *map(shlex.quote, map(str, corpus or ["CORPUS"]))]
+    words += ["--out", shlex.quote(str(out)), "--overwrite"]
+    source = (data.get("model") or {}).get("source")
+    if isinstance(source, list) and len(source) == 2:  # published weights: options.json and weights.hdf5
+        words += ["--model", shlex.quote(str(source[0])), "--weights", shlex.quote(str(source[1]))]
+    elif source not in (None, "default"):
+        words += ["--model", shlex.quote(str(source))]
+    settings = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+    defaults = asdict(Settings())
+    changed = [f"{name}={value!r}" for name, value in settings.items() if name in defaults and value != defaults[name]]
+    return " ".join(words) + (f" (it was built with {', '.join(changed)})" if changed else "")
 
 
 def glove_source_name(spec: str) -> str:
@@ -226,6 +249,7 @@ class Manifest:
     deleted_doc_ids: tuple[str, ...] = ()
     build: dict[str, Any] = field(default_factory=dict)
     calibration: tuple[StoredFile, ...] = ()  # the random queries' words and vectors (calibration.py); () before 4
+    readout: ReadoutSettings = ReadoutSettings()  # how each token vector's sense readout was made (encoder.readout)
     format_version: int = FORMAT_VERSION
 
     def replace(self, **changes: Any) -> Manifest:
@@ -251,6 +275,7 @@ class Manifest:
             "glove": self.glove,
             "deleted_doc_ids": list(self.deleted_doc_ids),
             "build": self.build,
+            "readout": self.readout.to_json(),
         }
 
     @classmethod
@@ -274,6 +299,7 @@ class Manifest:
             deleted_doc_ids=tuple(data["deleted_doc_ids"]),
             build=data["build"],
             calibration=tuple(StoredFile(**f) for f in data["files"].get("calibration", [])),
+            readout=ReadoutSettings(**data["readout"]),
         )
 
     @classmethod
@@ -299,9 +325,9 @@ class Manifest:
             )
         if version < OLDEST_READABLE:
             raise IndexFormatError(
-                f"{out} was written in index format {version} by an older ELMo Search (this one reads "
-                f"{OLDEST_READABLE} to {FORMAT_VERSION}: documents, titles and weighted pooling); rebuild it with the "
-                "same command and --overwrite"
+                f"{out} was written in index format {version} by an older ELMo Search (this one reads format "
+                f"{FORMAT_VERSION}: it stores each word's sense readout for Word in context and Senses); rebuild it: "
+                f"{rebuild_command(out, data)}"
             )
         try:
             return cls.from_json(data)
@@ -434,9 +460,32 @@ def open_model(expected: ModelRecord, model: ModelSpec | None, device: str) -> E
     return elmo
 
 
+LAYER_PARTS = {
+    "sentence": ("sentence_layers", "sentences"),
+    "token": ("token_layers", "token_vectors"),
+    "title": ("title_layers", "documents"),
+    "readout": ("token_readout", "token_vectors"),
+}
+"""Per-layer vector stores of a shard: their part (``layout.SHARD_FILES``) and the ``Shard`` count of their rows."""
+
+
 def shard_layers(out: Path, shards: Sequence[Shard], kind: str, dims: tuple[int, int]) -> LayerStore:
-    """The per-layer vectors of ``kind`` ("sentence", "token" or "title") of the shards, memory-mapped."""
-    count = {"sentence": "sentences", "token": "token_vectors", "title": "documents"}[kind]
+    """The per-layer vectors of ``kind`` (``LAYER_PARTS``: "sentence", "token", "title"; "readout", one layer of
+    the readout's width) of the shards, memory-mapped."""
+    part, count = LAYER_PARTS[kind]
     return LayerStore(
-        [storage.read_npy(layout.shard_file(out, s.name, f"{kind}_layers"), (getattr(s, count), *dims)) for s in shards]
+        [storage.read_npy(layout.shard_file(out, s.name, part), (getattr(s, count), *dims)) for s in shards]
     )
+
+
+def shard_substitutes(out: Path, shards: Sequence[Shard], k: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each shard's stored substitutes of its token vectors: vocabulary ids and probabilities, (n, 2, k) each,
+    memory-mapped."""
+    ids = [
+        storage.read_npy(layout.shard_file(out, s.name, "token_substitutes"), (s.token_vectors, 2, k)) for s in shards
+    ]
+    probs = [
+        storage.read_npy(layout.shard_file(out, s.name, "token_substitute_probs"), (s.token_vectors, 2, k))
+        for s in shards
+    ]
+    return ids, probs

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from encoder.readout import Expectation
+
 Hit = TypeVar("Hit")
 
 
@@ -109,9 +111,11 @@ class TokenHit:
 
 @dataclass
 class Neighbors:
-    """Nearest uses in context of ``query_tokens[position]``, and GloVe's nearest words for contrast.
+    """Nearest uses in context of ``query_tokens[position]`` in one ``representation`` (its name: "context
+    prediction", or the ELMo mix), and GloVe's nearest words for contrast.
 
-    ``glove`` is empty and ``glove_note`` says why when the word has no GloVe vector.
+    ``glove`` is empty and ``glove_note`` says why when the word has no GloVe vector. ``expected`` (asked for with
+    ``explain``) is what the LM expects at the position: each direction's likeliest words.
     """
 
     query_tokens: list[str]
@@ -119,6 +123,20 @@ class Neighbors:
     hits: list[TokenHit]
     glove: list[tuple[str, float]]
     glove_note: str | None = None
+    notices: list[str] = field(default_factory=list)
+    representation: str = ""
+    expected: list[Expectation] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    """Two uses of words compared: the cosine of their vectors in each representation (each ELMo layer, the index's
+    mix, the sense readout), and the mix's weights s_j and scale gamma (Peters et al. 2018, eq. 1)."""
+
+    uses: list[tuple[list[str], int]]  # each use's tokens and the word's position among them
+    cosines: dict[str, float]
+    mix_weights: list[float]
+    mix_gamma: float
     notices: list[str] = field(default_factory=list)
 
 
@@ -134,19 +152,24 @@ class SenseCluster:
 
 @dataclass
 class SensePoint:
-    """One occurrence in 2-D (PCA of its ELMo vector) for plotting, with its cluster number."""
+    """One occurrence in 2-D (PCA of its vector) for plotting, with its cluster number; ``token_index`` is the word's
+    position among the sentence's tokens (where labels of uses are looked up)."""
 
     x: float
     y: float
     cluster: int
     sentence: str
+    token_index: int = -1
 
 
 @dataclass
 class Senses:
+    """A word's uses clustered in one ``representation`` (its name), each cluster named by what marks it out."""
+
     word: str
     clusters: list[SenseCluster]
     points: list[SensePoint]
     n_occurrences: int = 0
     silhouette: float | None = None
     notices: list[str] = field(default_factory=list)
+    representation: str = ""

@@ -55,8 +55,6 @@ class DocumentSearch:
         ``Index.search``), with the query's notices and those of the search."""
         index = self.index
         notices = list(query.notices)
-        if not index.manifest.calibration:
-            notices.append(message("calibration_made"))
         tokens, searched_for = query.tokens, None
         if spelling:
             tokens, searched_for = self.respelled(query.text, tokens, notices)

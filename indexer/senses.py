@@ -1,15 +1,18 @@
-"""Word senses: k-means over the ELMo vectors of a word's occurrences, k chosen by silhouette, PCA to 2-D."""
+"""Word senses: k-means over the vectors of a word's occurrences (its sense readout or ELMo layers), k chosen by
+silhouette, PCA to 2-D, each cluster named by the words that mark its uses out."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
+
+from encoder.lm_data import SPECIALS
 
 from .results import SenseCluster, SensePoint, Senses
 from .words import is_content_word, normalize
@@ -44,12 +47,12 @@ def choose_clusters(vectors: np.ndarray, k: int | str = "auto", seed: int = 0) -
     return np.array([by_size[c] for c in labels.tolist()], dtype=np.int64), silhouette
 
 
-def label_score(count: int, size: int, clusters_with_word: int, n_clusters: int) -> float:
-    """TF-IDF of a context word in a cluster against the other clusters: its share of the cluster's uses
-    times log(1 + n_clusters / clusters using it); a word seen once in a large cluster says little."""
-    if count < 2 <= size:
-        return 0.0
-    return count / size * np.log1p(n_clusters / clusters_with_word)
+def label_score(inside: float, overall: float, n_clusters: int) -> float:
+    """How well a word names a cluster: its mean weight over the cluster's uses, times how many times more it weighs
+    there than over all the word's uses (log of the ratio; nothing when no more). One cluster: the mean weight."""
+    if n_clusters == 1:
+        return inside
+    return inside * max(float(np.log(inside / overall)), 0.0) if inside > 0 else 0.0
 
 
 def is_form_of(token: str, word: str) -> bool:
@@ -62,33 +65,54 @@ def describe_senses(
     word: str,
     vectors: np.ndarray,
     sentences: Sequence[str],
-    contexts: Sequence[Sequence[str]],
+    use_words: Sequence[Mapping[str, float]],
     stopwords: frozenset[str],
     k: int | str = "auto",
     seed: int = 0,
+    positions: Sequence[int] | None = None,
 ) -> Senses:
     """Cluster the occurrences (normalised vectors, one per occurrence) of ``word`` into senses.
 
-    Each cluster is labelled by its most distinctive context words (``label_score``): ``contexts`` holds the words
-    of each occurrence's sentence that may name a topic (``TextRules.label_words``), never a stopword or a form of
-    ``word`` itself; a cluster with no distinctive word has an empty label. Its examples are the sentences whose
-    vectors lie closest to the cluster centre.
+    Each cluster is named by its most distinctive words (``label_score``): ``use_words`` holds, per occurrence, the
+    words that may name it with their weights (the LM's likeliest words there and their probabilities, or the
+    words of its sentence, 1 each); a word must mark two uses of a cluster or more, and is never a stopword,
+    punctuation, a vocabulary's special token or a form of ``word`` itself. A cluster with no such word has an empty
+    label. Its examples are the sentences whose vectors lie closest to the cluster centre. ``positions``: the
+    word's token position in each sentence (kept in the points).
     """
     labels, silhouette = choose_clusters(vectors, k, seed)
     coords = PCA(2, random_state=seed).fit_transform(vectors) if len(vectors) > 2 else np.zeros((len(vectors), 2))
-    context_sets = [
-        {normalize(t) for t in c if is_content_word(t, stopwords) and not is_form_of(t, word)} for c in contexts
+    namers = [
+        {
+            normalize(t): w
+            for t, w in use.items()
+            if w > 0 and is_content_word(t, stopwords) and t not in SPECIALS and not is_form_of(t, word)
+        }
+        for use in use_words
     ]
     n_clusters = int(labels.max()) + 1 if len(labels) else 0
-    inside = [Counter(w for m in np.flatnonzero(labels == c) for w in context_sets[m]) for c in range(n_clusters)]
-    in_clusters = Counter(w for counts in inside for w in counts)  # how many clusters use each word
+    overall = Counter()
+    for use in namers:
+        overall.update(use)
     clusters = []
     for c in range(n_clusters):
         members = np.flatnonzero(labels == c)
-        scores = {w: label_score(n, len(members), in_clusters[w], n_clusters) for w, n in inside[c].items()}
+        weights, support = Counter(), Counter()
+        for m in members:
+            weights.update(namers[m])
+            support.update(namers[m].keys())
+        scores = {
+            w: label_score(total / len(members), overall[w] / len(namers), n_clusters)
+            for w, total in weights.items()
+            if support[w] >= min(2, len(members))
+        }
         distinct = sorted((w for w in scores if scores[w] > 0), key=lambda w: (-scores[w], w))
         centre = vectors[members].mean(axis=0)
         examples = list(dict.fromkeys(sentences[m] for m in members[np.argsort(-(vectors[members] @ centre))]))
         clusters.append(SenseCluster(label=", ".join(distinct[:3]), size=len(members), examples=examples[:N_EXAMPLES]))
-    points = [SensePoint(float(x), float(y), int(c), s) for (x, y), c, s in zip(coords, labels, sentences)]
+    positions = positions if positions is not None else [-1] * len(sentences)
+    points = [
+        SensePoint(float(x), float(y), int(c), s, int(p))
+        for (x, y), c, s, p in zip(coords, labels, sentences, positions)
+    ]
     return Senses(word=word, clusters=clusters, points=points, n_occurrences=len(vectors), silhouette=silhouette)

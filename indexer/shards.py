@@ -21,12 +21,14 @@ from tqdm.auto import tqdm
 
 from encoder import Elmo
 from encoder.files import atomic_directory
+from encoder.readout import Readout
 from encoder.text import Sentence, TextRules
 
 from . import layout, storage
 from .errors import CorpusError, IndexFormatError
 from .manifest import Settings, Shard, StoredFile
 from .readers import Document, ReaderOptions, ReadStats, read_corpus
+from .vectors import normalize as normalize_rows
 from .vectors import pool
 from .words import WordFrequencies, is_content_word, is_word, normalize
 
@@ -99,24 +101,26 @@ def _shard_groups(docs: Iterable[Document], text: TextRules, shard_tokens: int) 
         yield group
 
 
-def _embed(elmo: Elmo, token_lists: Sequence[list[str]]) -> Iterator[np.ndarray]:
-    """(L+1, n, dim) layers of each token list, embedded about ``ENCODE_TOKENS`` tokens at a time."""
+def _embed(elmo: Elmo, token_lists: Sequence[list[str]], context: bool = False) -> Iterator[np.ndarray]:
+    """(L+1, n, dim) layers of each token list (with ``context``, (L+2, n, dim): the context states last),
+    embedded about ``ENCODE_TOKENS`` tokens at a time."""
     start = 0
     while start < len(token_lists):
         end, budget = start, 0
         while end < len(token_lists) and (end == start or budget + len(token_lists[end]) <= ENCODE_TOKENS):
             budget += len(token_lists[end])
             end += 1
-        yield from elmo.embed(list(token_lists[start:end]))
+        yield from elmo.embed(list(token_lists[start:end]), context=context)
         start = end
 
 
 @dataclass
 class Encoding:
-    """What encoding a shard needs besides its documents: the model, the settings, the word counts that
-    weigh pooling, and the words that get token vectors (None: all)."""
+    """What encoding a shard needs besides its documents: the model and its sense readout, the settings, the word
+    counts that weigh pooling, and the words that get token vectors (None: all)."""
 
     elmo: Elmo
+    readout: Readout
     settings: Settings
     frequencies: WordFrequencies
     keep: set[str] | None
@@ -144,14 +148,15 @@ def write_shard(
     flat = [s for p in group for s in p.sentences]
     dims = (elmo.n_layers, elmo.dim)
     sentence_layers = np.zeros((len(flat), *dims), np.float16)
-    sentence_rows, token_rows, token_layers = [], [], []
+    sentence_rows, token_rows, token_layers, token_context = [], [], [], []
     per_doc: dict[str, list[int]] = {p.doc.doc_id: [0, 0, 0] for p in group}  # sentences, tokens, vectors
-    embedded = _embed(elmo, [s.tokens for s in flat])  # the layers of each sentence of ``flat``, in order
+    embedded = _embed(elmo, [s.tokens for s in flat], context=True)  # each sentence of ``flat``, in order
     row = 0
     for p in group:
         doc, counts = p.doc, per_doc[p.doc.doc_id]
         for s in p.sentences:
-            layers = next(embedded)
+            *layers, context = next(embedded)
+            layers = np.stack(layers)
             sentence_id = first_sentence + row
             sentence_layers[row] = pool(layers, settings.pooling, frequencies.weights(s.tokens))
             starts = [a - s.start for a, _ in s.token_spans]
@@ -165,6 +170,7 @@ def write_shard(
                         (first_token + len(token_rows), sentence_id, position, token, starts[position], ends[position])
                     )
                     token_layers.append(layers[:, position].astype(np.float16))
+                    token_context.append(context[position])
                     counts[2] += 1
             row += 1
         if on_document is not None:
@@ -184,6 +190,9 @@ def write_shard(
     )
     tokens = pd.DataFrame(token_rows, columns=["token_id", "sentence_id", "position", "word", "char_start", "char_end"])
     vectors = np.stack(token_layers) if token_layers else np.zeros((0, *dims), np.float16)
+    context = np.stack(token_context) if token_context else np.zeros((0, elmo.dim), np.float32)
+    readout = encoding.readout
+    readouts, substitutes, probabilities = readout.read(context, readout.settings.kept_substitutes)
     parts = {  # what goes into each of the shard's files (layout.SHARD_FILES)
         "docs": docs,
         "sentences": sentences,
@@ -191,6 +200,9 @@ def write_shard(
         "sentence_layers": sentence_layers,
         "token_layers": vectors,
         "title_layers": title_layers,
+        "token_readout": normalize_rows(readouts)[:, None].astype(np.float16),  # cosines are all it is used for
+        "token_substitutes": substitutes,
+        "token_substitute_probs": probabilities,
     }
     with atomic_directory(path) as tmp:
         for part, data in parts.items():

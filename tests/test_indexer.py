@@ -212,9 +212,8 @@ def test_the_hybrid_adds_its_parts_in_units_of_chance(indexer_index):
     assert all(h.parts["keywords"].score == pytest.approx(keywords.get(h.doc_id, 0.0), abs=1e-5) for h in hits)
 
 
-def test_calibration_is_stored_at_build_and_made_for_an_older_index(indexer_index, tmp_path):
-    """The random queries' vectors are embedded once at build time (equal to embedding them now); an index without
-    them (format 3) has them made in memory, with a notice, and ranks and rates documents the same."""
+def test_calibration_is_stored_at_build(indexer_index):
+    """The random queries' vectors are embedded once at build time, equal to embedding them now."""
     stored = indexer_index.null_queries
     assert [f.file for f in indexer_index.manifest.calibration] == ["calibration.g1.parquet", "calibration.g1.npy"]
     assert len(stored.words) == 4 * 64 and {len(q) for q in stored.words} == {1, 2, 3, 4}
@@ -228,18 +227,20 @@ def test_calibration_is_stored_at_build_and_made_for_an_older_index(indexer_inde
     assert made.words == stored.words
     np.testing.assert_allclose(made.layers, stored.layers, atol=1e-5)
 
+
+def test_an_index_of_an_older_format_is_refused_with_the_command_that_rebuilds_it(indexer_index, tmp_path):
+    """Format 4 and older hold no sense readout: opening one says so, with a build command that remakes it from its
+    own corpus and model, and the settings it was built with."""
     old = tmp_path / "index"
     shutil.copytree(indexer_index.path, old)
     manifest = json.loads((old / "manifest.json").read_text())
-    del manifest["files"]["calibration"]
-    (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 3}))
-    for name in ("calibration.g1.parquet", "calibration.g1.npy"):
-        (old / name).unlink()
-    hits = Index.open(old).search("savings and loan bank", k=5)
-    assert [n.key for n in hits.notices] == ["calibration_made"]
-    expected = indexer_index.search("savings and loan bank", k=5)
-    assert expected.notices == []
-    assert [(h.doc_id, round(h.relevance, 4)) for h in hits] == [(h.doc_id, round(h.relevance, 4)) for h in expected]
+    (old / "manifest.json").write_text(json.dumps({**manifest, "format_version": 4}))
+    with pytest.raises(IndexFormatError, match="index format 4") as error:
+        Index.open(old)
+    command = str(error.value).split("rebuild it: ", 1)[1]
+    assert command.startswith("python -m indexer build --corpus ")
+    assert all(c["path"] in command for c in manifest["corpus"]) and f"--out {old} --overwrite" in command
+    assert f"--model {manifest['model']['source']}" in command and "glove='train'" in command
 
 
 def test_keywords_match_other_forms_of_a_word(indexer_index):
@@ -263,7 +264,7 @@ def test_a_word_no_document_has_is_respelled_by_the_character_model(indexer_inde
 
 def test_manifest_and_counts(indexer_index):
     m = indexer_index.manifest
-    assert m.format_version == 4 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
+    assert m.format_version == 5 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
     assert m.pooling == "sif" and m.layers.spec == "average" and m.search_layers.spec == "token"
     assert len(m.shards) > 2
     assert m.counts.documents == 34 and m.counts.skipped_empty_documents == 1
@@ -473,7 +474,7 @@ def test_cli_json(indexer_index, capsys):
     }
     assert main(["senses", "--index", str(indexer_index.path), "--word", "bank", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert len(result["clusters"]) == 2 and set(result["points"][0]) == {"x", "y", "cluster", "sentence"}
+    assert len(result["clusters"]) == 2 and set(result["points"][0]) == {"x", "y", "cluster", "sentence", "token_index"}
     assert main(["stats", "--index", str(indexer_index.path)]) == 0
     assert "documents 34" in capsys.readouterr().out
     assert main(["search", "--index", str(indexer_index.path), "  "]) == 2

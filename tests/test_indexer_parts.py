@@ -74,21 +74,40 @@ def test_senses_of_planted_clusters():
     labels = np.repeat([0, 1], [30, 20])
     vectors = unit(centres[labels] + 0.05 * rng.normal(size=(50, 16)))
     sentences = [f"{'river' if label == 0 else 'money'} sentence {i}" for i, label in enumerate(labels)]
-    contexts = [s.split() + ["bank"] for s in sentences]
-    senses = describe_senses("bank", vectors, sentences, contexts, ENGLISH_STOPWORDS)
+    contexts = [dict.fromkeys([*s.split(), "bank"], 1.0) for s in sentences]
+    senses = describe_senses("bank", vectors, sentences, contexts, ENGLISH_STOPWORDS, positions=list(range(50)))
     assert [c.size for c in senses.clusters] == [30, 20] and senses.silhouette > 0.5
-    # TF-IDF against the other cluster: its own word first, the shared one after, once-seen numbers dropped
-    assert [c.label for c in senses.clusters] == ["river, sentence", "money, sentence"]
+    # its own word; "sentence", in every use of both, marks neither out; once-seen numbers are dropped
+    assert [c.label for c in senses.clusters] == ["river", "money"]
     assert [p.cluster for p in senses.points] == labels.tolist() and len(senses.clusters[0].examples) == 5
-    # never the word itself (or an inflection of it), never a stopword; nothing distinctive: no label at all
-    forms = [["banks", "bank's", "the", "Bank", "river" if label == 0 else "money"] for label in labels]
+    assert [p.token_index for p in senses.points] == list(range(50))
+    # never the word itself (or an inflection of it), never a stopword or a special token; nothing distinctive: no label
+    forms = [
+        dict.fromkeys(["banks", "bank's", "the", "Bank", "<UNK>", "river" if label == 0 else "money"], 1.0)
+        for label in labels
+    ]
     relabelled = describe_senses("bank", vectors, sentences, forms, ENGLISH_STOPWORDS)
     assert [c.label for c in relabelled.clusters] == ["river", "money"]
-    alike = describe_senses("bank", vectors, sentences, [["banking", "banks"]] * 50, ENGLISH_STOPWORDS)
+    alike = describe_senses("bank", vectors, sentences, [{"banking": 1.0, "banks": 1.0}] * 50, ENGLISH_STOPWORDS)
     assert [c.label for c in alike.clusters] == ["", ""]  # "banking" is in both: distinctive of neither
     blob = unit(rng.normal(size=(40, 16)))  # no structure: one sense
     assert (choose_clusters(blob)[0] == 0).all()
     assert len(describe_senses("x", vectors[:1], sentences[:1], contexts[:1], ENGLISH_STOPWORDS).clusters) == 1
+
+
+def test_sense_labels_weigh_the_lms_likeliest_words_by_their_probability():
+    """Substitutes as namers: a word likely in every use of a cluster and rare elsewhere names it first; one that is
+    likely everywhere names nothing."""
+    rng = np.random.default_rng(1)
+    centres = unit(rng.normal(size=(2, 8)))
+    labels = np.repeat([0, 1], [10, 10])
+    vectors = unit(centres[labels] + 0.05 * rng.normal(size=(20, 8)))
+    substitutes = [
+        {"shore": 0.3, "side": 0.1, "city": 0.2} if label == 0 else {"account": 0.4, "office": 0.05, "city": 0.2}
+        for label in labels
+    ]
+    senses = describe_senses("bank", vectors, [f"s{i}" for i in range(20)], substitutes, ENGLISH_STOPWORDS)
+    assert [c.label for c in senses.clusters] == ["shore, side", "account, office"]
 
 
 # ------------------------------------------------------------------------------------------ vector search

@@ -1,0 +1,347 @@
+"""Which reading of the biLM tells a word's senses apart: the ELMo layers at the word, or what the LM predicts there.
+
+    python bench/sense_readout.py [--model default] [--semcor-files 40] [--wic-train 1000]
+
+Development data only: the demo corpus's labelled uses (``data/demo/labels.tsv``), SemCor (WordNet senses, the
+first ``--semcor-files`` files of ../shared/data/wsd) and WiC (``--wic-train`` train pairs tune each candidate's
+cosine threshold, dev pairs score it). Never a test split.
+
+Each candidate turns one use of a word into a vector, compared by cosine:
+
+- ELMo: the token layer, layer 1, layer 2, the paper's mix as the index uses it (the average: s_j = 1/3, gamma = 1),
+  and a mix learned on WiC train (the s_j whose cosine threshold is most accurate there, on a 0.1 grid);
+- context states: the forward LM's top state before the word and the backward LM's after it (``BiLM.context_states``);
+- LM substitutes: those states' distributions over the vocabulary (``encoder.readout``), whole (dense over 100k
+  words), top-K sparse, or over the most frequent words and count-sketched, under a power transform;
+- one combination: context states beside the substitutes.
+
+Every candidate is scored as it is and "centred" (``encoder.readout.centred``: each use minus its word's mean
+use in the data set, shrunk towards the data set's mean while the word has few uses). Columns: ROC AUC of
+same-sense against different-sense pairs of one word (macro over words), P@5 (the share of each use's 5 nearest
+other uses of the word that share its sense), WiC dev accuracy, ms per token (the candidate's own cost beyond the
+biLM, whose cost is printed above the table) and bytes per stored token (float16).
+
+The rule (printed with the pick): among candidates that can be stored (at most ``MAX_BYTES`` per token) and cost at
+most ``MAX_COST`` of the biLM's own time per token (so that an index build stays within 1.3x), the winner has the
+best mean AUC over the demo and SemCor, with WiC dev accuracy no lower than the paper's mix; gaps under
+``TIE`` points are ties, won by the cheaper candidate (bytes, then time). Prints; writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.labels import read_labels  # noqa: E402
+from encoder import Elmo  # noqa: E402
+from encoder.elmo import model_folder  # noqa: E402
+from encoder.eval.wic import read_wic, tune_threshold  # noqa: E402
+from encoder.eval.wordnet import SenseInventory  # noqa: E402
+from encoder.eval.wsd import read_semcor_file  # noqa: E402
+from encoder.readout import Readout, ReadoutSettings, centred  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+MAX_BYTES = 2048  # per stored token: the index's ELMo layers take 1,536 (3 x 256 float16)
+MAX_COST = 0.3  # of the biLM's time per token
+TIE = 0.5  # AUC points
+SEED = 0
+
+
+@dataclass
+class Uses:
+    """Uses of words in one data set: their sentences, positions, words and senses. WiC: uses 2i and 2i+1 are pair
+    i, ``senses`` holds whether the pair shares a sense, ``split`` whether it tunes (train) or scores (dev)."""
+
+    name: str
+    sentences: list[list[str]]
+    positions: list[int]
+    words: np.ndarray
+    senses: np.ndarray
+    split: np.ndarray | None = None
+    features: dict[str, np.ndarray] = field(default_factory=dict)  # "layers" (N, L+1, 2P), "context" (N, 2P)
+
+    def rows(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: values[rows] for name, values in self.features.items()}
+
+
+def demo_uses(rules) -> Uses:
+    labels = read_labels(ROOT / "data" / "demo" / "labels.tsv")
+    keys = list(labels)
+    return Uses(
+        "demo",
+        [rules.tokenize(sentence) for sentence, _ in keys],
+        [position for _, position in keys],
+        np.array([labels[k].word.lower() for k in keys]),
+        np.array([labels[k].sense for k in keys]),
+    )
+
+
+def semcor_uses(files: int, per_sense: int = 12, most_senses: int = 3, lemmas: int = 100) -> Uses:
+    """One-token SemCor annotations of lemmas with two or more senses of 8+ uses in the first ``files`` files."""
+    inventory = SenseInventory.load()
+    paths = sorted((SHARED / "wsd" / "SemCor3.0-NAF").glob("*/*.naf.xz"))[:files]
+    sentences = [s for path in paths for s in read_semcor_file(path, inventory) if s.targets]
+    found: dict[str, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+    for number, sentence in enumerate(sentences):
+        for target in sentence.targets:
+            if target.end - target.start == 1 and len(target.senses) == 1:
+                found[target.lemma.lower()][target.senses[0]].append((number, target.start))
+    rng = random.Random(SEED)
+    chosen = sorted(lemma for lemma, senses in found.items() if sum(len(u) >= 8 for u in senses.values()) >= 2)
+    rng.shuffle(chosen)
+    picked = []
+    for lemma in chosen[:lemmas]:
+        senses = sorted((s for s, u in found[lemma].items() if len(u) >= 8), key=lambda s: -len(found[lemma][s]))
+        for sense in senses[:most_senses]:
+            picked += [
+                (lemma, sense, use) for use in rng.sample(found[lemma][sense], min(per_sense, len(found[lemma][sense])))
+            ]
+    return Uses(
+        "SemCor",
+        [sentences[number].tokens for _, _, (number, _) in picked],
+        [position for _, _, (_, position) in picked],
+        np.array([lemma for lemma, _, _ in picked]),
+        np.array([sense for _, sense, _ in picked]),
+    )
+
+
+def wic_uses(train_pairs: int) -> Uses:
+    """``train_pairs`` random WiC train pairs, then every dev pair."""
+    train = random.Random(SEED).sample(read_wic(SHARED / "wic", "train"), train_pairs)
+    pairs = train + read_wic(SHARED / "wic", "dev")
+    return Uses(
+        "WiC",
+        [list(p.tokens[side]) for p in pairs for side in (0, 1)],
+        [p.index[side] for p in pairs for side in (0, 1)],
+        np.array([p.target for p in pairs for _ in (0, 1)]),
+        np.array([p.same for p in pairs for _ in (0, 1)]),
+        np.array([i < len(train) for i in range(len(pairs)) for _ in (0, 1)]),
+    )
+
+
+def embed(elmo: Elmo, uses: Uses) -> float:
+    """Fill ``uses.features`` from one pass of the biLM; returns its seconds per token."""
+    start = time.perf_counter()
+    outputs = elmo.embed(uses.sentences, context=True)
+    seconds = time.perf_counter() - start
+    stacks = np.stack([out[:, position] for out, position in zip(outputs, uses.positions)])
+    uses.features = {"layers": stacks[:, :-1], "context": stacks[:, -1]}
+    return seconds / sum(len(s) for s in uses.sentences)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str
+    vectors: Callable[[dict[str, np.ndarray]], np.ndarray]  # features of some uses -> their vectors
+    bytes: int  # per stored token
+
+
+def substitutes(readout: Readout, words: int | None, power: float, sketch: int | None = None, top: int | None = None):
+    """A substitute candidate: each direction's distribution over the ``words`` most frequent words (None: all),
+    its ``top`` most probable kept (sparse) where given, raised to ``power`` and normalised; the two directions
+    count-sketched to ``sketch`` dimensions (as ``encoder.readout`` does), else side by side (dense)."""
+    settings = ReadoutSettings(vocabulary=words or readout.head.vocab_size, power=power, dim=sketch or 1)
+    sketched = Readout(settings, readout.head, readout.vocab)
+
+    def vectors(features: dict[str, np.ndarray]) -> np.ndarray:
+        if sketch is not None:
+            return sketched.vectors(features["context"])
+        directions = sketched.distributions(features["context"], words)
+        if top is not None:
+            kept = [p.topk(top, dim=1) for p in directions]
+            directions = [torch.zeros_like(p).scatter(1, k.indices, k.values) for p, k in zip(directions, kept)]
+        return torch.cat([F.normalize(p.pow(power), dim=1) for p in directions], 1).numpy()
+
+    return vectors
+
+
+def candidates(readout: Readout, learned: tuple[float, ...], n_layers: int, width: int) -> list[Candidate]:
+    def layer(weights: tuple[float, ...]) -> Callable:
+        return lambda f: np.tensordot(f["layers"], np.asarray(weights, np.float32), axes=([1], [0]))
+
+    def both(f: dict[str, np.ndarray]) -> np.ndarray:
+        return np.concatenate([unit(f["context"]), unit(readout.vectors(f["context"]))], 1)
+
+    one_hot = [tuple(float(i == j) for i in range(n_layers)) for j in range(n_layers)]
+    vocab = readout.head.vocab_size
+    shipped = readout.settings
+    return [
+        Candidate("ELMo token layer", layer(one_hot[0]), 2 * width),
+        *(Candidate(f"ELMo layer {j}", layer(one_hot[j]), 2 * width) for j in range(1, n_layers)),
+        Candidate("ELMo layer mix (paper): the average", layer((1 / n_layers,) * n_layers), 2 * width),
+        Candidate(f"ELMo mix learned on WiC train {fmt(learned)}", layer(learned), 2 * width),
+        Candidate("context states", lambda f: f["context"], 2 * width),
+        Candidate(f"substitutes, all {vocab:,} words, sqrt (dense)", substitutes(readout, None, 0.5), 4 * vocab),
+        Candidate(f"substitutes, all {vocab:,} words, p^0.25 (dense)", substitutes(readout, None, 0.25), 4 * vocab),
+        Candidate("substitutes, top 50 of each side, sqrt (sparse)", substitutes(readout, None, 0.5, top=50), 600),
+        Candidate(f"substitutes, all {vocab:,} words, p^0.25, sketch 512", substitutes(readout, None, 0.25, 512), 1024),
+        Candidate("substitutes, 10k words, sqrt, sketch 512", substitutes(readout, 10_000, 0.5, 512), 1024),
+        Candidate(
+            f"substitutes, {shipped.vocabulary // 1000}k words, p^{shipped.power:g}, sketch {shipped.dim} "
+            "(encoder.readout)",
+            lambda f: readout.vectors(f["context"]),
+            2 * shipped.dim,
+        ),
+        Candidate("substitutes, 10k words, p^0.25, sketch 256", substitutes(readout, 10_000, 0.25, 256), 512),
+        Candidate("substitutes, 2k words, p^0.25, sketch 512", substitutes(readout, 2_000, 0.25, 512), 1024),
+        Candidate("context states + substitutes (encoder.readout)", both, 2 * width + 2 * shipped.dim),
+    ]
+
+
+def fmt(weights: tuple[float, ...]) -> str:
+    return "(" + ", ".join(f"{w:.1f}" for w in weights) + ")"
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+@dataclass
+class Scores:
+    """One candidate on one data set, as it is and centred."""
+
+    auc: list[float] = field(default_factory=list)  # per word: plain, centred
+    p5: list[float] = field(default_factory=list)
+    pair_cosines: np.ndarray | None = None  # WiC: (pairs, 2) plain, centred
+
+
+def cost(candidate: Candidate, uses: Uses, n: int = 512, repeats: int = 3) -> float:
+    """Milliseconds per use of computing the candidate for ``n`` uses at once (the best of ``repeats``)."""
+    rows = uses.rows(np.arange(min(n, len(uses.words))))
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        candidate.vectors(rows)
+        best = min(best, time.perf_counter() - start)
+    return 1000 * best / len(rows["context"])
+
+
+def score(candidate: Candidate, uses: Uses, shrinkage: float) -> dict[bool, tuple[float, float]] | np.ndarray:
+    """Score a candidate word by word (a dense vocabulary-wide vector of every use at once would not fit in memory):
+    AUC and P@5 plain and centred (each use minus its word's shrunk mean, ``encoder.readout.centred``), or for WiC
+    the pairs' cosines, plain and centred."""
+    chunks = (uses.rows(np.arange(a, min(a + 512, len(uses.words)))) for a in range(0, len(uses.words), 512))
+    overall = sum(candidate.vectors(chunk).sum(0).astype(np.float64) for chunk in chunks) / len(uses.words)
+    results = {False: ([], []), True: ([], [])}
+    cosines = np.zeros((len(uses.words) // 2, 2))
+    for word in np.unique(uses.words):
+        rows = np.flatnonzero(uses.words == word)
+        plain = candidate.vectors(uses.rows(rows)).astype(np.float64)
+        for centring, vectors in ((False, plain), (True, centred(plain, plain.mean(0), len(rows), overall, shrinkage))):
+            x = unit(vectors)
+            if uses.split is not None:  # WiC: the word's pairs
+                first = rows[rows % 2 == 0]
+                where = {r: i for i, r in enumerate(rows)}
+                cosines[first // 2, int(centring)] = [x[where[r]] @ x[where[r + 1]] for r in first]
+                continue
+            senses = uses.senses[rows]
+            if len(set(senses)) < 2:
+                continue
+            similarity = x @ x.T
+            i, j = np.triu_indices(len(rows), 1)
+            same = senses[i] == senses[j]
+            margin = similarity[i, j][same][:, None] - similarity[i, j][~same][None, :]
+            np.fill_diagonal(similarity, -np.inf)
+            nearest = np.argsort(-similarity, axis=1)[:, : min(5, len(rows) - 1)]
+            results[centring][0].append(np.mean((margin > 0) + 0.5 * (margin == 0)))
+            results[centring][1].append(np.mean(senses[nearest] == senses[:, None]))
+    if uses.split is not None:
+        return cosines
+    return {c: (100 * float(np.mean(a)), 100 * float(np.mean(p))) for c, (a, p) in results.items()}
+
+
+def wic_accuracy(cosines: np.ndarray, uses: Uses) -> float:
+    same, train = uses.senses[0::2], uses.split[0::2]
+    threshold = tune_threshold(cosines[train], same[train])
+    return 100 * float(np.mean((cosines[~train] >= threshold) == same[~train]))
+
+
+def learned_mix(wic: Uses, n_layers: int) -> tuple[float, ...]:
+    """The s_j (a 0.1 grid on the simplex) whose cosine threshold is most accurate on WiC train."""
+    best, best_accuracy = None, -1.0
+    train = np.repeat(wic.split[0::2], 2)
+    layers, labels = wic.features["layers"][train], wic.senses[0::2][wic.split[0::2]]
+    for steps in itertools.product(range(11), repeat=n_layers - 1):
+        if sum(steps) > 10:
+            continue
+        weights = (*(s / 10 for s in steps), (10 - sum(steps)) / 10)
+        x = unit(np.tensordot(layers, np.asarray(weights), axes=([1], [0])))
+        cosines = (x[0::2] * x[1::2]).sum(1)
+        accuracy = np.mean((cosines >= tune_threshold(cosines, labels)) == labels)
+        if accuracy > best_accuracy:
+            best, best_accuracy = weights, accuracy
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="default", help="one of our models (with its LM head); default %(default)s")
+    parser.add_argument("--semcor-files", type=int, default=40, help="SemCor files read (default %(default)s)")
+    parser.add_argument("--wic-train", type=int, default=1000, help="WiC train pairs (default %(default)s)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    elmo = Elmo.load(args.model)
+    readout = Readout.of_model(model_folder(args.model))
+    shrinkage = readout.settings.shrinkage
+    demo, semcor, wic = demo_uses(elmo.text), semcor_uses(args.semcor_files), wic_uses(args.wic_train)
+    bilm_ms = {uses.name: 1000 * embed(elmo, uses) for uses in (demo, semcor, wic)}["SemCor"]
+    print(f"model {elmo.name}; torch threads {torch.get_num_threads()}")
+    print(
+        f"demo {len(demo.words)} uses of {len(set(demo.words))} words; SemCor {len(semcor.words)} uses of "
+        f"{len(set(semcor.words))} lemmas ({args.semcor_files} files); WiC {int(wic.split.sum()) // 2} train / "
+        f"{int((~wic.split).sum()) // 2} dev pairs; centring shrinkage {shrinkage:g}"
+    )
+    print(f"the biLM itself: {bilm_ms:.2f} ms per token (SemCor sentences)\n")
+    rows = []
+    for candidate in candidates(readout, learned_mix(wic, elmo.n_layers), elmo.n_layers, elmo.dim):
+        demo_scores, semcor_scores, cosines = (score(candidate, uses, shrinkage) for uses in (demo, semcor, wic))
+        ms = cost(candidate, semcor)
+        for centring in (False, True):
+            rows.append(
+                {
+                    "name": candidate.name + (", centred" if centring else ""),
+                    "demo": demo_scores[centring],
+                    "SemCor": semcor_scores[centring],
+                    "AUC": (demo_scores[centring][0] + semcor_scores[centring][0]) / 2,
+                    "WiC": wic_accuracy(cosines[:, int(centring)], wic),
+                    "ms": ms,
+                    "bytes": candidate.bytes,
+                }
+            )
+    print("| readout | AUC demo | AUC SemCor | P@5 demo | P@5 SemCor | WiC dev acc | ms / token | bytes / token |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['name']} | {r['demo'][0]:.1f} | {r['SemCor'][0]:.1f} | {r['demo'][1]:.1f} | {r['SemCor'][1]:.1f} "
+            f"| {r['WiC']:.1f} | {r['ms']:.3f} | {r['bytes']:,} |"
+        )
+    paper = next(r for r in rows if r["name"] == "ELMo layer mix (paper): the average")
+    allowed = [
+        r for r in rows if r["bytes"] <= MAX_BYTES and r["ms"] <= MAX_COST * bilm_ms and r["WiC"] >= paper["WiC"]
+    ]
+    best = max(r["AUC"] for r in allowed)
+    pick = min((r for r in allowed if r["AUC"] >= best - TIE), key=lambda r: (r["bytes"], r["ms"]))
+    print(
+        f"\nrule: at most {MAX_BYTES:,} bytes and {MAX_COST:.0%} of the biLM's time per token, WiC dev accuracy at "
+        f"least the paper's mix's ({paper['WiC']:.1f}); then the best mean AUC over demo and SemCor, ties within "
+        f"{TIE} points going to the cheaper (bytes, then time).\npick: {pick['name']} (mean AUC {pick['AUC']:.1f}; "
+        f"the paper's mix {paper['AUC']:.1f}); {time.perf_counter() - started:.0f} s in all"
+    )
+
+
+if __name__ == "__main__":
+    main()
