@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from encoder.elmo import model_hash, resolve_model
 from encoder.errors import MissingExtra, describe, fail
+from encoder.model_files import model_hash, resolve_model
 from encoder.numbers import Number
 from indexer import build_index
 from indexer.errors import IndexerError

@@ -19,7 +19,7 @@ from typing import TypeVar
 import streamlit as st
 
 from encoder import LayerMix
-from encoder.elmo import resolve_model
+from encoder.model_files import resolve_model
 from indexer import Index
 from indexer.errors import IndexerError, QueryError, QueryNotice
 from indexer.manifest import FolderInfo

@@ -364,7 +364,7 @@ def prepare_command(args: argparse.Namespace) -> None:
     if args.model is not None and args.language is not None:
         raise ValueError("give --model (its rules) or --language, not both")
     if args.model is not None:
-        from .elmo import resolve_model
+        from .model_files import resolve_model
 
         language = resolve_model(args.model).text().name
     else:

@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 from encoder import LayerMix, ownership
 from encoder.device import add_device_option
-from encoder.elmo import add_model_options
 from encoder.errors import REPORTED, describe, fail, reported
+from encoder.model_files import add_model_options
 from encoder.numbers import SEED, THREADS, Number
 from encoder.terminal import show, visible
 from encoder.text import LANGUAGES

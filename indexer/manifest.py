@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from encoder import Elmo
-from encoder.elmo import SHIPPED_MODELS, resolve_model
 from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
+from encoder.model_files import MODEL_NAMES, resolve_model
 from encoder.numbers import SEED, Number
 
 from . import storage
@@ -410,9 +410,10 @@ def open_glove(out: Path, entry: dict) -> GloveVectors:
 
 
 def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
-    """How a manifest names a model (``ModelRecord.source``): a shipped model by name, our model folder by its
-    absolute path, published weights as [options, weights] (found by ``encoder.elmo.resolve_model``)."""
-    if str(model) in SHIPPED_MODELS:
+    """How a manifest names a model (``ModelRecord.source``): a shipped or downloaded published model by name (it is
+    found wherever it is installed or cached), our model folder by its absolute path, other published weights as
+    [options, weights] (found by ``encoder.model_files.resolve_model``)."""
+    if str(model) in MODEL_NAMES:
         return str(model)
     found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
     if found.folder is not None:
