@@ -7,14 +7,13 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder.files import checkout_root, shipped_data
+from encoder.files import cache_root, checkout_root, shipped_data
 from encoder.glove import BASELINES
 
 CODE_ROOT = Path(__file__).resolve().parent.parent  # what holds the app package: a checkout, or site-packages
 INDEX_ENV = "ELMO_SEARCH_INDEX"
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "elmo-search"
 # build/ of a checkout; an installed copy must not write into site-packages, so it uses the user's cache folder
-_INDEXES = checkout_root() / "build" if checkout_root() else _CACHE
+_INDEXES = checkout_root() / "build" if checkout_root() else cache_root()
 
 
 @dataclass(frozen=True)

@@ -32,3 +32,24 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("tiny-model")
     save_model(model, directory, extra_config={"name": "tiny"})
     return directory
+
+
+SMALL_DOCUMENTS = [
+    ("river", "The river bank was muddy after the rain. Fish swam near the bank."),
+    ("money", "She paid the money into her bank account. The bank gave her a loan."),
+    ("volcano", "Volcanoes form where magma rises through the crust and erupts."),
+]
+
+
+@pytest.fixture(scope="session")
+def small_index(tmp_path_factory, tiny_model_dir) -> Path:
+    """Three documents (``SMALL_DOCUMENTS``) indexed with the tiny model: a real index, built in seconds."""
+    import json
+
+    from indexer import build_index
+
+    folder = tmp_path_factory.mktemp("small-index")
+    corpus = folder / "docs.jsonl"
+    corpus.write_text("\n".join(json.dumps({"id": i, "title": i, "text": t}) for i, t in SMALL_DOCUMENTS))
+    build_index([corpus], folder / "index", model=tiny_model_dir, progress=False)
+    return folder / "index"
