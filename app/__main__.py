@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib.util
 import os
 import socket
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from encoder.errors import MissingExtra, describe, fail
 from encoder.model_files import model_hash, resolve_model
 from encoder.numbers import Number
+from encoder.text import kiwi_installed
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     ensure_index(index_dir, args.model or demo.model, args.rebuild, args.glove or demo.glove, args.demo)
     if index_dir == DEMOS["en"].index_dir and _installed("ko"):  # the Korean demo beside the English one
         korean = DEMOS["ko"]
-        if importlib.util.find_spec("kiwipiepy") is None:
+        if not kiwi_installed():
             print(f"No Korean demo: {MissingExtra('Korean text (Kiwi)', 'ko')}", flush=True)
         else:
             ensure_index(korean.index_dir, korean.model, args.rebuild, korean.glove, "ko")

@@ -216,6 +216,7 @@ def installed_identity(rules: TextRules) -> str | None:
     """The identity of this machine's tokenizer for ``rules``, or None where it is not installed (a GPU machine
     that trains on prepared files needs neither Kiwi nor nltk)."""
     try:
+        rules.require()  # MissingExtra, an ImportError
         return rules.identity
     except ImportError:  # importlib.metadata's PackageNotFoundError is one
         return None

@@ -422,11 +422,14 @@ def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
 
 
 def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, ModelRecord]:
-    """The Elmo for ``model`` and the manifest's record of it (``model_source``)."""
+    """The Elmo for ``model`` and the manifest's record of it (``model_source``); an index tokenizes text with it,
+    so what its language's tokenizer needs must be installed (``MissingExtra`` says which extra)."""
     if isinstance(model, Elmo):
+        model.text.require()
         return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)
     source = model_source(model)
     elmo = Elmo.load(*(source if isinstance(source, list) else [source]), device=device)
+    elmo.text.require()
     return elmo, ModelRecord(elmo.name, elmo.model_hash, source, elmo.dim, elmo.n_layers)
 
 
