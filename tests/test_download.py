@@ -4,19 +4,17 @@ test reaches the web), each failure one clear error with nothing half-written wh
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIXTURE_DIR
+from conftest import FIXTURE_DIR, published_files, serving
 
 from encoder import Elmo, download_model
 from encoder.download import DownloadError
@@ -26,52 +24,11 @@ REPO = Path(__file__).resolve().parents[1]
 MODEL = PUBLISHED["elmo-small"]
 
 
-class Served(http.server.BaseHTTPRequestHandler):
-    """Files by URL path, with Range requests (as S3 answers them); ``cut`` sends a file's full length but closes the
-    connection after that many bytes, once."""
-
-    files: dict[str, bytes] = {}
-    cut: dict[str, int] = {}
-    ranges: list[str | None] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        body = self.files.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.ranges.append(self.headers.get("Range"))
-        start = int(self.headers["Range"].split("=")[1].rstrip("-")) if self.headers.get("Range") else 0
-        if start >= len(body):
-            self.send_error(416)
-            return
-        self.send_response(206 if start else 200)
-        if start:
-            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-        self.send_header("Content-Length", str(len(body) - start))
-        self.end_headers()
-        stop = self.cut.pop(self.path, len(body))
-        self.wfile.write(body[start:stop])
-        self.close_connection = True
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def server(reference_fixture):
-    """A local server holding the fixture as elmo-small; yields (base URL, handler class to change what it serves)."""
-    handler = type("Handler", (Served,), {"cut": {}, "ranges": []})
-    prefix = f"/models/elmo/{MODEL.folder}/"
-    handler.files = {
-        prefix + MODEL.files["options.json"]: (reference_fixture / "options.json").read_bytes(),
-        prefix + MODEL.files["weights.hdf5"]: (reference_fixture / "lm_weights.hdf5").read_bytes(),
-    }
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/models/elmo/", handler
-    httpd.shutdown()
-    httpd.server_close()
+    """The fixture biLM served as elmo-small; yields (base URL, the handler class, to change what it serves)."""
+    with serving(published_files(reference_fixture, MODEL)) as served:
+        yield served
 
 
 def weights_path(handler) -> str:
