@@ -199,3 +199,13 @@ def test_download_then_build_and_search_by_name(server, cache, tmp_path, capsys)
     assert indexer_main(["search", "--index", str(index), "muddy river", "--json", "--all"]) == 0
     hits = json.loads(capsys.readouterr().out)["results"]
     assert hits[0]["doc_id"] == "d0"
+
+
+def test_evaluate_takes_a_published_model_by_name(published_cache, monkeypatch, capsys):
+    """`encoder evaluate` runs on a downloaded model by its name (the sense probe ships with the code)."""
+    from encoder.__main__ import main
+
+    monkeypatch.setenv("ELMO_SEARCH_CACHE", str(published_cache))
+    main(["evaluate", "senses", "--model", "elmo-small", "--json", "--no-progress", "--limit", "40"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"]["name"] == "elmo-small"
