@@ -98,7 +98,8 @@ def download_model(
     with atomic_path(partial / DOWNLOAD_RECORD) as tmp:
         Path(tmp).write_text(json.dumps(record, indent=2))
     if target.exists() or target.is_symlink():  # --force, or a folder left without its record
-        ownership.remove(root, [target], lambda path: path.parent == target and path.name in record["files"])
+        ours = (OPTIONS_FILE, WEIGHTS_FILE, DOWNLOAD_RECORD)
+        ownership.remove(root, [target], lambda path: path == target or (path.parent == target and path.name in ours))
     with writing(target):
         os.rename(partial, target)
     return published_files(name, root)

@@ -76,8 +76,8 @@ class BadRequest(Exception):
         self.status = status
 
 
-def create_app(index: Index, limits: Limits = Limits()) -> FastAPI:
-    """The API over one opened index."""
+def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
+    """The API over one opened index (the FastAPI application, behind the body limit)."""
     from .__main__ import _answer, search  # the command line's answers: one schema for both
 
     app = FastAPI(

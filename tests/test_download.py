@@ -209,3 +209,25 @@ def test_evaluate_takes_a_published_model_by_name(published_cache, monkeypatch, 
     main(["evaluate", "senses", "--model", "elmo-small", "--json", "--no-progress", "--limit", "40"])
     report = json.loads(capsys.readouterr().out)
     assert report["model"]["name"] == "elmo-small"
+
+
+def test_the_command_shows_its_progress_and_where_the_model_went(server, cache, capsys):
+    from encoder.__main__ import main
+
+    url, _ = server
+    main(["download", "elmo-small", "--base-url", url])
+    err = capsys.readouterr().err
+    assert "weights.hdf5.part: 100%" in err  # tqdm's bar, on the file being fetched
+    assert f"elmo-small: checked and ready in {published_dir('elmo-small', cache)}" in err
+
+
+def test_force_downloads_again_and_replaces_only_its_own_files(server, cache):
+    url, handler = server
+    download_model("elmo-small", url=url, progress=False)
+    handler.ranges.clear()
+    download_model("elmo-small", url=url, progress=False, force=True)
+    assert handler.ranges == [None, None]  # both files fetched again, whole
+    (published_dir("elmo-small", cache) / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        download_model("elmo-small", url=url, progress=False, force=True)
+    assert (published_dir("elmo-small", cache) / "notes.txt").read_text() == "mine"
