@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from encoder import LayerMix
-from encoder.model_files import PUBLISHED
+from encoder.model_files import MODEL_NAMES, PUBLISHED
 from indexer import Index
 from indexer.manifest import FolderInfo
 from indexer.results import Neighbors
@@ -39,7 +39,9 @@ def variants(folder: Path) -> dict[str, Path]:
 def model_name(folder: Path) -> str:
     """A model as the page names it: a shipped or published model by its name, another by its folder's."""
     source = FolderInfo.of(folder).model_source
-    return str(source) if isinstance(source, str) and "/" not in source else Path(str(source)).name
+    if isinstance(source, list):  # published weights by their files: [options, weights]
+        return Path(source[-1]).stem
+    return source if source in MODEL_NAMES else Path(str(source)).name
 
 
 def other_model(index: Index) -> Index | None:
