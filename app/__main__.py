@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib.util
 import os
 import socket
 import sys
 import time
 from pathlib import Path
 
-from encoder.elmo import model_hash, resolve_model
+from encoder.commands import parser_for, program
 from encoder.errors import MissingExtra, describe, fail
+from encoder.files import checkout_root
+from encoder.model_files import PUBLISHED, model_hash, resolve_model
 from encoder.numbers import Number
+from encoder.text import kiwi_installed
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source
@@ -30,28 +32,32 @@ from .settings import (
     TEXT_COLOR,
     configured_index_dir,
     demo_corpus,
+    variant_dir,
 )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m app", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = parser_for("app", __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--demo",
         choices=list(DEMOS),
         default="en",
-        help="which demo collection to open: en (data/demo, the 'default' model) or ko (data/demo-ko, the 'ko' "
+        help=f"which demo collection to open: en ({DEMOS['en'].corpus_dir}, the 'default' model) or ko "
+        f"({DEMOS['ko'].corpus_dir}, the 'ko' "
         "model); without --demo and --index both are built, Korean when its model is installed (default en)",
     )
     parser.add_argument(
         "--index",
         type=Path,
-        help=f"index folder (default: ${INDEX_ENV}, else build/demo-index or build/demo-index-ko); built from the "
+        help=f"index folder (default: ${INDEX_ENV}, else {DEMOS['en'].index_dir} or {DEMOS['ko'].index_dir}); built "
+        "from the "
         "demo corpus if it holds no index",
     )
     parser.add_argument(
-        "--model", help="model to build the demo index with: the demo's ('default' or 'ko') or a model folder"
+        "--model",
+        help="model to build the demo index with: the demo's ('default' or 'ko'), a published model once downloaded "
+        f"({', '.join(PUBLISHED)}; its index goes beside the demo's, e.g. demo-index-elmo-small, and Word in context "
+        "can show it beside ours) or a model folder",
     )
     parser.add_argument(
         "--glove",
@@ -76,7 +82,7 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
     try:
         found = FolderInfo.of(index_dir)  # not Index.open: an index of an older format is read to be replaced
     except IndexerError as error:
-        fail(f"{error} (python -m app --rebuild builds it again)")
+        fail(f"{error} ({program('app')} --rebuild builds it again)")
     if found.has_index and not rebuild:
         if found.model_source != model_source(model):
             print(f"Using the index in {index_dir}")
@@ -98,9 +104,11 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
                 flush=True,
             )
         rebuild = True
-    corpus, where = demo_corpus(demo), f"data/{DEMOS[demo].corpus_dir.name}"
+    corpus, where = demo_corpus(demo), DEMOS[demo].corpus_dir
     if not corpus:
-        fail(f"the demo corpus ({where}/*.jsonl) is missing; restore it: git checkout {where}")
+        root = checkout_root()
+        fix = f"git checkout {where.relative_to(root)}" if root else "pip install --force-reinstall elmo-search"
+        fail(f"the demo corpus ({where}/*.jsonl) is missing; restore it: {fix}")
     first = "Rebuilding" if rebuild else "First run: building"
     print(
         f"{first} the demo index in {index_dir} from {len(corpus)} files in {where} with the {model!r} model.\n"
@@ -181,11 +189,18 @@ def streamlit_command(address: str, port: int) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     demo = DEMOS[args.demo]
+    model = args.model or demo.model
+    try:
+        resolve_model(model)  # a published model not downloaded: the command that downloads it, before anything
+    except (FileNotFoundError, ValueError) as error:
+        fail(str(error))
     index_dir = (args.index or configured_index_dir(args.demo)).expanduser().resolve()
-    ensure_index(index_dir, args.model or demo.model, args.rebuild, args.glove or demo.glove, args.demo)
+    if args.index is None and model in PUBLISHED:  # the demo with a published model: its own index beside ours
+        index_dir = variant_dir(index_dir, model)
+    ensure_index(index_dir, model, args.rebuild, args.glove or demo.glove, args.demo)
     if index_dir == DEMOS["en"].index_dir and _installed("ko"):  # the Korean demo beside the English one
         korean = DEMOS["ko"]
-        if importlib.util.find_spec("kiwipiepy") is None:
+        if not kiwi_installed():
             print(f"No Korean demo: {MissingExtra('Korean text (Kiwi)', 'ko')}", flush=True)
         else:
             ensure_index(korean.index_dir, korean.model, args.rebuild, korean.glove, "ko")

@@ -41,6 +41,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "sidebar.demo": "Demo collection",
         "sidebar.index_dir": "Index folder",
         "sidebar.index_dir_help": "Any folder built by `python -m indexer build` or `python -m app --index DIR`.",
+        "sidebar.model": "Model",
         # opening the index and asking it
         "spinner.open": "Loading the model and the index…",
         "spinner.search": "Searching…",
@@ -160,6 +161,12 @@ STRINGS: dict[str, dict[str, str]] = {
         "wic.column_same_pos": "same POS",
         "wic.column_same_sense": "same sense",
         "wic.column_senses": "senses, nearest first",
+        "wic.other_model": "Beside another model",
+        "wic.other_model_help": "The same uses asked of an index of the same documents built with another model (a "
+        "folder named FOLDER-MODEL beside this one: `python -m app --model elmo-small` builds the demo's).",
+        "wic.other_language": "The {model} index is of another language; choose an index of the same documents.",
+        "wic.other_heading": "The same words with {model}",
+        "wic.other_list": "**“{word}” in {side}**",
         # Senses
         "senses.title": "Senses",
         "senses.caption": "Every occurrence of the word in the collection gets its own ELMo vector; k-means groups "
@@ -252,6 +259,7 @@ This model has {n_layers} layers:
         "sidebar.demo": "데모 문서 모음",
         "sidebar.index_dir": "색인 폴더",
         "sidebar.index_dir_help": "`python -m indexer build` 또는 `python -m app --index DIR`로 만든 폴더면 됩니다.",
+        "sidebar.model": "모델",
         "spinner.open": "모델과 색인을 불러오는 중…",
         "spinner.search": "검색하는 중…",
         "spinner.neighbors": "가장 가까운 쓰임을 찾는 중…",
@@ -400,6 +408,12 @@ This model has {n_layers} layers:
         "wic.column_same_pos": "같은 품사",
         "wic.column_same_sense": "같은 뜻",
         "wic.column_senses": "가까운 순서의 뜻",
+        "wic.other_model": "다른 모델과 나란히",
+        "wic.other_model_help": "같은 문서를 다른 모델로 만든 색인(이 폴더 옆의 FOLDER-MODEL 폴더, 데모는 "
+        "`python -m app --model elmo-small`이 만듭니다)에서 같은 쓰임을 찾습니다.",
+        "wic.other_language": "{model} 색인은 다른 언어의 색인입니다. 같은 문서의 색인을 고르세요.",
+        "wic.other_heading": "{model} 모델로 본 같은 단어",
+        "wic.other_list": "**문장 {side}의 “{word}”**",
         "senses.title": "단어의 뜻",
         "senses.caption": "문서 모음에서 단어가 나온 자리마다 ELMo 벡터가 하나씩 생깁니다. k-평균으로 이 "
         "벡터들을 뜻별로 묶고, PCA로 2차원에 그립니다. 사전은 쓰지 않습니다. 뜻은 문맥에서만 나옵니다.",

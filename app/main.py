@@ -12,6 +12,7 @@ from app import i18n  # light: only the strings
 ICON = str(Path(__file__).with_name("icon.png"))  # served by the app itself: a Material icon would be fetched online
 st.set_page_config(page_title="ELMo Search", page_icon=ICON, layout="wide")
 with st.spinner(i18n.LOADING):  # the first run imports torch and the index code (seconds on a cold start)
+    from app.model_choice import variants
     from app.settings import DEMOS
     from app.state import INDEX_DIR_KEY, index_dir, index_language, index_switched
     from app.widgets import STATE_PREFIX, WIDTH_CSS
@@ -58,6 +59,16 @@ with st.sidebar:
             key="demo",
             on_change=open_demo,
             horizontal=True,
+        )
+    models = variants(index_dir())  # the open documents indexed with other models too: one click apart
+    if len(models) > 1:
+        shown = next((name for name, path in models.items() if path == index_dir()), None)
+        st.radio(
+            t("sidebar.model"),
+            list(models),
+            index=list(models).index(shown) if shown else None,
+            key="model",
+            on_change=lambda: st.session_state.update({INDEX_DIR_KEY: str(models[st.session_state["model"]])}),
         )
     st.text_input(t("sidebar.index_dir"), key=INDEX_DIR_KEY, help=t("sidebar.index_dir_help"))
 

@@ -7,14 +7,14 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder.files import checkout_root, shipped_data
+from encoder.commands import program
+from encoder.files import cache_root, checkout_root, shipped_data
 from encoder.glove import BASELINES
 
 CODE_ROOT = Path(__file__).resolve().parent.parent  # what holds the app package: a checkout, or site-packages
 INDEX_ENV = "ELMO_SEARCH_INDEX"
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "elmo-search"
 # build/ of a checkout; an installed copy must not write into site-packages, so it uses the user's cache folder
-_INDEXES = checkout_root() / "build" if checkout_root() else _CACHE
+_INDEXES = checkout_root() / "build" if checkout_root() else cache_root()
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,12 @@ def configured_index_dir(demo: str = "en") -> Path:
     return Path(value).expanduser().resolve() if value else DEMOS[demo].index_dir
 
 
+def variant_dir(folder: Path, model: str) -> Path:
+    """Where the documents of the index in ``folder`` are indexed with another model (by name): FOLDER-MODEL beside
+    it. ``python -m app --model NAME`` builds the demo's there; Word in context offers those it finds."""
+    return folder.with_name(f"{folder.name}-{model}")
+
+
 def demo_corpus(demo: str = "en") -> list[Path]:
     """The shipped documents (JSONL) of a demo, in a stable order so rebuilds give the same index."""
     return sorted(DEMOS[demo].corpus_dir.glob("*.jsonl"))
@@ -59,5 +65,5 @@ def build_command(index_dir: str | Path) -> str:
     target = Path(index_dir).resolve()
     for key, demo in DEMOS.items():
         if target == demo.index_dir:
-            return "python -m app" + ("" if key == "en" else f" --demo {key}")
-    return f"python -m app --index {shlex.quote(str(target))}"
+            return program("app") + ("" if key == "en" else f" --demo {key}")
+    return f"{program('app')} --index {shlex.quote(str(target))}"

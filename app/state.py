@@ -18,7 +18,8 @@ from typing import TypeVar
 import streamlit as st
 
 from encoder import LayerMix
-from encoder.elmo import resolve_model
+from encoder.commands import program
+from encoder.model_files import resolve_model
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo
@@ -47,9 +48,15 @@ T = TypeVar("T")
 _ONE_QUESTION_AT_A_TIME = threading.Lock()
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is the caller's, in the UI's language
+@st.cache_resource(max_entries=3, show_spinner=False)  # the spinner is the caller's, in the UI's language
 def _open_index(path: str, stamp: int) -> Index:
     return Index.open(path)
+
+
+def open_index_at(path: Path) -> Index:
+    """Another index than the chosen one (another model's of the same documents), opened once per build."""
+    with st.spinner(t("spinner.open")):
+        return _open_index(str(path), FolderInfo.of(path).stamp)
 
 
 def index_dir() -> Path:
@@ -97,7 +104,7 @@ def current_index() -> Index:
         st.info(t("index.build_demo"))
         st.code(build_command(path), language="bash")
         st.caption(t("index.own_documents"))
-        st.code(f"python -m indexer build --corpus YOUR_FILES --out {shlex.quote(str(path))}", language="bash")
+        st.code(f"{program('indexer')} build --corpus YOUR_FILES --out {shlex.quote(str(path))}", language="bash")
         st.stop()
     try:
         with st.spinner(t("spinner.open")):
@@ -113,10 +120,9 @@ def current_index() -> Index:
         st.stop()
 
 
-def _key() -> str:
-    """Cache key of the open index: its folder and build stamp (the Index object itself is not hashed)."""
-    path = index_dir()
-    return f"{path}@{FolderInfo.of(path).stamp}"
+def _key(index: Index) -> str:
+    """Cache key of an open index: its folder and build stamp (the Index object itself is not hashed)."""
+    return f"{index.path}@{FolderInfo.of(index.path).stamp}"
 
 
 def _ask(question: Callable[[], T]) -> T:
@@ -139,7 +145,7 @@ def _search(
 def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> Results[DocumentHit]:
     """Document search, with its notices (cached per question; γ does not change cosine rankings)."""
     with st.spinner(t("spinner.search")):
-        return _search(index, _key(), query, k, method, mix.weights)
+        return _search(index, _key(index), query, k, method, mix.weights)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -163,7 +169,7 @@ def neighbors(
 ) -> Neighbors:
     """Nearest uses in context of one token of ``sentence`` (cached per question)."""
     with st.spinner(t("spinner.neighbors")):
-        return _neighbors(index, _key(), sentence, word, position, k, same_word, mix.weights)
+        return _neighbors(index, _key(index), sentence, word, position, k, same_word, mix.weights)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -174,7 +180,7 @@ def _senses(_index: Index, key: str, word: str, k: int | str) -> Senses:
 def senses(index: Index, word: str, k: int | str) -> Senses:
     """Sense clusters of ``word`` (cached per word, the slowest question the UI asks)."""
     with st.spinner(t("spinner.senses")):
-        return _senses(index, _key(), word, k)
+        return _senses(index, _key(index), word, k)
 
 
 def uses(index: Index, word: str) -> int:

@@ -24,10 +24,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from encoder import Elmo  # noqa: E402
-from encoder.elmo import model_folder  # noqa: E402
 from encoder.files import open_text  # noqa: E402
 from encoder.lm_data import paragraph_sentences  # noqa: E402
 from encoder.lm_head import evaluate, load_language_model  # noqa: E402
+from encoder.model_files import model_folder  # noqa: E402
 from encoder.weights import STORAGES, load_model, save_model, weight_files  # noqa: E402
 
 SHARED_TEST = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus-en" / "test.txt.xz"

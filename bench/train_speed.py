@@ -23,10 +23,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from encoder.corpus import TokenizedCorpus  # noqa: E402
-from encoder.elmo import DEFAULT_MODEL_DIR  # noqa: E402
 from encoder.lm_data import LMBatches, Vocabulary  # noqa: E402
 from encoder.lm_head import LanguageModel, LMHead  # noqa: E402
 from encoder.model import BiLM, BiLMConfig  # noqa: E402
+from encoder.model_files import DEFAULT_MODEL_DIR  # noqa: E402
 from encoder.train import SIZES, TYPE_MULTIPLE, TrainConfig, captured_top_layer, make_optimizer, train_step  # noqa: E402
 from encoder.weights import read_config  # noqa: E402
 

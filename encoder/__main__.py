@@ -8,11 +8,13 @@ import os
 import sys
 from pathlib import Path
 
-from . import corpus, ownership, text, train_cli
+from . import corpus, download, ownership, text, train_cli
+from .commands import parser_for
 from .device import add_device_option
-from .elmo import BATCH_SIZE, PRECISIONS, add_model_options
+from .elmo import BATCH_SIZE, PRECISIONS
 from .errors import REPORTED, describe, fail, reported
 from .eval import cli as eval_cli
+from .model_files import add_model_options
 from .numbers import check_finite
 
 # What `embed` writes for each sentence, as AllenNLP's `elmo` command does for --all, --top and --average
@@ -77,7 +79,7 @@ def embed_command(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m encoder", description=__doc__)
+    parser = parser_for("encoder", __doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     embed = commands.add_parser(
@@ -131,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--quiet", action="store_true", help="no progress bar")
     embed.set_defaults(func=embed_command)
 
+    download.register(commands)
     text.register(commands)
     eval_cli.register(commands)
     train_cli.register(commands)

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import ownership
 from .chars import BOS_TOKEN, EOS_TOKEN
+from .commands import program
 from .files import atomic_path, open_text, reading
 from .numbers import THREADS, Number
 from .ownership import NotOwnedError
@@ -202,7 +203,7 @@ def read_prepared(path: Path) -> tuple[TokenizedText, dict]:
         types = tensors["types"].tobytes().decode("utf-8").split("\n")
         piece = TokenizedText(types, tensors["ids"], tensors["paragraphs"])
     except (lzma.LZMAError, SafetensorError, KeyError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a prepared corpus file (python -m encoder prepare writes them): {error}")
+        raise ValueError(f"{path} is not a prepared corpus file ({program('encoder')} prepare writes them): {error}")
     if record.get("format") != PREPARED_FORMAT:
         raise ValueError(
             f"{path}: unknown prepared format {record.get('format')!r} (this code reads {PREPARED_FORMAT!r})"
@@ -216,6 +217,7 @@ def installed_identity(rules: TextRules) -> str | None:
     """The identity of this machine's tokenizer for ``rules``, or None where it is not installed (a GPU machine
     that trains on prepared files needs neither Kiwi nor nltk)."""
     try:
+        rules.require()  # MissingExtra, an ImportError
         return rules.identity
     except ImportError:  # importlib.metadata's PackageNotFoundError is one
         return None
@@ -364,7 +366,7 @@ def prepare_command(args: argparse.Namespace) -> None:
     if args.model is not None and args.language is not None:
         raise ValueError("give --model (its rules) or --language, not both")
     if args.model is not None:
-        from .elmo import resolve_model
+        from .model_files import resolve_model
 
         language = resolve_model(args.model).text().name
     else:

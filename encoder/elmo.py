@@ -1,6 +1,6 @@
 """``Elmo``: the one entry point for turning sentences into ELMo vectors.
 
-    elmo = Elmo.load("default")                 # or a model directory, or options.json + weights.hdf5
+    elmo = Elmo.load("default")                 # or "elmo-small" (downloaded), a folder, options.json + weights
     layers = elmo.embed(["The bank of the river."])[0]        # (L+1, n_tokens, 2P)
     vectors = elmo.embed(sentences, mix="average")            # list of (n_tokens, 2P)
 
@@ -12,151 +12,22 @@ reference implementations do; batches are then taken in input order, never sorte
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors import SafetensorError, safe_open
 from tqdm.auto import tqdm
 
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .device import resolve_device
-from .files import sha256_of, shipped_data
 from .mix import LayerMix
-from .model import BiLM, BiLMConfig, State
+from .model import BiLM, State
+from .model_files import resolve_model
 from .numbers import Number
 from .text import TextRules, text_rules
-from .weights import CONFIG_FILE, load_hdf5, load_model, read_config, save_model, weight_files
-
-SHIPPED_MODELS_DIR = shipped_data() / "models"
-SHIPPED_MODELS = ("default", "ko")
-"""The models we ship, by name: the English default and the Korean model (data/models/NAME)."""
-DEFAULT_MODEL_DIR = SHIPPED_MODELS_DIR / "default"
-
-
-@dataclass(frozen=True)
-class ModelFiles:
-    """Where a model's weights are: one of our folders (``config.json`` + safetensors), or a published
-    AllenNLP / bilm-tf model (``options.json`` + weights ``.hdf5``)."""
-
-    folder: Path | None = None
-    options: Path | None = None
-    weights: Path | None = None
-
-    def hash(self) -> str:
-        """Content hash of everything that decides the vectors: the architecture (``config.json``'s model fields,
-        or ``options.json``, keys sorted) and the weights (our tensors by name: dtype, shape and values; the
-        published ``.hdf5`` file). A model saved again unchanged, sharded or not, hashes the same."""
-        digest = hashlib.sha256(self.text().identity.encode())  # the tokenizer and its version: tokens depend on it
-        if self.folder is None:
-            digest.update(json.dumps(json.loads(self.options.read_text()), sort_keys=True).encode())
-            digest.update(sha256_of(self.weights).encode())
-            return digest.hexdigest()[:16]
-        config = read_config(self.folder)
-        digest.update(
-            json.dumps({k: config[k] for k in BiLMConfig.__dataclass_fields__ if k in config}, sort_keys=True).encode()
-        )
-        files = {}
-        for file in weight_files(self.folder):
-            try:
-                with safe_open(file, framework="numpy") as tensors:
-                    files |= dict.fromkeys(tensors.keys(), file)
-            except (OSError, SafetensorError) as error:
-                raise ValueError(f"{file} is not a readable safetensors file ({error}); restore the model") from None
-        for name in sorted(files):  # by name, whichever shard holds it
-            with safe_open(files[name], framework="numpy") as tensors:
-                array = tensors.get_tensor(name)
-            digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
-            digest.update(np.ascontiguousarray(array).tobytes())
-        return digest.hexdigest()[:16]
-
-    def text(self) -> TextRules:
-        """The model's language rules: the language its config names (published weights and a config without
-        one: English)."""
-        language = read_config(self.folder).get("language", "en") if self.folder is not None else "en"
-        return text_rules(language)
-
-
-MODEL_SPEC_HELP = (
-    "'default' (the shipped English model), 'ko' (the shipped Korean model), one of our model folders, a folder of published AllenNLP "
-    "weights (options.json + .hdf5), an options.json (give --weights too) or a weights .hdf5 "
-    "(options.json beside it)"
-)
-"""How every command line explains ``--model`` (and ``--weights``): the forms ``resolve_model`` takes."""
-
-
-def add_model_options(
-    parser: argparse.ArgumentParser, default: str | None = "default", default_help: str = "default: %(default)s"
-) -> None:
-    """``--model`` and ``--weights``, spelled and explained the same way by every command line."""
-    parser.add_argument("--model", default=default, metavar="MODEL", help=f"{MODEL_SPEC_HELP} ({default_help})")
-    parser.add_argument(
-        "--weights", type=Path, metavar="FILE.hdf5", help="published weights, when --model is their options.json"
-    )
-
-
-def resolve_model(spec: str | Path = "default", weights: str | Path | None = None) -> ModelFiles:
-    """The one rule for finding a model: a shipped one by name (``SHIPPED_MODELS``); one of our folders; a folder of published weights
-    (``options.json`` and one ``.hdf5``, or the one whose name contains "weights"); ``options.json`` with
-    ``weights``; or a weights ``.hdf5`` with ``options.json`` beside it. Clear errors otherwise."""
-    if weights is not None:
-        options, weights = Path(spec), Path(weights)
-        if options.is_dir():
-            raise FileNotFoundError(f"{options} is a folder: with --weights FILE.hdf5, --model names its options.json")
-        for path in (options, weights):
-            if not path.is_file():
-                raise FileNotFoundError(f"{path} does not exist")
-        return ModelFiles(options=options, weights=weights)
-    if str(spec) in SHIPPED_MODELS:
-        folder = SHIPPED_MODELS_DIR / str(spec)
-        if not (folder / CONFIG_FILE).is_file():
-            raise FileNotFoundError(
-                f"the {spec!r} model is not installed at {folder}; train one with "
-                "`python -m encoder train` or pass a model folder, or --model options.json --weights FILE.hdf5"
-            )
-        return ModelFiles(folder=folder)
-    path = Path(spec)
-    if path.suffix == ".hdf5" and path.is_file():
-        return resolve_model(path.parent / "options.json", path)
-    if path.suffix == ".json" and path.is_file():
-        raise FileNotFoundError(f"{path} is an options file: give its weights too (--weights FILE.hdf5)")
-    if (path / CONFIG_FILE).is_file():
-        return ModelFiles(folder=path)
-    if (path / "options.json").is_file():
-        candidates = sorted(path.glob("*.hdf5"))
-        if len(candidates) > 1:
-            candidates = [p for p in candidates if "weights" in p.name]
-        if len(candidates) != 1:
-            raise FileNotFoundError(f"{path} has options.json but not exactly one weights .hdf5 file")
-        return ModelFiles(options=path / "options.json", weights=candidates[0])
-    if not path.exists():
-        raise FileNotFoundError(f"there is no model at {path}: {MODEL_SPEC_HELP}")
-    raise FileNotFoundError(f"{path} holds neither {CONFIG_FILE} (our format) nor options.json (published weights)")
-
-
-def model_folder(spec: str | Path = "default") -> Path:
-    """The folder of one of our models (``resolve_model``'s rule); published weights are refused, as they have
-    no language-model head, vocabulary or training record."""
-    found = resolve_model(spec)
-    if found.folder is None:
-        raise ValueError(
-            f"{spec} is a published AllenNLP model: it has no LM head, vocabulary or training "
-            "record; this needs one of our model folders"
-        )
-    return found.folder
-
-
-def model_hash(spec: str | Path = "default", weights: str | Path | None = None) -> str:
-    """The content hash of a model's weights (what an index records), without loading it; same arguments as
-    ``Elmo.load``."""
-    return resolve_model(spec, weights).hash()
-
+from .weights import load_hdf5, load_model, read_config, save_model
 
 BATCH_SIZE = Number(int, 1, 2**16)
 """Sentences embedded together (``Elmo.embed``, ``embed --batch-size``)."""
@@ -220,8 +91,8 @@ class Elmo:
         cache_vocab_size: int = 0,
         precision: str = "fp32",
     ) -> Elmo:
-        """Load a model found by ``resolve_model(spec, weights)``: ``default``, one of our folders, or published
-        AllenNLP weights.
+        """Load a model found by ``resolve_model(spec, weights)``: ``default``, ``ko``, a downloaded published model
+        (``elmo-small`` ... ``elmo-original-5.5b``), one of our folders, or published AllenNLP weights.
 
         ``cache_vocab_size`` > 0 precomputes the char-CNN vectors of that many of the most frequent words
         of one of our models' training vocabulary (otherwise words are cached as they are first seen).
@@ -231,7 +102,7 @@ class Elmo:
         if found.folder is None:
             return cls(
                 load_hdf5(found.options, found.weights),
-                name=found.weights.stem,
+                name=found.name or found.weights.stem,
                 model_hash=found.hash(),
                 device=device,
                 stateful=stateful,

@@ -1,6 +1,6 @@
 """Files, the same way everywhere: text that may be compressed, writes that replace a file (or a folder) only when
 complete and that name the file when they fail (a full disk says so), content hashes, and where the shipped data
-are."""
+and the cache are."""
 
 from __future__ import annotations
 
@@ -43,6 +43,19 @@ def shipped_data() -> Path:
             f"the shipped data are not installed (no package {DATA_PACKAGE}); reinstall ELMo Search"
         )
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+CACHE_ENV = "ELMO_SEARCH_CACHE"
+
+
+def cache_root() -> Path:
+    """The one folder ELMo Search keeps downloads (published models) and an installed copy's demo indexes in:
+    ``$ELMO_SEARCH_CACHE``, else the platform's user cache (``$XDG_CACHE_HOME/elmo-search`` or
+    ``~/.cache/elmo-search`` on Linux, ``~/Library/Caches/elmo-search`` on macOS)."""
+    import platformdirs
+
+    value = os.environ.get(CACHE_ENV, "").strip()
+    return Path(value).expanduser().resolve() if value else Path(platformdirs.user_cache_dir("elmo-search", False))
 
 
 DECODE_ERRORS = (EOFError, lzma.LZMAError, zlib.error, OSError)

@@ -267,7 +267,8 @@ def perplexity(
     An ``Elmo`` has no LM head, so its head and vocabulary are read from ``model_dir`` (default: the shipped
     model), whose weights must be the ones the ``Elmo`` holds.
     """
-    from .elmo import Elmo, model_folder, model_hash, resolve_model
+    from .elmo import Elmo
+    from .model_files import model_folder, model_hash, resolve_model
 
     if isinstance(model, Elmo):
         directory = model_folder(model_dir or "default")

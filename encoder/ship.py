@@ -8,9 +8,9 @@ import tempfile
 from pathlib import Path
 
 from . import ownership
-from .elmo import model_hash
 from .files import TMP_DIR_PREFIX, writing
 from .lm_head import LanguageModel, load_language_model
+from .model_files import model_hash
 from .ownership import NotOwnedError
 from .run_folder import LOG_FILE, is_model_file, plot_learning_curve, read_log, read_run_record, save_language_model
 from .weights import CONFIG_FILE, read_config

@@ -17,6 +17,7 @@ import argparse
 import collections
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -424,6 +425,9 @@ class TextRules:
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         raise NotImplementedError
 
+    def require(self) -> None:
+        """Raise ``MissingExtra`` when what tokenizes this language is not installed (an optional extra)."""
+
     def text_tokens(self, text: str) -> list[tuple[str, int, int]]:
         """The tokens of a text of any length (a query, a sentence a user typed) as ``(token, start, end)`` with
         ``text[start:end] == token``: split into sentences first, then into words. The one way a query is
@@ -467,6 +471,21 @@ class EnglishText(TextRules):
         return [t for t in super().label_words(text) if t.lower() not in ENGLISH_STOP_WORDS]
 
 
+def kiwi_installed() -> bool:
+    """Whether Kiwi (the ``[ko]`` extra) can be imported: only what tokenizes Korean text needs it."""
+    return importlib.util.find_spec("kiwipiepy") is not None
+
+
+def kiwi_version() -> str:
+    """Kiwi and its model's versions (tokens depend on them), or that it is not installed: a Korean model then
+    still loads, trains from prepared files and ships; only tokenizing text asks for the extra."""
+    if not kiwi_installed():
+        return "Kiwi (not installed)"
+    from importlib.metadata import version
+
+    return f"Kiwi {version('kiwipiepy')} (model {version('kiwipiepy_model')})"
+
+
 class KoreanText(TextRules):
     """Kiwi (kiwipiepy) sentences and surface morphemes: each eojeol is cut where Kiwi's morphemes meet, and
     morphemes that share characters (했 = 하 + 었) stay one token, so every token is the text as written
@@ -477,19 +496,19 @@ class KoreanText(TextRules):
 
     @functools.cached_property
     def _kiwi(self) -> Any:
-        try:
-            from kiwipiepy import Kiwi
-        except ImportError:
-            raise MissingExtra("Korean text (Kiwi)", "ko") from None
+        self.require()
+        from kiwipiepy import Kiwi
+
         return Kiwi(num_workers=1)  # one thread: a worker process each, never more threads than asked for
+
+    def require(self) -> None:
+        if not kiwi_installed():
+            raise MissingExtra("Korean text (Kiwi)", "ko")
 
     @functools.cached_property
     def identity(self) -> str:
-        from importlib.metadata import version
-
         return (
-            f"ko: Kiwi {version('kiwipiepy')} (model {version('kiwipiepy_model')}), surface morphemes without "
-            f"spaces, sentences of at most {MAX_SENTENCE_TOKENS} tokens"
+            f"ko: {kiwi_version()}, surface morphemes without spaces, sentences of at most {MAX_SENTENCE_TOKENS} tokens"
         )
 
     @staticmethod
@@ -551,11 +570,9 @@ class KoreanEojeolText(KoreanText):
 
     @functools.cached_property
     def identity(self) -> str:
-        from importlib.metadata import version
-
         return (
-            f"ko-eojeol: Kiwi {version('kiwipiepy')} (model {version('kiwipiepy_model')}) sentences, eojeol with "
-            f"punctuation split off, sentences of at most {MAX_SENTENCE_TOKENS} tokens"
+            f"ko-eojeol: {kiwi_version()} sentences, eojeol with punctuation split off, sentences of at most "
+            f"{MAX_SENTENCE_TOKENS} tokens"
         )
 
     def _word_spans(self, sentence: Any, text: str, offset: int) -> list[tuple[int, int]]:

@@ -28,10 +28,10 @@ import torch
 from . import distributed
 from .corpus import TokenizedCorpus, held_out_paragraphs
 from .device import resolve_device
-from .elmo import model_folder, model_hash, resolve_model
 from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate
 from .model import BiLM, BiLMConfig, State
+from .model_files import model_folder, model_hash, resolve_model
 from .numbers import SEED, THREADS, NonFiniteError, Number
 from .ownership import NotOwnedError
 from .run_folder import (

@@ -8,10 +8,10 @@ from dataclasses import fields
 
 from . import distributed, train
 from .device import add_device_option
-from .elmo import MODEL_SPEC_HELP
 from .errors import fail
 from .files import open_text, reading
 from .lm_head import perplexity
+from .model_files import MODEL_SPEC_HELP
 from .numbers import Number
 from .ship import ship
 from .text import LANGUAGES

@@ -118,34 +118,52 @@ def load_options(path: str | Path) -> BiLMConfig:
         options = json.loads(Path(path).read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise WeightsError(f"{path} is not valid JSON ({error}); give the published options.json") from None
-    return BiLMConfig.from_options(options)
+    try:
+        return BiLMConfig.from_options(options)
+    except (KeyError, TypeError, AttributeError) as error:
+        raise WeightsError(
+            f"{path} is not a biLM's options.json ({type(error).__name__}: {error}); give the published options.json"
+        ) from None
+
+
+def hdf5_problems(f: h5py.File, config: BiLMConfig) -> list[str]:
+    """What keeps an open reference hdf5 file from fitting ``config``: missing datasets and wrong shapes."""
+    problems = []
+    for name, shape in hdf5_layout(config).items():
+        if name.startswith("CNN_proj/") and _projection_skipped(f, config):
+            continue
+        if name not in f:
+            problems.append(f"missing {name}")
+        elif f[name].shape != shape:
+            problems.append(f"{name} has shape {f[name].shape}, expected {shape}")
+    return problems
+
+
+def _projection_skipped(f: h5py.File, config: BiLMConfig) -> bool:
+    """bilm-tf skips the char-CNN projection when the filters add up to the projection size (F == P)."""
+    return "CNN_proj/W_proj" not in f and config.n_filters == config.projection_dim
+
+
+def check_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLMConfig:
+    """The architecture ``options_file`` describes, once ``weights_file`` is checked to open and to hold every
+    dataset it needs in the shape it needs (``WeightsError`` naming what does not fit); the values are not read."""
+    config = load_options(options_file)
+    with read_hdf5(weights_file) as f:
+        problems = hdf5_problems(f, config)
+    if problems:
+        raise WeightsError(f"{weights_file} does not match {options_file}: " + "; ".join(problems))
+    return config
 
 
 def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
-    """Build a biLM from the reference format, checking every dataset's presence and shape."""
-    config = load_options(options_file)
+    """Build a biLM from the reference format, checking every dataset's presence and shape (``check_hdf5``)."""
+    config = check_hdf5(options_file, weights_file)
     model = BiLM(config)
-    expected = hdf5_layout(config)
     with read_hdf5(weights_file) as f:
-        arrays: dict[str, np.ndarray] = {}
-        missing, misshaped = [], []
-        for name, shape in expected.items():
-            if name == "CNN_proj/W_proj" and name not in f and config.n_filters == config.projection_dim:
-                arrays[name] = np.eye(config.n_filters, dtype=np.float32)  # bilm-tf skips the projection when F == P
-                arrays["CNN_proj/b_proj"] = np.zeros(config.projection_dim, dtype=np.float32)
-                continue
-            if name in arrays:
-                continue
-            if name not in f:
-                missing.append(name)
-            elif f[name].shape != shape:
-                misshaped.append(f"{name} has shape {f[name].shape}, expected {shape}")
-            else:
-                arrays[name] = f[name][...].astype(np.float32)
-    if missing or misshaped:
-        raise WeightsError(
-            f"{weights_file} does not match {options_file}: " + "; ".join([f"missing {m}" for m in missing] + misshaped)
-        )
+        arrays = {name: f[name][...].astype(np.float32) for name in hdf5_layout(config) if name in f}
+        if _projection_skipped(f, config):
+            arrays["CNN_proj/W_proj"] = np.eye(config.n_filters, dtype=np.float32)
+            arrays["CNN_proj/b_proj"] = np.zeros(config.projection_dim, dtype=np.float32)
     check_finite_weights(arrays, weights_file, writing=False)
     _assign_hdf5(model, config, arrays)
     return model.eval()

@@ -18,20 +18,23 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from encoder import LayerMix, ownership
+from encoder.commands import parser_for
 from encoder.device import add_device_option
-from encoder.elmo import add_model_options
 from encoder.errors import REPORTED, describe, fail, reported
+from encoder.model_files import add_model_options
 from encoder.numbers import SEED, THREADS, Number
 from encoder.terminal import show, visible
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError
+from .export import FORMATS, export
 from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import X_MAX, Glove, save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, OCCURRENCES, REPRESENTATIONS, SENSES_K, Index, K
 from .manifest import SETTING_NUMBERS
 from .ranking import METHODS, RELEVANCE_LINE, method_name
+from .serve import Limits, serve
 from .vectors import POOLINGS
 
 DEFAULTS = Settings()
@@ -247,6 +250,25 @@ def senses_command(args: argparse.Namespace) -> dict:
         representation=args.representation,
     )
     return asdict(found)
+
+
+def export_command(args: argparse.Namespace) -> dict:
+    return export(_open(args), args.out, args.format, args.tokens, args.layers)
+
+
+def _print_export(result: dict) -> None:
+    tokens = f" and {result['tokens']['count']:,} token vectors" if "tokens" in result else ""
+    show(
+        f"wrote {result['documents']['count']:,} document vectors{tokens} ({result['dim']} dims) as {result['format']}"
+    )
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Open the index (an error is one line, as for any command), then serve it until interrupted."""
+    index = _open(args)
+    show(f"serving {index.path} on http://{args.host}:{args.port} (API page: /docs; Ctrl+C stops it)", file=sys.stderr)
+    serve(index, args.host, args.port, Limits(args.max_body_bytes, args.max_batch, args.max_k))
+    return 0
 
 
 def _senses_k(text: str) -> int | str:
@@ -470,10 +492,10 @@ def _add_representation_option(parser: argparse.ArgumentParser) -> None:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m indexer",
-        description="ELMo Search indexes: build them from a corpus, then find similar sentences, "
-        "uses of a word in context, and word senses.",
+    parser = parser_for(
+        "indexer",
+        "ELMo Search indexes: build them from a corpus, then find similar sentences, uses of a word in context, and "
+        "word senses; serve them over HTTP, or export their vectors.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -769,6 +791,48 @@ def make_parser() -> argparse.ArgumentParser:
         run=glove_command,
         show=lambda result: show(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}"),
     )
+
+    export = commands.add_parser(
+        "export",
+        help="write an index's document (and token) vectors and ids as .npy or Parquet",
+        description="Write the vectors of an index's documents, and with --tokens of its word occurrences, with their "
+        "ids, into a new folder, for another vector store. Layout: indexer/README.md (export.json in the folder says "
+        "what it holds). A document's vector is the mean of its sentences' vectors, L2-normalised.",
+    )
+    export.add_argument("--out", required=True, type=Path, help="folder to write (an earlier export is replaced)")
+    export.add_argument("--format", choices=FORMATS, default="npy", help="npy (NumPy arrays) or parquet (default npy)")
+    export.add_argument("--tokens", action="store_true", help="also every indexed word occurrence's vector")
+    _add_layers_option(export)
+    _add_query_options(export)
+    export.set_defaults(run=export_command, show=_print_export)
+
+    serve = commands.add_parser(
+        "serve",
+        help="answer search, neighbours and embed requests over HTTP (JSON)",
+        description="Serve an index as a JSON HTTP API: POST /search, /neighbors, /embed; GET /stats; the OpenAPI "
+        "page at /docs. Requests over the limits below are answered 4xx with a message.",
+    )
+    serve.add_argument("--index", required=True, type=Path, help="the index directory")
+    _add_model_options(serve, None)
+    serve.add_argument("--no-verify", action="store_true", help="skip checking file hashes on open")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: only this machine can connect)"
+    )
+    serve.add_argument("--port", type=Number(int, 1, 65_535), default=8000, help="port (default 8000)")
+    serve.add_argument(
+        "--max-body-bytes",
+        type=Number(int, 1),
+        default=Limits.body_bytes,
+        help="largest request body accepted (default %(default)s)",
+    )
+    serve.add_argument(
+        "--max-batch",
+        type=Number(int, 1, 10_000),
+        default=Limits.batch,
+        help="queries or sentences in one request at most (default %(default)s)",
+    )
+    serve.add_argument("--max-k", type=K, default=Limits.k, help="largest k a request may ask (default %(default)s)")
+    serve.set_defaults(run=serve_command)
     return parser
 
 
@@ -807,6 +871,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if batch:
             return search_many(args)
+        if args.command == "serve":
+            return serve_command(args)
         result = _answer(lambda: args.run(args))
     except (IndexerError, *REPORTED) as error:  # opening the index or the queries for --queries
         if not isinstance(error, IndexerError) and not reported(error):

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from encoder import Elmo
-from encoder.elmo import SHIPPED_MODELS, resolve_model
 from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
+from encoder.model_files import MODEL_NAMES, resolve_model
 from encoder.numbers import SEED, Number
 from encoder.readout import ReadoutSettings
 
@@ -416,9 +416,10 @@ def open_glove(out: Path, entry: dict) -> GloveVectors:
 
 
 def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
-    """How a manifest names a model (``ModelRecord.source``): a shipped model by name, our model folder by its
-    absolute path, published weights as [options, weights] (found by ``encoder.elmo.resolve_model``)."""
-    if str(model) in SHIPPED_MODELS:
+    """How a manifest names a model (``ModelRecord.source``): a shipped or downloaded published model by name (it is
+    found wherever it is installed or cached), our model folder by its absolute path, other published weights as
+    [options, weights] (found by ``encoder.model_files.resolve_model``)."""
+    if str(model) in MODEL_NAMES:
         return str(model)
     found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
     if found.folder is not None:
@@ -427,11 +428,14 @@ def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
 
 
 def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, ModelRecord]:
-    """The Elmo for ``model`` and the manifest's record of it (``model_source``)."""
+    """The Elmo for ``model`` and the manifest's record of it (``model_source``); an index tokenizes text with it,
+    so what its language's tokenizer needs must be installed (``MissingExtra`` says which extra)."""
     if isinstance(model, Elmo):
+        model.text.require()
         return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)
     source = model_source(model)
     elmo = Elmo.load(*(source if isinstance(source, list) else [source]), device=device)
+    elmo.text.require()
     return elmo, ModelRecord(elmo.name, elmo.model_hash, source, elmo.dim, elmo.n_layers)
 
 

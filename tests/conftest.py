@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,3 +36,89 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("tiny-model")
     save_model(model, directory, extra_config={"name": "tiny"})
     return directory
+
+
+SMALL_DOCUMENTS = [
+    ("river", "The river bank was muddy after the rain. Fish swam near the bank."),
+    ("money", "She paid the money into her bank account. The bank gave her a loan."),
+    ("volcano", "Volcanoes form where magma rises through the crust and erupts."),
+]
+
+
+@pytest.fixture(scope="session")
+def small_index(tmp_path_factory, tiny_model_dir) -> Path:
+    """Three documents (``SMALL_DOCUMENTS``) indexed with the tiny model: a real index, built in seconds."""
+    import json
+
+    from indexer import build_index
+
+    folder = tmp_path_factory.mktemp("small-index")
+    corpus = folder / "docs.jsonl"
+    corpus.write_text("\n".join(json.dumps({"id": i, "title": i, "text": t}) for i, t in SMALL_DOCUMENTS))
+    build_index([corpus], folder / "index", model=tiny_model_dir, progress=False)
+    return folder / "index"
+
+
+class ServedFiles(http.server.BaseHTTPRequestHandler):
+    """A local stand-in for the server of the published models: files by URL path, Range requests answered as S3
+    answers them (206, or 416 past the end); ``cut`` sends a file's full length but closes after that many bytes,
+    once; ``ranges`` records the Range header of each request."""
+
+    files: dict[str, bytes] = {}
+    cut: dict[str, int] = {}
+    ranges: list[str | None] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = self.files.get(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        self.ranges.append(self.headers.get("Range"))
+        start = int(self.headers["Range"].split("=")[1].rstrip("-")) if self.headers.get("Range") else 0
+        if start >= len(body):
+            self.send_error(416)
+            return
+        self.send_response(206 if start else 200)
+        if start:
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+        self.send_header("Content-Length", str(len(body) - start))
+        self.end_headers()
+        self.wfile.write(body[start : self.cut.pop(self.path, len(body))])
+        self.close_connection = True
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def published_files(fixture: Path, model) -> dict[str, bytes]:
+    """The reference fixture's two files under the URL paths of a published model (``PUBLISHED[name]``)."""
+    prefix = f"/models/elmo/{model.folder}/"
+    return {
+        prefix + model.files["options.json"]: (fixture / "options.json").read_bytes(),
+        prefix + model.files["weights.hdf5"]: (fixture / "lm_weights.hdf5").read_bytes(),
+    }
+
+
+@contextmanager
+def serving(files: dict[str, bytes]) -> Iterator[tuple[str, type[ServedFiles]]]:
+    """A local HTTP server of ``files`` for the block: its base URL (…/models/elmo/) and its handler class."""
+    handler = type("Handler", (ServedFiles,), {"files": dict(files), "cut": {}, "ranges": []})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/models/elmo/", handler
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def published_cache(reference_fixture, tmp_path_factory) -> Path:
+    """A model cache holding the reference fixture downloaded as elmo-small (from a local server)."""
+    from encoder import download_model
+    from encoder.model_files import PUBLISHED
+
+    cache = tmp_path_factory.mktemp("model-cache")
+    with serving(published_files(reference_fixture, PUBLISHED["elmo-small"])) as (url, _):
+        download_model("elmo-small", cache, url, progress=False)
+    return cache

@@ -35,7 +35,7 @@ from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, exam
 from app.i18n import STRINGS
 from app.render import NOTICES
 from app.settings import MAIN_SCRIPT, demo_corpus
-from encoder.elmo import resolve_model
+from encoder.model_files import resolve_model
 from indexer import Settings, build_index
 from indexer.errors import MESSAGES
 

@@ -15,7 +15,7 @@ from app.model_card import card_file, card_parts
 from app.settings import CHART_COLOURS, DEMOS, PRIMARY_COLOR, TEXT_COLOR, demo_corpus
 from app.widgets import typed_word
 from encoder import LayerMix
-from encoder.elmo import resolve_model
+from encoder.model_files import resolve_model
 from encoder.text import text_rules
 
 

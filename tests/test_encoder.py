@@ -346,7 +346,7 @@ def test_autocast_embeddings_stay_close_to_fp32(precision):
 def test_weights_over_the_file_limit_are_sharded_with_an_index(tiny, tmp_path):
     """Model folders travel and live in git: a save splits weights into files under the limit, named by an index;
     loading and the content hash cover every shard, and a smaller save removes the shards."""
-    from encoder.elmo import model_hash
+    from encoder.model_files import model_hash
     from encoder.weights import WEIGHTS_INDEX, weight_files
 
     sizes = [t.numel() * 4 for t in tiny.model.state_dict().values()]
@@ -371,7 +371,7 @@ def test_the_model_identity_covers_config_and_weights_and_survives_a_resave(tiny
     changing config.json's architecture (e.g. the cell clip) changes it, its name does not."""
     import json
 
-    from encoder.elmo import model_hash
+    from encoder.model_files import model_hash
 
     save_model(tiny.model, tmp_path / "a", extra_config={"name": "a"})
     save_model(tiny.model, tmp_path / "b", extra_config={"name": "b"}, max_file_bytes=1_000)

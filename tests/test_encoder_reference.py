@@ -117,7 +117,7 @@ def test_embed_cli_stateful_reproduces_reference_file_by_file(reference_fixture,
 def test_one_rule_finds_a_model_in_every_form(reference_fixture, tiny_model_dir, tmp_path):
     """``resolve_model``: our folder; options.json + weights; the weights .hdf5 alone (options beside it);
     a folder of published weights (the .hdf5 named "weights" among several); clear errors otherwise."""
-    from encoder.elmo import model_folder, model_hash, resolve_model
+    from encoder.model_files import model_folder, model_hash, resolve_model
 
     options, weights = reference_fixture / "options.json", reference_fixture / "lm_weights.hdf5"
     assert resolve_model(tiny_model_dir).folder == tiny_model_dir

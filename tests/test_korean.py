@@ -11,7 +11,7 @@ import pytest
 
 from encoder import Elmo
 from encoder.__main__ import main as encoder_main
-from encoder.elmo import model_hash
+from encoder.model_files import model_hash
 from encoder.text import text_rules
 from indexer import Index, IndexMismatchError, build_index
 

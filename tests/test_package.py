@@ -100,7 +100,8 @@ def test_the_installed_package_finds_its_code_and_data_in_site_packages(installe
         assert sorted(p.name for p in (Path(data) / "models" / model).iterdir()) == shipped
     assert (Path(module).parent / "eval" / "sense_probe_ko.tsv").is_file()
     assert (Path(data) / "demo" / "labels.tsv").is_file() and (Path(purelib) / "app" / "icon.png").is_file()
-    assert run([installed / "bin" / "elmo-search", "--help"], cwd=work).stdout.startswith("usage: python -m app")
+    assert run([installed / "bin" / "elmo-search", "--help"], cwd=work).stdout.startswith("usage: elmo-search ")
+    assert run([installed / "bin" / "elmo-indexer", "--version"], cwd=work).stdout.startswith("elmo-indexer 0.")
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.settings import demo_corpus
-from encoder.elmo import DEFAULT_MODEL_DIR
+from encoder.model_files import DEFAULT_MODEL_DIR
 from indexer import build_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

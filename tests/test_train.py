@@ -19,9 +19,10 @@ import torch
 from safetensors.torch import load_file
 
 from encoder.corpus import TokenizedCorpus
-from encoder.elmo import DEFAULT_MODEL_DIR, Elmo
+from encoder.elmo import Elmo
 from encoder.lm_data import UNK_ID, LMBatches, Vocabulary, paragraph_pairs, paragraph_sentences
 from encoder.lm_head import evaluate, load_language_model, perplexity
+from encoder.model_files import DEFAULT_MODEL_DIR
 from encoder.text import text_rules
 from encoder.train import TrainConfig, train
 

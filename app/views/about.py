@@ -13,7 +13,7 @@ from app.model_card import card_file, card_parts
 from app.settings import CHART_COLOURS
 from app.widgets import layer_name
 from encoder import BiLMConfig
-from encoder.elmo import resolve_model
+from encoder.model_files import resolve_model
 
 # config.json entries described elsewhere on the page; any others (e.g. a perplexity) are listed as they are.
 SHOWN_CONFIG_KEYS = {*BiLMConfig.__dataclass_fields__, "name", "format_version"}

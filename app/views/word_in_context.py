@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state, url
+from app import model_choice, state, url
 from app.examples import Pairs
 from app.i18n import example_name, indexer_text, t
 from app.labels import UseLabel, agreement, demo_labels
@@ -153,6 +153,7 @@ st.session_state.setdefault("ui.wic.k", 8)
 k = settings[1].slider(t("wic.neighbours"), 1, 30, key="ui.wic.k")
 st.session_state.setdefault("ui.wic.same_word", True)
 same_word = settings[2].toggle(t("wic.same_word"), key="ui.wic.same_word", help=t("wic.same_word_help"))
+other = model_choice.other_model(index)
 url.write(
     {
         **{side: st.session_state.get(f"ui.wic.sentence_{side}", "") for side in SIDES[: 2 if compare else 1]},
@@ -189,3 +190,5 @@ with narrow:  # a phone: one list at a time
         glove_lists()
     with tabs[-1]:
         layers_section()
+if other is not None:  # another model's lists, below: on a phone too
+    model_choice.side_by_side(other, queries, k, same_word, mix, labels_of)

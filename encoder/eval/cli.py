@@ -12,9 +12,10 @@ from pathlib import Path
 import torch
 
 from ..device import add_device_option
-from ..elmo import BATCH_SIZE, Elmo, add_model_options
+from ..elmo import BATCH_SIZE, Elmo
 from ..errors import fail
 from ..glove import BASELINES, NONE, Glove
+from ..model_files import add_model_options
 from ..numbers import THREADS, Number
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder

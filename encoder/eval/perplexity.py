@@ -19,10 +19,10 @@ from collections import Counter
 from pathlib import Path
 
 from ..chars import BOS_TOKEN, EOS_TOKEN
-from ..elmo import model_folder, resolve_model
 from ..files import open_text, reading
 from ..lm_data import VOCAB_FILE, Vocabulary, paragraph_pairs, paragraph_sentences
 from ..lm_head import perplexity
+from ..model_files import model_folder, resolve_model
 from ..text import TextRules
 from .results import TaskResult
 

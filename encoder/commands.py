@@ -1,0 +1,47 @@
+"""What the project's programs are called and which version they are, for usage lines, ``--version`` and the
+commands that messages tell the user to run.
+
+Each program runs two ways: ``python -m encoder`` (in a checkout, with its environment active) and the console
+script ``elmo-encoder`` that ``pip install`` puts on the PATH; ``python -m app`` is ``elmo-search``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from .files import checkout_root
+
+DISTRIBUTION = "elmo-search"
+SCRIPTS = {"app": "elmo-search", "encoder": "elmo-encoder", "indexer": "elmo-indexer"}
+"""Each program's console script (``[project.scripts]`` of pyproject.toml)."""
+
+
+def program(package: str) -> str:
+    """How to run ``package`` here: the name it was started by (``elmo-encoder`` or ``python -m encoder``); for a
+    message of another program, ``python -m PACKAGE`` in a checkout and the console script in an installed copy."""
+    started = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if started == SCRIPTS[package]:
+        return started
+    return f"python -m {package}" if checkout_root() is not None else SCRIPTS[package]
+
+
+def project_version() -> str:
+    """The installed distribution's version, else (a checkout run without installing) pyproject.toml's."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        root = checkout_root()
+        if root is None:
+            return "unknown"
+        return tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+
+
+def parser_for(package: str, description: str | None, **kwargs) -> argparse.ArgumentParser:
+    """A program's parser: usage lines under the name it was started by, and ``--version``."""
+    parser = argparse.ArgumentParser(prog=program(package), description=description, **kwargs)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
+    return parser

@@ -1,0 +1,233 @@
+"""``encoder download``: the fixture biLM served under a published model's file names by a local HTTP server (no
+test reaches the web), each failure one clear error with nothing half-written where models are looked up, and
+``--model NAME`` never downloading by itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FIXTURE_DIR, published_files, serving
+
+from encoder import Elmo, download_model
+from encoder.download import DownloadError
+from encoder.model_files import DOWNLOAD_RECORD, PUBLISHED, published_dir, resolve_model
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL = PUBLISHED["elmo-small"]
+
+
+@pytest.fixture
+def server(reference_fixture):
+    """The fixture biLM served as elmo-small; yields (base URL, the handler class, to change what it serves)."""
+    with serving(published_files(reference_fixture, MODEL)) as served:
+        yield served
+
+
+def weights_path(handler) -> str:
+    return next(p for p in handler.files if p.endswith(".hdf5"))
+
+
+def nothing_installed(cache: Path) -> None:
+    """Where models are looked up there is nothing, and looking one up says how to download it."""
+    assert not published_dir("elmo-small", cache).exists()
+    with pytest.raises(FileNotFoundError, match="download elmo-small"):
+        resolve_model("elmo-small")
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ELMO_SEARCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ELMO_SEARCH_MODELS_URL", raising=False)
+    return tmp_path / "cache"
+
+
+def test_a_good_download_is_checked_recorded_and_loads_as_the_fixture(server, cache):
+    url, handler = server
+    found = download_model("elmo-small", url=url, progress=False)
+    folder = published_dir("elmo-small", cache)
+    assert found.weights == folder / "weights.hdf5" and found.name == "elmo-small"
+    assert sorted(p.name for p in cache.joinpath("models").iterdir()) == ["elmo-small"]  # no .partial left
+    record = json.loads((folder / DOWNLOAD_RECORD).read_text())
+    weights = record["files"]["weights.hdf5"]
+    assert weights["size"] == (FIXTURE_DIR / "lm_weights.hdf5").stat().st_size
+    assert weights["url"] == url + MODEL.folder + "/" + MODEL.files["weights.hdf5"]
+    import hashlib
+
+    assert weights["sha256"] == hashlib.sha256((FIXTURE_DIR / "lm_weights.hdf5").read_bytes()).hexdigest()
+    ours, reference = Elmo.load("elmo-small"), Elmo.load(FIXTURE_DIR / "lm_weights.hdf5")
+    assert ours.name == "elmo-small" and ours.model_hash == reference.model_hash
+    sentence = ["The", "bank", "of", "the", "river", "."]
+    np.testing.assert_array_equal(ours.embed([sentence])[0], reference.embed([sentence])[0])
+    # a second call finds it there and fetches nothing
+    handler.ranges.clear()
+    assert download_model("elmo-small", url=url, progress=False) == found and handler.ranges == []
+
+
+def test_base_url_comes_from_the_environment_when_not_given(server, monkeypatch):
+    url, _ = server
+    monkeypatch.setenv("ELMO_SEARCH_MODELS_URL", url)
+    assert download_model("elmo-small", progress=False).name == "elmo-small"
+
+
+def test_a_404_is_one_error_naming_the_url(server, cache):
+    url, handler = server
+    handler.files.pop(weights_path(handler))
+    with pytest.raises(DownloadError, match=r"HTTP 404 .*--base-url"):
+        download_model("elmo-small", url=url, progress=False)
+    nothing_installed(cache)
+
+
+def test_a_download_cut_short_says_so_and_resumes_where_it_stopped(server, cache):
+    url, handler = server
+    size = len(handler.files[weights_path(handler)])
+    handler.cut[weights_path(handler)] = 100_000
+    with pytest.raises(DownloadError, match=f"stopped at 100,000 of {size:,} bytes.*run the same command again"):
+        download_model("elmo-small", url=url, progress=False)
+    nothing_installed(cache)
+    part = cache / "models" / "elmo-small.partial" / "weights.hdf5.part"
+    assert part.stat().st_size == 100_000
+    handler.ranges.clear()
+    found = download_model("elmo-small", url=url, progress=False)
+    assert handler.ranges == ["bytes=100000-"]  # the weights resumed; the options were already whole
+    assert found.weights.read_bytes() == (FIXTURE_DIR / "lm_weights.hdf5").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b"<html><body>Access denied</body></html>", "not a readable hdf5 file"),
+        ("truncated", "not a readable hdf5 file"),
+    ],
+)
+def test_a_body_that_is_not_the_weights_is_refused_and_not_kept(server, cache, body, reason):
+    url, handler = server
+    whole = handler.files[weights_path(handler)]
+    handler.files[weights_path(handler)] = whole[: len(whole) // 2] if body == "truncated" else body
+    with pytest.raises(DownloadError, match=f"not a published biLM .*{reason}.*nothing was kept"):
+        download_model("elmo-small", url=url, progress=False)
+    nothing_installed(cache)
+    assert not (cache / "models" / "elmo-small.partial").exists()
+
+
+def test_weights_of_another_shape_are_refused(server, cache, tiny_model_dir, tmp_path):
+    from encoder.weights import load_model, save_hdf5
+
+    url, handler = server
+    save_hdf5(load_model(tiny_model_dir), tmp_path / "other.json", tmp_path / "other.hdf5")
+    handler.files[weights_path(handler)] = (tmp_path / "other.hdf5").read_bytes()
+    with pytest.raises(DownloadError, match="does not match .*has shape"):
+        download_model("elmo-small", url=url, progress=False)
+    nothing_installed(cache)
+
+
+def test_no_network_is_one_error(cache):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(DownloadError, match="cannot reach .*check the network"):
+        download_model("elmo-small", url=f"http://127.0.0.1:{port}/", progress=False)
+    nothing_installed(cache)
+
+
+def test_a_read_only_cache_is_one_error_line(server, tmp_path):
+    """Root, whom file modes do not stop, runs the command without the capability to override them (setpriv)."""
+    url, _ = server
+    drop = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: a read-only folder cannot be made")
+        caps = "-dac_override,-dac_read_search"
+        drop = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}"]
+    cache = tmp_path / "read-only"
+    cache.mkdir(mode=0o555)
+    result = subprocess.run(
+        [*drop, sys.executable, "-m", "encoder", "download", "elmo-small", "--cache", str(cache), "--base-url", url],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    cache.chmod(0o755)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: the cache folder {cache} cannot be written (Permission denied); choose one you may write with "
+        "--cache DIR or $ELMO_SEARCH_CACHE"
+    ]
+    assert list(cache.iterdir()) == []
+
+
+def test_a_model_not_downloaded_is_one_error_line_giving_the_command(tmp_path, capsys):
+    from encoder.__main__ import main
+
+    (tmp_path / "in.txt").write_text("a b c\n")
+    with pytest.raises(SystemExit) as ended:
+        main(["embed", "--model", "elmo-original", "--input", str(tmp_path / "in.txt"), "--output", "x.hdf5"])
+    assert ended.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the elmo-original model is not downloaded")
+    assert lines[0].endswith("download it first: python -m encoder download elmo-original")
+
+
+def test_download_then_build_and_search_by_name(server, cache, tmp_path, capsys):
+    """The round trip a user makes: one command to download, one to build, one to search; the index records the
+    model by name, so it opens from the cache wherever that is."""
+    from encoder.__main__ import main as encoder_main
+    from indexer.__main__ import main as indexer_main
+
+    url, _ = server
+    encoder_main(["download", "elmo-small", "--base-url", url, "--quiet"])
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text(
+        "\n".join(
+            json.dumps({"id": f"d{i}", "text": text})
+            for i, text in enumerate(["The river bank was muddy after the rain.", "She paid the money into a bank."])
+        )
+    )
+    index = tmp_path / "index"
+    assert (
+        indexer_main(["build", "--corpus", str(corpus), "--out", str(index), "--model", "elmo-small", "--quiet"]) == 0
+    )
+    assert json.loads((index / "manifest.json").read_text())["model"]["source"] == "elmo-small"
+    capsys.readouterr()
+    assert indexer_main(["search", "--index", str(index), "muddy river", "--json", "--all"]) == 0
+    hits = json.loads(capsys.readouterr().out)["results"]
+    assert hits[0]["doc_id"] == "d0"
+
+
+def test_evaluate_takes_a_published_model_by_name(published_cache, monkeypatch, capsys):
+    """`encoder evaluate` runs on a downloaded model by its name (the sense probe ships with the code)."""
+    from encoder.__main__ import main
+
+    monkeypatch.setenv("ELMO_SEARCH_CACHE", str(published_cache))
+    main(["evaluate", "senses", "--model", "elmo-small", "--json", "--no-progress", "--limit", "40"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"]["name"] == "elmo-small"
+
+
+def test_the_command_shows_its_progress_and_where_the_model_went(server, cache, capsys):
+    from encoder.__main__ import main
+
+    url, _ = server
+    main(["download", "elmo-small", "--base-url", url])
+    err = capsys.readouterr().err
+    assert "weights.hdf5.part: 100%" in err  # tqdm's bar, on the file being fetched
+    assert f"elmo-small: checked and ready in {published_dir('elmo-small', cache)}" in err
+
+
+def test_force_downloads_again_and_replaces_only_its_own_files(server, cache):
+    url, handler = server
+    download_model("elmo-small", url=url, progress=False)
+    handler.ranges.clear()
+    download_model("elmo-small", url=url, progress=False, force=True)
+    assert handler.ranges == [None, None]  # both files fetched again, whole
+    (published_dir("elmo-small", cache) / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        download_model("elmo-small", url=url, progress=False, force=True)
+    assert (published_dir("elmo-small", cache) / "notes.txt").read_text() == "mine"

@@ -1,0 +1,100 @@
+"""``indexer export``: the stated layout in both formats, vectors equal to the index's own, deleted documents left
+out, and only an earlier export replaced."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from indexer import Index, delete_documents
+from indexer.__main__ import main
+from indexer.export import export
+
+
+def expected_documents(index: Index) -> tuple[list[str], np.ndarray]:
+    """Each live document's vector from the index's stored sentence vectors: the mean under the search mix."""
+    layers = index._sentence_vectors.layers
+    ids, vectors = [], []
+    for doc in index.documents():
+        rows = np.flatnonzero(index.sentences["doc_id"].to_numpy() == doc["doc_id"])
+        mean = layers.gather(rows, index.search_mix.weights).mean(axis=0)
+        ids.append(doc["doc_id"])
+        vectors.append(mean / np.linalg.norm(mean))
+    return ids, np.stack(vectors)
+
+
+@pytest.fixture
+def index(small_index, tmp_path) -> Index:
+    """A copy of the small index with one document deleted."""
+    shutil.copytree(small_index, tmp_path / "index")
+    delete_documents(tmp_path / "index", ["money"])
+    return Index.open(tmp_path / "index")
+
+
+def test_npy_layout_holds_the_documents_and_tokens_vectors(index, tmp_path):
+    layout = export(index, tmp_path / "out", "npy", tokens=True)
+    out = tmp_path / "out"
+    assert json.loads((out / "export.json").read_text()) == layout
+    assert sorted(p.name for p in out.iterdir()) == sorted([*layout["files"], "export.json"])
+    ids, vectors = expected_documents(index)
+    assert np.load(out / "document_ids.npy").tolist() == ids == ["river", "volcano"]  # "money" was deleted
+    np.testing.assert_allclose(np.load(out / "documents.npy"), vectors, rtol=1e-5, atol=1e-6)
+    token_ids = np.load(out / "token_ids.npy")
+    live = index.tokens.index[~index.tokens["sentence_id"].isin(np.flatnonzero(index.sentences["doc_id"] == "money"))]
+    assert token_ids.tolist() == live.tolist()
+    expected = index._token_vectors.layers.gather(token_ids, index.layer_mix.weights)
+    np.testing.assert_allclose(np.load(out / "tokens.npy"), expected, rtol=1e-5, atol=1e-6)
+    assert np.load(out / "token_words.npy").tolist() == index.tokens.loc[token_ids, "word"].tolist()
+    assert set(np.load(out / "token_document_ids.npy").tolist()) == {"river", "volcano"}
+    assert layout["documents"] == {"count": 2, "layers": list(index.search_mix.weights)}
+
+
+def test_parquet_layout_equals_the_npy_one(index, tmp_path):
+    export(index, tmp_path / "npy", "npy", tokens=True)
+    export(index, tmp_path / "parquet", "parquet", tokens=True)
+    documents = pq.read_table(tmp_path / "parquet" / "documents.parquet").to_pandas()
+    assert documents["doc_id"].tolist() == np.load(tmp_path / "npy" / "document_ids.npy").tolist()
+    np.testing.assert_array_equal(np.stack(documents["vector"]), np.load(tmp_path / "npy" / "documents.npy"))
+    tokens = pq.read_table(tmp_path / "parquet" / "tokens.parquet")
+    vector = tokens.schema.field("vector").type
+    assert vector.list_size == index.elmo.dim and str(vector.value_type) == "float"
+    tokens = tokens.to_pandas()
+    assert tokens["token_id"].tolist() == np.load(tmp_path / "npy" / "token_ids.npy").tolist()
+    np.testing.assert_array_equal(np.stack(tokens["vector"]), np.load(tmp_path / "npy" / "tokens.npy"))
+    sentences = index.sentences.set_index("sentence_id")
+    for row in tokens.head(5).itertuples():  # each word where the row says it is
+        assert sentences.loc[row.sentence_id, "text"][row.char_start : row.char_end] == row.word
+
+
+def test_an_earlier_export_is_replaced_and_anything_else_refused(index, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["export", "--index", str(index.path), "--out", str(out), "--tokens"]) == 0
+    assert (out / "tokens.npy").is_file()
+    assert main(["export", "--index", str(index.path), "--out", str(out), "--format", "parquet"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["documents.parquet", "export.json"]  # none of the old left
+    (out / "notes.txt").write_text("mine")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(["export", "--index", str(index.path), "--out", str(out)]) == 2
+    assert "notes.txt" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_tokens_of_an_index_without_exact_vectors_are_one_error(tiny_model_dir, tmp_path):
+    from conftest import SMALL_DOCUMENTS
+
+    from indexer import Settings, build_index
+
+    (tmp_path / "docs.txt").write_text("\n".join(text for _, text in SMALL_DOCUMENTS))
+    settings = Settings(keep_exact_tokens=False)
+    index = build_index(
+        [tmp_path / "docs.txt"], tmp_path / "index", model=tiny_model_dir, settings=settings, progress=False
+    )
+    with pytest.raises(ValueError, match="no exact token vectors"):
+        export(index, tmp_path / "out", tokens=True)
+    assert not Path(tmp_path / "out").exists()

@@ -1,0 +1,148 @@
+"""``python -m indexer serve``: a real server process on a small index, asked by a real HTTP client; answers match
+the Python API's, bad requests get a 4xx with a message (never a 500), the OpenAPI page is served."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import Index
+from indexer.__main__ import make_parser
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(small_index, tmp_path_factory):
+    """The server as a user starts it, with small limits to test; yields its base URL."""
+    port, log = free_port(), tmp_path_factory.mktemp("log") / "serve.log"
+    command = [sys.executable, "-m", "indexer", "serve", "--index", small_index, "--port", port]
+    command += ["--max-batch", 4, "--max-k", 20, "--max-body-bytes", 4000]
+    with open(log, "w") as out:
+        process = subprocess.Popen(list(map(str, command)), cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as answer:
+                assert json.load(answer) == {"status": "ok"}
+                break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+    yield url
+    process.terminate()
+    process.wait(timeout=30)
+    assert "Traceback" not in log.read_text()
+
+
+def ask(url: str, path: str, body: dict | bytes | None = None, headers: dict | None = None) -> tuple[int, dict]:
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url + path, data=data, headers={"Content-Type": "application/json", **(headers or {})}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def test_serve_listens_on_localhost_unless_told():
+    assert make_parser().parse_args(["serve", "--index", "x"]).host == "127.0.0.1"
+
+
+def test_search_answers_a_batch_in_order_as_the_python_api(server, small_index):
+    status, answer = ask(
+        server, "/search", {"queries": ["muddy river bank", "magma erupts", "  "], "k": 3, "all": True}
+    )
+    assert status == 200
+    first, second, empty = answer["answers"]
+    index = Index.open(small_index)
+    expected = [h.doc_id for h in index.search("muddy river bank", k=3)]
+    assert [h["doc_id"] for h in first["results"]] == expected and first["query"] == "muddy river bank"
+    assert second["results"][0]["doc_id"] == "volcano"
+    assert "error" in empty and "empty" in empty["error"]  # one query's error in its place, the rest answered
+
+
+def test_neighbors_and_embed_answer_as_the_python_api(server, small_index):
+    status, found = ask(server, "/neighbors", {"sentence": "The bank of the river.", "word": "bank", "k": 3})
+    index = Index.open(small_index)
+    expected = index.neighbors("The bank of the river.", "bank", k=3)
+    assert status == 200 and [h["token_index"] for h in found["hits"]] == [h.token_index for h in expected.hits]
+    status, embedded = ask(server, "/embed", {"sentences": ["The bank of the river."], "layers": "top"})
+    assert status == 200 and embedded["dim"] == index.elmo.dim
+    tokens = embedded["embeddings"][0]["tokens"]
+    assert tokens == ["The", "bank", "of", "the", "river", "."]
+    np.testing.assert_allclose(
+        embedded["embeddings"][0]["vectors"], index.elmo.embed([tokens], mix="top")[0], rtol=1e-5, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "path, body, status, says",
+    [
+        ("/search", b"{not json", 422, "JSON"),
+        ("/search", b"null", 422, "body"),
+        ("/search", b"[1, 2]", 422, "body"),
+        ("/search", {"queries": [1, None]}, 422, "queries"),
+        ("/search", {"queries": []}, 422, "queries"),
+        ("/search", {"queries": ["x"], "colour": "red"}, 422, "colour"),
+        ("/search", {"queries": "bank"}, 422, "queries"),
+        ("/search", {"queries": ["bank"], "k": 0}, 422, "k"),
+        ("/search", {"queries": ["bank"], "k": 21}, 400, "--max-k"),
+        ("/search", {"queries": ["bank"], "k": "many"}, 422, "k"),
+        ("/search", {"queries": ["a", "b", "c", "d", "e"]}, 413, "--max-batch"),
+        ("/search", {"queries": ["bank"], "method": "magic"}, 422, "method"),
+        ("/search", {"queries": ["x" * 5000]}, 413, "--max-body-bytes"),
+        ("/neighbors", {"sentence": "The bank of the river.", "word": "castle"}, 400, "castle"),
+        ("/neighbors", {"sentence": "The bank.", "word": "bank", "position": -1}, 422, "position"),
+        ("/neighbors", {"sentence": "The bank.", "word": "bank", "position": 7}, 400, "position"),
+        ("/neighbors", {"word": "bank"}, 422, "sentence"),
+        ("/embed", {"sentences": ["bank"], "layers": "9,9"}, 400, "layer mix"),
+        ("/embed", {"sentences": ["..."]}, 200, None),
+        ("/embed", {"sentences": [" "]}, 400, "no tokens"),
+        ("/nowhere", {}, 404, None),
+    ],
+)
+def test_bad_requests_get_a_4xx_with_a_message(server, path, body, status, says):
+    got, answer = ask(server, path, body)
+    assert got == status, answer
+    if says:
+        assert says.lower() in answer["error"].lower()
+
+
+def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(server):
+    host, port = server.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    body = json.dumps({"queries": ["y" * 6000]}).encode()
+    connection.request(
+        "POST", "/search", body=iter([body[:3000], body[3000:]]), headers={"Content-Type": "application/json"}
+    )
+    answer = connection.getresponse()
+    assert answer.status == 413 and "--max-body-bytes" in json.load(answer)["error"]
+
+
+def test_the_openapi_page_describes_the_api(server):
+    status, schema = ask(server, "/openapi.json")
+    assert status == 200 and {"/search", "/neighbors", "/embed", "/stats"} <= set(schema["paths"])
+    with urllib.request.urlopen(server + "/docs", timeout=30) as page:
+        assert page.status == 200 and "swagger" in page.read().decode().lower()
