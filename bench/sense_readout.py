@@ -4,7 +4,8 @@
 
 Development data only: the demo corpus's labelled uses (``data/demo/labels.tsv``), SemCor (WordNet senses, the
 first ``--semcor-files`` files of ../shared/data/wsd) and WiC (``--wic-train`` train pairs tune each candidate's
-cosine threshold, dev pairs score it). Never a test split.
+cosine threshold, dev pairs score it). Never a test split. A Korean model (``--model ko``) is scored on the Korean
+demo's labelled uses (``data/demo-ko/labels.tsv``) and the Korean sense probe (``encoder/eval/sense_probe_ko.tsv``).
 
 Each candidate turns one use of a word into a vector, compared by cosine:
 
@@ -23,8 +24,9 @@ biLM, whose cost is printed above the table) and bytes per stored token (float16
 
 The rule (printed with the pick): among candidates that can be stored (at most ``MAX_BYTES`` per token) and cost at
 most ``MAX_COST`` of the biLM's own time per token (so that an index build stays within 1.3x), the winner has the
-best mean AUC over the demo and SemCor, with WiC dev accuracy no lower than the paper's mix; gaps under
-``TIE`` points are ties, won by the cheaper candidate (bytes, then time). Prints; writes nothing.
+best mean AUC over the demo and SemCor (Korean: the demo and the probe), with WiC dev accuracy no lower than the
+paper's mix; gaps under ``TIE`` points are ties, won by the cheaper candidate (bytes, then time). Prints; writes
+nothing.
 """
 
 from __future__ import annotations
@@ -47,10 +49,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.labels import read_labels  # noqa: E402
 from encoder import Elmo  # noqa: E402
-from encoder.elmo import model_folder  # noqa: E402
+from encoder.eval.senses import DATA as PROBE  # noqa: E402
+from encoder.eval.senses import DATA_KO as PROBE_KO  # noqa: E402
+from encoder.eval.senses import read_senses  # noqa: E402
 from encoder.eval.wic import read_wic, tune_threshold  # noqa: E402
 from encoder.eval.wordnet import SenseInventory  # noqa: E402
 from encoder.eval.wsd import read_semcor_file  # noqa: E402
+from encoder.model_files import model_folder  # noqa: E402
 from encoder.readout import Readout, ReadoutSettings, centred  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +84,8 @@ class Uses:
 
 
 def demo_uses(rules) -> Uses:
-    labels = read_labels(ROOT / "data" / "demo" / "labels.tsv")
+    """The labelled uses of the demo corpus of the model's language (``data/demo*/labels.tsv``)."""
+    labels = read_labels(ROOT / "data" / ("demo-ko" if rules.language == "ko" else "demo") / "labels.tsv")
     keys = list(labels)
     return Uses(
         "demo",
@@ -87,6 +93,18 @@ def demo_uses(rules) -> Uses:
         [position for _, position in keys],
         np.array([labels[k].word.lower() for k in keys]),
         np.array([labels[k].sense for k in keys]),
+    )
+
+
+def probe_uses(rules) -> Uses:
+    """The sense probe's sentences (Korean: ``encoder/eval/sense_probe_ko.tsv``)."""
+    items = read_senses(PROBE_KO if rules.language == "ko" else PROBE, rules)
+    return Uses(
+        "sense probe",
+        [list(s.tokens) for s in items],
+        [s.index for s in items],
+        np.array([s.word for s in items]),
+        np.array([s.sense for s in items]),
     )
 
 
@@ -169,7 +187,9 @@ def substitutes(readout: Readout, words: int | None, power: float, sketch: int |
     return vectors
 
 
-def candidates(readout: Readout, learned: tuple[float, ...], n_layers: int, width: int) -> list[Candidate]:
+def candidates(readout: Readout, learned: tuple[float, ...] | None, n_layers: int, width: int) -> list[Candidate]:
+    """Every reading compared; ``learned``: the mix learned on WiC train (None: no such row)."""
+
     def layer(weights: tuple[float, ...]) -> Callable:
         return lambda f: np.tensordot(f["layers"], np.asarray(weights, np.float32), axes=([1], [0]))
 
@@ -183,7 +203,7 @@ def candidates(readout: Readout, learned: tuple[float, ...], n_layers: int, widt
         Candidate("ELMo token layer", layer(one_hot[0]), 2 * width),
         *(Candidate(f"ELMo layer {j}", layer(one_hot[j]), 2 * width) for j in range(1, n_layers)),
         Candidate("ELMo layer mix (paper): the average", layer((1 / n_layers,) * n_layers), 2 * width),
-        Candidate(f"ELMo mix learned on WiC train {fmt(learned)}", layer(learned), 2 * width),
+        *([Candidate(f"ELMo mix learned on WiC train {fmt(learned)}", layer(learned), 2 * width)] if learned else []),
         Candidate("context states", lambda f: f["context"], 2 * width),
         Candidate(f"substitutes, all {vocab:,} words, sqrt (dense)", substitutes(readout, None, 0.5), 4 * vocab),
         Candidate(f"substitutes, all {vocab:,} words, p^0.25 (dense)", substitutes(readout, None, 0.25), 4 * vocab),
@@ -230,35 +250,51 @@ def cost(candidate: Candidate, uses: Uses, n: int = 512, repeats: int = 3) -> fl
     return 1000 * best / len(rows["context"])
 
 
+def word_batches(words: np.ndarray, size: int = 512) -> list[list[np.ndarray]]:
+    """The rows of each word, gathered into batches of about ``size`` rows (a word is never split)."""
+    batches, batch, count = [], [], 0
+    for word in np.unique(words):
+        rows = np.flatnonzero(words == word)
+        if batch and count + len(rows) > size:
+            batches.append(batch)
+            batch, count = [], 0
+        batch.append(rows)
+        count += len(rows)
+    return [*batches, batch] if batch else batches
+
+
 def score(candidate: Candidate, uses: Uses, shrinkage: float) -> dict[bool, tuple[float, float]] | np.ndarray:
-    """Score a candidate word by word (a dense vocabulary-wide vector of every use at once would not fit in memory):
-    AUC and P@5 plain and centred (each use minus its word's shrunk mean, ``encoder.readout.centred``), or for WiC
-    the pairs' cosines, plain and centred."""
-    chunks = (uses.rows(np.arange(a, min(a + 512, len(uses.words)))) for a in range(0, len(uses.words), 512))
-    overall = sum(candidate.vectors(chunk).sum(0).astype(np.float64) for chunk in chunks) / len(uses.words)
+    """Score a candidate word by word, computing it for a batch of words at a time (a dense vocabulary-wide vector
+    of every use at once would not fit in memory): AUC and P@5 plain and centred (each use minus its word's shrunk
+    mean, ``encoder.readout.centred``), or for WiC the pairs' cosines, plain and centred."""
+    batches = word_batches(uses.words)
+    total = sum(candidate.vectors(uses.rows(np.concatenate(b))).sum(0, dtype=np.float64) for b in batches)
+    overall = total / len(uses.words)
     results = {False: ([], []), True: ([], [])}
     cosines = np.zeros((len(uses.words) // 2, 2))
-    for word in np.unique(uses.words):
-        rows = np.flatnonzero(uses.words == word)
-        plain = candidate.vectors(uses.rows(rows)).astype(np.float64)
-        for centring, vectors in ((False, plain), (True, centred(plain, plain.mean(0), len(rows), overall, shrinkage))):
-            x = unit(vectors)
-            if uses.split is not None:  # WiC: the word's pairs
-                first = rows[rows % 2 == 0]
-                where = {r: i for i, r in enumerate(rows)}
-                cosines[first // 2, int(centring)] = [x[where[r]] @ x[where[r + 1]] for r in first]
-                continue
-            senses = uses.senses[rows]
-            if len(set(senses)) < 2:
-                continue
-            similarity = x @ x.T
-            i, j = np.triu_indices(len(rows), 1)
-            same = senses[i] == senses[j]
-            margin = similarity[i, j][same][:, None] - similarity[i, j][~same][None, :]
-            np.fill_diagonal(similarity, -np.inf)
-            nearest = np.argsort(-similarity, axis=1)[:, : min(5, len(rows) - 1)]
-            results[centring][0].append(np.mean((margin > 0) + 0.5 * (margin == 0)))
-            results[centring][1].append(np.mean(senses[nearest] == senses[:, None]))
+    for batch in batches:
+        computed = candidate.vectors(uses.rows(np.concatenate(batch))).astype(np.float64)
+        starts = np.cumsum([0] + [len(rows) for rows in batch])
+        for rows, start in zip(batch, starts):
+            plain = computed[start : start + len(rows)]
+            around_mean = centred(plain, plain.mean(0), len(rows), overall, shrinkage)
+            for centring, vectors in ((False, plain), (True, around_mean)):
+                x = unit(vectors)
+                if uses.split is not None:  # WiC: the word's pairs, uses 2i and 2i + 1
+                    first = np.flatnonzero(rows % 2 == 0)
+                    cosines[rows[first] // 2, int(centring)] = (x[first] * x[first + 1]).sum(1)
+                    continue
+                senses = uses.senses[rows]
+                if len(set(senses)) < 2:
+                    continue
+                similarity = x @ x.T
+                i, j = np.triu_indices(len(rows), 1)
+                same = senses[i] == senses[j]
+                margin = similarity[i, j][same][:, None] - similarity[i, j][~same][None, :]
+                np.fill_diagonal(similarity, -np.inf)
+                nearest = np.argsort(-similarity, axis=1)[:, : min(5, len(rows) - 1)]
+                results[centring][0].append(np.mean((margin > 0) + 0.5 * (margin == 0)))
+                results[centring][1].append(np.mean(senses[nearest] == senses[:, None]))
     if uses.split is not None:
         return cosines
     return {c: (100 * float(np.mean(a)), 100 * float(np.mean(p))) for c, (a, p) in results.items()}
@@ -297,49 +333,54 @@ def main() -> None:
     elmo = Elmo.load(args.model)
     readout = Readout.of_model(model_folder(args.model))
     shrinkage = readout.settings.shrinkage
-    demo, semcor, wic = demo_uses(elmo.text), semcor_uses(args.semcor_files), wic_uses(args.wic_train)
-    bilm_ms = {uses.name: 1000 * embed(elmo, uses) for uses in (demo, semcor, wic)}["SemCor"]
-    print(f"model {elmo.name}; torch threads {torch.get_num_threads()}")
-    print(
-        f"demo {len(demo.words)} uses of {len(set(demo.words))} words; SemCor {len(semcor.words)} uses of "
-        f"{len(set(semcor.words))} lemmas ({args.semcor_files} files); WiC {int(wic.split.sum()) // 2} train / "
-        f"{int((~wic.split).sum()) // 2} dev pairs; centring shrinkage {shrinkage:g}"
-    )
-    print(f"the biLM itself: {bilm_ms:.2f} ms per token (SemCor sentences)\n")
+    english = elmo.text.language == "en"
+    # senses: labelled uses scored by AUC and P@5; English adds WiC, scored by accuracy
+    labelled = [demo_uses(elmo.text), semcor_uses(args.semcor_files) if english else probe_uses(elmo.text)]
+    wic = wic_uses(args.wic_train) if english else None
+    bilm_ms = [1000 * embed(elmo, uses) for uses in [*labelled, *([wic] if wic else [])]][1]
+    print(f"model {elmo.name}; torch threads {torch.get_num_threads()}; centring shrinkage {shrinkage:g}")
+    print("; ".join(f"{u.name} {len(u.words)} uses of {len(set(u.words))} words" for u in labelled), end="")
+    print(f"; WiC {int(wic.split.sum()) // 2} train / {int((~wic.split).sum()) // 2} dev pairs" if wic else "")
+    print(f"the biLM itself: {bilm_ms:.2f} ms per token ({labelled[1].name} sentences)\n")
+    learned = learned_mix(wic, elmo.n_layers) if wic else None
     rows = []
-    for candidate in candidates(readout, learned_mix(wic, elmo.n_layers), elmo.n_layers, elmo.dim):
-        demo_scores, semcor_scores, cosines = (score(candidate, uses, shrinkage) for uses in (demo, semcor, wic))
-        ms = cost(candidate, semcor)
+    for candidate in candidates(readout, learned, elmo.n_layers, elmo.dim):
+        scores = [score(candidate, uses, shrinkage) for uses in labelled]
+        cosines = score(candidate, wic, shrinkage) if wic else None
+        ms = cost(candidate, labelled[1])
         for centring in (False, True):
             rows.append(
                 {
                     "name": candidate.name + (", centred" if centring else ""),
-                    "demo": demo_scores[centring],
-                    "SemCor": semcor_scores[centring],
-                    "AUC": (demo_scores[centring][0] + semcor_scores[centring][0]) / 2,
-                    "WiC": wic_accuracy(cosines[:, int(centring)], wic),
+                    "sets": [s[centring] for s in scores],
+                    "AUC": float(np.mean([s[centring][0] for s in scores])),
+                    "WiC": wic_accuracy(cosines[:, int(centring)], wic) if wic else None,
                     "ms": ms,
                     "bytes": candidate.bytes,
                 }
             )
-    print("| readout | AUC demo | AUC SemCor | P@5 demo | P@5 SemCor | WiC dev acc | ms / token | bytes / token |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    head = " | ".join(f"AUC {u.name}" for u in labelled) + " | " + " | ".join(f"P@5 {u.name}" for u in labelled)
+    print(f"| readout | {head} |{' WiC dev acc |' if wic else ''} ms / token | bytes / token |")
+    print("|---|" + "---:|" * (2 * len(labelled) + (3 if wic else 2)))
     for r in rows:
-        print(
-            f"| {r['name']} | {r['demo'][0]:.1f} | {r['SemCor'][0]:.1f} | {r['demo'][1]:.1f} | {r['SemCor'][1]:.1f} "
-            f"| {r['WiC']:.1f} | {r['ms']:.3f} | {r['bytes']:,} |"
-        )
+        cells = [f"{a:.1f}" for a, _ in r["sets"]] + [f"{p:.1f}" for _, p in r["sets"]]
+        cells += [f"{r['WiC']:.1f}"] if wic else []
+        print(f"| {r['name']} | " + " | ".join(cells) + f" | {r['ms']:.3f} | {r['bytes']:,} |")
     paper = next(r for r in rows if r["name"] == "ELMo layer mix (paper): the average")
     allowed = [
-        r for r in rows if r["bytes"] <= MAX_BYTES and r["ms"] <= MAX_COST * bilm_ms and r["WiC"] >= paper["WiC"]
+        r
+        for r in rows
+        if r["bytes"] <= MAX_BYTES and r["ms"] <= MAX_COST * bilm_ms and (not wic or r["WiC"] >= paper["WiC"])
     ]
     best = max(r["AUC"] for r in allowed)
     pick = min((r for r in allowed if r["AUC"] >= best - TIE), key=lambda r: (r["bytes"], r["ms"]))
+    names = " and ".join(u.name for u in labelled)
+    wic_rule = f", WiC dev accuracy at least the paper's mix's ({paper['WiC']:.1f})" if wic else ""
     print(
-        f"\nrule: at most {MAX_BYTES:,} bytes and {MAX_COST:.0%} of the biLM's time per token, WiC dev accuracy at "
-        f"least the paper's mix's ({paper['WiC']:.1f}); then the best mean AUC over demo and SemCor, ties within "
-        f"{TIE} points going to the cheaper (bytes, then time).\npick: {pick['name']} (mean AUC {pick['AUC']:.1f}; "
-        f"the paper's mix {paper['AUC']:.1f}); {time.perf_counter() - started:.0f} s in all"
+        f"\nrule: at most {MAX_BYTES:,} bytes and {MAX_COST:.0%} of the biLM's time per token{wic_rule}; then the "
+        f"best mean AUC over {names}, ties within {TIE} points going to the cheaper (bytes, then time).\n"
+        f"pick: {pick['name']} (mean AUC {pick['AUC']:.1f}; the paper's mix {paper['AUC']:.1f}); "
+        f"{time.perf_counter() - started:.0f} s in all"
     )
 
 

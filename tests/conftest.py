@@ -45,6 +45,27 @@ SMALL_DOCUMENTS = [
 ]
 
 
+TINY_LM_WORDS = ["<S>", "</S>", "<UNK>", *(f"w{i}" for i in range(45))]
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_dir(tmp_path_factory) -> Path:
+    """A tiny random biLM with an LM head (three clusters over ``TINY_LM_WORDS``) and its vocabulary: a model that
+    predicts words, so that its indexes hold the context-prediction readout."""
+    from encoder.lm_data import Vocabulary
+    from encoder.lm_head import HEAD_FILE, LMHead
+
+    model = BiLM(BiLMConfig(**TINY_CONFIG))
+    model.reset_parameters(seed=0)
+    directory = tmp_path_factory.mktemp("tiny-lm")
+    save_model(model, directory, extra_config={"name": "tiny-lm"})
+    head = LMHead(TINY_CONFIG["projection_dim"], len(TINY_LM_WORDS), cutoffs=[10, 30], div_value=2.0)
+    head.reset_parameters(seed=1)
+    head.save(directory / HEAD_FILE)
+    Vocabulary(TINY_LM_WORDS).save(directory / "vocab.txt")
+    return directory
+
+
 @pytest.fixture(scope="session")
 def small_index(tmp_path_factory, tiny_model_dir) -> Path:
     """Three documents (``SMALL_DOCUMENTS``) indexed with the tiny model: a real index, built in seconds."""

@@ -6,31 +6,20 @@ import numpy as np
 import pytest
 import torch
 from conftest import TINY_CONFIG
+from conftest import TINY_LM_WORDS as WORDS
 
 from encoder import Elmo
 from encoder.chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
-from encoder.lm_data import SPECIALS, Vocabulary
+from encoder.lm_data import Vocabulary
 from encoder.lm_head import HEAD_FILE, LMHead
-from encoder.model import BiLM, BiLMConfig
 from encoder.readout import PREDICTION, STATES, Readout, ReadoutSettings, centred
-from encoder.weights import save_model
 
-WORDS = [*SPECIALS, *(f"w{i}" for i in range(45))]
 SENTENCES = [["w1", "w2", "w3", "w4"], ["w5", "w6"], ["w7", "w8", "w9", "w10", "w11", "w12", "w13"]]
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    """A tiny biLM with an LM head of three clusters over 48 words, and its vocabulary."""
-    model = BiLM(BiLMConfig(**TINY_CONFIG))
-    model.reset_parameters(seed=0)
-    directory = tmp_path_factory.mktemp("tiny-lm")
-    save_model(model, directory, extra_config={"name": "tiny-lm"})
-    head = LMHead(TINY_CONFIG["projection_dim"], len(WORDS), cutoffs=[10, 30], div_value=2.0)
-    head.reset_parameters(seed=1)
-    head.save(directory / HEAD_FILE)
-    Vocabulary(WORDS).save(directory / "vocab.txt")
-    return directory
+def model_dir(tiny_lm_dir):
+    return tiny_lm_dir
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,9 @@ MOST_FREQUENT = "most frequent tag"
 ANCHORS = "anchors: Peters et al. 2018 (PTB, not EWT): ELMo layer 1 97.3, layer 2 96.8"
 
 
-def read_conllu(path: Path) -> Iterator[tuple[list[str], list[str]]]:
-    """(forms, UPOS tags) per sentence; multi-word token ranges (1-2) and empty nodes (1.1) are skipped."""
+def read_conllu(path: Path, column: int = 3) -> Iterator[tuple[list[str], list[str]]]:
+    """(forms, tags) per sentence, the tags of ``column`` (3: UPOS, 4: XPOS); multi-word token ranges (1-2) and empty
+    nodes (1.1) are skipped."""
     with reading(path), open_text(path) as f:
         forms: list[str] = []
         tags: list[str] = []
@@ -40,7 +41,7 @@ def read_conllu(path: Path) -> Iterator[tuple[list[str], list[str]]]:
                 fields = line.split("\t")
                 if fields[0].isdigit():
                     forms.append(fields[1])
-                    tags.append(fields[3])
+                    tags.append(fields[column])
         if forms:
             yield forms, tags
 

@@ -1,0 +1,130 @@
+"""What each ELMo layer holds, with probes that are not at ceiling (Peters et al. 2018, §5.3: syntax lower, senses
+higher).
+
+    python bench/layers.py [--model default] [--train-sentences 4000]
+
+Syntax: a linear probe per layer (``encoder.eval.probe``, the POS task's), trained on the first ``--train-sentences``
+sentences of UD English EWT train and scored on dev (never test):
+
+- UPOS of every token: near ceiling at every layer (most words have one tag), so it cannot tell layers apart;
+- UPOS of the tokens of ambiguous words: word types whose train uses carry two tags or more, the second at least
+  ``AMBIGUOUS`` of them ("back", "that", "like"): the context must decide, and the word alone cannot;
+- XPOS of every token: the Penn tags, finer (tense, number, comparison).
+
+Senses: the sense probe's ROC AUC per layer (``encoder.eval.senses``: 16 words, 2 senses, 5 sentences each), with the
+sense readout (``encoder.readout``) beside, plain and centred on each word's mean use. Prints; writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from encoder import Elmo  # noqa: E402
+from encoder.eval.embeddings import Embedder  # noqa: E402
+from encoder.eval.pos import read_conllu, split_path, token_stack  # noqa: E402
+from encoder.eval.probe import fit_predict, standardize  # noqa: E402
+from encoder.eval.senses import DATA as PROBE  # noqa: E402
+from encoder.eval.senses import pair_auc, read_senses  # noqa: E402
+from encoder.model_files import model_folder  # noqa: E402
+from encoder.readout import Readout, centred  # noqa: E402
+
+UD = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
+AMBIGUOUS = 0.1  # the second most frequent tag of an ambiguous word: at least this share of its train uses
+
+
+def ambiguous_words(train: list[tuple[list[str], list[str]]]) -> set[str]:
+    """Word types (lower case) whose train uses carry two tags or more, the second at least ``AMBIGUOUS`` of them."""
+    tags: dict[str, Counter] = defaultdict(Counter)
+    for forms, upos in train:
+        for form, tag in zip(forms, upos):
+            tags[form.lower()][tag] += 1
+    return {
+        word
+        for word, counts in tags.items()
+        if len(counts) > 1 and counts.most_common(2)[1][1] >= AMBIGUOUS * sum(counts.values())
+    }
+
+
+def probe_accuracies(train_x: np.ndarray, train_y: list[str], test_x: np.ndarray, test_y: list[str], rows) -> list:
+    """Per layer: accuracy (%) on the test tokens ``rows`` (a boolean mask) of a probe trained on all train tokens."""
+    labels = {t: i for i, t in enumerate(sorted(set(train_y)))}
+    y_train = np.array([labels[t] for t in train_y])
+    y_test = np.array([labels.get(t, -1) for t in test_y])
+    train_x, test_x = standardize(train_x, test_x)
+    scores = []
+    for j in range(train_x.shape[1]):
+        predicted, _ = fit_predict(train_x[:, j], y_train, test_x[:, j], len(labels))
+        scores.append([100 * float(np.mean(predicted[mask] == y_test[mask])) for mask in rows])
+    return scores
+
+
+def sense_aucs(elmo: Elmo, readout: Readout, shrinkage: float) -> list[float]:
+    """The sense probe's macro AUC per layer, then the readout's plain and centred."""
+    items = read_senses(PROBE, elmo.text)
+    outputs = elmo.embed([list(s.tokens) for s in items], context=True)
+    stack = np.stack([out[:, s.index] for out, s in zip(outputs, items)])  # (N, L+2, D): layers, then context
+    words, senses = np.array([s.word for s in items]), np.array([s.sense for s in items])
+    readouts = readout.vectors(stack[:, -1])
+    views = [stack[:, j] for j in range(elmo.n_layers)] + [readouts]
+    overall = readouts.mean(0)
+    centred_readouts = readouts.copy()
+    for word in np.unique(words):
+        rows = words == word
+        centred_readouts[rows] = centred(readouts[rows], readouts[rows].mean(0), int(rows.sum()), overall, shrinkage)
+    aucs = []
+    for vectors in [*views, centred_readouts]:
+        x = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        aucs.append(
+            100 * np.mean([pair_auc(x[words == w] @ x[words == w].T, senses[words == w]) for w in np.unique(words)])
+        )
+    return aucs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="default", help="one of our models (with its LM head); default %(default)s")
+    parser.add_argument(
+        "--train-sentences", type=int, default=4000, help="EWT train sentences the probes learn from (%(default)s)"
+    )
+    args = parser.parse_args()
+    started = time.perf_counter()
+    elmo = Elmo.load(args.model)
+    readout = Readout.of_model(model_folder(args.model))
+    embedder = Embedder(elmo)
+    upos_train = list(read_conllu(split_path(UD, "train")))[: args.train_sentences]
+    upos_dev = list(read_conllu(split_path(UD, "dev")))
+    xpos_train = list(read_conllu(split_path(UD, "train"), column=4))[: args.train_sentences]
+    xpos_dev = list(read_conllu(split_path(UD, "dev"), column=4))
+    train_x = token_stack(embedder, [forms for forms, _ in upos_train])
+    dev_x = token_stack(embedder, [forms for forms, _ in upos_dev])
+    ambiguous = ambiguous_words(upos_train)
+    dev_forms = [form.lower() for forms, _ in upos_dev for form in forms]
+    every = np.ones(len(dev_forms), bool)
+    in_ambiguous = np.array([form in ambiguous for form in dev_forms])
+    flat = lambda sentences: [tag for _, tags in sentences for tag in tags]  # noqa: E731
+    upos = probe_accuracies(train_x, flat(upos_train), dev_x, flat(upos_dev), [every, in_ambiguous])
+    xpos = probe_accuracies(train_x, flat(xpos_train), dev_x, flat(xpos_dev), [every])
+    aucs = sense_aucs(elmo, readout, readout.settings.shrinkage)
+    names = ["token layer", *(f"layer {j}" for j in range(1, elmo.n_layers))]
+    print(
+        f"model {elmo.name}; EWT: {len(upos_train):,} train sentences ({len(train_x):,} tokens), dev "
+        f"{len(dev_forms):,} tokens, {int(in_ambiguous.sum()):,} of them of {len(ambiguous):,} ambiguous word types\n"
+    )
+    print("| layer | UPOS, every token | UPOS, ambiguous words | XPOS, every token | sense probe AUC |")
+    print("|---|---:|---:|---:|---:|")
+    for j, name in enumerate(names):
+        print(f"| {name} | {upos[j][0]:.1f} | {upos[j][1]:.1f} | {xpos[j][0]:.1f} | {aucs[j]:.1f} |")
+    print(f"| sense readout (context prediction) | | | | {aucs[-2]:.1f} (centred {aucs[-1]:.1f}) |")
+    print(f"\n{time.perf_counter() - started:.0f} s in all")
+
+
+if __name__ == "__main__":
+    main()
