@@ -10,10 +10,10 @@ from contextlib import contextmanager
 import streamlit as st
 
 from encoder.text import TextRules
+from encoder.words import normalize
 from indexer.errors import IndexerError, QueryError
 from indexer.ranking import RELEVANCE_LINE
 from indexer.results import DocumentHit, TokenHit
-from indexer.words import normalize
 
 from .i18n import Markdown, escape, indexer_text, t
 from .labels import UseLabel

@@ -19,11 +19,11 @@ import streamlit as st
 
 from encoder import LayerMix
 from encoder.elmo import resolve_model
+from encoder.words import is_content_word, normalize
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo
 from indexer.results import DocumentHit, Neighbors, Results, Senses
-from indexer.words import is_content_word, normalize
 
 from .examples import Examples, answerable, examples_for
 from .i18n import t

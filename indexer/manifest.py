@@ -10,22 +10,27 @@ Format 4 added the stored calibration queries (``calibration``); an older index 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from encoder import Elmo
 from encoder.elmo import SHIPPED_MODELS, resolve_model
 from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
+from encoder.mix import POOLINGS
 from encoder.numbers import SEED, Number
 
 from . import layout, storage
 from .errors import IndexFormatError, IndexMismatchError
 from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import GloveVectors
-from .vectors import POOLINGS, LayerStore, check_search_params
+from .vectors import LayerStore, check_search_params
 
 FORMAT_VERSION = 4
 OLDEST_READABLE = 2  # formats 2 and 3 lack only what later ones added (token index settings, calibration)
@@ -312,6 +317,21 @@ class Manifest:
 
     def write(self, out: Path) -> None:
         storage.write_json(out / layout.MANIFEST, self.to_json())
+
+    def deleted(self, doc_ids: Sequence[str]) -> np.ndarray:
+        """Which of the stored documents (their ids, in index order) are deleted: the n-th time an id was deleted,
+        its n-th stored copy went. An id is added again only once every copy of it is deleted, so copies are
+        deleted in the order they were added, and an index without such copies reads as before."""
+        mask = np.zeros(len(doc_ids), bool)
+        if not self.deleted_doc_ids:
+            return mask
+        remaining = Counter(self.deleted_doc_ids)
+        ids = pd.Series(doc_ids)
+        for row in np.flatnonzero(ids.isin(set(remaining)).to_numpy()).tolist():
+            if remaining[ids.iat[row]] > 0:
+                remaining[ids.iat[row]] -= 1
+                mask[row] = True
+        return mask
 
     # ------------------------------------------------------------------------------ what it refers to
     def check_files(self, out: Path, verify_hashes: bool) -> None:

@@ -458,8 +458,8 @@ def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speec
     neighbours of the query's sense among its nearest uses, as Index.neighbors ranks them."""
     from app import labels
     from app.examples import EXAMPLES
+    from encoder.words import normalize
     from indexer import Index
-    from indexer.words import normalize
 
     index = Index.open(index_dir)
     rules = index.elmo.text
