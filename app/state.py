@@ -131,15 +131,16 @@ def _ask(question: Callable[[], T]) -> T:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _search(
-    _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...]
+    _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...], spelling: bool
 ) -> Results[DocumentHit]:
-    return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights)))
+    return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights), spelling=spelling))
 
 
-def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> Results[DocumentHit]:
-    """Document search, with its notices (cached per question; γ does not change cosine rankings)."""
+def search(index: Index, query: str, k: int, method: str, mix: LayerMix, spelling: bool = True) -> Results[DocumentHit]:
+    """Document search, with its notices (cached per question; γ does not change cosine rankings); ``spelling``:
+    non-words respelled."""
     with st.spinner(t("spinner.search")):
-        return _search(index, _key(), query, k, method, mix.weights)
+        return _search(index, _key(), query, k, method, mix.weights, spelling)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

@@ -549,9 +549,10 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--glove",
         default=DEFAULTS.glove,
-        help="the GloVe baseline: 'stanford' (Stanford's glove.6B 50-d vectors, the default), 'korean' (ours, trained "
-        "on Korean Wikipedia, shipped with the Korean model), a GloVe text file (all referred to by the index, not "
-        "copied), or 'train' (GloVe trained on the corpus, kept in the index)",
+        help="the GloVe baseline: 'auto' (the default: the baseline of the model's language, stanford for English, "
+        "korean for Korean), 'stanford' (Stanford's glove.6B 50-d vectors), 'korean' (ours, trained on Korean "
+        "Wikipedia, shipped with the Korean model), a GloVe text file (all referred to by the index, not copied), or "
+        "'train' (GloVe trained on the corpus, kept in the index)",
     )
     build.add_argument("--keep-stopwords", action="store_true", help="give stopwords token vectors too")
     build.add_argument(

@@ -15,6 +15,7 @@ imported only then); everything else is the same code.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -27,6 +28,7 @@ import pandas as pd
 
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
+from encoder.glove import BASELINES, STANFORD
 from encoder.words import WordFrequencies
 
 from . import folder, layout, storage
@@ -45,6 +47,7 @@ from .finalize import (
 )
 from .index import Index
 from .manifest import (
+    AUTO,
     FORMAT_VERSION,
     GLOVE_NAMES,
     MIXES,
@@ -255,7 +258,7 @@ def build_index(
     pooling: str = "sif",
     index_factory: str | None = None,
     glove: str | Path | None = None,
-    device: str = "cpu",
+    device: str = "auto",
     progress: bool = True,
     *,
     overwrite: bool = False,
@@ -292,6 +295,8 @@ def build_index(
     settings.check()
     options = ReaderOptions.from_kwargs(**reader_options)
     elmo, model_record = load_model(model, device)
+    if settings.glove == AUTO:  # the baseline of the model's language: a Korean collection gets Korean GloVe
+        settings = dataclasses.replace(settings, glove=BASELINES.get(elmo.text.language, STANFORD))
     _check_ray(ray, None, model_record)
     mixes = {
         name: _mix_record(getattr(settings, name), LayerMix.parse(getattr(settings, name), elmo.n_layers))
@@ -341,7 +346,7 @@ def add_documents(
     path: str | Path,
     corpus: Sequence[str | Path],
     model: ModelSpec | None = None,
-    device: str = "cpu",
+    device: str = "auto",
     progress: bool = True,
     *,
     ray: bool | str = False,

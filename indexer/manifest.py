@@ -21,7 +21,7 @@ import pandas as pd
 
 from encoder import Elmo
 from encoder.elmo import SHIPPED_MODELS, resolve_model
-from encoder.glove import BASELINES, STANFORD, Glove, source_name
+from encoder.glove import BASELINES, Glove, source_name
 from encoder.glove import check as check_glove
 from encoder.mix import POOLINGS
 from encoder.numbers import SEED, Number
@@ -37,7 +37,7 @@ OLDEST_READABLE = 2  # formats 2 and 3 lack only what later ones added (token in
 AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
-GLOVE_NAMES = (*BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors rather than a file
+GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
 TRAINED_GLOVE = "trained"  # the manifest's GloVe source when GloVe was trained on the corpus
 
 
@@ -65,7 +65,8 @@ class Settings:
     keep_exact_tokens: bool = True  # keep the per-layer token vectors: other mixes, and exact re-ranking of PQ
     skip_stopwords: bool = True
     min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
-    glove: str = STANFORD  # a baseline's name (BASELINES) or a GloVe file (both referred to, not copied), or "train"
+    glove: str = AUTO  # the model language's baseline (BASELINES); a baseline's name or a GloVe file (both referred
+    # to, not copied), or "train"; an index records what "auto" chose
     glove_dim: int = 50
     glove_epochs: int = 25
     glove_window: int = 10
@@ -420,7 +421,7 @@ def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
     return [str(found.options.resolve()), str(found.weights.resolve())]
 
 
-def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, ModelRecord]:
+def load_model(model: ModelSpec, device: str = "auto") -> tuple[Elmo, ModelRecord]:
     """The Elmo for ``model`` and the manifest's record of it (``model_source``)."""
     if isinstance(model, Elmo):
         return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)

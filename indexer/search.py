@@ -64,6 +64,8 @@ class DocumentSearch:
     def __init__(self, index: Index):
         self.index = index
         self._nulls: dict[tuple, Null] = {}
+        self._forms: dict[int, dict[str, list[str]]] = {}  # document row -> its words by keyword term
+        self._words: dict[int, frozenset[str]] = {}  # sentence id -> its words
 
     def search(
         self, queries: Sequence[Query], k: int, method: str, weights: tuple[float, ...], spelling: bool
@@ -110,14 +112,13 @@ class DocumentSearch:
         for i, row in enumerate(found.ids.tolist()):
             matched = self.matched_words(row, query.stems)
             scores = {part: float(found.parts[part][i]) for part in shares}
-            doc = index.docs.iloc[row]
             hits.append(
                 DocumentHit(
                     rank=i + 1,
                     score=float(found.scores[i]),
                     relevance=float(relevance[i]),
-                    doc_id=doc["doc_id"],
-                    title=doc["title"],
+                    doc_id=index.docs["doc_id"].iat[row],
+                    title=index.docs["title"].iat[row],
                     passages=self.passages(row, vector, method, weights, matched),
                     matched_words=matched,
                     parts={
@@ -270,9 +271,11 @@ class DocumentSearch:
 
     def matched_words(self, row: int, stems: Sequence[str]) -> list[str]:
         """The document's words whose keyword term is one of the query's (``stems``), in the query's order."""
-        forms: dict[str, list[str]] = {}
-        for word in dict.fromkeys(self.index.document_terms[row]):
-            forms.setdefault(self.index.keyword_terms.term(word), []).append(word)
+        forms = self._forms.get(row)
+        if forms is None:  # the document's words by keyword term, made once per document asked about
+            forms = self._forms[row] = {}
+            for word in dict.fromkeys(self.index.document_terms[row]):
+                forms.setdefault(self.index.keyword_terms.term(word), []).append(word)
         return [word for stem in stems for word in forms.get(stem, [])]
 
     def passages(
@@ -289,6 +292,17 @@ class DocumentSearch:
         else:
             cosines = index.sentence_vectors.scores(ids, query_vector, weights)
         wanted = set(matched) if method in ("hybrid", "keywords") else set()
-        hits = [len(wanted & set(terms(t))) for t in tokens]
+        hits = (
+            [len(wanted & self._sentence_words(i, t)) for i, t in zip(ids.tolist(), tokens)]
+            if wanted
+            else [0] * len(ids)
+        )
         order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]
-        return [Passage(int(ids[i]), index.sentences["text"].iloc[ids[i]], float(cosines[i])) for i in order]
+        return [Passage(int(ids[i]), index.sentences["text"].iat[ids[i]], float(cosines[i])) for i in order]
+
+    def _sentence_words(self, sentence_id: int, tokens: Sequence[str]) -> frozenset[str]:
+        """A sentence's words (``bm25.terms``), made once per sentence asked about."""
+        words = self._words.get(sentence_id)
+        if words is None:
+            words = self._words[sentence_id] = frozenset(terms(tokens))
+        return words

@@ -2251,7 +2251,7 @@ APP = [
         "search emoji and control characters",
         None,
         {},
-        lambda at: show_weaker(at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run()),
+        lambda at: at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run(),
         lambda at: sum(m.value.startswith("**1. ") for m in at.markdown) == 2,  # a first hit in each tab
     ),
     (
@@ -2301,13 +2301,6 @@ APP = [
         lambda at: at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "keywords",
     ),
 ]
-
-
-def show_weaker(at: Any) -> Any:  # an AppTest
-    """Turn on the Search page's switches for the documents under the relevance line."""
-    for switch in at.toggle:
-        switch.set_value(True)
-    return at.run()
 
 
 @pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in APP])
