@@ -446,7 +446,7 @@ class Elmo:
         >>> elmo = Elmo.load("default")
         >>> vectors = elmo.encode(["The river bank flooded.", "The bank raised its rates."], normalize=True)
         >>> vectors.shape, round(float(vectors[0] @ vectors[0]), 3)
-        ((2, 1024), 1.0)
+        ((2, 256), 1.0)
         """
         if isinstance(texts, str):
             texts = [texts]

@@ -110,6 +110,7 @@ def add_command(args: argparse.Namespace) -> dict:
         model=_model(args),
         device=args.device,
         progress=not args.quiet,
+        replace=args.replace,
         **_ray_options(args),
         **_reader_options(args),
     ).stats()
@@ -434,7 +435,7 @@ def _add_reader_options(parser: argparse.ArgumentParser) -> None:
         required=True,
         type=Path,
         metavar="PATH",
-        help="files (.txt, .jsonl, .csv, .parquet; text ones also .gz/.xz/.bz2) or folders (searched "
+        help="files (.txt, .jsonl, .csv, .parquet, .md, .rst; text ones also .gz/.xz/.bz2) or folders (searched "
         "recursively, in sorted order)",
     )
     parser.add_argument("--text-column", default="text", help="column/field holding the text (default: text)")
@@ -604,9 +605,15 @@ def make_parser() -> argparse.ArgumentParser:
         "add",
         help="add documents to an index",
         description="Append documents to an index (resumable like build). The FAISS indexes keep "
-        "their type and training; GloVe is not retrained.",
+        "their type and training; GloVe is not retrained. The id of a deleted document can be used again.",
     )
     add.add_argument("--index", required=True, type=Path, help="the index directory")
+    add.add_argument(
+        "--replace",
+        action="store_true",
+        help="a document whose id the index holds replaces it, in the same commit (an upsert); by default such a "
+        "document is refused",
+    )
     _add_reader_options(add)
     _add_model_options(add, None)
     _add_ray_options(add)
