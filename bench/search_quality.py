@@ -172,6 +172,26 @@ def tune(index: Index, queries: list[dict]) -> None:
         print(f"| {layers} | " + " | ".join(cells) + " |")
 
 
+def line_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
+    """Where the relevance line falls for the default method: per kind of query, the relevant documents among the
+    top 10 and how many of them it puts under the line (shown all the same, as weaker matches), and recall@10 of
+    what was shown before (the documents above the line) and now (all k)."""
+    print("\nthe relevance line, default method, top 10: relevant documents it puts under the line")
+    print("| queries | kind | queries | relevant in top 10 | under the line | recall@10 above the line | recall@10 |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for copy, qs in (("clean", queries), ("typos", typoed)):
+        found = index.search([q["query"] for q in qs], k=10)
+        for kind in sorted({q["kind"] for q in qs}) + ["all"]:
+            rows = [(q, hits) for q, hits in zip(qs, found) if kind in ("all", q["kind"])]
+            relevant = [[h for h in hits if h.doc_id in q["relevant"]] for q, hits in rows]
+            under = sum(not h.above_line for hits in relevant for h in hits)
+            above = np.mean([sum(h.above_line for h in r) / len(q["relevant"]) for r, (q, _) in zip(relevant, rows)])
+            recall = np.mean([len(r) / len(q["relevant"]) for r, (q, _) in zip(relevant, rows)])
+            print(
+                f"| {copy} | {kind} | {len(rows)} | {sum(map(len, relevant))} | {under} | {above:.3f} | {recall:.3f} |"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -213,6 +233,7 @@ def main() -> None:
     rows["keywords, words as typed (no respelling)"] = measure(method_rankings("keywords", spelling=False))
     rows["keywords without stemming or respelling (BM25 before)"] = measure(unstemmed_keyword_rankings)
     table(rows, rows["TF-IDF over documents (reference)"][0])
+    line_table(index, queries, typoed)
     if args.tune:
         tune(index, queries)
 
