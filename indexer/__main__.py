@@ -47,6 +47,10 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _open(args: argparse.Namespace) -> Index:
+    if args.threads:
+        import torch  # the indexer's modules import it anyway; here only to set its threads
+
+        torch.set_num_threads(args.threads)
     return Index.open(args.index, model=_model(args), device=args.device, verify=not args.no_verify)
 
 
@@ -143,8 +147,10 @@ def answers(index: Index, queries: list[str], options: argparse.Namespace) -> li
         if options.sentences:
             layers = options.layers if method == "elmo" else None
             found[name] = [index.search_sentences(query, options.k, method, layers) for query in queries]
-        else:
-            found[name] = index.search(queries, options.k, method, options.layers, spelling=not options.as_typed)
+        else:  # one query alone: its errors are its own, not "query 0 of the list"
+            asked = queries if len(queries) > 1 else queries[0]
+            searched = index.search(asked, options.k, method, options.layers, spelling=not options.as_typed)
+            found[name] = searched if len(queries) > 1 else [searched]
     weights = (  # valid: the searches checked them
         LayerMix.parse(options.layers, index.elmo.n_layers).weights if options.layers else index.search_mix.weights
     )
@@ -475,6 +481,12 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
         help="skip checking file hashes on open (sizes are still checked); faster for huge indexes",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (schema in indexer/README.md)")
+    parser.add_argument(
+        "--threads",
+        type=THREADS,
+        help="torch CPU threads (default: torch's choice, one per core; 1 is several times faster on a machine busy "
+        "with other work: measured in bench/search_speed.py)",
+    )
 
 
 def _add_layers_option(parser: argparse.ArgumentParser) -> None:

@@ -2,14 +2,17 @@
 
     idx = Index.open("demo-index")
     idx.search("volcanic eruptions", k=5)                        # documents that answer it (hybrid ranking)
-    idx.search("vulcanic eruptons", k=5)                         # the same: words it lacks are respelled
+    idx.search("vulcanic eruptons", k=5)                         # the same: words that are no words are respelled
+    idx.search(["volcanic eruptions", "baking bread"], k=5)      # many queries, embedded and searched in batches
+    Index.from_texts(["Volcanoes erupt.", "Bake bread."])         # an index of strings, in a temporary folder
     idx.search_sentences("volcanic eruptions", k=5)              # sentences nearest in meaning
     idx.neighbors("I sat on the bank of the river", "bank")      # other uses of words in context
     idx.senses("bank")                                           # the word's uses, clustered
 
 Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
 the words it searched for instead, "no good match"). Document search itself is ``search.DocumentSearch``; this
-class opens the index, holds its parts and is the door of the four questions.
+class opens the index, holds its parts and is the door of the four questions and of an index of strings
+(``from_texts``, ``add``, ``upsert``, ``save``: ``texts.py``); being every door is why it passes 450 lines.
 """
 
 from __future__ import annotations
@@ -381,10 +384,15 @@ class Index:
             return self.document_search.search([self.query(query)], k, method, weights, spelling)[0]
         if not query:
             raise QueryError("the list of queries is empty; give at least one query")
+        prepared = []
+        for i, text in enumerate(query):
+            try:
+                prepared.append(self.query(text))
+            except QueryError as error:
+                raise QueryError(f"query {i} of the list: {error}") from None
         found: list[Results[DocumentHit]] = []
-        for start in range(0, len(query), QUERY_BATCH):
-            batch = [self.query(text) for text in query[start : start + QUERY_BATCH]]
-            found += self.document_search.search(batch, k, method, weights, spelling)
+        for start in range(0, len(prepared), QUERY_BATCH):
+            found += self.document_search.search(prepared[start : start + QUERY_BATCH], k, method, weights, spelling)
         return found
 
     def search_sentences(

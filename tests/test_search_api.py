@@ -58,7 +58,7 @@ def test_a_list_of_queries_is_answered_as_each_one_alone(small):
             assert a.notices == b.notices and a.searched_for == b.searched_for
     with pytest.raises(QueryError, match="empty"):
         small.search([])
-    with pytest.raises(QueryError, match="empty"):
+    with pytest.raises(QueryError, match="query 1 of the list: the query is empty"):
         small.search(["lava", " "])
 
 
