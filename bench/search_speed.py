@@ -155,32 +155,16 @@ def whole_process(path: Path, processes: int) -> None:
     if not FolderInfo.of(path).has_index:
         print(f"whole processes: no index at {path}; build the demo index first (see part 2)")
         return
-    root = Path(__file__).resolve().parents[1]
     command = [sys.executable, "-m", "indexer", "search", "--index", str(path), "--k", "10"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     print("| method | one query, whole process | many queries in one process: first answer | each further answer |")
     print("|---|---:|---:|---:|")
     for name, options in (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"])):
         single = []
         for query in QUERIES[:processes]:
             start = time.perf_counter()
-            subprocess.run([*command, *options, query], env=env, cwd=root, capture_output=True, check=True)
+            subprocess.run([*command, *options, query], env=environment(), cwd=ROOT, capture_output=True, check=True)
             single.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        batch = subprocess.Popen(
-            [*command, *options, "--queries", "-"],
-            env=env,
-            cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        batch.stdin.write("".join(f"{query}\n" for query in QUERIES))
-        batch.stdin.close()
-        answered = [time.perf_counter() - start for _ in batch.stdout]
-        if batch.wait() != 0 or len(answered) != len(QUERIES):
-            raise RuntimeError(f"{' '.join(command)} --queries - failed")
+        answered = answer_times([*command, *options], QUERIES)
         print(
             f"| {name} | {np.median(single):.1f} s | {answered[0]:.1f} s | "
             f"{1000 * np.median(np.diff(answered)):.0f} ms |"
@@ -193,23 +177,37 @@ def whole_process(path: Path, processes: int) -> None:
     print(f"\n| method | --queries FILE of {len(dev)} lines: queries/s after the first answer | whole process s |")
     print("|---|---:|---:|")
     for name, options in (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"])):
-        start = time.perf_counter()
-        batch = subprocess.Popen(
-            [*command, *options, "--queries", "-"],
-            env=env,
-            cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        batch.stdin.write("".join(f"{query}\n" for query in dev))
-        batch.stdin.close()
-        answered = [time.perf_counter() - start for _ in batch.stdout]
-        if batch.wait() != 0 or len(answered) != len(dev):
-            raise RuntimeError(f"{' '.join(command)} --queries - failed")
+        answered = answer_times([*command, *options], dev)
         rate = (len(dev) - 1) / max(answered[-1] - answered[0], 1e-9)
         print(f"| {name} | {rate:.0f} | {answered[-1]:.1f} |")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def environment() -> dict[str, str]:
+    """This process's environment (``--threads`` included) with the checkout on the Python path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def answer_times(command: list[str], queries: list[str]) -> list[float]:
+    """Seconds from the start of ``command --queries -`` to each answer it prints, given ``queries``."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [*command, "--queries", "-"],
+        env=environment(),
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    process.stdin.write("".join(f"{query}\n" for query in queries))
+    process.stdin.close()
+    answered = [time.perf_counter() - start for _ in process.stdout]
+    if process.wait() != 0 or len(answered) != len(queries):
+        raise RuntimeError(f"{' '.join(command)} --queries - failed")
+    return answered
 
 
 def dev_queries() -> list[str]:
