@@ -160,16 +160,16 @@ def answers(index: Index, queries: list[str], options: argparse.Namespace) -> li
             "query": query[:MAX_QUERY_CHARS],
             "k": options.k,
             "method": options.method,
-            "method_name": method_name(options.method, weights),
             "layers": options.layers or index.manifest.search_layers.spec,
             "sentences": options.sentences,
-            "searched_for": None,
         }
+        if not options.sentences:  # documents: the method in words, and the query as searched (respelled)
+            respelled = (found[name][i].searched_for for name, _ in lists if found[name][i].searched_for)
+            answer |= {"method_name": method_name(options.method, weights), "searched_for": next(respelled, None)}
         notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
         for name, _ in lists:
             answer[name] = [asdict(h) for h in found[name][i]]
             notices.update(dict.fromkeys(found[name][i].notices))
-            answer["searched_for"] = answer["searched_for"] or found[name][i].searched_for
         result.append({**answer, "notices": list(notices)})
     return result
 

@@ -40,9 +40,7 @@ if TYPE_CHECKING:
     from .index import Index, Query
 
 PASSAGES = 2  # passages shown under each document found
-DICTIONARY_GLOVE_WORDS = (
-    50_000  # GloVe's most frequent words count as words; Stanford's rarer ones hold typos ("furst")
-)
+DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanford's rarer ones hold typos ("furst")
 
 
 @dataclass
