@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from encoder.text import TextRules
-from indexer.words import is_content_word
+from encoder.words import is_content_word
 
 Pairs = tuple[tuple[str, str], tuple[str, str]]  # two (sentence, word) pairs
 

@@ -66,9 +66,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "render.part.elmo": "ELMo cosine ({layers})",
         "render.part.keywords": "BM25 keywords",
         "render.part.glove": "GloVe cosine",
-        "render.show_weaker": "Show {n} more under the relevance line",
-        "render.weaker_help": "Documents under 50 % relevance score no better than the best document of a typical "
-        "random-word query.",
+        "render.weaker_below": "Weaker matches below: under 50 % relevance, no better than the best document of a "
+        "typical random-word query.",
+        "render.as_typed": "[Search for {query} as typed instead]({link})",
         "render.no_uses": "No other uses found.",
         "render.no_good_match": "No good match: even the best document scores no better than random words typically "
         "do. Try other words, or show what was found below.",
@@ -111,6 +111,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "each measured against chance; ELMo compares the layers of the mix below (by default the token layer, the "
         "char-CNN's context-free word vectors, the best measured on the demo's judged queries).",
         "search.results": "Results",
+        "search.as_typed": "Search the words as typed (no respelling)",
         "search.type_query": "Type a query, or pick an example, to search the collection.",
         "search.relevance_help": "Relevance, the number the list is sorted by, on one scale for every method: the "
         "share of random-word queries (as many words as yours) whose best document scores lower than this one. About "
@@ -282,9 +283,9 @@ This model has {n_layers} layers:
         "render.part.elmo": "ELMo 코사인 ({layers})",
         "render.part.keywords": "BM25 키워드",
         "render.part.glove": "GloVe 코사인",
-        "render.show_weaker": "관련도 기준선 아래 결과 {n}개 더 보기",
-        "render.weaker_help": "관련도 50 % 미만인 문서는 보통의 무작위 단어 질의가 찾는 가장 좋은 문서보다 낫지 "
-        "않습니다.",
+        "render.weaker_below": "아래는 약한 결과입니다. 관련도 50 % 미만으로, 보통의 무작위 단어 질의가 찾는 가장 "
+        "좋은 문서보다 낫지 않습니다.",
+        "render.as_typed": "[입력한 그대로 {query}(으)로 검색하기]({link})",
         "render.no_uses": "다른 쓰임을 찾지 못했습니다.",
         "render.no_good_match": "잘 맞는 문서가 없습니다. 가장 좋은 문서도 무작위 단어들이 보통 얻는 점수보다 "
         "낫지 않습니다. 다른 단어로 찾아 보거나, 아래에서 찾은 문서를 펼쳐 보세요.",
@@ -358,6 +359,7 @@ This model has {n_layers} layers:
         "더합니다. ELMo는 아래 층 섞기의 층을 비교합니다(기본값은 토큰 층, 곧 문자 CNN이 문맥 없이 만든 단어 "
         "벡터로, 영어 데모의 판정된 질의에서 가장 좋았습니다).",
         "search.results": "결과 수",
+        "search.as_typed": "입력한 그대로 검색 (철자 고치지 않기)",
         "search.type_query": "검색어를 입력하거나 예시를 골라 문서 모음을 검색하세요.",
         "search.relevance_help": "관련도는 목록을 정렬한 값이며 모든 방법에 같은 척도입니다. 질의와 단어 수가 같은 "
         "무작위 단어 질의 가운데, 가장 좋은 문서의 점수가 이 문서보다 낮은 질의의 비율입니다. 우연히 얻는 값은 약 "

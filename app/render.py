@@ -10,10 +10,9 @@ from contextlib import contextmanager
 import streamlit as st
 
 from encoder.text import TextRules
+from encoder.words import normalize
 from indexer.errors import IndexerError, QueryError
-from indexer.ranking import RELEVANCE_LINE
 from indexer.results import DocumentHit, TokenHit
-from indexer.words import normalize
 
 from .i18n import Markdown, escape, indexer_text, t
 from .labels import UseLabel
@@ -68,16 +67,13 @@ def highlight_word(text: str, word: str, rules: TextRules) -> str:
     return highlight_words(text, [word], rules)
 
 
-def document_hits(hits: Sequence[DocumentHit], rules: TextRules, layers: str, key: str) -> None:
-    """Found documents above the relevance line, best first; those under it (no better than chance) behind a
-    switch (``key``). ``layers`` names the ELMo layers the search compared, for the "why"."""
-    shown = next((i for i, hit in enumerate(hits) if hit.relevance < RELEVANCE_LINE), len(hits))  # falls with rank
-    for hit in hits[:shown]:
+def document_hits(hits: Sequence[DocumentHit], rules: TextRules, layers: str) -> None:
+    """Found documents, best first, all of them; a line where the weaker matches (under the relevance line, no better
+    than chance) begin. ``layers`` names the ELMo layers the search compared, for the "why"."""
+    for i, hit in enumerate(hits):
+        if not hit.above_line and (i == 0 or hits[i - 1].above_line):  # relevance falls with rank: once
+            st.caption(f":material/arrow_downward: {t('render.weaker_below')}")
         _document_hit(hit, rules, layers)
-    weaker = hits[shown:]
-    if weaker and st.toggle(t("render.show_weaker", n=len(weaker)), key=key, help=t("render.weaker_help")):
-        for hit in weaker:
-            _document_hit(hit, rules, layers)
 
 
 def _document_hit(hit: DocumentHit, rules: TextRules, layers: str) -> None:
@@ -126,15 +122,17 @@ NOTICES = {"no_good_match": "render.no_good_match", "no_match": "render.no_match
 """Keys of the indexer's notices the page words itself, in every language, as warnings (the others: captions)."""
 
 
-def notices(messages: Sequence[str]) -> None:
+def notices(messages: Sequence[str], as_typed: tuple[str, str] | None = None) -> None:
     """What the indexer changed or found out answering a question (the words it searched for instead, a truncated
-    query; no good match)."""
+    query; no good match). ``as_typed``: the query and the link that searches it as typed, said with the respelled
+    one."""
     for message in messages:
         key = getattr(message, "key", None)
         if key in NOTICES:
             st.warning(t(NOTICES[key]), icon=":material/search_off:")
-        elif key == "searched_for":  # the query was changed: said where the results are
-            st.info(escape(indexer_text(message)), icon=":material/spellcheck:")
+        elif key == "searched_for":  # the query was changed: said where the results are, with the way back
+            typed = f" — {t('render.as_typed', query=as_typed[0], link=Markdown(as_typed[1]))}" if as_typed else ""
+            st.info(escape(indexer_text(message)) + typed, icon=":material/spellcheck:")
         else:
             st.caption(f":material/info: {indexer_text(message)}")
 

@@ -20,11 +20,11 @@ import streamlit as st
 from encoder import LayerMix
 from encoder.commands import program
 from encoder.model_files import resolve_model
+from encoder.words import is_content_word, normalize
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo
 from indexer.results import DocumentHit, Neighbors, Results, Senses
-from indexer.words import is_content_word, normalize
 
 from .examples import Examples, answerable, examples_for
 from .i18n import t
@@ -137,15 +137,16 @@ def _ask(question: Callable[[], T]) -> T:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _search(
-    _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...]
+    _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...], spelling: bool
 ) -> Results[DocumentHit]:
-    return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights)))
+    return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights), spelling=spelling))
 
 
-def search(index: Index, query: str, k: int, method: str, mix: LayerMix) -> Results[DocumentHit]:
-    """Document search, with its notices (cached per question; γ does not change cosine rankings)."""
+def search(index: Index, query: str, k: int, method: str, mix: LayerMix, spelling: bool = True) -> Results[DocumentHit]:
+    """Document search, with its notices (cached per question; γ does not change cosine rankings); ``spelling``:
+    non-words respelled."""
     with st.spinner(t("spinner.search")):
-        return _search(index, _key(index), query, k, method, mix.weights)
+        return _search(index, _key(index), query, k, method, mix.weights, spelling)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 from encoder import LayerMix
 from encoder.mix import PRESETS
 from encoder.text import TextRules
-from indexer.words import is_content_word, normalize
+from encoder.words import is_content_word, normalize
 
 from .i18n import Markdown, t
 from .render import escape

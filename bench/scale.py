@@ -45,6 +45,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import indexer.build as build_module  # noqa: E402
+from encoder.words import normalize  # noqa: E402
 from indexer import Index, Settings, build_index  # noqa: E402
 from indexer.vectors import (  # noqa: E402
     RERANK,
@@ -57,7 +58,6 @@ from indexer.vectors import (  # noqa: E402
     token_factory,
     tune_search_params,
 )
-from indexer.words import normalize  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKENS = (1_000_000, 100_000_000, 1_000_000_000)

@@ -172,6 +172,58 @@ def tune(index: Index, queries: list[dict]) -> None:
         print(f"| {layers} | " + " | ".join(cells) + " |")
 
 
+def line_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
+    """Where the relevance line falls for the default method: per kind of query, the relevant documents among the
+    top 10 and how many of them it puts under the line (shown all the same, as weaker matches), and recall@10 of
+    what was shown before (the documents above the line) and now (all k)."""
+    print("\nthe relevance line, default method, top 10: relevant documents it puts under the line")
+    print("| queries | kind | queries | relevant in top 10 | under the line | recall@10 above the line | recall@10 |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for copy, qs in (("clean", queries), ("typos", typoed)):
+        found = index.search([q["query"] for q in qs], k=10)
+        for kind in sorted({q["kind"] for q in qs}) + ["all"]:
+            rows = [(q, hits) for q, hits in zip(qs, found) if kind in ("all", q["kind"])]
+            relevant = [[h for h in hits if h.doc_id in q["relevant"]] for q, hits in rows]
+            under = sum(not h.above_line for hits in relevant for h in hits)
+            above = np.mean([sum(h.above_line for h in r) / len(q["relevant"]) for r, (q, _) in zip(relevant, rows)])
+            recall = np.mean([len(r) / len(q["relevant"]) for r, (q, _) in zip(relevant, rows)])
+            print(
+                f"| {copy} | {kind} | {len(rows)} | {sum(map(len, relevant))} | {under} | {above:.3f} | {recall:.3f} |"
+            )
+
+
+COMMON_WORDS, COMMON_RANK = 200, 20_000  # real words: drawn from GloVe's 20,000 most frequent
+
+
+def respelling_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
+    """Respelling of real words and of typos: ``COMMON_WORDS`` common English words the index lacks (drawn, seeded,
+    from GloVe's most frequent alphabetic words of 4+ letters, stopwords left out) searched one each; how many are
+    respelled now, and how many the rule before (every word the index lacks) respelled; and the typo'd dev queries."""
+    rng = random.Random(TYPO_SEED)
+    stopwords = index.elmo.text.stopwords
+    known = set(index.bm25.vocab)
+    words = [
+        w
+        for w in index.glove.words[:COMMON_RANK]
+        if w.isalpha()
+        and w.isascii()
+        and len(w) >= 4
+        and w not in stopwords
+        and index.keyword_terms.term(w) not in known
+    ]
+    sample = rng.sample(words, COMMON_WORDS)
+    now = [w for w, found in zip(sample, index.search(sample, k=1)) if found.searched_for is not None]
+    before = [w for w in sample if index.speller.correct(w) is not None]
+    print(
+        f"\nrespelling: {COMMON_WORDS} common English words absent from the index (of GloVe's {COMMON_RANK:,} most frequent)"
+    )
+    print(f"respelled now: {len(now)} {now[:10]}; by the rule before (any word the index lacks): {len(before)}")
+    print("examples before: " + ", ".join(f"{w} -> {index.speller.correct(w)}" for w in before[:8]))
+    changed = [(q, t) for q, t in zip(queries, typoed) if q["query"] != t["query"]]
+    respelled = sum(found.searched_for is not None for found in index.search([t["query"] for _, t in changed], k=1))
+    print(f"typo'd dev queries respelled: {respelled} of {len(changed)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -213,6 +265,8 @@ def main() -> None:
     rows["keywords, words as typed (no respelling)"] = measure(method_rankings("keywords", spelling=False))
     rows["keywords without stemming or respelling (BM25 before)"] = measure(unstemmed_keyword_rankings)
     table(rows, rows["TF-IDF over documents (reference)"][0])
+    line_table(index, queries, typoed)
+    respelling_table(index, queries, typoed)
     if args.tune:
         tune(index, queries)
 

@@ -8,15 +8,21 @@ reports build time, queries/s and recall@10 against the exact results.
 Random unit vectors have no cluster structure, so they are the hard case for IVF and HNSW
 (``--data clustered`` draws them around 1,000 centres instead, closer to real sentence vectors).
 Queries/s are measured with all queries in one batch and one query at a time (as the app sends them).
-Part 2 opens a built index and times ``Index.search`` (tokenize + ELMo encode + search + passages), p50/p95.
+Part 2 opens a built index and times ``Index.search`` (tokenize + ELMo encode + search + passages), p50/p95, and
+queries/s of the 60 dev queries of ``bench/queries_en.jsonl`` one at a time and as one list (``Index.search`` of a
+list: one batched forward and one FAISS search per 64 queries).
 Part 3 times ``python -m indexer search`` as a user runs it, whole processes (start, imports, model and index
-loading, the answer): one query per process, and many queries in one process (``--queries -``), where the time to
-each answer is read as it is printed. The default method and ``--method keywords`` side by side.
+loading, the answer): one query per process, and many queries in one process (``--queries``, the dev queries three
+times over), where the time to each answer is read as it is printed. Every part runs the default method and
+``--method keywords`` side by side, in one run, so that their ratio is measured under the same load.
+``--threads N`` sets torch's and FAISS's threads here and in the processes of part 3 (1 is fastest on a machine
+busy with other work).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -149,32 +155,16 @@ def whole_process(path: Path, processes: int) -> None:
     if not FolderInfo.of(path).has_index:
         print(f"whole processes: no index at {path}; build the demo index first (see part 2)")
         return
-    root = Path(__file__).resolve().parents[1]
     command = [sys.executable, "-m", "indexer", "search", "--index", str(path), "--k", "10"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     print("| method | one query, whole process | many queries in one process: first answer | each further answer |")
     print("|---|---:|---:|---:|")
     for name, options in (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"])):
         single = []
         for query in QUERIES[:processes]:
             start = time.perf_counter()
-            subprocess.run([*command, *options, query], env=env, cwd=root, capture_output=True, check=True)
+            subprocess.run([*command, *options, query], env=environment(), cwd=ROOT, capture_output=True, check=True)
             single.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        batch = subprocess.Popen(
-            [*command, *options, "--queries", "-"],
-            env=env,
-            cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        batch.stdin.write("".join(f"{query}\n" for query in QUERIES))
-        batch.stdin.close()
-        answered = [time.perf_counter() - start for _ in batch.stdout]
-        if batch.wait() != 0 or len(answered) != len(QUERIES):
-            raise RuntimeError(f"{' '.join(command)} --queries - failed")
+        answered = answer_times([*command, *options], QUERIES)
         print(
             f"| {name} | {np.median(single):.1f} s | {answered[0]:.1f} s | "
             f"{1000 * np.median(np.diff(answered)):.0f} ms |"
@@ -183,6 +173,70 @@ def whole_process(path: Path, processes: int) -> None:
         f"\nwhole processes on {path}: one query per process ({processes} processes per row, median), "
         f"{len(QUERIES)} queries through --queries - in one process"
     )
+    dev = dev_queries() * 3
+    print(f"\n| method | --queries FILE of {len(dev)} lines: queries/s after the first answer | whole process s |")
+    print("|---|---:|---:|")
+    for name, options in (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"])):
+        answered = answer_times([*command, *options], dev)
+        rate = (len(dev) - 1) / max(answered[-1] - answered[0], 1e-9)
+        print(f"| {name} | {rate:.0f} | {answered[-1]:.1f} |")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def environment() -> dict[str, str]:
+    """This process's environment (``--threads`` included) with the checkout on the Python path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def answer_times(command: list[str], queries: list[str]) -> list[float]:
+    """Seconds from the start of ``command --queries -`` to each answer it prints, given ``queries``."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [*command, "--queries", "-"],
+        env=environment(),
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    process.stdin.write("".join(f"{query}\n" for query in queries))
+    process.stdin.close()
+    answered = [time.perf_counter() - start for _ in process.stdout]
+    if process.wait() != 0 or len(answered) != len(queries):
+        raise RuntimeError(f"{' '.join(command)} --queries - failed")
+    return answered
+
+
+def dev_queries() -> list[str]:
+    """The 60 dev queries of bench/queries_en.jsonl (the test split is never measured here)."""
+    lines = (Path(__file__).resolve().parent / "queries_en.jsonl").read_text(encoding="utf-8").splitlines()
+    return [query["query"] for query in map(json.loads, filter(None, lines)) if query["split"] == "dev"]
+
+
+def batch_throughput(path: Path, repeats: int) -> None:
+    """Queries/s of ``Index.search`` on the dev queries: one at a time, and the whole list in one call (best of
+    ``repeats``), for the default method and keywords."""
+    from indexer import Index
+
+    index = Index.open(path, verify=False)
+    queries = dev_queries()
+    print(f"| method | one at a time, q/s | a list of {len(queries)} (Index.search of a list), q/s |")
+    print("|---|---:|---:|")
+    for name, method in (("default (hybrid)", "hybrid"), ("--method keywords", "keywords")):
+        index.search(queries, k=10, method=method)  # warm-up: lazy parts, chance scores, allocations
+        batch, single = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            index.search(queries, k=10, method=method)
+            batch.append(len(queries) / (time.perf_counter() - start))
+            start = time.perf_counter()
+            for query in queries[:20]:
+                index.search(query, k=10, method=method)
+            single.append(20 / (time.perf_counter() - start))
+        print(f"| {name} | {max(single):.0f} | {max(batch):.0f} |")
 
 
 def main() -> None:
@@ -191,7 +245,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=256, help="vector size (default: 256, the default model's width)")
     parser.add_argument("--queries", type=int, default=1_000, help="number of queries (default: 1000)")
     parser.add_argument("--k", type=int, default=10, help="neighbours per query for recall@k (default: 10)")
-    parser.add_argument("--threads", type=int, help="FAISS threads (default: all cores)")
+    parser.add_argument(
+        "--threads", type=int, help="torch and FAISS threads, here and in part 3's processes (default: all cores)"
+    )
     parser.add_argument(
         "--demo-index",
         type=Path,
@@ -207,7 +263,11 @@ def main() -> None:
     parser.add_argument("--only-processes", action="store_true", help="only part 3, the whole processes")
     args = parser.parse_args()
     if args.threads:
+        import torch
+
         faiss.omp_set_num_threads(args.threads)
+        torch.set_num_threads(args.threads)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the processes of part 3
 
     if args.only_processes:
         print("## Whole processes: `python -m indexer search` from the command line\n")
@@ -236,6 +296,8 @@ def main() -> None:
         print(f"build-time tuning (tune_search_params) would pick {tuned[0]} for IVF and {tuned[1]} for HNSW32\n")
     print("\n## End-to-end query latency (ms): tokenize + encode + search, k=10\n")
     print("\n" + end_to_end(args.demo_index, args.repeats))
+    print("\n## Queries/s of the Python API, dev queries, k=10\n")
+    batch_throughput(args.demo_index, args.repeats)
     print("\n## Whole processes: `python -m indexer search` from the command line\n")
     whole_process(args.demo_index, args.processes)
 

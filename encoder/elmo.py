@@ -12,8 +12,9 @@ reference implementations do; batches are then taken in input order, never sorte
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +23,13 @@ from tqdm.auto import tqdm
 
 from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .device import resolve_device
-from .mix import LayerMix
+from .mix import POOLINGS, LayerMix, pool
 from .model import BiLM, State
 from .model_files import resolve_model
 from .numbers import Number
 from .text import TextRules, text_rules
 from .weights import load_hdf5, load_model, read_config, save_model
+from .words import WordFrequencies
 
 BATCH_SIZE = Number(int, 1, 2**16)
 """Sentences embedded together (``Elmo.embed``, ``embed --batch-size``)."""
@@ -45,7 +47,7 @@ class Elmo:
         model: BiLM,
         name: str = "model",
         model_hash: str = "",
-        device: str = "cpu",
+        device: str = "auto",
         stateful: bool = False,
         info: dict | None = None,
         precision: str = "fp32",
@@ -86,7 +88,7 @@ class Elmo:
         spec: str | Path = "default",
         weights: str | Path | None = None,
         *,
-        device: str = "cpu",
+        device: str = "auto",
         stateful: bool = False,
         cache_vocab_size: int = 0,
         precision: str = "fp32",
@@ -130,6 +132,16 @@ class Elmo:
 
     def save(self, directory: str | Path) -> None:
         save_model(self.model, directory, extra_config={"name": self.name, "language": self.text.name})
+
+    @functools.cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """The words of the model's training vocabulary, lower-cased (read once); empty for a model that ships
+        none (published weights)."""
+        vocabulary_file = self.folder / "vocab.txt" if self.folder is not None else None
+        if vocabulary_file is None or not vocabulary_file.is_file():
+            return frozenset()
+        with open(vocabulary_file, encoding="utf-8") as f:
+            return frozenset(line.rstrip("\n").lower() for line in f)
 
     @property
     def n_layers(self) -> int:
@@ -294,6 +306,46 @@ class Elmo:
             bar.update(sum(len(token_lists[i]) for i in batch))
         bar.close()
         return results  # type: ignore[return-value]
+
+    def encode(
+        self,
+        texts: str | Sequence[str | Sequence[str]],
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+        normalize: bool = False,
+        *,
+        mix: str | LayerMix | Sequence[float] = "average",
+        pooling: str = "sif",
+        word_weights: Callable[[list[str]], np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """One vector per text, pooled as an index pools its passages: (texts, dim) float32.
+
+        Each text (a string, tokenized by the model's language rules, or a list of tokens) is embedded, its tokens
+        pooled per layer (``pooling``: ``sif``, the index's default, weighs each token by ``word_weights(tokens)``
+        - an index passes its word counts' smooth-inverse-frequency weights; without them a word weighs 1 and
+        punctuation 0 -, ``mean`` or ``max``), then the layers mixed (``mix``); ``normalize``: unit length.
+
+        >>> elmo = Elmo.load("default")
+        >>> vectors = elmo.encode(["The river bank flooded.", "The bank raised its rates."], normalize=True)
+        >>> vectors.shape, round(float(vectors[0] @ vectors[0]), 3)
+        ((2, 256), 1.0)
+        """
+        if isinstance(texts, str):
+            texts = [texts]
+        token_lists = [self.text.tokenize(t) if isinstance(t, str) else list(t) for t in texts]
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
+        empty = next((i for i, tokens in enumerate(token_lists) if not tokens), None)
+        if empty is not None:
+            raise ValueError(f"text {empty} has no tokens; give every text at least one word")
+        weights = np.asarray(LayerMix.parse(mix, self.n_layers).weights, np.float32)
+        weigh = word_weights or WordFrequencies({}).weights  # no counts: a word weighs 1, punctuation 0
+        layers = self.embed(token_lists, batch_size=batch_size, progress=show_progress_bar)
+        pooled = [pool(x, pooling, weigh(tokens)) for x, tokens in zip(layers, token_lists)]
+        vectors = np.einsum("nld,l->nd", np.stack(pooled), weights) if pooled else np.zeros((0, self.dim))
+        if normalize:
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors.astype(np.float32, copy=False)
 
     def _batches(self, token_lists: list[list[str]], batch_size: int, max_tokens: int) -> list[list[int]]:
         """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget (padded

@@ -105,3 +105,18 @@ class LayerMix:
 
     def describe(self) -> str:
         return f"ELMo = {self.gamma:.2f} · (" + " + ".join(f"{w:.2f}·h{j}" for j, w in enumerate(self.weights)) + ")"
+
+
+POOLINGS = ("sif", "mean", "max")
+
+
+def pool(layers: np.ndarray, pooling: str, weights: np.ndarray | None = None) -> np.ndarray:
+    """(L+1, n, dim) -> (L+1, dim), per layer so mixing stays linear afterwards.
+
+    ``sif``: the average weighted by ``weights`` (one per token: an index's are ``words.WordFrequencies``'
+    smooth-inverse-frequency weights); ``mean``;
+    ``max``: the largest value of each feature.
+    """
+    if pooling == "sif":
+        return np.einsum("lnd,n->ld", layers, weights / weights.sum())
+    return layers.mean(axis=1) if pooling == "mean" else layers.max(axis=1)

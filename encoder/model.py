@@ -25,10 +25,10 @@ from .chars import MAX_CHARS, N_CHARACTERS
 
 FORWARD, BACKWARD = 0, 1
 
-# The fused path hands torch's LSTM weights rebuilt from ours on every call (so the files keep one layout): cuDNN
-# then copies them into its own buffer, and oneDNN (CPU) falls back to torch's kernel for projections. Both say so in
-# a warning, and neither changes a result (the fused path is tested against the step-by-step one): silenced here, the
-# one place, for every command and the Python API; no other warning is.
+# The fused path hands torch's LSTM weights laid out from ours (so the files keep one layout): cuDNN then copies them
+# into its own buffer, and oneDNN (CPU) falls back to torch's kernel for projections. Both say so in a warning, and
+# neither changes a result (the fused path is tested against the step-by-step one): silenced here, the one place, for
+# every command and the Python API; no other warning is.
 warnings.filterwarnings("ignore", message="RNN module weights are not part of single contiguous chunk")
 warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
 
@@ -208,7 +208,8 @@ class LstmLayer(nn.Module):
         """This direction's weights as ``torch.nn.LSTM(proj_size=P)`` holds them: w_ih, w_hh, b_ih, b_hh, w_hr.
 
         TF's gate blocks i, j, f, o become torch's i, f, g, o; the +1 forget bias is folded into b_ih.
-        Built from our parameters on every call (cheap), so gradients reach them and the files keep one layout.
+        Built from our parameters, so gradients reach them and the files keep one layout (``kernel_weights``
+        keeps them, laid out, while nothing needs gradients).
         """
         D = self.config.lstm_dim
 
@@ -225,6 +226,20 @@ class LstmLayer(nn.Module):
             self.w_proj[direction].t(),
         ]
 
+    def kernel_weights(self, direction: int, dtype: torch.dtype) -> list[Tensor]:
+        """``torch_lstm_weights`` in ``dtype``, dense, as the kernel reads them. With gradients off (inference) they
+        are laid out once and kept until a parameter changes (its version, storage or device): re-laying them out
+        on every call was a third of a short query's time. With gradients on they are built on every call."""
+        if torch.is_grad_enabled():
+            return [w.to(dtype).contiguous() for w in self.torch_lstm_weights(direction)]
+        key = (direction, dtype, *((id(p), p._version, p.data_ptr(), p.device) for p in self.parameters()))
+        cache = self.__dict__.setdefault("_kernel_weights", {})  # not a buffer: never saved, never moved
+        if key not in cache:
+            if len(cache) >= 4:  # both directions in two dtypes at most: what is more is stale
+                cache.clear()
+            cache[key] = [w.to(dtype).contiguous() for w in self.torch_lstm_weights(direction)]
+        return cache[key]
+
     def _forward_fused(
         self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
@@ -237,24 +252,16 @@ class LstmLayer(nn.Module):
         packed_lengths = None if lengths is None else lengths.cpu().clamp(min=1)  # one wait for the GPU, not two
         outputs, final_h, final_c = [], [], []
         for d in range(2):
-            weights = [w.to(dtype).contiguous() for w in self.torch_lstm_weights(d)]  # cuDNN needs them dense
+            weights = self.kernel_weights(d, dtype)
             hx = (h0[d : d + 1].to(dtype), c0[d : d + 1].to(dtype))
             if lengths is None:
-                out, h, c = torch._VF.lstm(x[d].to(dtype), hx, weights, True, 1, 0.0, self.training, False, True)
+                out, h, c = lstm_kernel(x[d].to(dtype), None, hx, weights, self.training)
             else:
                 packed = nn.utils.rnn.pack_padded_sequence(
                     x[d].to(dtype), packed_lengths, batch_first=True, enforce_sorted=False
                 )
-                out, h, c = torch._VF.lstm(
-                    packed.data,
-                    packed.batch_sizes,
-                    _permute(hx, packed.sorted_indices),
-                    weights,
-                    True,
-                    1,
-                    0.0,
-                    self.training,
-                    False,
+                out, h, c = lstm_kernel(
+                    packed.data, packed.batch_sizes, _permute(hx, packed.sorted_indices), weights, self.training
                 )
                 h, c = _permute((h, c), packed.unsorted_indices)
                 packed_out = nn.utils.rnn.PackedSequence(
@@ -313,6 +320,21 @@ class LstmLayer(nn.Module):
                 bound = (6.0 / (w.shape[1] + w.shape[2])) ** 0.5  # Glorot uniform, TF's default
                 w.uniform_(-bound, bound, generator=generator)
             self.bias.zero_()
+
+
+def lstm_kernel(
+    x: Tensor, batch_sizes: Tensor | None, hx: tuple[Tensor, Tensor], weights: list[Tensor], training: bool
+) -> tuple[Tensor, Tensor, Tensor]:
+    """torch's fused LSTM (cuDNN on a GPU) over one direction: ``x`` (B, T, in) batch first, or the data of a
+    ``PackedSequence`` with its ``batch_sizes``; ``weights`` as ``LstmLayer.torch_lstm_weights`` lays them out.
+
+    ``torch._VF.lstm`` is torch's private entry point (what ``torch.nn.LSTM.forward`` calls); this wrapper is the one
+    place that calls it, with the arguments of torch 2.13 (the version pyproject.toml pins; tested on 2.13.0): has
+    biases, one layer, no dropout, not bidirectional, then batch first for a padded input.
+    """
+    if batch_sizes is None:
+        return torch._VF.lstm(x, hx, weights, True, 1, 0.0, training, False, True)
+    return torch._VF.lstm(x, batch_sizes, hx, weights, True, 1, 0.0, training, False)
 
 
 def _permute(hx: tuple[Tensor, Tensor], order: Tensor | None) -> tuple[Tensor, Tensor]:

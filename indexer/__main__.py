@@ -8,6 +8,7 @@ stderr (exit status 2); notices (e.g. a truncated query) go to stderr, or into t
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -15,15 +16,16 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from encoder import LayerMix, ownership
 from encoder.commands import parser_for
 from encoder.device import add_device_option
 from encoder.errors import REPORTED, describe, fail, reported
+from encoder.mix import POOLINGS
 from encoder.model_files import add_model_options
 from encoder.numbers import SEED, THREADS, Number
-from encoder.terminal import show, visible
+from encoder.terminal import json_text, show
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
@@ -35,7 +37,6 @@ from .index import MAX_QUERY_CHARS, OCCURRENCES, REPRESENTATIONS, SENSES_K, Inde
 from .manifest import SETTING_NUMBERS
 from .ranking import METHODS, RELEVANCE_LINE, method_name
 from .serve import Limits, serve
-from .vectors import POOLINGS
 
 DEFAULTS = Settings()
 
@@ -49,6 +50,10 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _open(args: argparse.Namespace) -> Index:
+    if args.threads:
+        import torch  # the indexer's modules import it anyway; here only to set its threads
+
+        torch.set_num_threads(args.threads)
     return Index.open(args.index, model=_model(args), device=args.device, verify=not args.no_verify)
 
 
@@ -67,14 +72,8 @@ def _ray_options(args: argparse.Namespace) -> dict:
     return {"ray": args.ray, "ray_workers": args.ray_workers}
 
 
-def shown(text: str) -> str:
-    """Document text (a title, a passage, a sentence) as the terminal is given it: the one place that decides how
-    (control characters made visible, ``terminal.visible``)."""
-    return visible(text)
-
-
 def _highlight(sentence: str, start: int, end: int) -> str:
-    return shown(f"{sentence[:start]}[{sentence[start:end]}]{sentence[end:]}")
+    return f"{sentence[:start]}[{sentence[start:end]}]{sentence[end:]}"
 
 
 # ------------------------------------------------------------------------------------------ commands
@@ -118,6 +117,7 @@ def add_command(args: argparse.Namespace) -> dict:
         model=_model(args),
         device=args.device,
         progress=not args.quiet,
+        replace=args.replace,
         **_ray_options(args),
         **_reader_options(args),
     ).stats()
@@ -133,49 +133,66 @@ def stats_command(args: argparse.Namespace) -> dict:
 
 
 def search_command(args: argparse.Namespace) -> dict:
-    return search(_open(args), args.query, args)
+    return answers(_open(args), [args.query], args)[0]
 
 
-QUERY_FIELDS = ("query", "id", "k", "method", "layers", "sentences", "baseline", "all", "as_typed")
+QUERY_FIELDS = ("query", "id", "k", "method", "layers", "sentences", "baseline", "as_typed")
 """What a line of ``--queries`` may set (a JSON object): the query, an id to find its answer by, and options."""
 
 
-def search(index: Index, query: str, options: argparse.Namespace) -> dict:
-    """One query's answer as the command prints it: documents above the relevance line (all of them with
-    ``options.all``), ``hidden`` counting the rest; or, with ``options.sentences``, the nearest sentences."""
-    result = {
-        "query": query[:MAX_QUERY_CHARS],
-        "k": options.k,
-        "method": options.method,
-        "layers": options.layers or index.manifest.search_layers.spec,
-        "sentences": options.sentences,
-    }
-    notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
-    if options.sentences:
-        for name, method in [("results", "elmo")] + [("glove", "glove")] * options.baseline:
-            found = index.search_sentences(query, options.k, method, options.layers if method == "elmo" else None)
-            result[name] = [asdict(h) for h in found]
-            notices.update(dict.fromkeys(found.notices))
-        return {**result, "notices": list(notices)}
-    searched_for = None
-    for name, method in [("results", options.method)] + [("glove", "glove")] * options.baseline:
-        found = index.search(query, options.k, method, options.layers, spelling=not options.as_typed)
-        shown_hits = [h for h in found if options.all or h.relevance >= RELEVANCE_LINE]
-        result[name] = [asdict(h) for h in shown_hits]
-        result[f"hidden{'' if name == 'results' else '_glove'}"] = len(found) - len(shown_hits)
-        notices.update(dict.fromkeys(found.notices))
-        searched_for = searched_for or found.searched_for
-    weights = (
+def answers(index: Index, queries: list[str], options: argparse.Namespace) -> list[dict]:
+    """The answers to ``queries`` under one set of options, as the command prints them: the top k documents
+    (``above_line`` marks those better than chance), or with ``options.sentences`` the nearest sentences. Documents
+    are searched as one batch (``Index.search`` of a list)."""
+    lists = [("results", "elmo" if options.sentences else options.method)] + [("glove", "glove")] * options.baseline
+    found: dict[str, list] = {}
+    for name, method in lists:
+        if options.sentences:
+            layers = options.layers if method == "elmo" else None
+            found[name] = [index.search_sentences(query, options.k, method, layers) for query in queries]
+        else:  # one query alone: its errors are its own, not "query 0 of the list"
+            asked = queries if len(queries) > 1 else queries[0]
+            searched = index.search(asked, options.k, method, options.layers, spelling=not options.as_typed)
+            found[name] = searched if len(queries) > 1 else [searched]
+    weights = (  # valid: the searches checked them
         LayerMix.parse(options.layers, index.elmo.n_layers).weights if options.layers else index.search_mix.weights
     )
-    method = method_name(options.method, weights)
-    return {**result, "method_name": method, "searched_for": searched_for, "notices": list(notices)}
+    result = []
+    for i, query in enumerate(queries):
+        answer = {
+            "query": query[:MAX_QUERY_CHARS],
+            "k": options.k,
+            "method": options.method,
+            "layers": options.layers or index.manifest.search_layers.spec,
+            "sentences": options.sentences,
+        }
+        if not options.sentences:  # documents: the method in words, and the query as searched (respelled)
+            respelled = (found[name][i].searched_for for name, _ in lists if found[name][i].searched_for)
+            answer |= {"method_name": method_name(options.method, weights), "searched_for": next(respelled, None)}
+        notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
+        for name, _ in lists:
+            answer[name] = [asdict(h) for h in found[name][i]]
+            notices.update(dict.fromkeys(found[name][i].notices))
+        result.append({**answer, "notices": list(notices)})
+    return result
 
 
-def _query_lines(source: TextIO, defaults: argparse.Namespace) -> Iterator[tuple[int, argparse.Namespace | str]]:
+def _query_lines(
+    source: BinaryIO, name: str, defaults: argparse.Namespace
+) -> Iterator[tuple[int, argparse.Namespace | str]]:
     """``--queries``: (line number, the options of that line's query, or why it cannot be read), blank lines
-    skipped. A line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS``."""
-    for number, line in enumerate(source, start=1):
+    skipped. A line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS``; a byte-order
+    mark before the first line is not part of it."""
+    for number, raw in enumerate(source, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            yield (
+                number,
+                f"{name}, line {number}: byte 0x{raw[error.start]:02x} at column {error.start + 1} is not UTF-8",
+            )
+            continue
+        line = line.removeprefix("\ufeff") if number == 1 else line
         if not line.strip():
             continue
         if not line.lstrip().startswith("{"):
@@ -191,40 +208,72 @@ def _query_lines(source: TextIO, defaults: argparse.Namespace) -> Iterator[tuple
             what = f"unknown field(s) {', '.join(unknown)}" if unknown else 'no "query" text'
             yield number, f'{what}; a line\'s object has "query" and any of {", ".join(QUERY_FIELDS[1:])}'
             continue
-        yield number, argparse.Namespace(**{**vars(defaults), "id": None, **fields})
+        options = argparse.Namespace(**{**vars(defaults), "id": None, **fields})
+        problem = _problem(options)
+        yield number, problem if problem is not None else options
+
+
+def _problem(options: argparse.Namespace) -> str | None:
+    """Why a ``--queries`` line's options are refused where the command line would refuse them (None: they are
+    not)."""
+    if options.method not in METHODS:
+        return f"method must be one of {', '.join(METHODS)}, not {options.method!r}"
+    if K.problem(options.k) is not None:
+        return f"k {K.problem(options.k)}"
+    if options.layers is not None and not isinstance(options.layers, str):
+        return f'layers must be text such as "top" or "0.2,0.3,0.5", not {options.layers!r}'
+    if options.id is not None and not isinstance(options.id, (str, int)):
+        return f"id must be text or a number, not {options.id!r}"
+    for flag in ("sentences", "baseline", "as_typed"):
+        if not isinstance(getattr(options, flag), bool):
+            return f"{flag} must be true or false, not {getattr(options, flag)!r}"
+    return None
+
+
+QUERY_BATCH = 64  # lines of --queries read, then answered in batches of the same options
 
 
 def search_many(args: argparse.Namespace) -> int:
     """``search --queries``: every query of the file (or standard input) against one opened index, one JSON
-    object per line in the input's order, written as each is answered. A query that fails gets an object with
-    its ``error`` (and the line's number on stderr); the exit status is then 2."""
-    source = sys.stdin if str(args.queries) == "-" else open(args.queries, encoding="utf-8")
+    object per line in the input's order, written as each batch of lines is answered (queries of the same options
+    searched together). A line that cannot be answered gets an object with its ``error`` (and the line's number
+    on stderr), the others their answers; the exit status is then 2."""
+    name = "standard input" if str(args.queries) == "-" else str(args.queries)
+    source = sys.stdin.buffer if str(args.queries) == "-" else open(args.queries, "rb")
     failed = False
     with source:
         index = _open(args)
-        for number, options in _query_lines(source, args):
-            if isinstance(options, str):
-                answer = {"error": options}
-            else:
-                answer = _answer(lambda: search(index, options.query, _checked(options)))
-                answer = {"id": options.id, **answer} if options.id is not None else answer
-            if "error" in answer:
-                answer = {"line": number, **answer}
-                failed = True
-                show(f"error: line {number}: {answer['error']}", file=sys.stderr)
-            print(json.dumps(answer, ensure_ascii=False), flush=True)
+        lines = _query_lines(source, name, args)
+        while batch := list(itertools.islice(lines, QUERY_BATCH)):
+            for number, answer in _answer_batch(index, batch):
+                if "error" in answer:
+                    answer = {"line": number, **answer}
+                    failed = True
+                    show(f"error: line {number}: {answer['error']}", file=sys.stderr)
+                print(json_text(answer), flush=True)
     return 2 if failed else 0
 
 
-def _checked(options: argparse.Namespace) -> argparse.Namespace:
-    """A ``--queries`` line's options, refused (ValueError) where the command line would refuse them."""
-    if options.method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {options.method!r}")
-    K.check("k", options.k)
-    for flag in ("sentences", "baseline", "all", "as_typed"):
-        if not isinstance(getattr(options, flag), bool):
-            raise ValueError(f"{flag} must be true or false, not {getattr(options, flag)!r}")
-    return options
+def _answer_batch(index: Index, batch: list[tuple[int, argparse.Namespace | str]]) -> list[tuple[int, dict]]:
+    """The answer of each line of ``batch``, in order: lines of the same options searched together; a group that
+    fails is answered line by line, so that only the lines at fault get an error."""
+    answered: dict[int, dict] = {}
+    groups: dict[tuple, list[tuple[int, argparse.Namespace]]] = {}
+    for number, options in batch:
+        if isinstance(options, str):
+            answered[number] = {"error": options}
+        else:
+            key = tuple((k, repr(v)) for k, v in sorted(vars(options).items()) if k not in ("query", "id"))
+            groups.setdefault(key, []).append((number, options))
+    for group in groups.values():
+        together = _answer(lambda: {"answers": answers(index, [o.query for _, o in group], group[0][1])})
+        if "error" in together:  # one of them is at fault: find which
+            found = [_answer(lambda o=o: answers(index, [o.query], o)[0]) for _, o in group]
+        else:
+            found = together["answers"]
+        for (number, options), answer in zip(group, found):
+            answered[number] = {"id": options.id, **answer} if options.id is not None else answer
+    return [(number, answered[number]) for number, _ in batch]
 
 
 def neighbors_command(args: argparse.Namespace) -> dict:
@@ -350,18 +399,23 @@ PART_NAMES = {"elmo": "ELMo cosine", "keywords": "BM25", "glove": "GloVe cosine"
 
 
 def _print_hits(hits: list[dict], why: bool = False) -> None:
-    """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, why it came up."""
+    """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, why it came up; a line
+    where the weaker matches (no better than chance) begin."""
     for hit in hits:
         if "sentence" in hit:
-            print(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {shown(hit['title'])}")
-            print(f"      {shown(hit['sentence'])}")
+            show(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}")
+            show(f"      {hit['sentence']}")
             continue
-        found = [f"matched: {', '.join(map(shown, hit['matched_words']))}"] if hit["matched_words"] else []
+        if not hit["above_line"] and (hit["rank"] == 1 or hits[hit["rank"] - 2]["above_line"]):
+            print(
+                f"     --- weaker matches below: no better than random words (relevance under {RELEVANCE_LINE:.0%}) ---"
+            )
+        found = [f"matched: {', '.join(hit['matched_words'])}"] if hit["matched_words"] else []
         found += ["found by meaning"] if hit["by_meaning"] else []
         reason = f"  ({'; '.join(found)})" if found else ""
-        print(f"{hit['rank']:3d}. {hit['relevance']:4.0%}  [{hit['doc_id']}] {shown(hit['title'])}{reason}")
+        show(f"{hit['rank']:3d}. {hit['relevance']:4.0%}  [{hit['doc_id']}] {hit['title']}{reason}")
         for passage in hit["passages"][:1]:
-            print(f"      {shown(passage['text'])}")
+            show(f"      {passage['text']}")
         if why:
             parts = hit["parts"].items()
             said = [f"{PART_NAMES[n]} {p['score']:.3f}: {p['above_chance']:+.2f} from chance" for n, p in parts]
@@ -375,16 +429,14 @@ def _print_search(result: dict, why: bool = False) -> None:
     else:
         lists = [("results", f"documents, most relevant first ({result['method_name']}):")]
         if result["searched_for"]:
-            print(f"searched for: {shown(result['searched_for'])}")
+            show(f"searched for: {result['searched_for']} (to search for {result['query']!r} as typed: --as-typed)")
     for name, title in lists + [("glove", "GloVe baseline:")] * ("glove" in result):
-        hits, hidden = result[name], result.get(f"hidden{'' if name == 'results' else '_glove'}", 0)
+        hits = result[name]
         print(title)
-        if (hidden and not hits) or (hits and "relevance" in hits[0] and hits[0]["relevance"] < RELEVANCE_LINE):
+        if hits and "above_line" in hits[0] and not hits[0]["above_line"]:
             print("     no good match: even the best document scores no better than random words typically do")
         _print_hits(hits, why)
-        if hidden:
-            print(f"     ({hidden} more under the relevance line, no better than chance: --all lists them)")
-        elif not hits:
+        if not hits:
             print("     (no results)")
 
 
@@ -431,7 +483,7 @@ def _add_reader_options(parser: argparse.ArgumentParser) -> None:
         required=True,
         type=Path,
         metavar="PATH",
-        help="files (.txt, .jsonl, .csv, .parquet; text ones also .gz/.xz/.bz2) or folders (searched "
+        help="files (.txt, .jsonl, .csv, .parquet, .md, .rst; text ones also .gz/.xz/.bz2) or folders (searched "
         "recursively, in sorted order)",
     )
     parser.add_argument("--text-column", default="text", help="column/field holding the text (default: text)")
@@ -471,6 +523,12 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
         help="skip checking file hashes on open (sizes are still checked); faster for huge indexes",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (schema in indexer/README.md)")
+    parser.add_argument(
+        "--threads",
+        type=THREADS,
+        help="torch CPU threads (default: torch's choice, one per core; 1 is several times faster on a machine busy "
+        "with other work: measured in bench/search_speed.py)",
+    )
 
 
 def _add_layers_option(parser: argparse.ArgumentParser) -> None:
@@ -556,9 +614,10 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--glove",
         default=DEFAULTS.glove,
-        help="the GloVe baseline: 'stanford' (Stanford's glove.6B 50-d vectors, the default), 'korean' (ours, trained "
-        "on Korean Wikipedia, shipped with the Korean model), a GloVe text file (all referred to by the index, not "
-        "copied), or 'train' (GloVe trained on the corpus, kept in the index)",
+        help="the GloVe baseline: 'auto' (the default: the baseline of the model's language, stanford for English, "
+        "korean for Korean), 'stanford' (Stanford's glove.6B 50-d vectors), 'korean' (ours, trained on Korean "
+        "Wikipedia, shipped with the Korean model), a GloVe text file (all referred to by the index, not copied), or "
+        "'train' (GloVe trained on the corpus, kept in the index)",
     )
     build.add_argument("--keep-stopwords", action="store_true", help="give stopwords token vectors too")
     build.add_argument(
@@ -610,9 +669,15 @@ def make_parser() -> argparse.ArgumentParser:
         "add",
         help="add documents to an index",
         description="Append documents to an index (resumable like build). The FAISS indexes keep "
-        "their type and training; GloVe is not retrained.",
+        "their type and training; GloVe is not retrained. The id of a deleted document can be used again.",
     )
     add.add_argument("--index", required=True, type=Path, help="the index directory")
+    add.add_argument(
+        "--replace",
+        action="store_true",
+        help="a document whose id the index holds replaces it, in the same commit (an upsert); by default such a "
+        "document is refused",
+    )
     _add_reader_options(add)
     _add_model_options(add, None)
     _add_ray_options(add)
@@ -638,9 +703,10 @@ def make_parser() -> argparse.ArgumentParser:
         description="Find the documents that answer the query, most relevant first, each with its best passage, "
         "the words it shares with the query (stemmed: 'flooding' matches 'flooded') and its relevance: how its score "
         "compares with the best documents of random-word queries (50% is chance, 100% beats them all; the list is "
-        "sorted by it). Documents no better than chance are left out unless --all. A query word no document has is "
-        "replaced by the nearest indexed spelling (ELMo's character model: 'vulcanos' -> 'volcanoes'), and the output "
-        f"says what was searched for. Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
+        "sorted by it). The top k are listed; a line marks where the weaker matches begin, those no better than chance. "
+        "A query word that is no word at all (unknown to the index, the model and GloVe) is replaced by the nearest "
+        "indexed spelling (ELMo's character model: 'vulcanos' -> 'volcanoes'), and the output says what was searched "
+        f"for. Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
     )
     search.add_argument("query", nargs="?", help="the query text (or --queries)")
     search.add_argument(
@@ -648,10 +714,10 @@ def make_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="answer every query of FILE ('-': standard input) in this one process: one query per line, as text or "
-        'as a JSON object {"query": ..., "id": ..., "k": ..., "method": ..., "layers": ..., "all": ..., '
+        'as a JSON object {"query": ..., "id": ..., "k": ..., "method": ..., "layers": ..., '
         '"as_typed": ..., "sentences": ..., "baseline": ...} (each field but "query" optional, default: this '
-        "command's options); prints one JSON result per line, in order, as each is answered (exit status 2 if a "
-        "line failed: its object then holds the error)",
+        "command's options); prints one JSON result per line, in order, queries searched in batches (exit status 2 "
+        "if a line failed: its object then holds the error, the other lines their answers)",
     )
     search.add_argument("--k", type=K, default=10, help="number of results (default: 10)")
     search.add_argument(
@@ -669,15 +735,12 @@ def make_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--baseline", action="store_true", help="also list the GloVe baseline's results")
     search.add_argument(
-        "--all", action="store_true", help="also list the documents under the relevance line (no better than chance)"
-    )
-    search.add_argument(
         "--why", action="store_true", help="show each document's part scores (ELMo cosine, BM25) against chance"
     )
     search.add_argument(
         "--as-typed",
         action="store_true",
-        help="search the words as typed: no word is replaced by a nearest indexed spelling",
+        help="search the words as typed: no word is replaced by a nearest indexed spelling (respelling off)",
     )
     _add_query_options(search)
     search.set_defaults(run=search_command, show=_print_search)
@@ -889,7 +952,7 @@ def _run(args: argparse.Namespace) -> int:
         show(f"error: {result['error']}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json_text(result, indent=2))
         return 0
     notices = result.pop("notices")
     for notice in notices:

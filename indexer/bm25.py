@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from nltk.stem.snowball import SnowballStemmer
 
-from .words import is_word, normalize
+from encoder.words import is_word, normalize
 
 STEMMERS = {"en": "english"}
 """Languages whose words are stemmed (Snowball, no data to download); Korean tokens are already morphemes (Kiwi)."""

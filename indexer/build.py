@@ -15,6 +15,7 @@ imported only then); everything else is the same code.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -27,7 +28,9 @@ import pandas as pd
 
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
+from encoder.glove import BASELINES, STANFORD
 from encoder.readout import Readout
+from encoder.words import WordFrequencies
 
 from . import folder, layout, storage
 from .errors import CorpusError, IndexFormatError, QueryError
@@ -45,6 +48,7 @@ from .finalize import (
 )
 from .index import Index
 from .manifest import (
+    AUTO,
     FORMAT_VERSION,
     GLOVE_NAMES,
     MIXES,
@@ -65,7 +69,6 @@ from .manifest import (
 from .readers import ReaderOptions, corpus_files
 from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
 from .vectors import check_factory, check_trainable
-from .words import WordFrequencies
 
 __all__ = ["SHARD_TOKENS", "Settings", "build_index", "add_documents", "delete_documents"]
 
@@ -156,9 +159,10 @@ def _shard_writer(job: Job, encoding: Encoding) -> Iterator[ShardWriter | None]:
         yield writer
 
 
-def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
+def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan, replaced: pd.DataFrame | None = None) -> Manifest:
     """The shared second half of build and add: encode the new shards on top of ``base`` (None: a new index),
-    finalize the next generation and commit its manifest."""
+    finalize the next generation and commit its manifest; the documents ``replaced`` (live documents of ``base``,
+    by id, that the new ones replace) are deleted in the same commit."""
     out, settings = job.out, job.settings
     vocab = vocabulary(out, base, scan.counts)
     frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
@@ -213,6 +217,8 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan) -> Manifest:
             build=job.state,
             readout=readout.settings,
         )
+    if replaced is not None and len(replaced):
+        manifest = _without(manifest, replaced)
     manifest.write(out)
     drop_exact_tokens(out, manifest)
     (out / layout.STATE).unlink()
@@ -255,7 +261,7 @@ def build_index(
     pooling: str = "sif",
     index_factory: str | None = None,
     glove: str | Path | None = None,
-    device: str = "cpu",
+    device: str = "auto",
     progress: bool = True,
     *,
     overwrite: bool = False,
@@ -292,6 +298,8 @@ def build_index(
     settings.check()
     options = ReaderOptions.from_kwargs(**reader_options)
     elmo, model_record = load_model(model, device)
+    if settings.glove == AUTO:  # the baseline of the model's language: a Korean collection gets Korean GloVe
+        settings = dataclasses.replace(settings, glove=BASELINES.get(elmo.text.language, STANFORD))
     _check_ray(ray, None, model_record)
     mixes = {
         name: _mix_record(getattr(settings, name), LayerMix.parse(getattr(settings, name), elmo.n_layers))
@@ -341,18 +349,21 @@ def add_documents(
     path: str | Path,
     corpus: Sequence[str | Path],
     model: ModelSpec | None = None,
-    device: str = "cpu",
+    device: str = "auto",
     progress: bool = True,
     *,
     ray: bool | str = False,
     ray_workers: int | None = None,
+    replace: bool = False,
     **reader_options: Any,
 ) -> Index:
     """Append the documents of ``corpus`` to the index at ``path`` (resumable like a build) and open it.
 
     New documents get token vectors under the index's settings; GloVe is not retrained (words it does
     not know do not count in GloVe sentence means), and FAISS indexes keep their type and training.
-    ``ray`` and ``ray_workers`` as for ``build_index``.
+    A document whose id is in the index is refused, unless ``replace`` (an upsert): it then replaces that
+    document, in the same commit as the additions (a killed upsert leaves the index as it was). The id of a
+    deleted document can be used again. ``ray`` and ``ray_workers`` as for ``build_index``.
     """
     out, device = Path(path), resolve_device(device)
     with _connected(ray), folder.locked(out, create=False):
@@ -363,6 +374,7 @@ def add_documents(
         options = ReaderOptions.from_kwargs(**reader_options)
         files = corpus_files(list(corpus))
         state = {"kind": "add", "generation": base.generation, "reader": asdict(options), "corpus": _fingerprint(files)}
+        state |= {"replace": True} if replace else {}  # an add written before upserts existed reads the same
         mixes = {name: getattr(base, name) for name in MIXES}
         _check_ray(ray, model, base.model)
         spec = model_source(model) if model is not None and not isinstance(model, Elmo) else model
@@ -377,15 +389,32 @@ def add_documents(
                 f"{out} holds an interrupted `add` of other files; re-run that add to finish it "
                 f"(or delete {out / layout.STATE} to discard it)"
             )
-        taken = set()
-        for shard in base.shards:
-            taken |= set(storage.read_parquet(layout.shard_file(out, shard.name, "docs"))["doc_id"])
+        live = _live_documents(out, base)
+        taken = set() if replace else set(live.index)
         scan = scan_corpus(files, options, elmo.text, taken, progress)  # the new documents, before any writing
+        replaced = live.loc[[doc_id for doc_id in scan.doc_ids if doc_id in live.index]] if replace else None
         folder.remove_unreferenced(out, base, base, keep_shards)
         storage.write_json(out / layout.STATE, state)
-        manifest = _encode_and_commit(job, base, scan)
+        manifest = _encode_and_commit(job, base, scan, replaced)
         folder.remove_unreferenced(out, manifest, manifest)
     return Index.open(out, model=elmo, device=device, verify=False)
+
+
+def _live_documents(out: Path, manifest: Manifest) -> pd.DataFrame:
+    """The documents results can come from (deleted ones left out), by id, with their counts."""
+    docs = pd.concat([storage.read_parquet(layout.shard_file(out, s.name, "docs")) for s in manifest.shards])
+    return docs[~manifest.deleted(docs["doc_id"].tolist())].set_index("doc_id")
+
+
+def _without(manifest: Manifest, removed: pd.DataFrame) -> Manifest:
+    """``manifest`` with the live documents ``removed`` (rows of ``_live_documents``) deleted."""
+    counts = asdict(manifest.counts)
+    for key in COUNTED:
+        counts[key] -= len(removed) if key == "documents" else int(removed[key].sum())
+    counts["deleted_documents"] += len(removed)
+    return manifest.replace(
+        updated_at=_now(), counts=Counts(**counts), deleted_doc_ids=(*manifest.deleted_doc_ids, *removed.index)
+    )
 
 
 def _listing(out: Path) -> str:
@@ -400,8 +429,7 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
         raise QueryError(f"no document ids given: name the documents to delete ({_listing(out)} lists them)")
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
-        docs = pd.concat([storage.read_parquet(layout.shard_file(out, s.name, "docs")) for s in manifest.shards])
-        live = docs[~docs["doc_id"].isin(set(manifest.deleted_doc_ids))].set_index("doc_id")
+        live = _live_documents(out, manifest)
         wanted = list(dict.fromkeys(doc_ids))
         unknown = [d for d in wanted if d not in live.index]
         if unknown:
@@ -409,13 +437,6 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
                 f"{len(unknown)} document id(s) are not in the index: {', '.join(map(repr, unknown[:10]))}"
                 f"{' …' if len(unknown) > 10 else ''}; nothing was deleted ({_listing(out)} lists the documents)"
             )
-        removed = live.loc[wanted]
-        counts = asdict(manifest.counts)
-        for key in COUNTED:
-            counts[key] -= len(removed) if key == "documents" else int(removed[key].sum())
-        counts["deleted_documents"] += len(removed)
-        manifest = manifest.replace(
-            updated_at=_now(), counts=Counts(**counts), deleted_doc_ids=(*manifest.deleted_doc_ids, *wanted)
-        )
+        manifest = _without(manifest, live.loc[wanted])
         manifest.write(out)
     return manifest.counts

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from encoder import Elmo
+from encoder.mix import pool
+from encoder.words import WordFrequencies
 
 from . import layout, storage
 from .ranking import NULL_QUERY_WORDS, random_queries
-from .vectors import pool
-from .words import WordFrequencies
 
 
 @dataclass

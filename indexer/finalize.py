@@ -23,6 +23,7 @@ import pandas as pd
 
 from encoder import Elmo
 from encoder.glove import resolve as resolve_glove
+from encoder.words import WordFrequencies, normalize
 
 from . import layout, storage
 from .calibration import NullQueries
@@ -49,7 +50,6 @@ from .vectors import (
     token_factory,
     tune_search_params,
 )
-from .words import WordFrequencies, normalize
 
 TOKEN_LAYERS = layout.SHARD_FILES["token_layers"]  # a shard's exact token vectors (see shards.write_shard)
 TOKEN_FACTORY_EXAMPLES = "'auto', 'Flat', 'IVF1024,PQ32np', 'OPQ32,IVF1024,PQ32np' or 'IVF256,PQ16x4np'"

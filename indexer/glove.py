@@ -22,10 +22,10 @@ from encoder.files import atomic_path, open_text
 from encoder.glove import Glove
 from encoder.numbers import SEED, NonFiniteError, Number, check_finite, check_memory
 from encoder.text import iter_lines, text_rules
+from encoder.words import WordFrequencies
+from encoder.words import normalize as normalize_word
 
 from .vectors import normalize
-from .words import WordFrequencies
-from .words import normalize as normalize_word
 
 __all__ = ["Glove", "GloveVectors", "cooccurrence", "train_glove", "train_glove_on_text", "save_glove"]
 

@@ -2,7 +2,9 @@
 
     idx = Index.open("demo-index")
     idx.search("volcanic eruptions", k=5)                        # documents that answer it (hybrid ranking)
-    idx.search("vulcanic eruptons", k=5)                         # the same: words it lacks are respelled
+    idx.search("vulcanic eruptons", k=5)                         # the same: words that are no words are respelled
+    idx.search(["volcanic eruptions", "baking bread"], k=5)      # many queries, embedded and searched in batches
+    Index.from_texts(["Volcanoes erupt.", "Bake bread."])         # an index of strings, in a temporary folder
     idx.search_sentences("volcanic eruptions", k=5)              # sentences nearest in meaning
     idx.neighbors("I sat on the bank of the river", "bank")      # other uses of words in context
     idx.senses("bank")                                           # the word's uses, clustered
@@ -14,12 +16,14 @@ the word instead, mixed as ``layers`` says (the paper's way).
 
 Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
 the words it searched for instead, "no good match"). Document search itself is ``search.DocumentSearch``; this
-class opens the index, holds its parts and is the door of the four questions.
+class opens the index, holds its parts and is the door of the four questions and of an index of strings
+(``from_texts``, ``add``, ``upsert``, ``save``: ``texts.py``); being every door is why it passes 450 lines.
 """
 
 from __future__ import annotations
 
 import functools
+import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,11 +36,13 @@ from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
 from encoder.numbers import Number
 from encoder.readout import KINDS, Expectation, Readout, centred
+from encoder.words import WordFrequencies, is_word, normalize
 
 from . import layout, storage
+from . import texts as text_input
 from .bm25 import BM25, KeywordTerms, terms
 from .calibration import NullQueries
-from .errors import CorruptIndexError, QueryError, message
+from .errors import CorpusError, CorruptIndexError, QueryError, message
 from .glove import GloveVectors
 from .manifest import Manifest, ModelSpec, open_glove, open_model, shard_layers, shard_substitutes
 from .ranking import METHODS
@@ -46,13 +52,13 @@ from .senses import describe_senses
 from .spelling import Speller
 from .vectors import RERANK, ExactSearch, VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix
 from .vectors import normalize as normalize_rows
-from .words import WordFrequencies, is_word, normalize
 
 MAX_QUERY_CHARS = 10_000
 MAX_K = 1_000
 K = Number(int, 1, MAX_K)  # results of a search or neighbours
 SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
 OCCURRENCES = Number(int, 1)  # occurrences clustered at most
+QUERY_BATCH = 64  # queries embedded and searched together by a search of many
 REPRESENTATIONS = ("readout", "elmo")  # how Word in context and Senses read a use: the sense readout, or ELMo's layers
 ELMO_NAME = "ELMo layer mix (paper)"
 MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
@@ -96,10 +102,14 @@ class Index:
             or len(self.tokens) != counts.stored_token_vectors
         ):
             raise CorruptIndexError(f"{path}: the shard metadata does not match the manifest counts; rebuild the index")
-        deleted_docs = self.docs["doc_id"].isin(set(manifest.deleted_doc_ids)).to_numpy()
+        deleted_docs = manifest.deleted(self.docs["doc_id"].tolist())
         self.deleted_docs = deleted_docs if deleted_docs.any() else None
-        doc_rows = pd.Series(np.arange(len(self.docs)), index=self.docs["doc_id"])
-        self.sentence_docs = doc_rows.loc[self.sentences["doc_id"]].to_numpy()  # document row of each sentence
+        # the document row of each sentence: a document's sentences are stored together, in document order
+        self.sentence_docs = np.repeat(np.arange(len(self.docs)), self.docs["sentences"].to_numpy())
+        if len(self.sentence_docs) != len(self.sentences) or not np.array_equal(
+            self.docs["doc_id"].to_numpy()[self.sentence_docs], self.sentences["doc_id"].to_numpy()
+        ):
+            raise CorruptIndexError(f"{path}: the shards' sentences do not follow their documents; rebuild the index")
         deleted = deleted_docs[self.sentence_docs]
         self.deleted_sentences = deleted if deleted.any() else None
         self._deleted_tokens = deleted[self.tokens["sentence_id"].to_numpy()] if deleted.any() else None
@@ -135,8 +145,9 @@ class Index:
         self._word_ids: dict[str, np.ndarray] | None = None
 
     @classmethod
-    def open(cls, path: str | Path, model: ModelSpec | None = None, device: str = "cpu", verify: bool = True) -> Index:
-        """Open the index at ``path``; ``model`` defaults to the one the manifest names.
+    def open(cls, path: str | Path, model: ModelSpec | None = None, device: str = "auto", verify: bool = True) -> Index:
+        """Open the index at ``path``; ``model`` defaults to the one the manifest names; ``device`` "auto": a GPU
+        when torch sees one.
 
         Raises IndexFormatError (not an index, interrupted build, newer format), CorruptIndexError
         (missing, truncated or - with ``verify`` - altered files) or IndexMismatchError (another model).
@@ -146,6 +157,82 @@ class Index:
         manifest.check_files(path, verify_hashes=verify)
         device = resolve_device(device)
         return cls(path, manifest, open_model(manifest.model, model, device), device)
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: Sequence[str],
+        ids: Sequence[str] | None = None,
+        model: ModelSpec = "default",
+        device: str = "auto",
+        **build_options: Any,
+    ) -> Index:
+        """An index of ``texts`` (one document each; ``ids`` default to their positions: "0", "1", ...), kept in a
+        temporary folder for as long as the index lives (``save`` writes it to a folder of yours).
+        ``build_options``: those of ``build_index`` (``settings``, ``glove``, ...).
+
+        >>> index = Index.from_texts(["Volcanoes erupt when magma rises.", "Bake bread in a hot oven."], ids=["v", "b"])
+        >>> len(index), index.search("an oven for bread", k=1)[0].doc_id
+        (2, 'b')
+        """
+        from .build import build_index
+
+        texts, ids = text_input.checked(texts, ids)
+        temporary = tempfile.TemporaryDirectory(prefix="elmo-search-")
+        corpus = text_input.write_jsonl(Path(temporary.name), texts, ids)
+        index = build_index(
+            [corpus], Path(temporary.name) / "index", model, device=device, progress=False, **build_options
+        )
+        index._temporary = temporary  # removed with the index
+        return index
+
+    def save(self, path: str | Path) -> Path:
+        """Write this index to ``path``, a new or empty folder; ``Index.open(path)`` opens the copy.
+
+        >>> index = Index.from_texts(["The bank of the river flooded."])
+        >>> import tempfile; folder = tempfile.mkdtemp()
+        >>> Index.open(index.save(folder + "/saved")).count()
+        1
+        """
+        return text_input.save(self.path, path)
+
+    def add(self, texts: Sequence[str], ids: Sequence[str] | None = None) -> None:
+        """Add ``texts`` as new documents (``ids`` default to their positions after the stored documents); an id
+        the index holds is refused (``upsert`` replaces it), a deleted one may be used again. Written to the index's
+        folder (as ``add_documents``), and this object then answers from the new documents too."""
+        self._add(texts, ids, replace=False)
+
+    def upsert(self, texts: Sequence[str], ids: Sequence[str]) -> None:
+        """Add ``texts`` under ``ids``, each replacing the document of that id where the index holds one, in one
+        commit (a failure leaves the index as it was).
+
+        >>> index = Index.from_texts(["An old text about rivers."], ids=["doc"])
+        >>> index.upsert(["A new text about bread and ovens."], ids=["doc"])
+        >>> len(index), index.search("bread", k=1)[0].passages[0].text
+        (1, 'A new text about bread and ovens.')
+        """
+        if ids is None:
+            raise CorpusError("upsert needs the ids of the documents (those to replace, or new ones)")
+        self._add(texts, ids, replace=True)
+
+    def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
+        from .build import add_documents
+
+        texts, ids = text_input.checked(texts, ids, first_id=len(self.docs))
+        with tempfile.TemporaryDirectory(prefix="elmo-search-") as folder:
+            corpus = text_input.write_jsonl(Path(folder), texts, ids)
+            added = add_documents(
+                self.path, [corpus], model=self.elmo, device=self.device, progress=False, replace=replace
+            )
+        self.__dict__.update(vars(added))  # answer from the new generation; a temporary folder stays this index's
+
+    def __len__(self) -> int:
+        """The documents results can come from (deleted ones left out)."""
+        return self.manifest.counts.documents
+
+    def count(self) -> int:
+        """``len(index)``: the documents results can come from."""
+        return len(self)
 
     # ------------------------------------------------------------------------------ lazily built parts
     @property
@@ -276,25 +363,47 @@ class Index:
     # ------------------------------------------------------------------------------ queries
     def search(
         self,
-        query: str,
+        query: str | Sequence[str],
         k: int = 10,
         method: str = "hybrid",
         layers: str | Sequence[float] | None = None,
         spelling: bool = True,
-    ) -> Results[DocumentHit]:
-        """Documents that answer ``query``, best first, each with its best passages and the words it matched.
+    ) -> Results[DocumentHit] | list[Results[DocumentHit]]:
+        """Documents that answer ``query``, best first, each with its best passages and the words it matched; for a
+        list of queries, one ``Results`` each (embedded and searched in batches: many times faster than one by one).
 
         ``method``: ``hybrid`` (ELMo + BM25 keywords, the default), ``elmo``, ``keywords`` or ``glove`` (the
         static baseline); see ``indexer.ranking``. ``layers``: the ELMo layer mix (default: the index's search
-        mix). ``spelling``: query words no document has are replaced by the nearest indexed spelling (``spelling``;
-        ``searched_for`` and a notice say what was searched for). A notice says when even the best document
-        scores no better than random words do (``ranking.RELEVANCE_LINE``); the hits are returned all the same.
+        mix). ``spelling``: query words that are no word at all (unknown to the index, the model and GloVe) are
+        replaced by the nearest indexed spelling (``spelling``; ``searched_for`` and a notice say what was searched
+        for). All ``k`` hits are returned (fewer only when fewer documents match); ``DocumentHit.above_line``
+        marks those that score better than random words do (``ranking.RELEVANCE_LINE``), and a notice says "no good
+        match" when even the best one does not.
+
+        >>> index = Index.from_texts(["Volcanoes erupt when magma rises.", "Bake the bread in a hot oven."])
+        >>> index.search("lava and magma", k=1)[0].doc_id
+        '0'
+        >>> [found[0].doc_id for found in index.search(["magma", "an oven for bread"], k=1)]
+        ['0', '1']
         """
         k = self._k(k)
         if method not in METHODS:
             raise QueryError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-        prepared = self.query(query)
-        return self.document_search.search(prepared, k, method, self._weights(layers, self.search_mix), spelling)
+        weights = self._weights(layers, self.search_mix)
+        if isinstance(query, str) or not isinstance(query, Sequence):
+            return self.document_search.search([self.query(query)], k, method, weights, spelling)[0]
+        if not query:
+            raise QueryError("the list of queries is empty; give at least one query")
+        prepared = []
+        for i, text in enumerate(query):
+            try:
+                prepared.append(self.query(text))
+            except QueryError as error:
+                raise QueryError(f"query {i} of the list: {error}") from None
+        found: list[Results[DocumentHit]] = []
+        for start in range(0, len(prepared), QUERY_BATCH):
+            found += self.document_search.search(prepared[start : start + QUERY_BATCH], k, method, weights, spelling)
+        return found
 
     def search_sentences(
         self, query: str, k: int = 10, method: str = "elmo", layers: str | Sequence[float] | None = None
@@ -312,7 +421,7 @@ class Index:
             scores, ids = faiss_search(self._glove_index, query_vector, k, self.deleted_sentences)
         else:
             weights = self._weights(layers, self.search_mix)
-            query_vector = self.document_search.query_vector(prepared.tokens, weights)
+            (query_vector,) = self.document_search.query_vectors([prepared.tokens], "elmo", weights)
             scores, ids = self.sentence_vectors.search(query_vector, k, weights, self.deleted_sentences)
         hits = [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
         return Results(hits, prepared.notices)

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from encoder import Elmo
-from encoder.glove import BASELINES, STANFORD, Glove, source_name
+from encoder.glove import BASELINES, Glove, source_name
 from encoder.glove import check as check_glove
+from encoder.mix import POOLINGS
 from encoder.model_files import MODEL_NAMES, resolve_model
 from encoder.numbers import SEED, Number
 from encoder.readout import ReadoutSettings
@@ -31,14 +34,14 @@ from . import layout, storage
 from .errors import IndexFormatError, IndexMismatchError
 from .glove import NUMBERS as GLOVE_NUMBERS
 from .glove import GloveVectors
-from .vectors import POOLINGS, LayerStore, check_search_params
+from .vectors import LayerStore, check_search_params
 
 FORMAT_VERSION = 5
 OLDEST_READABLE = 5  # format 4 and older lack the token readout that Word in context and Senses read
 AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
-GLOVE_NAMES = (*BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors rather than a file
+GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
 TRAINED_GLOVE = "trained"  # the manifest's GloVe source when GloVe was trained on the corpus
 
 
@@ -83,7 +86,8 @@ class Settings:
     keep_exact_tokens: bool = True  # keep the per-layer token vectors: other mixes, and exact re-ranking of PQ
     skip_stopwords: bool = True
     min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
-    glove: str = STANFORD  # a baseline's name (BASELINES) or a GloVe file (both referred to, not copied), or "train"
+    glove: str = AUTO  # the model language's baseline (BASELINES); a baseline's name or a GloVe file (both referred
+    # to, not copied), or "train"; an index records what "auto" chose
     glove_dim: int = 50
     glove_epochs: int = 25
     glove_window: int = 10
@@ -339,6 +343,21 @@ class Manifest:
     def write(self, out: Path) -> None:
         storage.write_json(out / layout.MANIFEST, self.to_json())
 
+    def deleted(self, doc_ids: Sequence[str]) -> np.ndarray:
+        """Which of the stored documents (their ids, in index order) are deleted: the n-th time an id was deleted,
+        its n-th stored copy went. An id is added again only once every copy of it is deleted, so copies are
+        deleted in the order they were added, and an index without such copies reads as before."""
+        mask = np.zeros(len(doc_ids), bool)
+        if not self.deleted_doc_ids:
+            return mask
+        remaining = Counter(self.deleted_doc_ids)
+        ids = pd.Series(doc_ids)
+        for row in np.flatnonzero(ids.isin(set(remaining)).to_numpy()).tolist():
+            if remaining[ids.iat[row]] > 0:
+                remaining[ids.iat[row]] -= 1
+                mask[row] = True
+        return mask
+
     # ------------------------------------------------------------------------------ what it refers to
     def check_files(self, out: Path, verify_hashes: bool) -> None:
         """Every file the manifest lists exists with its size (and, if asked, its sha256)."""
@@ -427,7 +446,7 @@ def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
     return [str(found.options.resolve()), str(found.weights.resolve())]
 
 
-def load_model(model: ModelSpec, device: str = "cpu") -> tuple[Elmo, ModelRecord]:
+def load_model(model: ModelSpec, device: str = "auto") -> tuple[Elmo, ModelRecord]:
     """The Elmo for ``model`` and the manifest's record of it (``model_source``); an index tokenizes text with it,
     so what its language's tokenizer needs must be installed (``MissingExtra`` says which extra)."""
     if isinstance(model, Elmo):

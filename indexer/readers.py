@@ -1,4 +1,9 @@
-"""Corpus readers: documents from .txt, .jsonl, .csv and .parquet files (.gz/.xz/.bz2 too), and folders of them.
+"""Corpus readers: documents from .txt, .jsonl, .csv, .parquet, .md and .rst files (.gz/.xz/.bz2 too), and folders of
+them.
+
+A Markdown or reStructuredText file is one document: its markup stripped (markdown-it-py, docutils), its headings
+kept as text, the first one its title. A folder's files of other types, and hidden ones, are skipped, and a
+warning sums them up by kind.
 
 Every reader yields ``Document``s in a fixed order, so two passes over a corpus see the same documents
 (a build counts and validates first, then encodes, and a resumed build skips what is done).
@@ -10,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +23,16 @@ from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
+from docutils import nodes
+from docutils.core import publish_doctree
+from markdown_it import MarkdownIt
 
 from encoder.files import DECODE_ERRORS, open_text
 
 from .errors import CorpusError
 
-FORMATS = ("txt", "jsonl", "csv", "parquet")
+FORMATS = ("txt", "jsonl", "csv", "parquet", "md", "rst")
+MARKUP = ("md", "rst")  # one document per file, read as text
 COMPRESSED = (".gz", ".xz", ".bz2")
 CSV_CHUNK = 10_000
 
@@ -70,28 +80,37 @@ def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
     found: dict[Path, str] = {}
     for given in map(Path, paths):
         if given.is_dir():
-            files = sorted(
-                p
-                for p in _walk(given)
-                if p.is_file()
-                and file_format(p)
-                and not any(part.startswith(".") for part in p.relative_to(given).parts)
-            )
+            candidates = [p for p in _walk(given) if p.is_file()]
+            hidden = [p for p in candidates if any(part.startswith(".") for part in p.relative_to(given).parts)]
+            files = sorted(p for p in candidates if file_format(p) and p not in set(hidden))
+            _warn_skipped(given, [p for p in candidates if not file_format(p) and p not in set(hidden)], hidden)
             if not files:
                 raise CorpusError(
-                    f"{given} holds no corpus files (.txt, .jsonl, .csv, .parquet, or .gz/.xz/.bz2 of the first three)"
+                    f"{given} holds no corpus files (.txt, .jsonl, .csv, .parquet, .md, .rst, or .gz/.xz/.bz2 of them)"
                 )
             for p in files:
                 found.setdefault(p.resolve(), str(Path(given.name) / p.relative_to(given)))
         elif given.is_file():
             if not file_format(given):
                 raise CorpusError(
-                    f"{given}: unsupported file type; use .txt, .jsonl, .csv or .parquet (text ones may be .gz/.xz/.bz2)"
+                    f"{given}: unsupported file type; use .txt, .jsonl, .csv, .parquet, .md or .rst (text ones may be "
+                    ".gz/.xz/.bz2)"
                 )
             found.setdefault(given.resolve(), given.name)
         else:
             raise CorpusError(f"{given} does not exist")
     return [(path, name) for path, name in found.items()]
+
+
+def _warn_skipped(folder: Path, unsupported: list[Path], hidden: list[Path]) -> None:
+    """One warning summing up the files of ``folder`` that are not read: by type, then the hidden ones."""
+    if not unsupported and not hidden:
+        return
+    kinds = Counter(p.suffix.lower() or "no suffix" for p in unsupported)
+    said = [f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))]
+    parts = [f"{', '.join(said)} (not a type it reads)"] if unsupported else []
+    parts += [f"{len(hidden)} hidden (a name or folder starting with '.')"] if hidden else []
+    warnings.warn(f"{folder}: skipped {len(unsupported) + len(hidden)} file(s): {'; '.join(parts)}", stacklevel=3)
 
 
 def _walk(folder: Path) -> Iterator[Path]:
@@ -139,6 +158,10 @@ def _read_file(path: Path, name: str, options: ReaderOptions) -> Iterator[Docume
     try:
         if fmt == "txt":
             yield from _read_txt(path, name, options)
+        elif fmt in MARKUP:
+            with open_text(path) as f:
+                title, text = (markdown_text if fmt == "md" else rst_text)(f.read())
+            yield Document(name, title, text, name)
         elif fmt == "jsonl":
             yield from _read_jsonl(path, name, options)
         else:
@@ -156,6 +179,42 @@ def _read_txt(path: Path, name: str, options: ReaderOptions) -> Iterator[Documen
             return
         for number, line in enumerate(f, start=1):
             yield Document(f"{name}:{number}", "", line.rstrip("\n"), name)
+
+
+def markdown_text(source: str) -> tuple[str, str]:
+    """(title, text) of a Markdown document: its first heading, and its blocks as paragraphs of plain text (headings,
+    paragraphs, list items, quotes and code kept; emphasis, links' targets, images and HTML dropped)."""
+    blocks, title, in_heading = [], "", False
+    for token in MarkdownIt("commonmark").parse(source):
+        if token.type == "heading_open":
+            in_heading = True
+        elif token.type == "inline":
+            words = [
+                _INLINE.get(child.type, child.content if child.type in ("text", "code_inline") else "")
+                for child in token.children or []
+            ]
+            text = "".join(words).strip()
+            if text:
+                blocks.append(text)
+                title = title or (text if in_heading else "")
+            in_heading = False
+        elif token.type in ("fence", "code_block") and token.content.strip():
+            blocks.append(token.content.strip())
+    return title, "\n\n".join(blocks)
+
+
+_INLINE = {"softbreak": " ", "hardbreak": "\n"}  # line breaks inside a Markdown paragraph
+
+
+def rst_text(source: str) -> tuple[str, str]:
+    """(title, text) of a reStructuredText document: its first title, and its text with the markup stripped
+    (docutils; no file inclusion, no raw output, no messages about the markup)."""
+    settings = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False}
+    tree = publish_doctree(source, settings_overrides=settings)
+    for message in list(tree.findall(nodes.system_message)):  # what docutils says of the markup is not text
+        message.parent.remove(message)
+    title = next(iter(tree.findall(nodes.title)), None)
+    return (title.astext() if title is not None else ""), tree.astext()
 
 
 def _as_text(value: Any) -> str:

@@ -80,7 +80,9 @@ class DocumentHit:
     ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is no better than chance.
     ``passages`` are its sentences nearest the query, best first; ``matched_words`` the words of the document that
     match the query's (stemmed: "flooded" for "flooding"); ``parts`` each part's score (the "why");
-    ``by_meaning`` whether ELMo found it (its part weighs most and is itself above the line).
+    ``by_meaning`` whether ELMo found it (its part weighs most and is itself above the line); ``above_line``
+    whether its relevance reaches the line (``ranking.RELEVANCE_LINE``): the hits under it are listed all the same,
+    marked as weaker matches.
     """
 
     rank: int
@@ -92,6 +94,7 @@ class DocumentHit:
     matched_words: list[str]
     parts: dict[str, Evidence] = field(default_factory=dict)
     by_meaning: bool = False
+    above_line: bool = False
 
 
 @dataclass

@@ -11,9 +11,12 @@ its door.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from encoder.words import normalize
 
 from .bm25 import terms
 from .errors import message
@@ -31,13 +34,25 @@ from .ranking import (
 )
 from .results import DocumentHit, Evidence, Passage, Results
 from .spelling import correctable
-from .vectors import mix, pool
-from .words import normalize
+from .vectors import mix
 
 if TYPE_CHECKING:
     from .index import Index, Query
 
 PASSAGES = 2  # passages shown under each document found
+DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanford's rarer ones hold typos ("furst")
+
+
+@dataclass
+class Prepared:
+    """A query ready to rank: its words as searched (respelled or as typed), its keyword terms, the length of the
+    random queries it is measured against, and its notices so far."""
+
+    tokens: list[str]
+    searched_for: str | None
+    stems: list[str]
+    n_words: int
+    notices: list[str]
 
 
 class DocumentSearch:
@@ -47,45 +62,60 @@ class DocumentSearch:
     def __init__(self, index: Index):
         self.index = index
         self._nulls: dict[tuple, Null] = {}
+        self._forms: dict[int, dict[str, list[str]]] = {}  # document row -> its words by keyword term
+        self._words: dict[int, frozenset[str]] = {}  # sentence id -> its words
 
     def search(
-        self, query: Query, k: int, method: str, weights: tuple[float, ...], spelling: bool
-    ) -> Results[DocumentHit]:
-        """The ``k`` documents that answer ``query`` best by ``method`` under the layer mix ``weights`` (see
-        ``Index.search``), with the query's notices and those of the search."""
+        self, queries: Sequence[Query], k: int, method: str, weights: tuple[float, ...], spelling: bool
+    ) -> list[Results[DocumentHit]]:
+        """The ``k`` documents that answer each query best by ``method`` under the layer mix ``weights`` (see
+        ``Index.search``), with the query's notices and those of the search. The queries are embedded in one
+        batch and their passages searched in one FAISS search."""
+        prepared = [self.prepare(query, spelling) for query in queries]
+        vectors = self.query_vectors([p.tokens for p in prepared], method, weights)
+        passages = self.elmo_documents(vectors, weights) if method in ("elmo", "hybrid") else [None] * len(prepared)
+        return [
+            self.results(
+                p, vector, self.candidates(p.tokens, vector, method, weights, k, p.n_words, found), method, weights
+            )
+            for p, vector, found in zip(prepared, vectors, passages)
+        ]
+
+    def prepare(self, query: Query, spelling: bool) -> Prepared:
+        """``query``'s words respelled (``spelling``) and its keyword terms."""
         index = self.index
         notices = list(query.notices)
         tokens, searched_for = query.tokens, None
         if spelling:
             tokens, searched_for = self.respelled(query.text, tokens, notices)
-        stems = list(
-            dict.fromkeys(index.keyword_terms(t for t in tokens if normalize(t) not in index.elmo.text.stopwords))
-        )
-        n_words = min(max(len(stems), 1), NULL_QUERY_WORDS)
-        query_vector = (
-            index.glove.pooled(tokens, index.frequencies) if method == "glove" else self.query_vector(tokens, weights)
-        )
-        found = self.candidates(tokens, query_vector, method, weights, k, n_words)
+        content = (t for t in tokens if normalize(t) not in index.elmo.text.stopwords)
+        stems = list(dict.fromkeys(index.keyword_terms(content)))
+        return Prepared(tokens, searched_for, stems, min(max(len(stems), 1), NULL_QUERY_WORDS), notices)
+
+    def results(
+        self, query: Prepared, vector: np.ndarray, found: Ranking, method: str, weights: tuple[float, ...]
+    ) -> Results[DocumentHit]:
+        """The hits of ``found`` with their relevance, evidence, passages and matched words."""
+        index, notices = self.index, query.notices
         if not len(found.ids):
-            return Results([], notices + [message("no_match")], searched_for)
-        relevance = self.null(method, weights, n_words).relevance(found.scores)
+            return Results([], notices + [message("no_match")], query.searched_for)
+        relevance = self.null(method, weights, query.n_words).relevance(found.scores)
         if relevance[0] < RELEVANCE_LINE:
             notices.append(message("no_good_match"))
         shares = parts_of(method)
-        nulls = {part: self.null(part, weights, n_words) for part in shares}
+        nulls = {part: self.null(part, weights, query.n_words) for part in shares}
         hits = []
         for i, row in enumerate(found.ids.tolist()):
-            matched = self.matched_words(row, stems)
+            matched = self.matched_words(row, query.stems)
             scores = {part: float(found.parts[part][i]) for part in shares}
-            doc = index.docs.iloc[row]
             hits.append(
                 DocumentHit(
                     rank=i + 1,
                     score=float(found.scores[i]),
                     relevance=float(relevance[i]),
-                    doc_id=doc["doc_id"],
-                    title=doc["title"],
-                    passages=self.passages(row, query_vector, method, weights, matched),
+                    doc_id=index.docs["doc_id"].iat[row],
+                    title=index.docs["title"].iat[row],
+                    passages=self.passages(row, vector, method, weights, matched),
                     matched_words=matched,
                     parts={
                         part: Evidence(
@@ -94,20 +124,28 @@ class DocumentSearch:
                         for part, score in scores.items()
                     },
                     by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares),
+                    above_line=bool(relevance[i] >= RELEVANCE_LINE),
                 )
             )
-        return Results(hits, notices, searched_for)
+        return Results(hits, notices, query.searched_for)
 
-    def query_vector(self, tokens: list[str], weights: Sequence[float]) -> np.ndarray:
-        """The query pooled as passages are (the index's pooling and word weights), then mixed."""
+    def query_vectors(self, token_lists: list[list[str]], method: str, weights: Sequence[float]) -> np.ndarray:
+        """The queries pooled as documents are for ``method``: GloVe's, else ELMo's (embedded in one batch, pooled
+        as passages are, then mixed under ``weights``): (queries, dim)."""
         index = self.index
-        layers = index.elmo.embed([tokens])[0]
-        return mix(pool(layers, index.manifest.pooling, index.frequencies.weights(tokens)), weights)
+        if method == "glove":
+            pooled = [index.glove.pooled(tokens, index.frequencies) for tokens in token_lists]
+            return np.stack(pooled) if pooled else np.zeros((0, index.glove.dim), np.float32)
+        pooling, frequencies = index.manifest.pooling, index.frequencies
+        return index.elmo.encode(
+            token_lists, normalize=True, mix=weights, pooling=pooling, word_weights=frequencies.weights
+        )
 
     def respelled(self, text: str, tokens: list[str], notices: list[str]) -> tuple[list[str], str | None]:
         """``tokens`` with each word no document has (not even another form of it) replaced by the nearest indexed
         spelling, where there is one (``spelling.Speller``), and the query as searched (None: as typed); a
-        ``searched_for`` notice in ``notices`` says what changed."""
+        ``searched_for`` notice in ``notices`` says what changed. Only what is no word at all is respelled: a real
+        word the index lacks ("mice", "bold") is searched as it is (``is_a_word``)."""
         index = self.index
         fixes = {}
         for token in dict.fromkeys(tokens):
@@ -116,6 +154,7 @@ class DocumentSearch:
                 correctable(word)
                 and word not in index.elmo.text.stopwords
                 and index.keyword_terms.term(word) not in index.bm25.vocab
+                and not self.is_a_word(word)
             ):
                 fix = index.speller.correct(word)
                 if fix is not None:
@@ -132,6 +171,14 @@ class DocumentSearch:
         notices.append(message("searched_for", query=searched, changes=changes, words=fixes))
         return [fixes.get(token, token) for token in tokens], searched
 
+    def is_a_word(self, word: str) -> bool:
+        """Whether ``word`` (lower case) is in a large dictionary: the model's training vocabulary, or the
+        ``DICTIONARY_GLOVE_WORDS`` most frequent words of the index's GloVe (its rarer ones are mostly typos)."""
+        index = self.index
+        if word in index.elmo.vocabulary:
+            return True
+        return index.glove.glove.index.get(word, DICTIONARY_GLOVE_WORDS) < DICTIONARY_GLOVE_WORDS
+
     def candidates(
         self,
         tokens: list[str],
@@ -140,11 +187,13 @@ class DocumentSearch:
         weights: tuple[float, ...],
         depth: int,
         n_words: int,
+        passages: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Ranking:
         """The ``depth`` best documents of ``method`` (fewer when fewer match), with each part's scores.
 
         ``query_vector``: the query pooled as documents are for this method (GloVe's, else ELMo's under ``weights``);
-        ``n_words``: the query's content words, the length of the random queries the hybrid's parts are measured by.
+        ``n_words``: the query's content words, the length of the random queries the hybrid's parts are measured by;
+        ``passages``: the query's ``elmo_documents`` when they were searched already (with other queries').
         """
         index = self.index
         if method == "glove":
@@ -155,32 +204,37 @@ class DocumentSearch:
         if method == "keywords":
             scores, ids = index.bm25.search(index.keyword_terms(tokens), depth, index.deleted_docs)
             return Ranking.of(ids, scores, {method: scores}, depth)
+        if passages is None and method in ("elmo", "hybrid"):
+            (passages,) = self.elmo_documents(query_vector[None], weights)
         if method == "elmo":
-            ids, scores = self.elmo_documents(query_vector, weights)
+            ids, scores = passages
             return Ranking.of(ids, scores, {method: scores}, depth)
         keywords = index.bm25.scores(index.keyword_terms(tokens), index.deleted_docs)
         matching = np.flatnonzero(keywords > 0)
         matching = matching[np.argsort(-keywords[matching], kind="stable")[:CANDIDATES]]
-        elmo_ids, elmo_scores = self.elmo_documents(query_vector, weights)
+        elmo_ids, elmo_scores = passages
         ids = np.union1d(elmo_ids[np.argsort(-elmo_scores, kind="stable")[:CANDIDATES]], matching)
         parts = {"elmo": self.elmo_scores(ids, query_vector, weights), "keywords": keywords[ids]}
         nulls = {part: self.null(part, weights, n_words) for part in parts}
         return Ranking.of(ids, fuse(parts, nulls, parts_of(method)), parts, depth)
 
-    def elmo_documents(self, query_vector: np.ndarray, weights: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """Documents with a passage among the ``PASSAGE_CANDIDATES`` nearest (sentences and titles), each scored by
-        its best passage: (document rows, scores)."""
+    def elmo_documents(
+        self, query_vectors: np.ndarray, weights: tuple[float, ...]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each query: the documents with a passage among the ``PASSAGE_CANDIDATES`` nearest (sentences and
+        titles), each scored by its best passage: (document rows, scores). One search of all queries at once."""
         index = self.index
-        n_sentences = min(PASSAGE_CANDIDATES, len(index.sentence_vectors.layers))
-        sentence_scores, sentence_ids = index.sentence_vectors.search(
-            query_vector, n_sentences, weights, index.deleted_sentences
-        )
-        n_titles = min(PASSAGE_CANDIDATES, len(index.title_vectors.layers))
-        title_scores, title_rows = index.title_vectors.search(query_vector, n_titles, weights, index.deleted_docs)
-        return best_per_document(
-            np.concatenate([sentence_scores, title_scores]),
-            np.concatenate([index.sentence_docs[sentence_ids], title_rows]),
-        )
+        n_sentences = min(PASSAGE_CANDIDATES, len(index.sentence_vectors))
+        sentences = index.sentence_vectors.search_many(query_vectors, n_sentences, weights, index.deleted_sentences)
+        n_titles = min(PASSAGE_CANDIDATES, len(index.title_vectors))
+        titles = index.title_vectors.search_many(query_vectors, n_titles, weights, index.deleted_docs)
+        return [
+            best_per_document(
+                np.concatenate([sentence_scores, title_scores]),
+                np.concatenate([index.sentence_docs[sentence_ids], title_rows]),
+            )
+            for (sentence_scores, sentence_ids), (title_scores, title_rows) in zip(sentences, titles)
+        ]
 
     def elmo_scores(self, rows: np.ndarray, query_vector: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
         """The ELMo score of the documents ``rows``, exactly: the best cosine of one of their passages."""
@@ -199,19 +253,25 @@ class DocumentSearch:
         if key not in self._nulls:
             index = self.index
             queries, layers = index.null_queries.of_length(n_words)
+            if method == "glove":
+                vectors = self.query_vectors(queries, method, weights)
+            else:
+                vectors = np.stack([mix(pooled, weights) for pooled in layers]) if len(queries) else np.zeros((0, 1))
+            passages = self.elmo_documents(vectors, weights) if method in ("elmo", "hybrid") else [None] * len(queries)
             best = []
-            for query, pooled in zip(queries, layers):
-                vector = index.glove.pooled(query, index.frequencies) if method == "glove" else mix(pooled, weights)
-                found = self.candidates(query, vector, method, weights, 1, n_words)
-                best.append(float(found.scores[0]) if len(found.ids) else -np.inf)
+            for query, vector, found in zip(queries, vectors, passages):
+                ranked = self.candidates(query, vector, method, weights, 1, n_words, found)
+                best.append(float(ranked.scores[0]) if len(ranked.ids) else -np.inf)
             self._nulls[key] = Null.of(best)
         return self._nulls[key]
 
     def matched_words(self, row: int, stems: Sequence[str]) -> list[str]:
         """The document's words whose keyword term is one of the query's (``stems``), in the query's order."""
-        forms: dict[str, list[str]] = {}
-        for word in dict.fromkeys(self.index.document_terms[row]):
-            forms.setdefault(self.index.keyword_terms.term(word), []).append(word)
+        forms = self._forms.get(row)
+        if forms is None:  # the document's words by keyword term, made once per document asked about
+            forms = self._forms[row] = {}
+            for word in dict.fromkeys(self.index.document_terms[row]):
+                forms.setdefault(self.index.keyword_terms.term(word), []).append(word)
         return [word for stem in stems for word in forms.get(stem, [])]
 
     def passages(
@@ -228,6 +288,17 @@ class DocumentSearch:
         else:
             cosines = index.sentence_vectors.scores(ids, query_vector, weights)
         wanted = set(matched) if method in ("hybrid", "keywords") else set()
-        hits = [len(wanted & set(terms(t))) for t in tokens]
+        hits = (
+            [len(wanted & self._sentence_words(i, t)) for i, t in zip(ids.tolist(), tokens)]
+            if wanted
+            else [0] * len(ids)
+        )
         order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]
-        return [Passage(int(ids[i]), index.sentences["text"].iloc[ids[i]], float(cosines[i])) for i in order]
+        return [Passage(int(ids[i]), index.sentences["text"].iat[ids[i]], float(cosines[i])) for i in order]
+
+    def _sentence_words(self, sentence_id: int, tokens: Sequence[str]) -> frozenset[str]:
+        """A sentence's words (``bm25.terms``), made once per sentence asked about."""
+        words = self._words.get(sentence_id)
+        if words is None:
+            words = self._words[sentence_id] = frozenset(terms(tokens))
+        return words

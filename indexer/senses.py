@@ -13,9 +13,9 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 
 from encoder.lm_data import SPECIALS
+from encoder.words import is_content_word, normalize
 
 from .results import SenseCluster, SensePoint, Senses
-from .words import is_content_word, normalize
 
 MAX_AUTO_K = 8
 MIN_SILHOUETTE = 0.25  # below this no split is convincing (Kaufman & Rousseeuw): report one sense

@@ -21,16 +21,16 @@ from tqdm.auto import tqdm
 
 from encoder import Elmo
 from encoder.files import atomic_directory
+from encoder.mix import pool
 from encoder.readout import Readout
 from encoder.text import Sentence, TextRules
+from encoder.words import WordFrequencies, is_content_word, is_word, normalize
 
 from . import layout, storage
 from .errors import CorpusError, IndexFormatError
 from .manifest import Settings, Shard, StoredFile
 from .readers import Document, ReaderOptions, ReadStats, read_corpus
 from .vectors import normalize as normalize_rows
-from .vectors import pool
-from .words import WordFrequencies, is_content_word, is_word, normalize
 
 ENCODE_TOKENS = 8_192  # tokens embedded at once: bounds the float32 layer outputs held in memory
 
@@ -44,6 +44,7 @@ class Scan:
     sentences: int = 0
     tokens: int = 0
     counts: Counter = field(default_factory=Counter)  # normalised word -> occurrences
+    doc_ids: list[str] = field(default_factory=list)  # the documents' ids, in order
 
 
 def scan_corpus(
@@ -58,11 +59,13 @@ def scan_corpus(
     ):
         if doc.doc_id in seen:
             where = "is already in the index" if doc.doc_id in taken else "appears more than once"
+            advice = "; to replace the document, add with --replace (an upsert)" if doc.doc_id in taken else ""
             raise CorpusError(
                 f"document id {doc.doc_id!r} {where} (seen again in {doc.source}); "
-                "document ids must be unique; fix the id column or leave ids to the file/line default"
+                f"document ids must be unique; fix the id column or leave ids to the file/line default{advice}"
             )
         seen.add(doc.doc_id)
+        scan.doc_ids.append(doc.doc_id)
         scan.per_file[doc.source] = scan.per_file.get(doc.source, 0) + 1
         for sentence in text.split_and_tokenize(doc.text):
             scan.sentences += bool(sentence.tokens)

@@ -293,18 +293,33 @@ def gather(chunks: Iterable[np.ndarray], rows: np.ndarray) -> np.ndarray:
 def faiss_search(
     index: faiss.Index, query: np.ndarray, k: int, deleted: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k live hits of one query; fetches more while deleted entries crowd the top."""
+    """Top-k live hits of one query (``faiss_search_many``)."""
+    return faiss_search_many(index, query[None], k, deleted)[0]
+
+
+def faiss_search_many(
+    index: faiss.Index, queries: np.ndarray, k: int, deleted: np.ndarray | None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Top-k live hits (scores, ids) of each query (rows of ``queries``), in one FAISS search; the queries whose top
+    is crowded by deleted entries are searched again, fetching more."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
     n_deleted = int(deleted.sum()) if deleted is not None else 0
     fetch = min(index.ntotal, k + min(n_deleted, 4 * k + 64))
-    while True:
-        scores, ids = index.search(query[None].astype(np.float32), max(fetch, 1))
-        scores, ids = scores[0], ids[0]
-        keep = ids >= 0
-        if deleted is not None:
-            keep &= ~deleted[np.maximum(ids, 0)]
-        if keep.sum() >= k or fetch >= index.ntotal:
-            return scores[keep][:k], ids[keep][:k]
-        fetch = min(index.ntotal, fetch * 4)
+    found: list = [None] * len(queries)
+    todo = np.arange(len(queries))
+    while len(todo):
+        all_scores, all_ids = index.search(queries[todo], max(fetch, 1))
+        short = []
+        for row, scores, ids in zip(todo.tolist(), all_scores, all_ids):
+            keep = ids >= 0
+            if deleted is not None:
+                keep &= ~deleted[np.maximum(ids, 0)]
+            if keep.sum() >= k or fetch >= index.ntotal:
+                found[row] = scores[keep][:k], ids[keep][:k]
+            else:
+                short.append(row)
+        todo, fetch = np.array(short, dtype=np.int64), min(index.ntotal, fetch * 4)
+    return found
 
 
 class ExactSearch:
@@ -313,14 +328,26 @@ class ExactSearch:
     def __init__(self, vectors: np.ndarray, device: str | torch.device = "cpu"):
         self.vectors = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32)).to(device)
 
-    @torch.inference_mode()
     def search(self, query: np.ndarray, k: int, deleted: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        scores = self.vectors @ torch.from_numpy(np.asarray(query, dtype=np.float32)).to(self.vectors.device)
-        if deleted is not None:
-            scores[torch.tensor(deleted, device=scores.device)] = -torch.inf
-        n_live = len(scores) - (int(deleted.sum()) if deleted is not None else 0)
-        top = torch.topk(scores, min(k, n_live))
-        return top.values.cpu().numpy(), top.indices.cpu().numpy()
+        """Top-k (scores, ids) of one query (``search_many``)."""
+        return self.search_many(np.asarray(query)[None], k, deleted)[0]
+
+    @torch.inference_mode()
+    def search_many(
+        self, queries: np.ndarray, k: int, deleted: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Top-k (scores, ids) of each query (rows of ``queries``): one matrix product per block of queries."""
+        n_live = len(self.vectors) - (int(deleted.sum()) if deleted is not None else 0)
+        rows = max(1, SCORES_CACHE_BYTES // max(4 * len(self.vectors), 1))  # queries scored at once: bounded memory
+        found = []
+        for start in range(0, len(queries), rows):
+            block = torch.from_numpy(np.asarray(queries[start : start + rows], dtype=np.float32))
+            scores = block.to(self.vectors.device) @ self.vectors.T
+            if deleted is not None:
+                scores[:, torch.tensor(deleted, device=scores.device)] = -torch.inf
+            top = torch.topk(scores, min(k, n_live), dim=1)
+            found += list(zip(top.values.cpu().numpy(), top.indices.cpu().numpy()))
+        return found
 
 
 class LayerStore:
@@ -473,6 +500,19 @@ class VectorSet:
         order = np.argsort(-scores, kind="stable")[:k]
         return scores[order], ids[order]
 
+    def search_many(
+        self, queries: np.ndarray, k: int, weights: Sequence[float], deleted: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``search`` of each query (rows of ``queries``): in one FAISS search, or one matrix product, where the
+        query's path allows (the build-time mix without re-ranking, or a cached mixed matrix); else one by one."""
+        weights = tuple(weights)
+        if self.use_faiss and weights == self.build_weights:
+            if self.rerank <= 1:
+                return faiss_search_many(self.index, queries, k, deleted)
+        elif self.layers is not None and len(self.layers) * queries.shape[-1] * 4 <= EXACT_CACHE_BYTES:
+            return self._cached(weights).search_many(queries, k, deleted)
+        return [self.search(query, k, weights, deleted) for query in queries]
+
     def search(
         self,
         query: np.ndarray,
@@ -498,17 +538,3 @@ class VectorSet:
         if len(self.layers) * len(query) * 4 <= EXACT_CACHE_BYTES:
             return self._cached(weights).search(query, k, deleted)
         return self._streamed(query, k, weights, deleted)
-
-
-POOLINGS = ("sif", "mean", "max")
-
-
-def pool(layers: np.ndarray, pooling: str, weights: np.ndarray | None = None) -> np.ndarray:
-    """(L+1, n, dim) -> (L+1, dim), per layer so mixing stays linear afterwards.
-
-    ``sif``: the average weighted by ``weights`` (one per token, see ``words.WordFrequencies``); ``mean``;
-    ``max``: the largest value of each feature.
-    """
-    if pooling == "sif":
-        return np.einsum("lnd,n->ld", layers, weights / weights.sum())
-    return layers.mean(axis=1) if pooling == "mean" else layers.max(axis=1)

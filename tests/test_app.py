@@ -131,14 +131,6 @@ def test_search_asks_for_a_query_first(index_dir: Path) -> None:
     assert [b.label for b in at.button] == ["Search"] and not at.expander[0].proto.expanded  # advanced: collapsed
 
 
-def show_weaker(at: AppTest) -> None:
-    """Open the documents under the relevance line in both tabs (where there are any)."""
-    for key in ("search.weaker", "search.weaker_glove"):
-        if any(toggle.key == key for toggle in at.toggle):
-            at.toggle(key=key).set_value(True)
-    at.run()
-
-
 def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> None:
     at = open_app(index_dir)
     at.text_input(key="ui.search.query").set_value("otters by the river")
@@ -146,9 +138,8 @@ def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> N
     at.button[0].click().run()
     assert_clean(at)
     assert [t.label for t in at.tabs] == ["Keywords + ELMo token layer", "GloVe (static baseline)"]
-    show_weaker(at)
     found = documents(at)
-    assert len(found) == 6  # k documents in each tab, those under the line once the switch is on
+    assert len(found) == 6  # k documents in each tab, those under the line too
     assert [hit.split(".")[0] for hit in found] == ["**1", "**2", "**3"] * 2
     assert found[0] == "**1. Life by the river**"  # the words match; the GloVe of 16 sentences is not tested
     assert any(":orange-background[**otters**]" in m.value for m in at.markdown)  # matched words marked
@@ -168,7 +159,6 @@ def test_each_document_says_why_it_came_up(index_dir: Path) -> None:
     part's score; the method's name says which layers it compares."""
     at = open_app(index_dir)
     at.text_input(key="ui.search.query").set_value("a loan from the bank").run()
-    show_weaker(at)
     assert_clean(at)
     why = next(e for e in at.expander if e.label.startswith("matched words"))
     table = next(m.value for m in why.markdown if m.value.startswith("| part |"))
@@ -189,7 +179,11 @@ def test_a_misspelled_word_is_searched_as_the_index_spells_it(index_dir: Path) -
     assert_clean(at)
     said = [text.replace("\\", "") for text in texts(at.info)]  # escaped: shown as typed, never as markdown
     assert any(text.startswith("searched for: kingfishers nest (kingfishrs → kingfishers") for text in said)
+    assert any("Search for kingfishrs nest as typed instead](?q=kingfishrs+nest" in text for text in said)
     assert documents(at)[0] == "**1. Life by the river**"
+    typed = open_url(index_dir, {"q": "kingfishrs nest", "typed": "1"})  # where the link leads
+    assert at.toggle(key="ui.search.as_typed").value is False and typed.toggle(key="ui.search.as_typed").value
+    assert not any("searched for" in text for text in texts(typed.info))
     at.radio(key="ui.lang").set_value("ko").run()
     said = [text.replace("\\", "") for text in texts(at.info)]
     assert any(text.startswith("kingfishers nest(으)로 검색했습니다(kingfishrs → kingfishers") for text in said)
@@ -200,7 +194,6 @@ def test_a_shared_url_opens_its_search(index_dir: Path) -> None:
     assert_clean(at)
     assert at.text_input(key="ui.search.query").value == "a loan from the bank"
     assert at.radio(key="ui.search.method").value == "elmo" and at.slider(key="ui.search.k").value == 2
-    show_weaker(at)
     assert at.radio(key="ui.search.mix.preset").value == "top" and len(documents(at)) == 4
 
 
@@ -282,16 +275,15 @@ def test_examples_are_those_the_open_index_can_answer(index_dir: Path, monkeypat
     assert at.text_input(key="ui.search.query").value == "otters by the river" and documents(at)
 
 
-def test_nonsense_gets_a_no_good_match_warning_and_no_documents(index_dir: Path) -> None:
-    """Nothing above the relevance line: the warning, and the documents found only behind the switch."""
+def test_nonsense_gets_a_no_good_match_warning_and_weaker_documents(index_dir: Path) -> None:
+    """Nothing above the relevance line: the warning, and the documents found, under the weaker-matches line."""
     at = open_app(index_dir)
     at.text_input(key="ui.search.query").set_value("qwxzt blorft").run()
     assert_clean(at)
     assert any(text.startswith("No good match") for text in texts(at.warning))
     assert any(text.startswith("No document contains") for text in texts(at.warning))  # GloVe knows no word
-    assert not documents(at) and at.toggle(key="search.weaker").label == "Show 4 more under the relevance line"
-    at.toggle(key="search.weaker").set_value(True).run()
     assert len(documents(at)) == 4 and not any("found by meaning" in e.label for e in at.expander)
+    assert [c.value for c in at.caption if "Weaker matches below" in c.value][:1]  # before the first document
 
 
 def test_layer_mix_presets_and_sliders_update_the_formula(index_dir: Path) -> None:
@@ -330,7 +322,6 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
     at.switch_page("views/search.py").run()
     assert at.text_input(key="ui.search.query").value == "the river bank"
     assert at.radio(key="ui.search.mix.preset").value == "average"
-    show_weaker(at)
     assert len(documents(at)) == 8  # all 4 documents, in each tab
 
 
@@ -458,8 +449,8 @@ def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speec
     neighbours of the query's sense among its nearest uses, as Index.neighbors ranks them."""
     from app import labels
     from app.examples import EXAMPLES
+    from encoder.words import normalize
     from indexer import Index
-    from indexer.words import normalize
 
     index = Index.open(index_dir)
     rules = index.elmo.text
@@ -834,7 +825,7 @@ def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, si
         first = browser.find_element(By.XPATH, '//*[contains(text(), "1. Life by the river")]')
         assert first.location["y"] < height  # the first result is on the first screen
         assert first.rect["x"] + first.rect["width"] <= width  # nothing wider than the screen
-        wait.until(lambda b: "relevance 100%" in page_text() and "more under the relevance line" in page_text())
+        wait.until(lambda b: "relevance 100%" in page_text() and "Weaker matches below" in page_text())
         why = browser.find_element(By.XPATH, '//summary[contains(., "matched words: otters, river")]')
         assert why.rect["x"] + why.rect["width"] <= browser.execute_script("return document.body.clientWidth")
         why.click()  # the "why" opens onto each part's score

@@ -86,6 +86,7 @@ ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;
 """Set the terminal's title, clear it, plant a hidden link, reverse the text: what a document must not do."""
 MARKDOWN = "![x](http://evil.example/x.png) [click](http://evil.example/)"
 HOSTILE = f"bank {ESCAPES} {MARKDOWN}"
+C1 = "\x9b2J"  # clear the screen with the one-character CSI of C1 (what json.dumps leaves raw)
 OTHER_MODEL = dict(char_embed_dim=4, filters=[[1, 4], [2, 8]], n_highway=1, projection_dim=8, lstm_dim=16, n_layers=2)
 
 
@@ -128,7 +129,7 @@ def world(tmp_path_factory, tiny_model_dir) -> World:
     save_hdf5(Elmo.load(tiny_model_dir).model, root / "published" / "options.json", root / "published" / "weights.hdf5")
     opened = Index.open(root / "index")
     make_run(root / "run")
-    hostile = [{"id": f"h{i}", "title": f"{HOSTILE} {i}", "text": f"{FEW[i]} {HOSTILE}"} for i in range(len(FEW))]
+    hostile = [{"id": f"h{i}{C1}{ESCAPES}", "title": f"{HOSTILE} {i}", "text": f"{FEW[i]} {HOSTILE}"} for i in range(3)]
     (root / "hostile.jsonl").write_text("".join(json.dumps(d) + "\n" for d in hostile))
     build_index([root / "hostile.jsonl"], root / "hostile", model=tiny_model_dir, settings=SETTINGS, progress=False)
     return World(
@@ -1274,7 +1275,14 @@ def failing(target: str, error: BaseException, no_space: bool = False) -> Callab
 
 def no_escapes(out: str) -> bool:
     """Printed text shows the documents' escape sequences and direction overrides, never sends them."""
-    return "\\x1b]0;pwned\\x07\\x1b[2J" in out and "\\u202e" in out and "\x1b" not in out and "\u202e" not in out
+    shown = "\\x1b]0;pwned\\x07\\x1b[2J" in out and "\\u202e" in out
+    return shown and not {"\x1b", "\u202e", "\x9b"} & set(out)
+
+
+def json_exact(out: str) -> bool:
+    """JSON output sends no escape either (C1 and direction overrides escaped as JSON), and parses to the data."""
+    hit = json.loads(out)["results"][0]
+    return hit["doc_id"].endswith(ESCAPES) and C1 in hit["doc_id"] and not {"\x1b", "\u202e", "\x9b"} & set(out)
 
 
 CLI = [
@@ -1353,7 +1361,7 @@ CLI = [
     ),
     Cmd(
         "search unverified",
-        lambda c: q(c, "search", "bank", "--no-verify", "--k", "1", "--method", "keywords", "--all"),
+        lambda c: q(c, "search", "bank", "--no-verify", "--k", "1", "--method", "keywords"),
         WORKS,
         "  1\\. +\\d+%",
     ),
@@ -2114,9 +2122,9 @@ CLI = [
     # ==== class 5: injection (terminal escape sequences in documents and paths)
     Cmd(
         "search documents holding escape sequences",
-        lambda c: ["indexer", "search", "--index", str(c.hostile), "bank", "--k", "2", "--method", "keywords", "--all"],
+        lambda c: ["indexer", "search", "--index", str(c.hostile), "bank", "--k", "2", "--method", "keywords"],
         WORKS,
-        check=no_escapes,
+        check=lambda out: no_escapes(out) and "[h0\\x9b2J\\x1b]0;pwned" in out,  # the ids too
     ),
     Cmd(
         "search them as JSON, exactly",
@@ -2131,10 +2139,9 @@ CLI = [
             "--method",
             "keywords",
             "--json",
-            "--all",
         ],
         WORKS,
-        check=is_json(lambda r: r["results"][0]["title"].startswith(HOSTILE)),
+        check=lambda out: is_json(lambda r: r["results"][0]["title"].startswith(HOSTILE))(out) and json_exact(out),
     ),
     Cmd(
         "neighbors in them",
@@ -2251,7 +2258,7 @@ APP = [
         "search emoji and control characters",
         None,
         {},
-        lambda at: show_weaker(at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run()),
+        lambda at: at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run(),
         lambda at: sum(m.value.startswith("**1. ") for m in at.markdown) == 2,  # a first hit in each tab
     ),
     (
@@ -2301,13 +2308,6 @@ APP = [
         lambda at: at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "keywords",
     ),
 ]
-
-
-def show_weaker(at: Any) -> Any:  # an AppTest
-    """Turn on the Search page's switches for the documents under the relevance line."""
-    for switch in at.toggle:
-        switch.set_value(True)
-    return at.run()
 
 
 @pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in APP])

@@ -429,11 +429,12 @@ def test_cli_json(indexer_index, capsys):
     )
     result = json.loads(capsys.readouterr().out)
     assert set(result) == {
-        *("query", "k", "method", "method_name", "layers", "sentences", "searched_for", "results", "hidden"),
-        *("glove", "hidden_glove", "notices"),
+        *("query", "k", "method", "method_name", "layers", "sentences", "searched_for", "results", "glove"),
+        "notices",
     }
     assert set(result["results"][0]) == {
         *("rank", "score", "relevance", "doc_id", "title", "passages", "matched_words", "parts", "by_meaning"),
+        "above_line",
     }
     assert set(result["results"][0]["passages"][0]) == {"sentence_id", "text", "score"}
     assert result["results"][0]["parts"]["keywords"]["weight"] == 1.0
@@ -524,23 +525,27 @@ def test_an_index_refers_to_stanford_glove_and_refuses_another_version(tmp_path,
         Index.open(tmp_path / "index", model=tiny_model_dir)
 
 
-def test_cli_hides_documents_under_the_line_unless_all(indexer_index, capsys):
-    """The output lists only documents above the relevance line and counts the rest; --all lists them too."""
+def test_cli_lists_k_documents_and_marks_the_line(indexer_index, capsys):
+    """The top k are always listed; a line marks where the weaker matches begin, and JSON flags each hit."""
     search = ["search", "--index", str(indexer_index.path), "zzzqqq blorft", "--k", "3"]
     assert main(search) == 0
     out = capsys.readouterr().out
-    assert "no good match" in out and "3 more under the relevance line" in out and " 1. " not in out
+    assert "no good match" in out and " 1. " in out and " 3. " in out
+    assert out.index("weaker matches below") < out.index(" 1. ")  # even the best is under the line
     assert main([*search, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["results"] == [] and result["hidden"] == 3
-    assert main([*search, "--json", "--all"]) == 0
-    result = json.loads(capsys.readouterr().out)
-    assert len(result["results"]) == 3 and result["hidden"] == 0
+    assert len(result["results"]) == 3 and not any(h["above_line"] for h in result["results"])
     assert all(h["relevance"] < RELEVANCE_LINE for h in result["results"])
+    assert main(["search", "--index", str(indexer_index.path), "telescope galaxies", "--k", "34"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        " 1. " in out and " 34. " in out and out.index(" 1. ") < out.index("weaker matches below") < out.index(" 34. ")
+    )
+    assert out.count("weaker matches below") == 1
     assert main(["search", "--index", str(indexer_index.path), "telescpe galaxies", "--why"]) == 0
     out = capsys.readouterr().out
     assert (
-        out.startswith("searched for: telescope galaxies\n")
+        out.startswith("searched for: telescope galaxies (to search for 'telescpe galaxies' as typed: --as-typed)\n")
         and "why: ELMo cosine" in out
         and f"score = {HYBRID_ELMO_WEIGHT:g} × " in out
     )
@@ -554,12 +559,12 @@ def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys
         "muddy river bank",
         "",
         json.dumps({"query": "telescope galaxies", "id": "q2", "k": 2, "method": "keywords"}),
-        json.dumps({"query": "telescpe", "as_typed": True, "all": True, "k": 1}),
+        json.dumps({"query": "telescpe", "as_typed": True, "k": 1}),
         "{not json",
         json.dumps({"query": "bank", "k": 0}),
     ]
     queries.write_text("\n".join(lines) + "\n")
-    assert main(["search", "--index", str(indexer_index.path), "--queries", str(queries), "--all"]) == 2
+    assert main(["search", "--index", str(indexer_index.path), "--queries", str(queries)]) == 2
     captured = capsys.readouterr()
     answers = [json.loads(line) for line in captured.out.splitlines()]
     assert len(answers) == 5
@@ -569,7 +574,7 @@ def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys
     assert answers[3] == {"line": 5, "error": answers[3]["error"]} and "not a JSON object" in answers[3]["error"]
     assert answers[4]["line"] == 6 and "k must be" in answers[4]["error"]
     assert "error: line 5:" in captured.err and "error: line 6:" in captured.err
-    monkeypatch.setattr("sys.stdin", io.StringIO("telescope galaxies\n"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"telescope galaxies\n")))
     assert main(["search", "--index", str(indexer_index.path), "--queries", "-", "--k", "1"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["matched_words"] == ["telescope", "galaxies"]
     with pytest.raises(SystemExit) as exited:
@@ -577,3 +582,27 @@ def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys
     assert exited.value.code == 2 and "not both" in capsys.readouterr().err
     assert main(["search", "--index", str(indexer_index.path), "--queries", str(tmp_path / "missing")]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_each_bad_line_of_queries_gets_its_own_error(indexer_index, tmp_path, capsys):
+    """A byte-order mark is not part of the first query; an undecodable byte, a wrong type or a bad layer mix is an
+    error record of that line (naming file and line), and every other line is answered."""
+    queries = tmp_path / "queries.txt"
+    lines = [
+        "\ufefftelescope galaxies".encode(),
+        json.dumps({"query": "bank", "layers": 5}).encode(),
+        b"muddy river \xff bank",
+        json.dumps({"query": "bank", "layers": "bottom"}).encode(),
+        json.dumps({"query": "bank", "id": [1]}).encode(),
+        b"savings and loan",
+    ]
+    queries.write_bytes(b"\n".join(lines) + b"\n")
+    assert main(["search", "--index", str(indexer_index.path), "--queries", str(queries), "--k", "2"]) == 2
+    captured = capsys.readouterr()
+    answers = [json.loads(line) for line in captured.out.splitlines()]
+    assert [a.get("line") for a in answers] == [None, 2, 3, 4, 5, None]
+    assert answers[0]["query"] == "telescope galaxies" and answers[0]["results"][0]["matched_words"][0] == "telescope"
+    assert "layers must be text" in answers[1]["error"] and "bad layer mix" in answers[3]["error"]
+    assert answers[2]["error"] == f"{queries}, line 3: byte 0xff at column 13 is not UTF-8"
+    assert "id must be" in answers[4]["error"] and len(answers[5]["results"]) == 2
+    assert "Traceback" not in captured.err and captured.err.count("error: line") == 4

@@ -31,7 +31,7 @@ def test_formats_and_compression(tmp_path):
     pd.DataFrame({"text": ["Parquet doc."], "key": ["p1"], "title": ["P"]}).to_parquet(folder / "d.parquet")
     (folder / ".hidden").mkdir()
     (folder / ".hidden" / "e.txt").write_text("hidden")
-    (folder / "notes.md").write_text("ignored: not a corpus format")
+    (folder / "notes.docx").write_text("ignored: not a corpus format")
 
     docs, stats = read([folder])
     assert [(d.doc_id, d.title, d.text) for d in docs] == [

@@ -93,6 +93,7 @@ def test_a_korean_index_tokenizes_documents_and_queries_the_same_way(korean_mode
     ]
     corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
     index = build_index([corpus], tmp_path / "index", model=korean_model, progress=False)
+    assert index.stats()["glove"]["source"] == "korean"  # no --glove: the baseline of the model's language
     assert index.query("배를 깎아").tokens == ["배", "를", "깎", "아"]
     words = set(index.tokens["word"])
     assert "배" in words and not words & {"배를", "를", "는", "다"}  # the noun without its particle; no particles

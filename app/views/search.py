@@ -4,6 +4,8 @@ baseline one tab away, and the method and layer mix under "Advanced". The query 
 
 from __future__ import annotations
 
+import urllib.parse
+
 import streamlit as st
 
 from app import state, url
@@ -21,6 +23,7 @@ def url_params(n_layers: int) -> list[url.Param]:
         url.widget("q", "ui.search.query", url.text),
         url.widget("method", "ui.search.method", url.choice(ELMO_METHODS)),
         url.widget("k", "ui.search.k", url.whole(1, 50)),
+        url.widget("typed", "ui.search.as_typed", url.switch),
         url.Param("layers", url.layer_mix(n_layers), lambda mix: set_layer_mix("ui.search.mix", n_layers, mix)),
         url.widget("gamma", "ui.search.mix.gamma", url.choice([round(0.1 * g, 1) for g in range(1, 31)])),
     ]
@@ -67,11 +70,14 @@ with st.expander(t("search.advanced")):
         help=t("search.method_help"),
     )
     k = st.slider(t("search.results"), 1, 50, key="ui.search.k")
+    as_typed = st.toggle(t("search.as_typed"), key="ui.search.as_typed")
     mix = layer_mix_control("ui.search.mix", n_layers, index.search_mix)
 
 mix_text = url.show_mix(st.session_state.get("ui.search.mix.preset"), mix) if mix else None
 gamma = st.session_state["ui.search.mix.gamma"]
-url.write({"q": query, "method": method, "k": str(k), "layers": mix_text, "gamma": None if gamma == 1 else str(gamma)})
+params = {"q": query, "method": method, "k": str(k), "layers": mix_text, "gamma": None if gamma == 1 else str(gamma)}
+url.write(params | {"typed": url.show_switch(True) if as_typed else None})
+typed_link = (query, "?" + urllib.parse.urlencode({n: v for n, v in params.items() if v} | {"typed": "1"}))
 if not query.strip():
     st.info(t("search.type_query"))
     st.stop()
@@ -82,11 +88,11 @@ st.caption(t("search.caption"), help=t("search.relevance_help"))
 layers = layers_label()
 elmo_tab, glove_tab = st.tabs([t(f"method.{method}", layers=layers), t("method.glove")])
 with elmo_tab, errors_in_page():
-    found = state.search(index, query, k, method, mix)
-    notices(found.notices)
-    document_hits(found.hits, index.elmo.text, layers, key="search.weaker")
+    found = state.search(index, query, k, method, mix, not as_typed)
+    notices(found.notices, typed_link)
+    document_hits(found.hits, index.elmo.text, layers)
 with glove_tab, errors_in_page():
     st.caption(t("search.glove_caption"))
-    found = state.search(index, query, k, "glove", mix)
-    notices(found.notices)
-    document_hits(found.hits, index.elmo.text, layers, key="search.weaker_glove")
+    found = state.search(index, query, k, "glove", mix, not as_typed)
+    notices(found.notices, typed_link)
+    document_hits(found.hits, index.elmo.text, layers)

@@ -1,0 +1,65 @@
+"""An index of a list of strings, as its peers make one (``Index.from_texts``): built in a temporary folder that
+lives as long as the ``Index`` does, written to a folder of the user's only when asked (``Index.save``).
+
+The strings go through the same pipeline as a corpus on disk (one JSONL file, written beside the index in the
+temporary folder, never inside it), so such an index is an index like any other: ``add`` and ``upsert`` extend it,
+and a saved copy opens with ``Index.open``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import layout
+from .errors import CorpusError
+
+
+def checked(texts: Any, ids: Any, first_id: int = 0) -> tuple[list[str], list[str]]:
+    """The texts and their ids (default: their positions, from ``first_id``, as strings), refused with one clear
+    error when they are not a non-empty list of strings, or the ids not as many unique strings."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
+        raise CorpusError("texts must be a non-empty list of strings (one document each)")
+    wrong = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
+    if wrong is not None:
+        raise CorpusError(f"text {wrong} is a {type(texts[wrong]).__name__}, not a string")
+    if ids is None:
+        return list(texts), [str(first_id + i) for i in range(len(texts))]
+    if isinstance(ids, str) or not isinstance(ids, Sequence) or len(ids) != len(texts):
+        raise CorpusError(f"ids must be a list of {len(texts)} strings, one per text")
+    wrong = next((i for i, doc_id in enumerate(ids) if not isinstance(doc_id, str) or not doc_id.strip()), None)
+    if wrong is not None:
+        raise CorpusError(f"id {wrong} ({ids[wrong]!r}) is not a non-empty string")
+    if len(set(ids)) != len(ids):
+        raise CorpusError("ids must be unique; the list repeats one")
+    return list(texts), list(ids)
+
+
+def write_jsonl(folder: Path, texts: list[str], ids: list[str]) -> Path:
+    """The texts as a JSONL corpus (fields id and text) in a new file of ``folder``."""
+    handle, name = tempfile.mkstemp(dir=folder, prefix="texts-", suffix=".jsonl")
+    with open(handle, "w", encoding="utf-8") as f:
+        for doc_id, text in zip(ids, texts):
+            f.write(json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n")
+    return Path(name)
+
+
+def save(source: Path, target: str | Path) -> Path:
+    """Copy the index at ``source`` to ``target``, a new or empty folder (a folder holding anything is refused:
+    nothing of the user's is replaced)."""
+    target = Path(target)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(f"{target} already exists and is not an empty folder; choose a new folder to save to")
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(source.iterdir()):
+        if entry.name == layout.LOCK:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, target / entry.name)
+        else:
+            shutil.copy2(entry, target / entry.name)
+    return target

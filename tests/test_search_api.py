@@ -1,0 +1,189 @@
+"""The Python API as its peers offer it, on the shipped default model: docstring examples, batch search equal to
+one query at a time, an index of a list of strings, upsert, a deleted id used again, respelling of non-words only,
+and ``Elmo.encode``."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import TINY_CONFIG
+
+from encoder import Elmo
+from encoder.model import BiLM, BiLMConfig
+from encoder.words import WordFrequencies
+from indexer import CorpusError, Index, QueryError, add_documents, delete_documents
+from indexer.__main__ import main
+
+TEXTS = [
+    "Volcanoes erupt when magma rises through the crust.",
+    "Bake the bread in a hot oven for forty minutes.",
+    "The muddy river bank flooded after the storm.",
+    "She saved money at the bank for a new house.",
+    "The telescope revealed distant spiral galaxies.",
+    "Passengers changed trains at the busy junction.",
+]
+IDS = ["volcano", "bread", "river", "money", "telescope", "trains"]
+
+
+@pytest.fixture(scope="module")
+def small() -> Index:
+    """An index of six sentences by the default model, held in a temporary folder."""
+    return Index.from_texts(TEXTS, ids=IDS)
+
+
+def test_docstring_examples_run():
+    """The examples in the docstrings of the API's doors are run as they are written."""
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    doors = [Index.search, Index.from_texts, Index.save, Index.upsert, Elmo.encode]
+    for door in doors:
+        for test in finder.find(door, door.__qualname__, globs={"Index": Index, "Elmo": Elmo}):
+            runner.run(test)
+    assert runner.summarize(verbose=False).attempted >= 8 and runner.failures == 0
+
+
+def test_a_list_of_queries_is_answered_as_each_one_alone(small):
+    queries = ["lava and magma", "an oven for bread", "the bank of a river", "teleskope"]
+    for method in ("hybrid", "elmo", "keywords", "glove"):
+        together = small.search(queries, k=3, method=method)
+        alone = [small.search(q, k=3, method=method) for q in queries]
+        assert [[h.doc_id for h in r] for r in together] == [[h.doc_id for h in r] for r in alone]
+        for a, b in zip(together, alone):
+            np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=1e-4, atol=1e-5)
+            assert a.notices == b.notices and a.searched_for == b.searched_for
+    with pytest.raises(QueryError, match="empty"):
+        small.search([])
+    with pytest.raises(QueryError, match="query 1 of the list: the query is empty"):
+        small.search(["lava", " "])
+
+
+def test_only_non_words_are_respelled(small):
+    """Real words the index lacks ("mice", "bold") are searched as they are; a typo of an indexed word is not."""
+    assert small.search("mice bold best come").searched_for is None
+    assert small.search("spiral galaxeis").searched_for == "spiral galaxies"
+    assert [small.search(typo).searched_for for typo in ("teleskope", "monney", "passangers")] == [
+        "telescope",
+        "money",
+        "passengers",
+    ]
+    assert small.search("spiral galaxeis", spelling=False).searched_for is None
+
+
+def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path):
+    assert len(small) == small.count() == 6
+    saved = small.save(tmp_path / "saved")
+    assert Index.open(saved).search("galaxies", k=1)[0].doc_id == "telescope"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="not an empty folder"):
+        small.save(tmp_path / "mine")
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
+    for texts, ids, words in [
+        ("one string", None, "list of strings"),
+        ([], None, "non-empty"),
+        (["a", 3], None, "text 1 is a int"),
+        (["a", "b"], ["x"], "list of 2 strings"),
+        (["a", "b"], ["x", "x"], "unique"),
+    ]:
+        with pytest.raises(CorpusError, match=words):
+            Index.from_texts(texts, ids=ids)
+
+
+def test_upsert_replaces_and_a_deleted_id_comes_back(small, tmp_path):
+    path = tmp_path / "index"
+    shutil.copytree(small.path, path)
+    index = Index.open(path)
+    index.upsert(["Glaciers carve deep valleys in the mountains."], ids=["bread"])
+    assert len(index) == 6 and index.search("glaciers valleys", k=1)[0].doc_id == "bread"
+    assert "oven" not in " ".join(h.passages[0].text for h in index.search("oven bread", k=6))
+    with pytest.raises(CorpusError, match="already in the index.*--replace"):
+        index.add(["Another text."], ids=["river"])
+    assert Index.open(path).count() == 6  # the refused add changed nothing
+    delete_documents(path, ["river"])
+    corpus = tmp_path / "again.jsonl"
+    corpus.write_text(json.dumps({"id": "river", "text": "A kingfisher dives into the clear river."}) + "\n")
+    again = add_documents(path, [corpus], progress=False)
+    assert len(again) == 6 and again.search("kingfisher", k=1)[0].doc_id == "river"
+    delete_documents(path, ["river"])  # the new copy goes; the old one stays gone
+    assert "river" not in {d["doc_id"] for d in Index.open(path).documents()} and len(Index.open(path)) == 5
+    with pytest.raises(QueryError, match="not in the index"):
+        delete_documents(path, ["river"])
+    corpus.write_text(json.dumps({"id": "money", "text": "Coins were minted from silver."}) + "\n")
+    assert main(["add", "--index", str(path), "--corpus", str(corpus), "--replace", "--quiet"]) == 0
+    replaced = Index.open(path)
+    assert len(replaced) == 5 and replaced.search("silver coins", k=1)[0].doc_id == "money"
+
+
+def test_encode_pools_as_the_index_does():
+    elmo = Elmo.load("default", device="cpu")
+    texts = ["The river bank flooded.", "She paid the bank back."]
+    vectors = elmo.encode(texts, mix="top", normalize=True)
+    layers = elmo.embed(texts)
+    for vector, text, per_layer in zip(vectors, texts, layers):
+        weights = WordFrequencies({}).weights(elmo.text.tokenize(text))  # no counts: words 1, punctuation 0
+        expected = (per_layer[-1] * weights[:, None]).sum(0) / weights.sum()
+        np.testing.assert_allclose(vector, expected / np.linalg.norm(expected), atol=1e-5)
+    assert elmo.encode(texts[0], pooling="mean").shape == (1, elmo.dim)
+    with pytest.raises(ValueError, match="pooling must be one of"):
+        elmo.encode(texts, pooling="median")
+    with pytest.raises(ValueError, match="text 1 has no tokens"):
+        elmo.encode(["fine", " "])
+
+
+def test_lstm_weights_are_laid_out_once_and_follow_the_parameters():
+    """Inference keeps the fused kernel's weights; a change to a parameter (loading, training) is seen at once, and
+    the result equals that of a model given the changed weights from the start."""
+    config = BiLMConfig(**TINY_CONFIG, cell_clip=None, proj_clip=None)  # unclipped: the fused kernel runs
+    model = BiLM(config)
+    model.reset_parameters(seed=0)
+    elmo = Elmo(model, device="cpu")
+    layer = elmo.model.lstm.layers[0]
+    sentences = [["the", "bank"], ["a", "river", "bank", "flooded"]]
+    first = elmo.embed(sentences)
+    assert [len(v) for v in layer.__dict__["_kernel_weights"].values()] == [5, 5]  # both directions, kept
+    with torch.no_grad():
+        layer.w_input.mul_(0.5)
+    changed = elmo.embed(sentences)
+    assert not np.allclose(first[1], changed[1])
+    with torch.enable_grad():  # gradients on: laid out on every call, from the parameters as they are
+        fresh = [layer.kernel_weights(d, torch.float32) for d in range(2)]
+    with torch.inference_mode():
+        kept = [layer.kernel_weights(d, torch.float32) for d in range(2)]
+    assert all(torch.equal(a, b) for f, k in zip(fresh, kept) for a, b in zip(f, k))
+    reference = BiLM(config)
+    reference.load_state_dict(elmo.model.state_dict())
+    for got, want in zip(changed, Elmo(reference, device="cpu").embed(sentences)):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+def test_markdown_and_rst_files_are_documents(tmp_path):
+    from indexer.readers import ReaderOptions, corpus_files, read_corpus
+
+    folder = tmp_path / "notes"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "config").write_text("x")
+    (folder / "a.md").write_text("# Volcanoes\n\nMagma *rises* through the [crust](http://x).\n\n- lava\n")
+    (folder / "b.rst").write_text("Rivers\n======\n\nA river **flows**.\n\n.. include:: /etc/passwd\n")
+    (folder / "c.docx").write_bytes(b"PK")
+    with pytest.warns(UserWarning, match=r"skipped 2 file\(s\): 1 \.docx \(not a type it reads\); 1 hidden"):
+        files = corpus_files([folder])
+    docs = list(read_corpus(files, ReaderOptions()))
+    assert [(d.doc_id, d.title) for d in docs] == [("notes/a.md", "Volcanoes"), ("notes/b.rst", "Rivers")]
+    assert docs[0].text == "Volcanoes\n\nMagma rises through the crust.\n\nlava"
+    assert docs[1].text == "Rivers\n\nA river flows." and "passwd" not in docs[1].text
+
+
+def test_a_query_file_answers_at_the_batch_speed(small, tmp_path, capsys):
+    """``search --queries``: one line per query and option set, answered in batches, in the input's order."""
+    queries = tmp_path / "q.txt"
+    queries.write_text("\n".join(["lava and magma", json.dumps({"query": "bread", "k": 1}), "galaxies"]) + "\n")
+    assert main(["search", "--index", str(small.path), "--queries", str(queries), "--k", "2"]) == 0
+    answers = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [a["results"][0]["doc_id"] for a in answers] == ["volcano", "bread", "telescope"]
+    assert [len(a["results"]) for a in answers] == [2, 1, 2]
+    assert Path(small.path).is_dir()
