@@ -100,6 +100,22 @@ class LMHead(nn.Module):
             parts.append(cluster + head[:, shortlist + i, None])
         return torch.cat(parts, dim=1)
 
+    def powered_probs(self, hidden: Tensor, words: int, power: float) -> Tensor:
+        """``log_probs(hidden, words).exp() ** power``, the sense readout's inner loop, in fewer passes over the
+        (N, words) array: each cluster's fused log-softmax, plus its head entry, times ``power``, exponentiated in
+        place."""
+        words = min(words, self.vocab_size)
+        hidden = hidden.float()
+        head = F.log_softmax(self.softmax.head(hidden), dim=1)
+        shortlist = self.cutoffs[0]
+        parts = [head[:, : min(shortlist, words)].mul(power).exp_()]
+        for i, low in enumerate(self.cutoffs):
+            if low >= words:
+                break
+            cluster = F.log_softmax(self.softmax.tail[i](hidden), dim=1)[:, : words - low]
+            parts.append(cluster.add_(head[:, shortlist + i, None]).mul_(power).exp_())
+        return torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]
+
     def reset_parameters(self, seed: int) -> None:
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from .lm_data import VOCAB_FILE, Vocabulary
 from .lm_head import HEAD_FILE, LMHead
@@ -62,7 +61,7 @@ class ReadoutSettings:
         10.0  # a word with n uses is centred on (n * its mean + shrinkage * the collection's) / (n + shrinkage)
     )
     seed: int = 0  # of the sketch's coordinates and signs
-    substitutes: int = 16  # the likeliest words an index keeps per use and direction (they name senses' clusters)
+    substitutes: int = 16  # the words weighing most in a use's readout an index keeps (they name senses' clusters)
 
     def width(self, context_dim: int) -> int:
         """Width of the readout of context states of width ``context_dim``."""
@@ -70,7 +69,7 @@ class ReadoutSettings:
 
     @property
     def kept_substitutes(self) -> int:
-        """Substitutes an index keeps per use and direction: none without the LM (context states)."""
+        """Substitutes an index keeps per use: none without the LM (context states)."""
         return self.substitutes if self.kind == PREDICTION else 0
 
     def __post_init__(self) -> None:
@@ -123,28 +122,38 @@ class Readout:
         return self.read(context, 0)[0]
 
     def substitutes(self, context: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each position's ``k`` most probable words per direction among the readout's vocabulary: vocabulary ids
-        (n, 2, k) int32 and probabilities (n, 2, k) float16, forward first; k = 0 for a model without an LM head."""
+        """Each position's ``k`` words that weigh most in its readout (among the readout's vocabulary): vocabulary ids
+        (n, k) int32, and their probability averaged over the two directions (n, k) float16; k = 0 for a model
+        without an LM head."""
         return self.read(context, k)[1:]
 
     @torch.inference_mode()
     def read(self, context: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``vectors`` and ``substitutes`` at once (the distributions computed once)."""
+        """``vectors`` and ``substitutes`` at once, each direction's distribution raised to the power once
+        (``LMHead.powered_probs``)."""
         n = len(context)
         if self.head is None:
-            return np.asarray(context, np.float32), np.zeros((n, 2, 0), np.int32), np.zeros((n, 2, 0), np.float16)
-        vectors, ids, probs = [torch.zeros(0, self.settings.dim)], [torch.zeros(0, 2, k, dtype=torch.int32)], []
+            return np.asarray(context, np.float32), np.zeros((n, 0), np.int32), np.zeros((n, 0), np.float16)
+        vectors, ids, probs = [torch.zeros(0, self.settings.dim)], [torch.zeros(0, k, dtype=torch.int32)], []
+        probs.append(torch.zeros(0, k, dtype=torch.float16))
+        power, words = self.settings.power, self.settings.vocabulary
         for start in range(0, n, CHUNK):
-            forward, backward = self.distributions(context[start : start + CHUNK], self.settings.vocabulary)
-            power = self.settings.power
-            both = F.normalize(forward.pow(power), dim=1) + F.normalize(backward.pow(power), dim=1)
-            vectors.append(
-                torch.zeros(len(both), self.settings.dim).index_add_(1, self._coordinates, both * self._signs)
-            )
-            top = [p.topk(k, dim=1) for p in (forward, backward)]
-            ids.append(torch.stack([t.indices for t in top], 1).int())
-            probs.append(torch.stack([t.values for t in top], 1).half())
-        probs.insert(0, torch.zeros(0, 2, k, dtype=torch.float16))
+            states = torch.as_tensor(np.asarray(context[start : start + CHUNK], dtype=np.float32))
+            P = states.shape[-1] // 2
+            forward, backward = (self.head.powered_probs(states[:, d * P : (d + 1) * P], words, power) for d in (0, 1))
+            norms = forward.norm(dim=1, keepdim=True), backward.norm(dim=1, keepdim=True)
+            backward.div_(norms[1])
+            both = forward.div_(norms[0]).add_(backward)  # in place: the readout before its sketch
+            top = both.topk(k, dim=1, sorted=False).indices  # the words that weigh most in the readout, then in order
+            weight = both.gather(1, top)
+            top = top.gather(1, weight.argsort(dim=1, descending=True))
+            behind = backward.gather(1, top)
+            ahead = both.gather(1, top).sub_(behind)
+            mean = (ahead.mul_(norms[0]).pow_(1 / power) + behind.mul_(norms[1]).pow_(1 / power)) / 2
+            ids.append(top.int())
+            probs.append(mean.half())
+            sketch = torch.zeros(len(both), self.settings.dim)
+            vectors.append(sketch.index_add_(1, self._coordinates, both.mul_(self._signs)))
         return torch.cat(vectors).numpy(), torch.cat(ids).numpy(), torch.cat(probs).numpy()
 
     @torch.inference_mode()

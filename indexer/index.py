@@ -673,8 +673,8 @@ class Index:
         return result
 
     def _use_words(self, ids: np.ndarray, texts: pd.Series) -> list[dict[str, float]]:
-        """What each use's cluster may be named by: the LM's likeliest words there (both directions' probabilities
-        summed) where the index keeps them, else the words of its sentence that may name a topic, each counted 1."""
+        """What each use's cluster may be named by: the words that weigh most in its readout, with their probability,
+        where the index keeps them, else the words of its sentence that may name a topic, each counted 1."""
         if self.readout is None or self.readout.head is None or not self.manifest.readout.kept_substitutes:
             return [dict.fromkeys(self.elmo.text.label_words(text), 1.0) for text in texts]
         shard_ids, shard_probs = self._substitutes

@@ -36,9 +36,9 @@ SHARD_FILES = {
     "token_layers": "token_layers.npy",  # token vectors per layer (token vectors, layers, dim); optional
     "title_layers": "title_layers.npy",  # pooled title vectors per layer (documents, layers, dim)
     "token_readout": "token_readout.npy",  # each token vector's sense readout (token vectors, 1, readout dim)
-    "token_substitutes": "token_substitutes.npy",  # the LM's likeliest words there, each direction's: vocabulary ids
-    # (token vectors, 2, k); none (k = 0) for a published model, which has no LM head
-    "token_substitute_probs": "token_substitute_probs.npy",  # their probabilities (token vectors, 2, k), float16
+    "token_substitutes": "token_substitutes.npy",  # the words that weigh most in each readout: vocabulary ids
+    # (token vectors, k); none (k = 0) for a published model, which has no LM head
+    "token_substitute_probs": "token_substitute_probs.npy",  # their probabilities (token vectors, k), float16
 }
 """A shard's files by what they hold; ``shards.write_shard`` writes each, and the shard's record lists them. To
 add one, name it here (an index of an older format simply lacks it: its shard records do not list it)."""

@@ -502,13 +502,10 @@ def shard_layers(out: Path, shards: Sequence[Shard], kind: str, dims: tuple[int,
 
 
 def shard_substitutes(out: Path, shards: Sequence[Shard], k: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Each shard's stored substitutes of its token vectors: vocabulary ids and probabilities, (n, 2, k) each,
+    """Each shard's stored substitutes of its token vectors: vocabulary ids and probabilities, (n, k) each,
     memory-mapped."""
-    ids = [
-        storage.read_npy(layout.shard_file(out, s.name, "token_substitutes"), (s.token_vectors, 2, k)) for s in shards
-    ]
+    ids = [storage.read_npy(layout.shard_file(out, s.name, "token_substitutes"), (s.token_vectors, k)) for s in shards]
     probs = [
-        storage.read_npy(layout.shard_file(out, s.name, "token_substitute_probs"), (s.token_vectors, 2, k))
-        for s in shards
+        storage.read_npy(layout.shard_file(out, s.name, "token_substitute_probs"), (s.token_vectors, k)) for s in shards
     ]
     return ids, probs

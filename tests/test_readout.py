@@ -58,6 +58,8 @@ def test_log_probs_of_the_first_words_equal_the_adaptive_softmax(model_dir, word
     with torch.no_grad():
         expected = head.softmax.log_prob(hidden)[:, : words or len(WORDS)]
         assert torch.equal(head.log_probs(hidden, words), expected)
+        powered = head.powered_probs(hidden, words or len(WORDS), 0.25)
+        torch.testing.assert_close(powered, expected.exp() ** 0.25, rtol=1e-5, atol=1e-7)
 
 
 def test_substitute_distributions_are_the_lm_heads_softmax_at_the_position(elmo, model_dir):
@@ -98,14 +100,23 @@ def test_readout_vectors_are_the_count_sketch_of_the_transformed_distributions(e
 
 
 def test_substitutes_and_expectations_are_the_most_probable_words(elmo, model_dir):
+    """Substitutes: the words that weigh most in the readout (both directions' normalised p ** power), in that order,
+    with their probability averaged over the directions. Expectations: each direction's likeliest words."""
     readout = Readout.of_model(model_dir)
     context = elmo.embed([SENTENCES[0]], context=True)[0][-1]
     ids, probs = readout.substitutes(context, 4)
-    forward, backward = readout.distributions(context, readout.settings.vocabulary)
-    for direction, distribution in enumerate((forward, backward)):
-        values, indices = distribution.topk(4, dim=1)
-        np.testing.assert_array_equal(ids[:, direction], indices.numpy())
-        np.testing.assert_allclose(probs[:, direction], values.numpy(), rtol=1e-3)
+    forward, backward = (
+        p.numpy().astype(np.float64) for p in readout.distributions(context, readout.settings.vocabulary)
+    )
+    power = readout.settings.power
+
+    def unit(x):
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    weight = unit(forward**power) + unit(backward**power)
+    np.testing.assert_array_equal(ids, np.argsort(-weight, axis=1)[:, :4])
+    rows = np.arange(len(ids))[:, None]
+    np.testing.assert_allclose(probs, (forward[rows, ids] + backward[rows, ids]) / 2, rtol=2e-3)
     expected = readout.expectations(context[2], k=5)
     assert [e.direction for e in expected] == ["forward", "backward"]
     whole = readout.distributions(context[2:3], None)
