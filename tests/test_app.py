@@ -787,7 +787,7 @@ def test_every_question_waits_under_a_spinner(index_dir: Path, monkeypatch: pyte
             spinning.pop()
 
     asked: list[tuple[str, list[str]]] = []
-    for name in ("open", "search", "neighbors", "senses"):
+    for name in ("open", "search", "neighbors", "compare", "senses"):
         real = inspect.getattr_static(Index, name)
         is_classmethod = isinstance(real, classmethod)
 
@@ -804,7 +804,7 @@ def test_every_question_waits_under_a_spinner(index_dir: Path, monkeypatch: pyte
     at.switch_page("views/word_in_context.py").run()
     at.switch_page("views/senses.py").run()
     assert_clean(at)
-    assert {name for name, _ in asked} == {"open", "search", "neighbors", "senses"}
+    assert {name for name, _ in asked} == {"open", "search", "neighbors", "compare", "senses"}
     assert all(texts for _, texts in asked), [name for name, texts in asked if not texts]
 
 
