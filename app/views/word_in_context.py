@@ -25,6 +25,7 @@ from app.widgets import (
 )
 from encoder import LayerMix
 from indexer.results import Comparison, Neighbors
+from indexer.words import normalize
 
 SIDES = ("a", "b")
 REPRESENTATION_KEY = "ui.wic.representation"
@@ -129,12 +130,8 @@ def compared() -> None:
         weights = ", ".join(f"s{j} = {w:.2f}" for j, w in enumerate(comparison.mix_weights))
         key = "wic.mix_is_average" if len(set(comparison.mix_weights)) == 1 else "wic.mix_weights"
         notes.caption(t(key, weights=weights, gamma=f"{comparison.mix_gamma:.2f}"))
-        if normalized(word_a) == normalized(word_b):
+        if normalize(word_a) == normalize(word_b):  # the readout compares them around the word's mean use
             notes.caption(t("wic.readout_centred", word=word_a))
-
-
-def normalized(word: str) -> str:
-    return word.strip().lower()
 
 
 def layer_by_layer(side: str, sentence: str, word: str, position: int) -> None:
