@@ -10,7 +10,8 @@ cannot answer 배.
 Streamlit renders every message as markdown (``st.error`` and ``st.info`` included), so a word a user typed or a
 document's text could otherwise become a link, a remote image or LaTeX. A string here is markdown; the values
 filled into it are text: ``t`` and ``indexer_text`` escape each one (``fill``), and what they return is ``Markdown``,
-safe to fill into another string as it is.
+safe to fill into another string as it is. Text that is not shown as markdown (a table's cells, a chart's labels)
+comes from ``plain`` instead, with its values as they are.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "spinner.search": "Searching…",
         "spinner.neighbors": "Finding the nearest uses…",
         "spinner.senses": "Clustering the word's occurrences…",
+        "spinner.compare": "Comparing the two uses…",
         "index.missing": "There is no index in `{path}` yet.",
         "index.interrupted": "A build was started there and has not finished: it may still be running, "
         "or it was interrupted (running the command again resumes it).",
@@ -78,10 +80,16 @@ STRINGS: dict[str, dict[str, str]] = {
         "layer.token": "h0 · char-CNN (token)",
         "layer.lstm": "h{j} · biLSTM {j}",
         "layer.top": " (top)",
-        "layer.average": "average",
-        "layer.label": "Layer",
-        "layer.help": "Layer 0 knows only the word's spelling, so its neighbours look alike; the top "
-        "layer has read the whole sentence, so its neighbours share the meaning.",
+        "rep.label": "Representation",
+        "rep.help": "How two uses of a word are compared. Context prediction (the default): by the words ELMo's "
+        "own language model expects in the word's place, the forward LM given the words before and the backward LM "
+        "given the words after. ELMo layer mix (paper): ELMo as Peters et al. (2018) use it, γ Σ s_j h_j with the "
+        "index's weights. One ELMo layer: h0 knows only the word's spelling, the top layer has read the whole "
+        "sentence.",
+        "rep.prediction": "context prediction",
+        "rep.states": "context states",
+        "rep.mix": "ELMo layer mix (paper)",
+        "rep.layer": "ELMo {layer}",
         "preset.token": "token",
         "preset.top": "top",
         "preset.average": "average",
@@ -130,8 +138,32 @@ STRINGS: dict[str, dict[str, str]] = {
         "method.glove": "GloVe (static baseline)",
         # Word in context
         "wic.title": "Word in context",
-        "wic.caption": "ELMo gives a word a different vector in every sentence. Pick a word and see the uses in the "
-        "collection whose vectors are closest, and GloVe's nearest words, which are the same in any sentence.",
+        "wic.caption": "ELMo reads a word differently in every sentence. Here are the uses in the collection nearest "
+        "to a chosen word, what ELMo's language model expects in its place, and GloVe's nearest words (the same in "
+        "any sentence). Change the sentences, the words and the representation under the answer.",
+        "wic.question_heading": "The question",
+        "wic.by": "Nearest uses by {representation}:",
+        "wic.expects_heading": "What the model expects here",
+        "expect.forward": "given the words before",
+        "expect.backward": "given the words after",
+        "expect.rare": "(a rare word)",
+        "expect.start": "(the sentence's start)",
+        "expect.end": "(the sentence's end)",
+        "expect.caption": "The forward language model's ten likeliest words for this place (each with its "
+        "probability), having read only the words before it, and the backward one's, having read only the words "
+        "after it. Context prediction compares uses by these expectations. “(a rare word)” stands for every word "
+        "outside the model's vocabulary.",
+        "wic.compared_heading": "The two uses compared",
+        "wic.compared_tab": "A vs B",
+        "wic.compared_caption": "The cosine between “{a}” in A and “{b}” in B in each representation (1: the same "
+        "vector).",
+        "wic.column_representation": "representation",
+        "wic.column_cosine": "cosine",
+        "wic.mix_is_average": "The index's ELMo layer mix weighs the layers {weights} with γ = {gamma}: the plain "
+        "average of the layers. Peters et al. learn s_j and γ for each task; these were not learned.",
+        "wic.mix_weights": "The index's ELMo layer mix weighs the layers {weights} with γ = {gamma}.",
+        "wic.readout_centred": "Context prediction compares two uses of “{word}” around the mean of its uses in the "
+        "collection, so uses of different senses can score below 0.",
         "wic.examples": "**Examples:**",
         "wic.compare": "Compare with a second sentence",
         "wic.sentence": "Sentence {side}",
@@ -149,16 +181,14 @@ STRINGS: dict[str, dict[str, str]] = {
         "wic.tab": "{side} · {word}",
         "wic.glove_tab": "GloVe",
         "wic.layers_heading": "Layer by layer",
-        "wic.layers_caption": "The {k} nearest uses of the same word at each layer alone and in the index's mix "
-        "(`{mix}`). Peters et al. (2018, §5.3) found that the first biLSTM layer holds more syntax (it should lead on "
-        "part of speech) and the top layer more meaning (it should lead on sense). Counted over the uses the demo "
-        "labels by hand (`labels.tsv` beside its documents); the token layer gives every use of a word the same "
-        "vector, so its order is arbitrary.",
+        "wic.layers_caption": "The {k} nearest uses of the same word in each representation: context prediction, "
+        "the index's mix (`{mix}`) and each layer alone. Peters et al. (2018, §5.3) found that the first biLSTM "
+        "layer holds more syntax (it should lead on part of speech) and the top layer more meaning (it should lead "
+        "on sense). Counted over the uses the demo labels by hand (`labels.tsv` beside its documents); the token "
+        "layer gives every use of a word the same vector, so its order is arbitrary.",
         "wic.layers_of": "**{side} · “{word}”**: sense *{sense}*, part of speech {pos}",
         "wic.layers_unlabelled": "{side}: the demo has no label for this use of “{word}”; the counts need a sentence "
         "it labels (an example, as it is).",
-        "wic.layer_mix": "mix",
-        "wic.column_layer": "layer",
         "wic.column_same_pos": "same POS",
         "wic.column_same_sense": "same sense",
         "wic.column_senses": "senses, nearest first",
@@ -170,9 +200,20 @@ STRINGS: dict[str, dict[str, str]] = {
         "wic.other_list": "**“{word}” in {side}**",
         # Senses
         "senses.title": "Senses",
-        "senses.caption": "Every occurrence of the word in the collection gets its own ELMo vector; k-means groups "
-        "them into senses and PCA draws them in 2-D. No dictionary is involved: the senses come from the contexts "
-        "alone.",
+        "senses.caption": "Every occurrence of the word in the collection is read by what ELMo's language model "
+        "expects in its place (context prediction; or the ELMo layers you choose); k-means groups the occurrences "
+        "into senses, each named by the words the model expects at its uses, and PCA draws them in 2-D. No "
+        "dictionary is involved: the senses come from the contexts alone.",
+        "senses.by": "Clustered by {representation}.",
+        "senses.purity": "Purity",
+        "senses.purity_help": "Of the {n} uses of “{word}” the demo labels by hand, the share that are of their "
+        "cluster's most common labelled sense (1: each cluster holds one sense).",
+        "senses.column_cluster": "cluster",
+        "senses.column_name": "named by",
+        "senses.column_labelled": "labelled sense",
+        "senses.unlabelled": "not labelled",
+        "senses.read_outlines": "Colours and shapes are the senses the demo labels by hand; each dashed outline is "
+        "one cluster, numbered as its card.",
         "senses.word": "Word",
         "senses.k": "Number of senses",
         "senses.k_help": "auto picks the number with the best silhouette (1 when no split is convincing).",
@@ -186,7 +227,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "senses.card": "Sense {n}",
         "senses.size_one": "{n} occurrence",
         "senses.size_many": "{n} occurrences",
-        "senses.column_sense": "sense",
         "senses.column_sentence": "sentence",
         "senses.all": "All {n} occurrences of “{word}”",
         "senses.read_points": "Each point is one occurrence: point at it or tap it to read its sentence. With a "
@@ -220,6 +260,7 @@ This model has {n_layers} layers:
         "about.no_card": "The model {name!r} has no model card (README.md beside its weights).",
         "about.model": "Model",
         "about.index": "Index",
+        "about.fact": "fact",
         "about.value": "value",
         "fact.name": "name",
         "fact.parameters": "parameters",
@@ -228,6 +269,9 @@ This model has {n_layers} layers:
         "fact.vector_size": "vector size",
         "fact.filters": "char-CNN filters",
         "fact.lstm_size": "LSTM size",
+        "fact.vocab_size": "LM vocabulary",
+        "fact.vocab_size_value": "{n} words",
+        "fact.language": "language",
         "fact.documents": "documents",
         "fact.sentences": "sentences",
         "fact.tokens": "tokens",
@@ -241,12 +285,15 @@ This model has {n_layers} layers:
         "glove.stanford": "Stanford's glove.6B {dim}-d (Pennington et al. 2014), {size}, from {package}; licence "
         "{license}; vectors SHA-256 {sha256}",
         "glove.trained": "trained on this index's corpus, {size}",
+        "glove.korean": "ours, trained on the Korean corpus (corpus-ko) and shipped beside the Korean model, {size}; "
+        "vectors SHA-256 {sha256}",
         "glove.size": "{words} words × {dim}",
         "about.all_stats": "All statistics",
         "about.weights": "Layer weights in use",
         "about.weights_caption": "Search compares passages mixed as `{search}` (the best mix on the judged demo "
-        "queries); word in context and senses use `{words}`. The index keeps every layer, so the sliders on the "
-        "Search page re-mix them per query.",
+        "queries). Word in context and Senses compare uses by context prediction, what the language model expects "
+        "at them; their ELMo layer mix is `{words}`. The index keeps every layer, so the sliders on the Search page "
+        "re-mix them per query.",
         "about.column_layer": "layer",
         "about.column_weight": "weight s_j",
         "about.used_by_search": "search",
@@ -265,6 +312,7 @@ This model has {n_layers} layers:
         "spinner.search": "검색하는 중…",
         "spinner.neighbors": "가장 가까운 쓰임을 찾는 중…",
         "spinner.senses": "단어가 나온 자리들을 뜻별로 묶는 중…",
+        "spinner.compare": "두 쓰임을 비교하는 중…",
         "index.missing": "`{path}`에 아직 색인이 없습니다.",
         "index.interrupted": "그곳에서 색인 만들기가 시작되었지만 끝나지 않았습니다. 아직 진행 중이거나 "
         "중단되었을 수 있습니다(같은 명령을 다시 실행하면 이어서 만듭니다).",
@@ -328,10 +376,15 @@ This model has {n_layers} layers:
         "layer.token": "h0 · 문자 CNN (토큰)",
         "layer.lstm": "h{j} · biLSTM {j}",
         "layer.top": " (맨 위)",
-        "layer.average": "평균",
-        "layer.label": "층",
-        "layer.help": "0층은 단어의 철자만 알기 때문에 이웃이 생김새가 비슷한 단어들입니다. 맨 위 층은 문장 "
-        "전체를 읽었으므로 뜻이 같은 쓰임이 이웃이 됩니다.",
+        "rep.label": "표현",
+        "rep.help": "단어의 두 쓰임을 무엇으로 비교할지 고릅니다. 문맥 예측(기본값): 그 자리에 ELMo의 언어 모델이 "
+        "기대하는 단어들로 비교합니다. 정방향 언어 모델은 앞 단어들을, 역방향 언어 모델은 뒤 단어들을 읽고 "
+        "예측합니다. ELMo 층 섞기(논문): Peters 외(2018)가 쓴 방식 그대로 색인의 가중치로 γ Σ s_j h_j를 "
+        "만듭니다. ELMo 층 하나: h0은 단어의 철자만 알고, 맨 위 층은 문장 전체를 읽었습니다.",
+        "rep.prediction": "문맥 예측",
+        "rep.states": "문맥 상태",
+        "rep.mix": "ELMo 층 섞기 (논문)",
+        "rep.layer": "ELMo {layer}",
         "preset.token": "토큰",
         "preset.top": "맨 위",
         "preset.average": "평균",
@@ -378,8 +431,30 @@ This model has {n_layers} layers:
         "method.keywords": "키워드 (BM25)",
         "method.glove": "GloVe (고정 벡터 기준선)",
         "wic.title": "문맥 속 단어",
-        "wic.caption": "ELMo는 같은 단어라도 문장마다 다른 벡터를 줍니다. 단어를 고르면 문서 모음에서 벡터가 "
-        "가장 가까운 쓰임과, 어느 문장에서나 같은 GloVe의 가장 가까운 단어들을 보여 줍니다.",
+        "wic.caption": "ELMo는 같은 단어라도 문장마다 다르게 읽습니다. 고른 단어와 가장 가까운 문서 모음 속 "
+        "쓰임들, 그 자리에 ELMo의 언어 모델이 기대하는 단어들, 그리고 어느 문장에서나 같은 GloVe의 가장 가까운 "
+        "단어들을 보여 줍니다. 문장과 단어, 표현은 답 아래에서 바꿀 수 있습니다.",
+        "wic.question_heading": "질문",
+        "wic.by": "{representation}(으)로 찾은 가장 가까운 쓰임:",
+        "wic.expects_heading": "이 자리에서 모델이 기대하는 단어",
+        "expect.forward": "앞 단어들을 읽고",
+        "expect.backward": "뒤 단어들을 읽고",
+        "expect.rare": "(드문 단어)",
+        "expect.start": "(문장의 시작)",
+        "expect.end": "(문장의 끝)",
+        "expect.caption": "정방향 언어 모델이 이 자리 앞의 단어들만 읽고 가장 그럴듯하다고 본 단어 열 개(단어마다 그 확률)와, 역방향 "
+        "언어 모델이 뒤의 단어들만 읽고 본 열 개입니다. 문맥 예측은 이 기대로 쓰임을 비교합니다. “(드문 단어)”는 "
+        "모델의 어휘에 없는 모든 단어를 뜻합니다.",
+        "wic.compared_heading": "두 쓰임의 비교",
+        "wic.compared_tab": "A 대 B",
+        "wic.compared_caption": "표현마다 A의 “{a}”와 B의 “{b}” 사이의 코사인입니다(1: 같은 벡터).",
+        "wic.column_representation": "표현",
+        "wic.column_cosine": "코사인",
+        "wic.mix_is_average": "색인의 ELMo 층 섞기는 층에 {weights}, γ = {gamma}를 줍니다. 곧 층들의 단순 "
+        "평균입니다. Peters 외는 과제마다 s_j와 γ를 학습하지만, 이 값들은 학습한 것이 아닙니다.",
+        "wic.mix_weights": "색인의 ELMo 층 섞기는 층에 {weights}, γ = {gamma}를 줍니다.",
+        "wic.readout_centred": "문맥 예측은 “{word}”의 두 쓰임을 문서 모음 속 쓰임들의 평균을 기준으로 비교하므로, "
+        "뜻이 다른 쓰임은 0보다 낮을 수 있습니다.",
         "wic.examples": "**예시:**",
         "wic.compare": "두 번째 문장과 비교",
         "wic.sentence": "문장 {side}",
@@ -397,16 +472,14 @@ This model has {n_layers} layers:
         "wic.tab": "{side} · {word}",
         "wic.glove_tab": "GloVe",
         "wic.layers_heading": "층마다",
-        "wic.layers_caption": "층 하나씩과 색인의 섞기(`{mix}`)로 찾은, 같은 단어의 가장 가까운 쓰임 {k}개입니다. "
-        "Peters 외(2018, §5.3)에 따르면 첫 "
+        "wic.layers_caption": "표현마다(문맥 예측, 색인의 섞기 `{mix}`, 층 하나씩) 찾은, 같은 단어의 가장 가까운 "
+        "쓰임 {k}개입니다. Peters 외(2018, §5.3)에 따르면 첫 "
         "biLSTM 층은 문법을 더 많이 담아 품사가 같은 쓰임을 모으고, 맨 위 층은 뜻을 더 많이 담아 뜻이 같은 쓰임을 "
         "모읍니다. 데모 문서에 손으로 붙인 표지(문서 옆의 `labels.tsv`)가 있는 쓰임만 셉니다. 토큰 층은 한 단어의 "
         "모든 쓰임에 같은 벡터를 주므로 그 순서에는 의미가 없습니다.",
         "wic.layers_of": "**{side} · “{word}”**: 뜻 *{sense}*, 품사 {pos}",
         "wic.layers_unlabelled": "{side}: 데모에는 “{word}”의 이 쓰임에 대한 표지가 없습니다. 표지가 붙은 문장(예시 "
         "문장 그대로)이어야 셀 수 있습니다.",
-        "wic.layer_mix": "섞기",
-        "wic.column_layer": "층",
         "wic.column_same_pos": "같은 품사",
         "wic.column_same_sense": "같은 뜻",
         "wic.column_senses": "가까운 순서의 뜻",
@@ -417,8 +490,19 @@ This model has {n_layers} layers:
         "wic.other_heading": "{model} 모델로 본 같은 단어",
         "wic.other_list": "**문장 {side}의 “{word}”**",
         "senses.title": "단어의 뜻",
-        "senses.caption": "문서 모음에서 단어가 나온 자리마다 ELMo 벡터가 하나씩 생깁니다. k-평균으로 이 "
-        "벡터들을 뜻별로 묶고, PCA로 2차원에 그립니다. 사전은 쓰지 않습니다. 뜻은 문맥에서만 나옵니다.",
+        "senses.caption": "문서 모음에서 단어가 나온 자리마다 그 자리에 ELMo의 언어 모델이 기대하는 단어들로 "
+        "읽습니다(문맥 예측, 또는 직접 고른 ELMo 층). k-평균으로 이 자리들을 뜻별로 묶어 각 묶음을 모델이 기대한 "
+        "단어들로 이름 짓고, PCA로 2차원에 그립니다. 사전은 쓰지 않습니다. 뜻은 문맥에서만 나옵니다.",
+        "senses.by": "{representation}(으)로 묶었습니다.",
+        "senses.purity": "순도",
+        "senses.purity_help": "데모에 손으로 표지를 붙인 “{word}”의 쓰임 {n}곳 가운데, 자기 묶음에서 가장 흔한 "
+        "표지의 뜻에 속하는 비율입니다(1: 묶음마다 뜻이 하나).",
+        "senses.column_cluster": "묶음",
+        "senses.column_name": "이름",
+        "senses.column_labelled": "표지의 뜻",
+        "senses.unlabelled": "표지 없음",
+        "senses.read_outlines": "색과 모양은 데모에 손으로 붙인 뜻이고, 점선 테두리 하나가 묶음 하나이며 번호는 "
+        "카드의 번호입니다.",
         "senses.word": "단어",
         "senses.k": "뜻의 수",
         "senses.k_help": "자동은 실루엣 점수가 가장 좋은 수를 고릅니다(설득력 있게 나뉘지 않으면 1).",
@@ -432,7 +516,6 @@ This model has {n_layers} layers:
         "senses.card": "뜻 {n}",
         "senses.size_one": "{n}번 나옴",
         "senses.size_many": "{n}번 나옴",
-        "senses.column_sense": "뜻",
         "senses.column_sentence": "문장",
         "senses.all": "“{word}”의 쓰임 {n}곳 전체",
         "senses.read_points": "점 하나가 단어가 나온 자리 하나입니다. 점을 가리키거나 누르면 문장을 읽을 수 "
@@ -465,6 +548,7 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
         "about.no_card": "모델 {name!r}에는 모델 카드(가중치 옆의 README.md)가 없습니다.",
         "about.model": "모델",
         "about.index": "색인",
+        "about.fact": "항목",
         "about.value": "값",
         "fact.name": "이름",
         "fact.parameters": "매개변수",
@@ -473,6 +557,9 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
         "fact.vector_size": "벡터 크기",
         "fact.filters": "문자 CNN 필터",
         "fact.lstm_size": "LSTM 크기",
+        "fact.vocab_size": "언어 모델 어휘",
+        "fact.vocab_size_value": "단어 {n}개",
+        "fact.language": "언어",
         "fact.documents": "문서",
         "fact.sentences": "문장",
         "fact.tokens": "토큰",
@@ -486,11 +573,13 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
         "glove.stanford": "Stanford glove.6B {dim}차원 (Pennington 외 2014), {size}, {package} 패키지; 라이선스 "
         "{license}; 벡터 SHA-256 {sha256}",
         "glove.trained": "이 색인의 말뭉치로 학습, {size}",
+        "glove.korean": "한국어 말뭉치(corpus-ko)로 직접 학습해 한국어 모델 옆에 둔 벡터, {size}; 벡터 SHA-256 {sha256}",
         "glove.size": "단어 {words}개 × {dim}",
         "about.all_stats": "전체 통계",
         "about.weights": "사용 중인 층 가중치",
         "about.weights_caption": "검색은 `{search}`로 섞은 문장 벡터를 비교합니다(판정된 데모 질의에서 가장 좋았던 "
-        "섞기). 문맥 속 단어와 단어의 뜻 페이지는 `{words}`를 씁니다. 색인은 모든 층을 간직하므로 검색 페이지의 "
+        "섞기). 문맥 속 단어와 단어의 뜻 페이지는 언어 모델이 그 자리에 기대하는 단어들, 곧 문맥 예측으로 쓰임을 "
+        "비교하며, 그 페이지들의 ELMo 층 섞기는 `{words}`입니다. 색인은 모든 층을 간직하므로 검색 페이지의 "
         "슬라이더로 질의마다 다시 섞을 수 있습니다.",
         "about.column_layer": "층",
         "about.column_weight": "가중치 s_j",
@@ -547,6 +636,12 @@ def t(key: str, **values: object) -> Markdown:
     """The string ``key`` in the session's language, with ``values`` filled in as text (``fill``)."""
     text = STRINGS[language()].get(key, STRINGS["en"][key])
     return fill(text, values) if values else Markdown(text)
+
+
+def plain(key: str, **values: object) -> str:
+    """The string ``key`` in the session's language with ``values`` filled in as they are: for text shown as text,
+    never as markdown (a table's cells, a chart's labels and fields). Its template holds no markdown."""
+    return STRINGS[language()].get(key, STRINGS["en"][key]).format(**values)
 
 
 def indexer_text(message: str | Exception) -> Markdown:

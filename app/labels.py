@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import functools
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,3 +68,14 @@ def agreement(query: UseLabel, neighbours: Sequence[UseLabel | None]) -> Agreeme
         same_pos=sum(label.pos == query.pos for label in known),
         labelled=len(known),
     )
+
+
+def purity(clusters: Sequence[int], labels: Sequence[UseLabel | None]) -> float | None:
+    """How well clusters follow the labelled senses: the share of labelled uses that are of their cluster's most
+    common labelled sense (so each cluster weighs by its labelled uses). None when no use is labelled."""
+    senses: dict[int, Counter[str]] = defaultdict(Counter)
+    for cluster, label in zip(clusters, labels):
+        if label is not None:
+            senses[cluster][label.sense] += 1
+    labelled = sum(sum(counts.values()) for counts in senses.values())
+    return sum(max(counts.values()) for counts in senses.values()) / labelled if labelled else None

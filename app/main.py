@@ -14,7 +14,7 @@ st.set_page_config(page_title="ELMo Search", page_icon=ICON, layout="wide")
 with st.spinner(i18n.LOADING):  # the first run imports torch and the index code (seconds on a cold start)
     from app.model_choice import variants
     from app.settings import DEMOS
-    from app.state import INDEX_DIR_KEY, index_dir, index_language, index_switched
+    from app.state import INDEX_DIR_KEY, index_dir, index_language, index_switched, open_linked_demo
     from app.widgets import STATE_PREFIX, WIDTH_CSS
     from indexer.manifest import FolderInfo
 
@@ -26,7 +26,8 @@ for key in [k for k in st.session_state if str(k).startswith(STATE_PREFIX)]:
     st.session_state[key] = st.session_state[key]
 
 PAGE_SLOT = "page.slot"
-index_dir()  # seeds the folder from the ELMO_SEARCH_INDEX setting
+open_linked_demo()  # a link to the Korean demo opens it
+index_dir()  # else the folder is seeded from the ELMO_SEARCH_INDEX setting
 if index_switched():  # another index than the last run's: the old questions are forgotten, and the page moves
     st.session_state[PAGE_SLOT] = 1 - st.session_state.get(PAGE_SLOT, 0)
 i18n.settle(index_language())  # the user's language, else the index's

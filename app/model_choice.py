@@ -69,12 +69,13 @@ def side_by_side(
     queries: Sequence[tuple[str, str, str, int]],
     k: int,
     same_word: bool,
-    mix: LayerMix,
+    mix: LayerMix | None,
     labels_of: Callable[[Neighbors], list],
 ) -> None:
-    """The nearest uses of each chosen word by the other model, in columns as the page's own lists; the page's layer
-    mix where the other model has as many layers, else its index's own."""
-    other_mix = mix if len(mix.weights) == other.elmo.n_layers else other.layer_mix
+    """The nearest uses of each chosen word by the other model, in columns as the page's own lists, in the page's
+    representation: its sense readout (``mix`` None), or the page's layer mix where the other model has as many
+    layers, else its index's own."""
+    other_mix = mix if mix is None or len(mix.weights) == other.elmo.n_layers else other.layer_mix
     st.subheader(t("wic.other_heading", model=model_name(other.path)))
     for column, (side, sentence, word, position) in zip(st.columns(len(queries), gap="large"), queries):
         with column, errors_in_page():

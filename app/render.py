@@ -1,4 +1,5 @@
-"""How results and errors look: escaped markdown, highlighted words, hit lists, errors as page messages."""
+"""How results and errors look: escaped markdown, highlighted words, hit lists, what the language model expects, the
+map of a word's senses, errors as page messages."""
 
 from __future__ import annotations
 
@@ -7,15 +8,23 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import altair as alt
+import numpy as np
+import pandas as pd
 import streamlit as st
+from scipy.spatial import ConvexHull
 
+from encoder.chars import BOS_TOKEN, EOS_TOKEN
+from encoder.lm_data import UNK_TOKEN
+from encoder.readout import Expectation
 from encoder.text import TextRules
 from encoder.words import normalize
 from indexer.errors import IndexerError, QueryError
-from indexer.results import DocumentHit, TokenHit
+from indexer.results import DocumentHit, Senses, TokenHit
 
-from .i18n import Markdown, escape, indexer_text, t
+from .i18n import Markdown, escape, indexer_text, plain, t
 from .labels import UseLabel
+from .settings import CHART_COLOURS
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +125,103 @@ def token_hits(hits: Sequence[TokenHit], labels: Sequence[UseLabel | None] = ())
             f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*{labelled}  \n"
             f"{highlight(hit.sentence, hit.char_start, hit.char_end)}"
         )
+
+
+LM_CLASSES = {UNK_TOKEN: "expect.rare", BOS_TOKEN: "expect.start", EOS_TOKEN: "expect.end"}
+"""The language model's classes that are no word, each shown as what it means."""
+
+
+def expected_word(word: str) -> str:
+    """A word the language model expects, as text: its own classes (a rare word, the sentence's start or end) in
+    words."""
+    return plain(LM_CLASSES[word]) if word in LM_CLASSES else word
+
+
+def expectations(expected: Sequence[Expectation]) -> None:
+    """What the language model expects at a use, as a table: each direction's likeliest words with their
+    probabilities, the forward LM's (given the words before) beside the backward LM's (given the words after). A
+    table wraps its cells, so it fits a narrow column and a phone."""
+    columns = {plain(f"expect.{e.direction}"): [f"{expected_word(w)} · {p:.3f}" for w, p in e.words] for e in expected}
+    st.table([dict(zip(columns, row)) for row in zip(*columns.values())])
+    st.caption(t("expect.caption"))
+
+
+# A shape per sense beside its colour (CHART_COLOURS): a second cue for colour-blind readers.
+SENSE_SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left", "wedge"]
+OUTLINE_COLOUR = "#555555"
+
+
+def outline(points: np.ndarray) -> np.ndarray:
+    """A cluster's outline in the map: the convex hull of its points (x, y), closed (its first corner again at the
+    end); a cluster of one or two points is those points."""
+    if len(points) < 3:
+        return points
+    corners = points[ConvexHull(points, qhull_options="QJ").vertices]  # joggled: points on one line are fine too
+    return np.vstack([corners, corners[:1]])
+
+
+def cluster_map(result: Senses, sense_of_use: list[str] | None) -> alt.LayerChart | alt.Chart:
+    """Every use as a point. Without labels the colour (and shape) is the use's cluster; with labels it is the
+    use's labelled sense, and each cluster is an outline with its number, so whether clusters follow senses shows."""
+    cluster, name, sentence = (
+        plain("senses.column_cluster"),
+        plain("senses.column_name"),
+        plain("senses.column_sentence"),
+    )
+    points = pd.DataFrame(
+        {
+            "x": [p.x for p in result.points],
+            "y": [p.y for p in result.points],
+            cluster: [plain("senses.card", n=p.cluster + 1) for p in result.points],
+            name: [result.clusters[p.cluster].label for p in result.points],
+            sentence: [p.sentence for p in result.points],
+        }
+    )
+    colour_by, tooltip = cluster, [cluster, name, sentence]
+    if sense_of_use is not None:
+        colour_by = plain("senses.column_labelled")
+        points[colour_by] = sense_of_use
+        tooltip = [colour_by, *tooltip]
+    domain = sorted(set(points[colour_by]), key=lambda s: (s == plain("senses.unlabelled"), s))
+    legend = alt.Legend(orient="bottom", direction="horizontal", columns=4, labelLimit=160)
+    x = alt.X("x", title="PCA 1", scale=alt.Scale(zero=False, padding=16))
+    y = alt.Y("y", title="PCA 2", scale=alt.Scale(zero=False, padding=16))
+    uses = (
+        alt.Chart(points)
+        .mark_point(size=80, filled=True, opacity=0.8)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(f"{colour_by}:N", scale=alt.Scale(domain=domain, range=list(CHART_COLOURS)), legend=legend),
+            shape=alt.Shape(f"{colour_by}:N", scale=alt.Scale(domain=domain, range=SENSE_SHAPES), legend=legend),
+            tooltip=tooltip,
+        )
+    )
+    if sense_of_use is None:
+        return uses.properties(padding={"left": 8, "right": 24, "top": 8, "bottom": 8}).interactive()
+    corners, numbers = [], []
+    xy = points[["x", "y"]].to_numpy()
+    clusters = np.array([p.cluster for p in result.points])
+    for c in range(len(result.clusters)):
+        members = xy[clusters == c]
+        for order, (cx, cy) in enumerate(outline(members)):
+            corners.append({"x": cx, "y": cy, "cluster": c, "order": order})
+        numbers.append({"x": members[:, 0].mean(), "y": members[:, 1].max(), "number": str(c + 1)})
+    outlines = (
+        alt.Chart(pd.DataFrame(corners))
+        .mark_line(color=OUTLINE_COLOUR, strokeDash=[5, 3], strokeWidth=1.5)
+        .encode(x=x, y=y, detail="cluster:N", order="order:Q")
+    )
+    labels = (
+        alt.Chart(pd.DataFrame(numbers))
+        .mark_text(dy=-14, fontSize=14, fontWeight="bold", color=OUTLINE_COLOUR)
+        .encode(x=x, y=y, text="number:N")
+    )
+    return (
+        alt.layer(outlines, uses, labels)
+        .properties(padding={"left": 8, "right": 24, "top": 8, "bottom": 8})
+        .interactive()
+    )
 
 
 NOTICES = {"no_good_match": "render.no_good_match", "no_match": "render.no_match"}

@@ -24,13 +24,15 @@ from encoder.words import is_content_word, normalize
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo
-from indexer.results import DocumentHit, Neighbors, Results, Senses
+from indexer.results import Comparison, DocumentHit, Neighbors, Results, Senses
 
 from .examples import Examples, answerable, examples_for
 from .i18n import t
-from .settings import build_command, configured_index_dir
+from .settings import DEMOS, build_command, configured_index_dir
 
 INDEX_DIR_KEY = "index_dir"
+DEMO_PARAM = "demo"  # the URL's name for the open demo collection
+DEMO_READ_KEY = "url.read.demo"
 SHOWN_INDEX_KEY = "index.shown"  # the folder the last run showed: another one means the user switched
 QUESTION_KEYS = (
     "ui.search.query",
@@ -63,6 +65,26 @@ def index_dir() -> Path:
     """The folder chosen in the sidebar (initially the ``ELMO_SEARCH_INDEX`` setting)."""
     st.session_state.setdefault(INDEX_DIR_KEY, str(configured_index_dir()))
     return Path(st.session_state[INDEX_DIR_KEY]).expanduser().resolve()
+
+
+def open_linked_demo() -> None:
+    """On the session's first run, a link's ``demo`` parameter (``?demo=ko``) opens that demo collection where it is
+    built, so a reload or a shared link shows the collection it was made on."""
+    if st.session_state.get(DEMO_READ_KEY):
+        return
+    st.session_state[DEMO_READ_KEY] = True
+    demo = DEMOS.get(st.query_params.get(DEMO_PARAM, ""))
+    if demo is not None and FolderInfo.of(demo.index_dir).has_index:
+        st.session_state[INDEX_DIR_KEY] = str(demo.index_dir)
+
+
+def url_params() -> dict[str, str]:
+    """What the URL says about the open collection: ``demo`` where it is a demo other than the one the app opens
+    by itself (``configured_index_dir``)."""
+    shown = index_dir()
+    if shown == configured_index_dir():
+        return {}
+    return next(({DEMO_PARAM: key} for key, demo in DEMOS.items() if shown == demo.index_dir.resolve()), {})
 
 
 def index_switched() -> bool:
@@ -149,6 +171,15 @@ def search(index: Index, query: str, k: int, method: str, mix: LayerMix, spellin
         return _search(index, _key(index), query, k, method, mix.weights, spelling)
 
 
+def _weights(mix: LayerMix | None) -> tuple[float, ...] | None:
+    return None if mix is None else mix.weights
+
+
+def _representation(weights: tuple[float, ...] | None) -> dict:
+    """How a question names its representation to the index: the sense readout (None), or the ELMo layers mixed."""
+    return {"representation": "readout"} if weights is None else {"representation": "elmo", "layers": list(weights)}
+
+
 @st.cache_data(max_entries=128, show_spinner=False)
 def _neighbors(
     _index: Index,
@@ -158,30 +189,73 @@ def _neighbors(
     position: int,
     k: int,
     same_word: bool,
-    weights: tuple[float, ...],
+    weights: tuple[float, ...] | None,
+    explain: bool,
 ) -> Neighbors:
     return _ask(
-        lambda: _index.neighbors(sentence, word, position=position, k=k, same_word=same_word, layers=list(weights))
+        lambda: _index.neighbors(
+            sentence, word, position=position, k=k, same_word=same_word, explain=explain, **_representation(weights)
+        )
     )
 
 
 def neighbors(
-    index: Index, sentence: str, word: str, position: int, k: int, same_word: bool, mix: LayerMix
+    index: Index,
+    sentence: str,
+    word: str,
+    position: int,
+    k: int,
+    same_word: bool,
+    mix: LayerMix | None,
+    explain: bool = False,
 ) -> Neighbors:
-    """Nearest uses in context of one token of ``sentence`` (cached per question)."""
+    """Nearest uses in context of one token of ``sentence`` (cached per question): in the index's sense readout
+    ("context prediction") when ``mix`` is None, else in the ELMo layers mixed as ``mix`` says. ``explain`` adds
+    what the language model expects at the token (``Neighbors.expected``)."""
     with st.spinner(t("spinner.neighbors")):
-        return _neighbors(index, _key(index), sentence, word, position, k, same_word, mix.weights)
+        return _neighbors(index, _key(index), sentence, word, position, k, same_word, _weights(mix), explain)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _compare(_index: Index, key: str, use_a: tuple[str, str, int], use_b: tuple[str, str, int]) -> Comparison:
+    (sentence_a, word_a, position_a), (sentence_b, word_b, position_b) = use_a, use_b
+    return _ask(lambda: _index.compare(sentence_a, word_a, sentence_b, word_b, position_a, position_b))
+
+
+def compare(index: Index, use_a: tuple[str, str, int], use_b: tuple[str, str, int]) -> Comparison:
+    """Two uses (sentence, word, position) compared in every representation (cached per pair)."""
+    with st.spinner(t("spinner.compare")):
+        return _compare(index, _key(index), use_a, use_b)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _senses(_index: Index, key: str, word: str, k: int | str) -> Senses:
-    return _ask(lambda: _index.senses(word, k=k))
+def _senses(_index: Index, key: str, word: str, k: int | str, weights: tuple[float, ...] | None) -> Senses:
+    return _ask(lambda: _index.senses(word, k=k, **_representation(weights)))
 
 
-def senses(index: Index, word: str, k: int | str) -> Senses:
-    """Sense clusters of ``word`` (cached per word, the slowest question the UI asks)."""
+def senses(index: Index, word: str, k: int | str, mix: LayerMix | None = None) -> Senses:
+    """Sense clusters of ``word`` (cached per word, the slowest question the UI asks), in the sense readout when
+    ``mix`` is None, else in the ELMo layers mixed as ``mix`` says."""
     with st.spinner(t("spinner.senses")):
-        return _senses(index, _key(index), word, k)
+        return _senses(index, _key(index), word, k, _weights(mix))
+
+
+GLOVE_CANDIDATES = 5
+"""GloVe's nearest words looked at per word shown: enough that k of them name something."""
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _glove_nearest(_index: Index, key: str, word: str, k: int) -> list[tuple[str, float]] | None:
+    rules = _index.elmo.text
+    nearest = _ask(lambda: _index.glove.nearest(word, GLOVE_CANDIDATES * k))
+    return None if nearest is None else [(w, s) for w, s in nearest if rules.label_words(w) == [w]][:k]
+
+
+def glove_nearest(index: Index, word: str, k: int) -> list[tuple[str, float]] | None:
+    """GloVe's ``k`` nearest words to ``word`` that may name something, by the index's language rules
+    (``TextRules.label_words``: in Korean nouns, never a particle, an ending or a fragment of a word); None when
+    ``word`` has no GloVe vector."""
+    return _glove_nearest(index, _key(index), word, k)
 
 
 def uses(index: Index, word: str) -> int:

@@ -19,7 +19,7 @@ import streamlit as st
 from encoder import LayerMix
 from encoder.mix import PRESETS
 
-from . import i18n
+from . import i18n, state
 
 MAX_TEXT = 10_000  # the longest query or sentence a URL may carry (the text boxes' own limit)
 
@@ -105,6 +105,8 @@ def read(page: str, params: Sequence[Param]) -> None:
 
 
 def write(values: dict[str, str | None]) -> None:
-    """This run's page state as the URL: ``values`` that are not empty, and the UI language where it is not the
-    index's (``i18n.url_params``)."""
-    st.query_params.from_dict({name: value for name, value in values.items() if value} | i18n.url_params())
+    """This run's page state as the URL: ``values`` that are not empty, the demo collection where it is not the one
+    the app opens by itself (``state.url_params``), and the UI language where it is not the index's
+    (``i18n.url_params``)."""
+    shown = {name: value for name, value in values.items() if value}
+    st.query_params.from_dict(shown | state.url_params() | i18n.url_params())

@@ -1,5 +1,5 @@
-"""Controls shared by several pages: the layer mix (presets, sliders, live formula), the token picker, and the
-rule that maps a word as typed to the token the index knows."""
+"""Controls shared by several pages: the layer mix (presets, sliders, live formula), the representation choice of
+Word in context and Senses, the token picker, and the rule that maps a word as typed to the token the index knows."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from encoder.mix import PRESETS
 from encoder.text import TextRules
 from encoder.words import is_content_word, normalize
 
-from .i18n import Markdown, t
+from .i18n import Markdown, plain, t
 from .render import escape
 
 CUSTOM = "custom"
@@ -22,11 +22,12 @@ STATE_PREFIX = "ui."
 NARROW_PX = 700
 """Narrower screens (phones) get ``by_width``'s narrow layout."""
 WIDTH_CSS = (
-    f"<style>@media (max-width: {NARROW_PX - 0.02}px) {{ [class*='st-key-wide-'] {{ display: none; }} }}"
+    f"<style>@media (max-width: {NARROW_PX - 0.02}px) {{ [class*='st-key-wide-'] {{ display: none; }}"
+    " .katex-display { font-size: 0.8em; } }"
     f"@media (min-width: {NARROW_PX}px) {{ [class*='st-key-narrow-'] {{ display: none; }} }}</style>"
 )
-"""Shows each ``by_width`` pair's container that fits the screen; ``main.py`` puts it on every page, in one place, so
-it never leaves the page while a page reruns."""
+"""Shows each ``by_width`` pair's container that fits the screen, and sets formulas smaller on a phone so that they
+fit it; ``main.py`` puts it on every page, in one place, so it never leaves the page while a page reruns."""
 
 
 def by_width(name: str) -> tuple[DeltaGenerator, DeltaGenerator]:
@@ -37,10 +38,10 @@ def by_width(name: str) -> tuple[DeltaGenerator, DeltaGenerator]:
 
 
 def layer_name(j: int, n_layers: int) -> str:
-    """h_0 is the char-CNN token layer, h_1..h_L the biLSTM layers."""
+    """h_0 is the char-CNN token layer, h_1..h_L the biLSTM layers (plain text: ``i18n.plain``)."""
     if j == 0:
-        return t("layer.token")
-    return t("layer.lstm", j=j) + (t("layer.top") if j == n_layers - 1 else "")
+        return plain("layer.token")
+    return plain("layer.lstm", j=j) + (plain("layer.top") if j == n_layers - 1 else "")
 
 
 def _preset_of(weights: Sequence[float], n_layers: int) -> str:
@@ -72,11 +73,12 @@ def set_layer_mix(key: str, n_layers: int, mix: LayerMix) -> None:
 
 
 def formula(mix: LayerMix) -> str:
-    """ELMo = γ Σ s_j h_j written out with the current numbers, as LaTeX."""
+    """ELMo = γ Σ s_j h_j written out with the current numbers, as LaTeX on two lines (one would be wider than a
+    phone's screen)."""
     terms = " + ".join(rf"{w:.2f}\,\mathbf{{h}}_{j}" for j, w in enumerate(mix.weights))
     return (
-        rf"\mathrm{{ELMo}} = \gamma \sum_{{j=0}}^{{{len(mix.weights) - 1}}} s_j\,\mathbf{{h}}_j"
-        rf" = {mix.gamma:.2f} \times \left({terms}\right)"
+        rf"\begin{{aligned}}\mathrm{{ELMo}} &= \gamma \sum_{{j=0}}^{{{len(mix.weights) - 1}}} s_j\,\mathbf{{h}}_j"
+        rf" \\ &= {mix.gamma:.2f} \times \left({terms}\right)\end{{aligned}}"
     )
 
 
@@ -122,21 +124,55 @@ def layer_mix_control(key: str, n_layers: int, initial: LayerMix) -> LayerMix | 
     return mix
 
 
-def layer_selector(key: str, n_layers: int) -> LayerMix:
-    """One layer at a time (or the average), to watch neighbours move from spelling to meaning."""
-    options = [*range(n_layers), "average"]
-    st.session_state.setdefault(key, n_layers - 1)
-    choice = st.radio(
-        t("layer.label"),
-        options,
-        key=key,
-        horizontal=True,
-        format_func={o: t("layer.average") if o == "average" else layer_name(o, n_layers) for o in options}.get,
-        help=t("layer.help"),
-    )
-    if choice == "average":
-        return LayerMix.parse("average", n_layers)
-    return LayerMix.parse([1.0 if j == choice else 0.0 for j in range(n_layers)], n_layers)
+READOUT, MIX = "readout", "mix"
+"""The representation choice's options besides the ELMo layers (by number): the index's sense readout ("context
+prediction", what the language model expects at the word) and the index's ELMo layer mix (the paper's way)."""
+
+
+def representation_options(n_layers: int) -> list[str | int]:
+    return [READOUT, MIX, *range(n_layers)]
+
+
+def representation_name(option: str | int, n_layers: int, readout_kind: str) -> str:
+    """An option as the page names it, for what it is ("context prediction", "ELMo layer mix (paper)", "ELMo h1 · …"),
+    as plain text."""
+    if option == READOUT:
+        return plain(f"rep.{readout_kind}")
+    if option == MIX:
+        return plain("rep.mix")
+    return plain("rep.layer", layer=layer_name(int(option), n_layers))
+
+
+def representation_mix(option: str | int, n_layers: int, index_mix: LayerMix) -> LayerMix | None:
+    """The ELMo layer mix an option asks the index for; None for the sense readout."""
+    if option == READOUT:
+        return None
+    if option == MIX:
+        return index_mix
+    return LayerMix.parse([1.0 if j == option else 0.0 for j in range(n_layers)], n_layers)
+
+
+def legacy_layer(n_layers: int, index_mix: LayerMix) -> Callable[[str], str | int | None]:
+    """Links made before the representation choice said ``layer=0|1|2|average``: a layer is that layer, and the
+    average is the index's mix where that mix is the average."""
+    average = LayerMix.parse("average", n_layers)
+
+    def parse(value: str) -> str | int | None:
+        if value == "average":
+            return MIX if index_mix.weights == average.weights else None
+        return int(value) if value.isascii() and value.isdigit() and int(value) < n_layers else None
+
+    return parse
+
+
+def representation_choice(key: str, n_layers: int, readout_kind: str, index_mix: LayerMix) -> LayerMix | None:
+    """Which vectors a use is compared by: context prediction (the default), the index's ELMo layer mix, or one ELMo
+    layer (to watch neighbours move from spelling to meaning). Returns the ELMo mix chosen, None for the readout."""
+    options = representation_options(n_layers)
+    names = {option: escape(representation_name(option, n_layers, readout_kind)) for option in options}
+    st.session_state.setdefault(key, READOUT)
+    choice = st.radio(t("rep.label"), options, key=key, horizontal=True, format_func=names.get, help=t("rep.help"))
+    return representation_mix(choice, n_layers, index_mix)
 
 
 def typed_word(typed: str, rules: TextRules, indexed: Callable[[str], bool]) -> tuple[str | None, list[str]]:

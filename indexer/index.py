@@ -667,6 +667,7 @@ class Index:
             self.elmo.text.stopwords,
             k,
             positions=self.tokens["position"].to_numpy()[ids].tolist(),
+            may_name=lambda name: self.elmo.text.label_words(name) == [name],  # the language's rule: Korean nouns
         )
         result.notices = notices
         result.representation = self.representation_name(weights)

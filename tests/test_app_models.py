@@ -61,18 +61,20 @@ def test_word_in_context_shows_a_published_model_beside_ours(indexes, cache, tin
     at = word_in_context(indexes)
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     assert at.sidebar.radio(key="model").options == [tiny_model_dir.name, "elmo-small"]
-    ours = ranked(at.markdown)  # the wide and the narrow layouts' lists
     at.selectbox(key="ui.wic.other_model").set_value("elmo-small").run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     assert r"The same words with elmo\-small" in [s.value for s in at.subheader]  # escaped markdown
-    expected = Index.open(variant_dir(indexes, "elmo-small")).neighbors(
-        "I sat on the bank of the river.", "bank", k=at.slider(key="ui.wic.k").value, same_word=True, layers="top"
-    )  # the page's layer (the top one unless chosen), where the other model has as many layers
-    shown = ranked(at.markdown)
-    assert shown[: len(ours)] == ours and len(shown) == len(ours) + len(expected.hits)
-    assert [re.search(r"`([\d.]+)`", m).group(1) for m in shown[len(ours) :]] == [
-        f"{h.score:.3f}" for h in expected.hits
-    ]
+    k = at.slider(key="ui.wic.k").value
+    other = Index.open(variant_dir(indexes, "elmo-small"))
+    for representation, question in (("readout", {}), (2, {"representation": "elmo", "layers": "top"})):
+        # the page's representation: its sense readout (context states, for a model without an LM head), or the
+        # page's layer where the other model has as many layers
+        at.radio(key="ui.wic.representation").set_value(representation).run()
+        expected = other.neighbors("I sat on the bank of the river.", "bank", k=k, same_word=True, **question).hits
+        shown = ranked(at.markdown)  # the page's own list (in the wide and the narrow layout), then the other's
+        assert len(shown) == 2 * len(ranked(at.get_by_key("wide-wic").markdown)) + len(expected)
+        scores = [re.search(r"`(-?[\d.]+)`", m).group(1) for m in shown[-len(expected) :]]
+        assert scores == [f"{h.score:.3f}" for h in expected]
 
 
 def test_the_sidebar_switches_to_the_published_models_index(indexes, cache):

@@ -1,5 +1,6 @@
 """The app's building blocks without a page: URL parsing, the model card as shown, typed words, colour contrast,
-and the hand labels of the demo corpora (checked against the documents themselves)."""
+the hand labels of the demo corpora (checked against the documents themselves), purity, clusters' outlines and the
+LM's classes said in words."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy.spatial import Delaunay
 
 from app import url
-from app.labels import COLUMNS, LABELS_FILE, UseLabel, agreement, read_labels
+from app.labels import COLUMNS, LABELS_FILE, UseLabel, agreement, purity, read_labels
 from app.model_card import card_file, card_parts
+from app.render import outline
 from app.settings import CHART_COLOURS, DEMOS, PRIMARY_COLOR, TEXT_COLOR, demo_corpus
 from app.widgets import typed_word
 from encoder import LayerMix
@@ -44,7 +48,8 @@ def test_the_card_is_shown_without_comments_or_machine_folders(tmp_path: Path) -
     card = (
         "# Model\n\nTrained on `../shared/data/corpus-en` (see `../shared/models/big`).\n"
         "<!-- training figures: written by `encoder ship` -->\n| a | b |\n<!-- end -->\n"
-        "![learning curve](curve.png)\n\n```bash\npython -m encoder train --corpus /tmp/corpus --out /tmp/run/x\n```\n"
+        "![learning curve](curve.png)\n\n## Training\n```bash\n# train it\npython -m encoder train --corpus /tmp/corpus "
+        "--out /tmp/run/x\n```\n"
         "![gone](missing.png)\n![outside](../secret.png)\nKeep data/models/default and https://example.org/tmp/x.\n"
     )
     parts = card_parts(card, tmp_path)
@@ -54,6 +59,8 @@ def test_the_card_is_shown_without_comments_or_machine_folders(tmp_path: Path) -
     assert "`corpus-en`" in text and "`big`" in text and "--corpus corpus --out run/x" in text
     assert "data/models/default" in text and "https://example.org/tmp/x" in text  # not a machine's folder
     assert "missing.png" not in text and "secret" not in text
+    assert text.startswith("### Model\n") and "\n#### Training\n" in text  # under the page's own headings
+    assert "\n# train it\n" in text  # a code block's comment is no heading
 
 
 @pytest.mark.parametrize("model", ["default", "ko"])
@@ -195,3 +202,43 @@ def test_agreement_counts_only_labelled_neighbours_of_the_same_word() -> None:
     counts = agreement(query, found)
     assert (counts.same_sense, counts.same_pos, counts.labelled) == (1, 2, 3)
     assert math.isclose(agreement(query, []).labelled, 0)
+
+
+def test_purity_is_the_share_of_labelled_uses_in_their_clusters_majority_sense() -> None:
+    river, money = UseLabel("bank", "river", "NOUN"), UseLabel("bank", "money", "NOUN")
+    # cluster 0: 3 river + 1 money; cluster 1: 2 money + 1 unlabelled; cluster 2: unlabelled only
+    clusters = [0, 0, 0, 0, 1, 1, 1, 2]
+    labels = [river, river, river, money, money, money, None, None]
+    assert math.isclose(purity(clusters, labels), (3 + 2) / 6)
+    assert purity([0, 1], [river, money]) == 1.0 and purity([0, 0], [river, money]) == 0.5
+    assert purity([0, 1], [None, None]) is None
+
+
+def test_a_clusters_outline_holds_its_points_and_is_closed() -> None:
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(30, 2))
+    corners = outline(points)
+    assert (corners[0] == corners[-1]).all() and len(corners) >= 4
+    hull = Delaunay(corners[:-1])
+    assert (hull.find_simplex(points, tol=1e-9) >= 0).all()  # every point inside or on the outline
+    assert set(map(tuple, corners[:-1])) <= set(map(tuple, points))  # its corners are points of the cluster
+    assert len(outline(points[:2])) == 2 and len(outline(points[:1])) == 1  # too few for a polygon: the points
+    line = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])  # on one line: no error
+    assert outline(line).shape[1] == 2
+
+
+def test_the_lms_own_classes_are_said_in_words_in_each_language() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    def words() -> None:
+        import streamlit as st
+
+        from app.render import expected_word
+
+        st.session_state["ui.lang"] = st.session_state.get("want", "en")
+        st.write(" | ".join(expected_word(w) for w in ("<UNK>", "<S>", "</S>", "river")))
+
+    at = AppTest.from_function(words).run()
+    assert at.markdown[0].value == "(a rare word) | (the sentence's start) | (the sentence's end) | river"
+    at.session_state["want"] = "ko"
+    assert at.run().markdown[0].value == "(드문 단어) | (문장의 시작) | (문장의 끝) | river"

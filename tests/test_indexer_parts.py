@@ -108,6 +108,17 @@ def test_sense_labels_weigh_the_lms_likeliest_words_by_their_probability():
     ]
     senses = describe_senses("bank", vectors, [f"s{i}" for i in range(20)], substitutes, ENGLISH_STOPWORDS)
     assert [c.label for c in senses.clusters] == ["shore, side", "account, office"]
+    asked = []
+    nouns_only = describe_senses(  # the language's rule (Korean: nouns) narrows the names, asked of the best only
+        "bank",
+        vectors,
+        [f"s{i}" for i in range(20)],
+        substitutes,
+        ENGLISH_STOPWORDS,
+        may_name=lambda w: asked.append(w) or w != "shore",
+    )
+    assert [c.label for c in nouns_only.clusters] == ["side", "account, office"]
+    assert sorted(asked) == ["account", "office", "shore", "side"]
 
 
 # ------------------------------------------------------------------------------------------ vector search

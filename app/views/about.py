@@ -1,4 +1,5 @@
-"""About page: the model card, the index's statistics and layer weights, and how ELMo turns text into vectors."""
+"""About page: how ELMo turns text into vectors, the model's and the index's facts and layer weights, then the model
+card at the page's full width (no box of its own to scroll)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,19 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import i18n, state
-from app.i18n import t
+from app import i18n, state, url
+from app.i18n import LANGUAGES, plain, t
 from app.model_card import card_file, card_parts
 from app.settings import CHART_COLOURS
 from app.widgets import layer_name
 from encoder import BiLMConfig
 from encoder.model_files import resolve_model
 
-# config.json entries described elsewhere on the page; any others (e.g. a perplexity) are listed as they are.
+# config.json entries described elsewhere on the page; the others are listed (``config_fact``).
 SHOWN_CONFIG_KEYS = {*BiLMConfig.__dataclass_fields__, "name", "format_version"}
 
 index = state.current_index()
+url.write({})  # the page has no state of its own; the URL keeps the collection and the language
 elmo = index.elmo
 manifest = index.manifest
 n_layers = elmo.n_layers
@@ -34,10 +36,11 @@ def model_dir() -> Path | None:
 
 
 def glove_description(glove: dict) -> str:
-    """Which GloVe the index compares with: Stanford's (source, licence, SHA-256), a file, or trained on the corpus."""
-    size = t("glove.size", words=f"{glove['vocab_size']:,}", dim=glove["dim"])
+    """Which GloVe the index compares with: Stanford's (source, licence, SHA-256), ours for Korean, a file, or trained
+    on the corpus."""
+    size = plain("glove.size", words=f"{glove['vocab_size']:,}", dim=glove["dim"])
     if glove["source"] == "stanford":
-        return t(
+        return plain(
             "glove.stanford",
             dim=glove["dim"],
             size=size,
@@ -46,17 +49,25 @@ def glove_description(glove: dict) -> str:
             sha256=glove["sha256"],
         )
     if glove["source"] == "trained":
-        return t("glove.trained", size=size)
+        return plain("glove.trained", size=size)
+    if glove["source"] == "korean":
+        return plain("glove.korean", size=size, sha256=glove["sha256"])
     return f"{glove['source']}, {size}" + (f", SHA-256 {glove['sha256']}" if "sha256" in glove else "")
 
 
+def config_fact(key: str, value: object) -> tuple[str, object]:
+    """A config.json entry as the fact sheet shows it: by its name in the UI language where it has one."""
+    if key == "vocab_size":
+        return plain("fact.vocab_size"), plain("fact.vocab_size_value", n=f"{value:,}")
+    if key == "language":
+        return plain("fact.language"), LANGUAGES.get(str(value), value)
+    return key.replace("_", " "), value  # one of the user's own (a perplexity, say)
+
+
 def table(facts: dict[str, object]) -> None:
-    """A two-column fact sheet."""
-    st.dataframe(
-        pd.DataFrame({"": list(facts), t("about.value"): [str(v) for v in facts.values()]}),
-        hide_index=True,
-        width="stretch",
-    )
+    """A two-column fact sheet. Its cells are text, never markdown (``i18n.plain``), and wrap: a long one (the GloVe
+    baseline's source) is read whole, on a phone too."""
+    st.table([{plain("about.fact"): name, plain("about.value"): str(value)} for name, value in facts.items()])
 
 
 def diagram(weights: list[float], gamma: float) -> str:
@@ -83,40 +94,27 @@ def diagram(weights: list[float], gamma: float) -> str:
 
 
 st.title(t("about.title"))
-card, numbers = st.columns([3, 2], gap="large")
+how, numbers = st.columns([3, 2], gap="large")
 
-with card:
+with how:
     st.header(t("about.how"))
     st.markdown(t("about.how_text", n_layers=n_layers, top=n_layers - 1))
     st.graphviz_chart(diagram(list(index.layer_mix.weights), index.layer_mix.gamma))
 
-    st.header(t("about.model_card"))
-    directory = model_dir()
-    card = card_file(directory, i18n.language()) if directory is not None else None
-    if card is not None:
-        with st.container(border=True, height=500):
-            for part in card_parts(card.read_text(encoding="utf-8"), directory):
-                if isinstance(part, Path):
-                    st.image(str(part))
-                else:
-                    st.markdown(part)
-    else:
-        st.info(t("about.no_card", name=elmo.name))
-
 with numbers:
     st.header(t("about.model"))
-    extra = {
-        key: value
+    extra = dict(
+        config_fact(key, value)
         for key, value in elmo.info.items()
         if key not in SHOWN_CONFIG_KEYS and isinstance(value, (str, int, float))
-    }
+    )
     facts = {
-        t("fact.name"): elmo.name,
-        t("fact.parameters"): f"{sum(p.numel() for p in elmo.model.parameters()):,}",
-        t("fact.layers"): t("fact.layers_value", n=n_layers, lstm=n_layers - 1),
-        t("fact.vector_size"): elmo.dim,
-        t("fact.filters"): elmo.config.n_filters,
-        t("fact.lstm_size"): elmo.config.lstm_dim,
+        plain("fact.name"): elmo.name,
+        plain("fact.parameters"): f"{sum(p.numel() for p in elmo.model.parameters()):,}",
+        plain("fact.layers"): plain("fact.layers_value", n=n_layers, lstm=n_layers - 1),
+        plain("fact.vector_size"): elmo.dim,
+        plain("fact.filters"): elmo.config.n_filters,
+        plain("fact.lstm_size"): elmo.config.lstm_dim,
         **extra,
     }
     table(facts)
@@ -126,16 +124,16 @@ with numbers:
     counts, glove = stats["counts"], stats["glove"]
     table(
         {
-            t("fact.documents"): f"{counts['documents']:,}",
-            t("fact.sentences"): f"{counts['sentences']:,}",
-            t("fact.tokens"): f"{counts['tokens']:,}",
-            t("fact.token_vectors"): f"{counts['token_vectors']:,}",
-            t("fact.glove"): glove_description(glove),
-            t("fact.faiss"): ", ".join(f"{kind}: {entry['factory']}" for kind, entry in stats["indexes"].items()),
-            t("fact.disk"): f"{stats['disk_bytes'] / 2**20:.1f} MiB",
-            t("fact.built"): stats["created_at"],
-            t("fact.corpus"): ", ".join(c["name"] for c in stats["corpus"]),
-            t("fact.folder"): stats["path"],
+            plain("fact.documents"): f"{counts['documents']:,}",
+            plain("fact.sentences"): f"{counts['sentences']:,}",
+            plain("fact.tokens"): f"{counts['tokens']:,}",
+            plain("fact.token_vectors"): f"{counts['token_vectors']:,}",
+            plain("fact.glove"): glove_description(glove),
+            plain("fact.faiss"): ", ".join(f"{kind}: {entry['factory']}" for kind, entry in stats["indexes"].items()),
+            plain("fact.disk"): f"{stats['disk_bytes'] / 2**20:.1f} MiB",
+            plain("fact.built"): stats["created_at"],
+            plain("fact.corpus"): ", ".join(c["name"] for c in stats["corpus"]),
+            plain("fact.folder"): stats["path"],
         }
     )
     with st.expander(t("about.all_stats")):
@@ -144,12 +142,25 @@ with numbers:
     st.header(t("about.weights"))
     st.caption(t("about.weights_caption", search=index.search_mix.describe(), words=index.layer_mix.describe()))
     layers = [layer_name(j, n_layers) for j in range(n_layers)]
-    layer, search, words = t("about.column_layer"), t("about.used_by_search"), t("about.used_by_words")
+    layer, search, words = plain("about.column_layer"), plain("about.used_by_search"), plain("about.used_by_words")
     st.bar_chart(
         pd.DataFrame({layer: layers, search: index.search_mix.weights, words: index.layer_mix.weights}),
         x=layer,
         y=[search, words],
-        y_label=t("about.column_weight"),
+        y_label=plain("about.column_weight"),
         color=list(CHART_COLOURS[:2]),
         stack=False,
+        horizontal=True,  # the layers' names read across, whole
     )
+
+st.header(t("about.model_card"))
+directory = model_dir()
+card = card_file(directory, i18n.language()) if directory is not None else None
+if card is None:
+    st.info(t("about.no_card", name=elmo.name))
+else:  # at the page's width, as a document: no box of its own to scroll
+    for part in card_parts(card.read_text(encoding="utf-8"), directory):
+        if isinstance(part, Path):
+            st.image(str(part))
+        else:
+            st.markdown(part)
