@@ -220,6 +220,8 @@ def respelling_table(index: Index, queries: list[dict], typoed: list[dict]) -> N
     print(f"respelled now: {len(now)} {now[:10]}; by the rule before (any word the index lacks): {len(before)}")
     print("examples before: " + ", ".join(f"{w} -> {index.speller.correct(w)}" for w in before[:8]))
     changed = [(q, t) for q, t in zip(queries, typoed) if q["query"] != t["query"]]
+    if not changed:  # e.g. Korean queries: no typo'd copy
+        return
     respelled = sum(found.searched_for is not None for found in index.search([t["query"] for _, t in changed], k=1))
     print(f"typo'd dev queries respelled: {respelled} of {len(changed)}")
 

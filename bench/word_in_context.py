@@ -1,7 +1,7 @@
 """The Word-in-context examples, counted: for each example sentence, how many of its word's nearest uses share its
 sense and its part of speech, layer by layer (the paper's §5.3: layer 1 should lead on part of speech, layer 2 on
 sense) and in the index's sense readout ("context prediction", ``encoder.readout``), by the hand labels of the demo
-corpora (``data/demo*/labels.tsv``, ``app/labels.py``).
+corpora (``data/demo*/labels.tsv``, ``app/labels.py``), then how long a warm neighbours query takes.
 
     python bench/word_in_context.py [--index build/demo-index] [--k 8]
 
@@ -12,7 +12,9 @@ layer" section shows. Prints a table; writes nothing.
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -53,6 +55,17 @@ def main() -> None:
                 counts = agreement(query, [labels.get((h.sentence, h.token_index)) for h in hits])
                 cells.append(f"{counts.same_sense} / {counts.same_pos} of {counts.labelled}")
             print(f"| {name} | {query.sense} ({query.pos}) | " + " | ".join(cells) + " |")
+    warm = []  # the app's question, asked again once it has been asked (the index's parts built, the model loaded)
+    for pairs in examples.values():
+        for sentence, word in pairs:
+            for _ in range(3):
+                start = time.perf_counter()
+                index.neighbors(sentence, word, k=args.k, same_word=True, explain=True)
+                warm.append(time.perf_counter() - start)
+    print(
+        f"\na warm neighbours query (context prediction, same word, explained): median {1000 * statistics.median(warm):.0f} ms, "
+        f"slowest {1000 * max(warm):.0f} ms over {len(warm)}"
+    )
 
 
 if __name__ == "__main__":

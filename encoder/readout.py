@@ -15,7 +15,7 @@ The readout of one use ("context prediction"), with ``ReadoutSettings``:
 
 A small ``power`` lets the long tail of plausible words count, not only the few likeliest (often function words).
 The sketch is a count sketch (Charikar et al. 2002): each word adds its value, with a fixed random sign, to one
-fixed random coordinate of ``dim``, which keeps inner products in expectation at a twentieth of the width. Uses of
+fixed random coordinate of ``dim``, which keeps inner products in expectation at a fraction of the width. Uses of
 one word are compared after each is centred (``centred``) on the word's mean readout in the collection, shrunk
 towards the collection's mean while the word has few uses. Published AllenNLP models ship no softmax: their readout
 is the context states themselves ("context states").
@@ -36,7 +36,7 @@ from .numbers import Number
 PREDICTION, STATES = "prediction", "states"
 KINDS = {PREDICTION: "context prediction", STATES: "context states"}
 """The readouts by key, with the name the app and the docs give them."""
-CHUNK = 1024  # positions whose distributions are computed at once (1024 x 10k floats: 40 MB)
+CHUNK = 1024  # positions whose distributions are computed at once (1024 x 2k floats: 8 MB)
 
 READOUT_NUMBERS = {
     "vocabulary": Number(int, 2, 10**7),
@@ -53,8 +53,8 @@ class ReadoutSettings:
     """How a use's readout is computed and compared; an index records them (``asdict``)."""
 
     kind: str = PREDICTION
-    vocabulary: int = 10_000  # the LM's most frequent words the substitutes range over (the adaptive softmax's first
-    # two clusters; the whole 100k vocabulary measured no better, bench/sense_readout.py)
+    vocabulary: int = 2_000  # the LM's most frequent words the substitutes range over: the adaptive softmax's head
+    # cluster, a fifth of the cost of 10,000 for 1 AUC point less (bench/sense_readout.py's rule, docs/evaluation.md)
     power: float = 0.25  # p ** power before normalising each direction's distribution
     dim: int = 512  # width of the count sketch
     shrinkage: float = (
