@@ -32,3 +32,11 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("tiny-model")
     save_model(model, directory, extra_config={"name": "tiny"})
     return directory
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory, tiny_model_dir):
+    """What every bad-input case shares (tests/bad_input.py's ``World``): built once, never changed by a case."""
+    from bad_input import make_world
+
+    return make_world(tmp_path_factory.mktemp("bad-input"), tiny_model_dir)

@@ -1,0 +1,142 @@
+"""Bad input and faults: `python -m app` and the Streamlit pages.
+
+The rows of this command's tables; tests/bad_input.py runs them and says what each outcome means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bad_input import (
+    BIG_QUERY,
+    CONTROL,
+    EMOJI,
+    ERROR,
+    MARKDOWN,
+    USAGE,
+    WORKS,
+    Cmd,
+    Ctx,
+    World,
+    app_on,
+    lines,
+    manifest,
+    messages,
+    one_sentence,
+    params,
+    run_app_case,
+    run_cli_case,
+    show_weaker,
+)
+
+CLI = [
+    Cmd(
+        "app --help",
+        lambda c: ["app", "--help"],
+        WORKS,
+        "--rebuild",
+        check=lambda out: out.startswith("usage: python -m app"),
+    ),
+    Cmd("app port abc", lambda c: ["app", "--port", "abc"], USAGE, "--port: must be a whole number from 1 to 65,535"),
+    Cmd(
+        "app index is a file",
+        lambda c: ["app", "--index", lines(c, "mine"), "--model", str(c.model)],
+        ERROR,
+        "lines.txt already exists and is not a folder",
+    ),
+    Cmd(
+        "app with a missing model",
+        lambda c: ["app", "--index", str(c.tmp / "i"), "--model", str(c.tmp / "m")],
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "app with a missing GloVe",
+        lambda c: ["app", "--index", str(c.tmp / "i"), "--model", str(c.model), "--glove", str(c.tmp / "g.txt")],
+        ERROR,
+        "g.txt does not exist",
+    ),
+    Cmd(
+        "app index with a broken manifest",
+        lambda c: ["app", "--index", str(c.index), "--model", str(c.model)],
+        ERROR,
+        "manifest.json",
+        setup=lambda c: manifest(c).write_text("{"),
+    ),
+]
+
+
+APP = [
+    # (case, page, URL parameters, what the user does, what the page must show)
+    (
+        "search emoji and control characters",
+        None,
+        {},
+        lambda at: show_weaker(at.text_input(key="ui.search.query").set_value(EMOJI + CONTROL).run()),
+        lambda at: sum(m.value.startswith("**1. ") for m in at.markdown) == 2,  # a first hit in each tab
+    ),
+    (
+        "search whitespace only",
+        None,
+        {},
+        lambda at: at.text_input(key="ui.search.query").set_value(" \t ").run(),
+        lambda at: "Type a query" in messages(at.info),
+    ),
+    (
+        "a URL with a 100,000-character query and bad options",  # Streamlit drops URLs over 512 KB
+        None,
+        {"q": BIG_QUERY[:100_000], "k": "-5", "method": "magic", "layers": "nan,1,1"},
+        lambda at: at,
+        lambda at: (  # each value is refused whole (longer than the query box allows), not cut: the defaults
+            at.text_input(key="ui.search.query").value == ""
+            and at.slider(key="ui.search.k").value == 10
+            and at.radio(key="ui.search.method").value == "hybrid"
+        ),
+    ),
+    (
+        "word in context: a sentence of punctuation",
+        "views/word_in_context.py",
+        {},
+        lambda at: one_sentence(at, "?!"),
+        lambda at: "This sentence has no word the collection holds" in messages(at.info),
+    ),
+    (
+        "senses of an emoji",
+        "views/senses.py",
+        {},
+        lambda at: at.text_input(key="ui.senses.word").set_value("🏦").run(),
+        lambda at: "'🏦' does not occur" in messages(at.warning),
+    ),
+    (  # issue 31: a typed word in a message is text, not a link and a remote image
+        "senses of a word typed as markdown",
+        "views/senses.py",
+        {},
+        lambda at: at.text_input(key="ui.senses.word").set_value(MARKDOWN).run(),
+        lambda at: "as several words" in messages(at.info) and "](http" not in messages(at.info),
+    ),
+    (
+        "a URL with k=² and k=1e999",  # digits that are not ASCII, a number beyond a float: the default
+        None,
+        {"k": "²", "method": "keywords"},
+        lambda at: at,
+        lambda at: at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "keywords",
+    ),
+]
+
+
+@pytest.mark.parametrize("cmd", params(CLI))
+def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run_cli_case(cmd, world, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in APP])
+def test_app(page, params, act, shows, world: World, tmp_path: Path) -> None:
+    run_app_case(page, params, act, shows, world, tmp_path)
+
+
+def test_app_on_a_file_says_there_is_no_index(world: World, tmp_path: Path) -> None:
+    c = Ctx(world, tmp_path)
+    at = app_on(c.file("notes.txt", "mine"))
+    assert not at.exception and "There is no index" in messages(at.error)
+    assert (tmp_path / "in" / "notes.txt").read_text() == "mine"

@@ -1,0 +1,259 @@
+"""Bad input and faults: `python -m encoder embed` and the models it loads (``Elmo.load``, ``Elmo.embed``, ``save_model``).
+
+The rows of this command's tables; tests/bad_input.py runs them and says what each outcome means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from bad_input import (
+    CONTROL,
+    EMOJI,
+    ERROR,
+    LATIN1,
+    OS_FULL,
+    USAGE,
+    WORKS,
+    Case,
+    Cmd,
+    World,
+    diverged_model,
+    e,
+    edit_json,
+    embeds,
+    failing,
+    lines,
+    other_shape_options,
+    own_hdf5,
+    params,
+    poisoned,
+    run_api_case,
+    run_cli_case,
+    truncate,
+)
+
+from encoder import Elmo
+from encoder.weights import save_model
+
+API = [
+    Case("load a missing model", lambda c: Elmo.load(c.tmp / "nope"), FileNotFoundError, "there is no model at"),
+    Case("load a corpus folder as a model", lambda c: Elmo.load(c.corpus), FileNotFoundError, "holds neither"),
+    Case(
+        "load options without weights",
+        lambda c: Elmo.load(c.published / "options.json"),
+        FileNotFoundError,
+        "--weights",
+    ),
+    Case(
+        "load a truncated model.safetensors",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "model.safetensors is not a readable safetensors file; restore the model|model.safetensors",
+        setup=lambda c: truncate(c.model_copy / "model.safetensors", 200),
+    ),
+    Case(
+        "load a config.json with a wrong size",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "shape",
+        setup=lambda c: edit_json(c.model_copy / "config.json", lambda m: {**m, "lstm_dim": 32}),
+    ),
+    Case(
+        "load a config.json with an unknown field",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "config.json",
+        setup=lambda c: edit_json(c.model_copy / "config.json", lambda m: {**m, "n_layers": "two"}),
+    ),
+    Case(
+        "load a config.json that is not JSON",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "config.json",
+        setup=lambda c: (c.model_copy / "config.json").write_text("{model"),
+    ),
+    Case(
+        "load options.json of another shape",
+        lambda c: Elmo.load(c.tmp / "published"),
+        ValueError,
+        "shape|weights",
+        setup=other_shape_options,
+    ),
+    Case("embed nothing", lambda c: c.opened.elmo.embed([]), WORKS, check=lambda v: v == []),
+    Case(
+        "embed an empty sentence", lambda c: c.opened.elmo.embed([""]), WORKS, check=lambda v: v[0].shape == (3, 0, 16)
+    ),
+    Case(
+        "embed emoji and control", lambda c: c.opened.elmo.embed([EMOJI, CONTROL]), WORKS, check=lambda v: len(v) == 2
+    ),
+    Case(
+        "embed a 10,000-letter token",
+        lambda c: c.opened.elmo.embed([["x" * 10_000]]),
+        WORKS,
+        check=lambda v: v[0].shape == (3, 1, 16) and np.isfinite(v[0]).all(),
+    ),
+    Case(
+        "embed batch size 0",
+        lambda c: c.opened.elmo.embed(["a b"], batch_size=0),
+        ValueError,
+        "batch_size must be a whole number from 1",
+    ),
+    Case("embed a NaN mix", lambda c: c.opened.elmo.embed(["a b"], mix="nan,1,1"), ValueError, "finite"),
+    Case("embed a mix of 4 for 3", lambda c: c.opened.elmo.embed(["a"], mix=[1, 1, 1, 1]), ValueError, "3 layers"),
+    Case(
+        "load a model holding NaN",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "model.safetensors holds NaN or infinite values",
+        setup=lambda c: poisoned(c.model_copy / "model.safetensors"),
+    ),
+    Case(
+        "save a model holding NaN",
+        lambda c: save_model(diverged_model(), c.tmp / "m"),
+        ValueError,
+        "hold NaN or infinite values .* nothing was written",
+    ),
+    Case(
+        "embed a batch of 1e9",
+        lambda c: c.opened.elmo.embed(["a"], batch_size=10**9),
+        ValueError,
+        "batch_size must be a whole number from 1 to 65,536",
+    ),
+    Case("load a model on an unknown device", lambda c: Elmo.load(c.model, device="tpu"), ValueError, "unknown device"),
+]
+
+
+CLI = [
+    Cmd(
+        "embed a missing input",
+        lambda c: e(
+            c, "embed", "--model", str(c.model), "--input", str(c.tmp / "x.txt"), "--output", str(c.tmp / "o.hdf5")
+        ),
+        ERROR,
+        "x.txt does not exist",
+    ),
+    Cmd(
+        "embed a folder",
+        lambda c: e(c, "embed", "--model", str(c.model), "--input", str(c.corpus), "--output", str(c.tmp / "o.hdf5")),
+        ERROR,
+        "corpus is a folder",
+    ),
+    Cmd(
+        "embed a non-UTF-8 line",
+        lambda c: e(
+            c, "embed", "--model", str(c.model), "--input", lines(c, LATIN1), "--output", str(c.tmp / "o.hdf5")
+        ),
+        ERROR,
+        "line 1 is not valid UTF-8",
+    ),
+    Cmd(
+        "embed batch size 0",
+        lambda c: e(
+            c,
+            "embed",
+            "--model",
+            str(c.model),
+            "--input",
+            lines(c, "a b\n"),
+            "--output",
+            str(c.tmp / "o.hdf5"),
+            "--batch-size",
+            "0",
+        ),
+        USAGE,
+        "--batch-size: must be a whole number from 1 to 65,536, not '0'",
+    ),
+    Cmd(
+        "embed with a missing model",
+        lambda c: e(
+            c, "embed", "--model", str(c.tmp / "m"), "--input", lines(c, "a\n"), "--output", str(c.tmp / "o.hdf5")
+        ),
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "embed into a missing folder",
+        lambda c: e(
+            c, "embed", "--model", str(c.model), "--input", lines(c, "a\n"), "--output", str(c.tmp / "no" / "o.hdf5")
+        ),
+        WORKS,
+        "wrote 1 sentences",
+    ),
+    Cmd(
+        "embed onto a folder",
+        lambda c: e(c, "embed", "--model", str(c.model), "--input", lines(c, "a\n"), "--output", str(c.tmp)),
+        ERROR,
+        "is a folder",
+    ),
+    Cmd(
+        "embed an unknown precision",
+        lambda c: e(c, "embed", "--input", "x", "--output", "y", "--precision", "fp8"),
+        USAGE,
+        "--precision: invalid choice",
+    ),
+    Cmd(
+        "embed empty, emoji and control lines",
+        lambda c: e(
+            c,
+            "embed",
+            "--model",
+            str(c.model),
+            "--input",
+            lines(c, f"\n{EMOJI}\n{CONTROL}\n"),
+            "--output",
+            str(c.tmp / "out.hdf5"),
+            "--quiet",
+        ),
+        WORKS,
+        "wrote 3 sentences",
+    ),
+    Cmd(
+        "embed --output over the user's file",
+        lambda c: embeds(c, "--output", str(c.file("o.hdf5", "mine"))),
+        ERROR,
+        "--output .*o.hdf5 already exists and is not an hdf5 file of embeddings",
+    ),
+    Cmd(
+        "embed --output over an hdf5 file of something else",
+        lambda c: embeds(c, "--output", str(own_hdf5(c, ("weights",)))),
+        ERROR,
+        "o.hdf5 already exists and is not an hdf5 file of embeddings",
+    ),
+    Cmd(
+        "embed with a model holding NaN",
+        lambda c: e(
+            c, "embed", "--model", str(c.model_copy), "--input", lines(c, "a b\n"), "--output", str(c.tmp / "o")
+        ),
+        ERROR,
+        "model.safetensors holds NaN or infinite values .*damaged",
+        setup=lambda c: poisoned(c.model_copy / "model.safetensors"),
+    ),
+    Cmd("embed a huge batch", lambda c: embeds(c, "--batch-size", "1e9", "--output", "o"), USAGE, "65,536, not '1e9'"),
+    Cmd("embed on an unknown device", lambda c: embeds(c, "--device", "tpu", "--output", "o"), ERROR, "unknown device"),
+    Cmd(
+        "embed with weights that are not hdf5",
+        lambda c: embeds(c, "--model", str(c.published / "options.json"), "--weights", lines(c, "x"), "--output", "o"),
+        ERROR,
+        "lines.txt is not a readable hdf5 file",
+    ),
+    Cmd(
+        "embed when h5py finds the disk full",
+        lambda c: embeds(c, "--output", str(own_hdf5(c))),
+        ERROR,
+        "o.hdf5: disk full",
+        during=failing("h5py.Group.create_dataset", OS_FULL),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(API))
+def test_api(case: Case, world: World, tmp_path: Path) -> None:
+    run_api_case(case, world, tmp_path)
+
+
+@pytest.mark.parametrize("cmd", params(CLI))
+def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run_cli_case(cmd, world, tmp_path, capsys)

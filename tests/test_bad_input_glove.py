@@ -1,0 +1,121 @@
+"""Bad input and faults: `python -m indexer glove` and GloVe's Python API (``train_glove``, ``Glove.load``).
+
+The rows of this command's tables; tests/bad_input.py runs them and says what each outcome means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import scipy.sparse as sp
+from bad_input import (
+    BINARY,
+    CONTROL,
+    EMOJI,
+    ERROR,
+    OS_FULL,
+    USAGE,
+    WORKS,
+    Case,
+    Cmd,
+    World,
+    failing,
+    glove,
+    is_json,
+    lines,
+    params,
+    run_api_case,
+    run_cli_case,
+)
+
+from encoder.glove import Glove
+from indexer.glove import train_glove
+
+API = [
+    Case(
+        "GloVe with a NaN x_max",
+        lambda c: train_glove(sp.identity(3, format="csr"), ["a", "b", "c"], x_max=float("nan"), progress=False),
+        ValueError,
+        "x_max must be a number above 0, not nan",
+    ),
+    Case(
+        "GloVe beyond this machine's memory",
+        lambda c: train_glove(sp.csr_matrix((10**7, 10**7)), ["w"] * 10**7, dim=10_000, progress=False),
+        ValueError,
+        "GiB of memory, more than this machine has",
+    ),
+    Case(
+        "read a GloVe file holding inf",
+        lambda c: Glove.load(c.file("g.txt", "a 1 2\nb inf 2\n")),
+        ValueError,
+        "g.txt, line 2 holds NaN or infinite numbers",
+    ),
+]
+
+
+CLI = [
+    Cmd(
+        "glove from a missing corpus",
+        lambda c: ["indexer", "glove", "--corpus", str(c.tmp / "x"), "--out", str(c.tmp / "g.txt")],
+        ERROR,
+        "--corpus .*x does not exist",
+    ),
+    Cmd(
+        "glove into a folder",
+        lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp), "--min-count", "1"],
+        ERROR,
+        "--out .* is a folder; give the GloVe file to write",
+    ),
+    Cmd(
+        "glove dim 0",
+        lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp / "g.txt"), "--dim", "0"],
+        USAGE,
+        "--dim: must be a whole number from 1 to 10,000, not '0'",
+    ),
+    Cmd(
+        "glove max tokens 0",
+        lambda c: ["indexer", "glove", "--corpus", str(c.corpus), "--out", str(c.tmp / "g.txt"), "--max-tokens", "0"],
+        USAGE,
+        "--max-tokens: must be a whole number of at least 1, not '0'",
+    ),
+    Cmd(
+        "glove of a binary file",
+        lambda c: [*glove(c, "--corpus", lines(c, BINARY)), "--min-count", "1"],
+        WORKS,
+        "warning: .*lines.txt: .*undecodable",
+    ),
+    Cmd(
+        "glove of emoji and control characters as JSON",
+        lambda c: glove(
+            c, "--corpus", lines(c, f"{EMOJI}\n{CONTROL}\n" * 3), "--min-count", "1", "--dim", "4", "--json"
+        ),
+        WORKS,
+        check=is_json(lambda r: r["dim"] == 4 and r["words"] > 3),
+    ),
+    Cmd(
+        "glove --out over the user's file",
+        lambda c: glove(c, "--out", lines(c, "my notes\n"), "--min-count", "1"),
+        ERROR,
+        "--out .*lines.txt already exists and is not a GloVe file; .*--overwrite",
+    ),
+    Cmd("glove with a NaN x-max", lambda c: glove(c, "--x-max", "nan"), USAGE, "--x-max: .*not 'nan'"),
+    Cmd("glove of a huge dimension", lambda c: glove(c, "--dim", "1e9"), USAGE, "--dim: .*from 1 to 10,000"),
+    Cmd(
+        "glove when the disk is full",
+        lambda c: glove(c, "--out", str(c.file("g.txt", "river 0.1 0.2\n")), "--min-count", "1"),
+        ERROR,
+        "g.txt: disk full",
+        during=failing("indexer.glove.open_text", OS_FULL),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(API))
+def test_api(case: Case, world: World, tmp_path: Path) -> None:
+    run_api_case(case, world, tmp_path)
+
+
+@pytest.mark.parametrize("cmd", params(CLI))
+def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run_cli_case(cmd, world, tmp_path, capsys)

@@ -1,0 +1,32 @@
+"""Bad input and faults: `python -m encoder prepare`.
+
+The rows of this command's tables; tests/bad_input.py runs them and says what each outcome means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bad_input import ERROR, USAGE, Cmd, World, e, lines, params, run_cli_case
+
+CLI = [
+    Cmd(
+        "prepare nan part tokens",
+        lambda c: e(c, "prepare", "--corpus", lines(c, "a b\n"), "--out", str(c.tmp / "p"), "--part-tokens", "nan"),
+        USAGE,
+        "--part-tokens: .*nan",
+    ),
+    Cmd(
+        "prepare over a folder of the user's, --overwrite included",
+        lambda c: e(c, "prepare", "--corpus", lines(c, "a b\n"), "--out", str(c.tmp / "in" / "mine"), "--overwrite"),
+        ERROR,
+        "holds files prepare did not write \\(notes.txt\\)",
+        setup=lambda c: c.file("mine/notes.txt", "mine\n"),
+    ),
+]
+
+
+@pytest.mark.parametrize("cmd", params(CLI))
+def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run_cli_case(cmd, world, tmp_path, capsys)

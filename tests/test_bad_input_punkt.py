@@ -1,0 +1,39 @@
+"""Bad input and faults: `python -m encoder punkt`.
+
+The rows of this command's tables; tests/bad_input.py runs them and says what each outcome means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bad_input import ERROR, Cmd, World, e, lines, params, run_cli_case
+
+CLI = [
+    Cmd(
+        "punkt --out over a file of the user's",
+        lambda c: e(
+            c, "punkt", "--corpus", lines(c, "Mr. Smith sat. He left.\n"), "--out", str(c.file("mine.json", "{}"))
+        ),
+        ERROR,
+        "mine.json already exists and is not a file of Punkt parameters; .*--overwrite",
+    ),
+    Cmd(
+        "punkt from a missing corpus",
+        lambda c: e(c, "punkt", "--corpus", str(c.tmp / "x"), "--out", str(c.tmp / "p.json")),
+        ERROR,
+        "no such file or folder",
+    ),
+    Cmd(
+        "punkt of an empty file",
+        lambda c: e(c, "punkt", "--corpus", lines(c, ""), "--out", str(c.tmp / "p.json")),
+        ERROR,
+        "no text to train Punkt on",
+    ),
+]
+
+
+@pytest.mark.parametrize("cmd", params(CLI))
+def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run_cli_case(cmd, world, tmp_path, capsys)

@@ -1,0 +1,243 @@
+"""Bad input and faults: `python -m encoder train` and `perplexity` (``train``, ``LMHead``).
+
+The rows of this command's tables; tests/bad_input.py runs them and says what each outcome means.
+"""
+
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+
+import pytest
+from bad_input import (
+    ERROR,
+    FEW,
+    SAFETENSORS_FULL,
+    USAGE,
+    Case,
+    Cmd,
+    World,
+    e,
+    failing,
+    lines,
+    params,
+    run_api_case,
+    run_cli_case,
+    run_copy,
+    trained_run,
+    trains,
+    truncate,
+)
+
+from encoder.corpus import prepare
+from encoder.lm_head import LMHead
+from encoder.train import TrainConfig, train
+
+API = [
+    Case(
+        "train with a NaN clip",
+        lambda c: train(TrainConfig(corpus=[str(c.corpus)], out=str(c.tmp / "r"), clip=float("nan"))),
+        ValueError,
+        "--clip must be a number above 0, not nan",
+    ),
+    Case(
+        "train with dropout 1.5",
+        lambda c: train(TrainConfig(corpus=[str(c.corpus)], out=str(c.tmp / "r"), dropout=1.5)),
+        ValueError,
+        "--dropout must be a number of at least 0 and below 1, not 1.5",
+    ),
+    Case(
+        "load a truncated LM head",
+        lambda c: LMHead.load(run_copy(c) / "head.safetensors"),
+        ValueError,
+        "head.safetensors is not a readable safetensors file",
+        setup=lambda c: truncate(run_copy(c) / "head.safetensors", 50),
+    ),
+]
+
+
+CLI = [
+    Cmd(
+        "train zero tokens",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "run"), "--max-tokens", "0"),
+        USAGE,
+        "--max-tokens: must be a whole number of at least 1, not '0'",
+    ),
+    Cmd(
+        "train batch size 0",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "run"), "--batch-size", "0"),
+        USAGE,
+        "--batch-size: must be a whole number from 1 to 65,536, not '0'",
+    ),
+    Cmd(
+        "train an unknown size",
+        lambda c: e(c, "train", "--corpus", "x", "--out", "y", "--size", "huge"),
+        USAGE,
+        "--size: invalid choice",
+    ),
+    Cmd(
+        "train from a missing corpus",
+        lambda c: e(
+            c,
+            "train",
+            "--corpus",
+            str(c.tmp / "x.txt"),
+            "--out",
+            str(c.tmp / "run"),
+            "--size",
+            "tiny",
+            "--max-tokens",
+            "100",
+        ),
+        ERROR,
+        "x.txt",
+    ),
+    Cmd(
+        "train into a model folder",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.model), "--size", "tiny"),
+        ERROR,
+        "--resume|--overwrite",
+    ),
+    Cmd(
+        "train resume and overwrite",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--resume", "--overwrite"),
+        ERROR,
+        "give one of them",
+    ),
+    Cmd(
+        "train with a config that is not JSON",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--config", lines(c, "{")),
+        ERROR,
+        "lines.txt is not valid JSON",
+    ),
+    Cmd(
+        "perplexity of a missing corpus",
+        lambda c: e(c, "perplexity", "--model", str(c.model), "--corpus", str(c.tmp / "x.txt")),
+        ERROR,
+        "x.txt does not exist",
+    ),
+    Cmd(
+        "perplexity of a missing model",
+        lambda c: e(c, "perplexity", "--model", str(c.tmp / "m"), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "perplexity without a head",
+        lambda c: e(c, "perplexity", "--model", str(c.model), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "head.safetensors",
+    ),
+    Cmd(
+        "perplexity of published weights",
+        lambda c: e(c, "perplexity", "--model", str(c.published), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "published AllenNLP model",
+    ),
+    Cmd(
+        "train on a damaged prepared file",
+        lambda c: trains(c, "--corpus", str(c.file("x.000.tokens.xz", b"not xz"))),
+        ERROR,
+        "x.000.tokens.xz is not a prepared corpus file",
+    ),
+    Cmd(
+        "train a Korean model on English prepared files",
+        lambda c: trains(c, "--corpus", str(c.tmp / "in" / "p"), "--language", "ko"),
+        ERROR,
+        "prepared with the 'en' text rules, but this model's are 'ko'",
+        setup=lambda c: (
+            prepare([c.file("few.txt", "\n".join(FEW) + "\n")], c.tmp / "in" / "p", "en", 0, progress=False)
+            and c._give(c.tmp / "in" / "p")
+        ),
+    ),
+    Cmd(
+        "train --overwrite over a model",
+        lambda c: trains(c, "--overwrite", out="model"),
+        ERROR,
+        "holds a model, not a training run",
+        setup=lambda c: c.model_copy,
+    ),
+    Cmd(
+        "train --overwrite over a run holding the user's file",
+        lambda c: trains(c, "--overwrite", out="in"),
+        ERROR,
+        "checkpoints/step-00000001/notes.txt",
+        setup=lambda c: (c.file("run.json", "{}"), c.file("checkpoints/step-00000001/notes.txt", "mine")),
+    ),
+    Cmd(
+        "train with a NaN clip", lambda c: trains(c, "--clip", "nan"), USAGE, "--clip: .*not 'nan' \\(NaN and infinity"
+    ),
+    Cmd(
+        "train for -1 minutes", lambda c: trains(c, "--time-budget", "-1"), USAGE, "--time-budget: .*above 0, not '-1'"
+    ),
+    Cmd("train for NaN minutes", lambda c: trains(c, "--time-budget", "nan"), USAGE, "--time-budget: .*'nan'"),
+    Cmd("train with NaN dropout", lambda c: trains(c, "--dropout", "nan"), USAGE, "--dropout: .*'nan'"),
+    Cmd("train with dropout 1", lambda c: trains(c, "--dropout", "1"), USAGE, "--dropout: .*below 1, not '1'"),
+    Cmd("train with an infinite rate", lambda c: trains(c, "--lr", "inf"), USAGE, "--lr: .*not 'inf'"),
+    Cmd(
+        "train that diverges",
+        lambda c: trains(c, "--lr", "1e30", "--log-every", "1", "--max-tokens", "200", out="run"),
+        ERROR,
+        "training diverged at step \\d+: the loss .*NaN or infinite, so no checkpoint or model was written",
+        partial=True,
+        after=lambda c: not (c.tmp / "run" / "model.safetensors").exists(),
+    ),
+    Cmd("train validating every 0 steps", lambda c: trains(c, "--valid-every", "0"), USAGE, "--valid-every: .*not '0'"),
+    Cmd("train a huge batch", lambda c: trains(c, "--batch-size", "1000000000"), USAGE, "from 1 to 65,536"),
+    Cmd("train on an unknown device", lambda c: trains(c, "--device", "tpu"), ERROR, "unknown device 'tpu'"),
+    Cmd(
+        "perplexity with a truncated head",
+        lambda c: e(c, "perplexity", "--model", str(run_copy(c)), "--corpus", lines(c, "a b\n")),
+        ERROR,
+        "run/head.safetensors is not a readable safetensors file",
+        setup=lambda c: truncate(run_copy(c) / "head.safetensors", 50),
+    ),
+    Cmd(
+        "train from a cut-off .xz",
+        lambda c: (
+            ["encoder", "train", "--corpus", str(c.file("a.txt.xz", lzma.compress(b"The bank.\n" * 99)[:-20]))]
+            + trains(c)[4:]
+        ),
+        ERROR,
+        "a.txt.xz cannot be read .*damaged",
+    ),
+    Cmd(
+        "resume from a damaged checkpoint",
+        lambda c: trains(c, "--resume", "--max-tokens", "400", out="run"),
+        ERROR,
+        "optimizer.safetensors is not a readable safetensors file",
+        setup=lambda c: truncate(trained_run(c) / "checkpoints" / "step-00000001" / "optimizer.safetensors", 50),
+    ),
+    Cmd(
+        "train when a checkpoint finds the disk full",
+        lambda c: trains(c, "--max-tokens", "60", out="run"),
+        ERROR,
+        "run/checkpoints/step-\\d+/[\\w.]+: disk full",
+        partial=True,
+        during=failing("encoder.run_folder.save_file", SAFETENSORS_FULL),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(API))
+def test_api(case: Case, world: World, tmp_path: Path) -> None:
+    run_api_case(case, world, tmp_path)
+
+
+@pytest.mark.parametrize("cmd", params(CLI))
+def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run_cli_case(cmd, world, tmp_path, capsys)
+
+
+def test_perplexity_of_an_empty_text_is_an_error(tmp_path):
+    from encoder.lm_head import evaluate
+
+    with pytest.raises(ValueError, match="no words to predict"):
+        evaluate(None, None, [])  # refused before the model is touched
+
+
+def test_training_refuses_zero_tokens_before_reading_the_corpus(tmp_path):
+
+    with pytest.raises(ValueError, match="--max-tokens must be a whole number of at least 1"):
+        train(TrainConfig(corpus=[str(tmp_path / "missing.txt")], out=str(tmp_path / "run"), max_tokens=0))
+    assert not (tmp_path / "run").exists()
