@@ -40,6 +40,7 @@ from .chars import BOS_TOKEN, EOS_TOKEN
 from .files import atomic_path, open_text, reading
 from .numbers import THREADS, Number
 from .ownership import NotOwnedError
+from .terminal import show, visible
 from .text import LANGUAGES, TextRules, text_files, text_rules
 
 BOS_ID, EOS_ID = 0, 1
@@ -338,7 +339,7 @@ def prepare(
     pool = worker_pool(workers) if workers else None
     try:
         for source in sources:
-            bar = tqdm(desc=source.name, unit=" paragraphs", disable=not progress, mininterval=2.0)
+            bar = tqdm(desc=visible(source.name), unit=" paragraphs", disable=not progress, mininterval=2.0)
             tokenized = tokenize_file(source, rules.name, pool, bar)
             bar.close()
             parts = _write_parts(out, source, tokenized, {**record, "source": source.name}, part_tokens)
@@ -346,7 +347,7 @@ def prepare(
             with atomic_path(out / MANIFEST_FILE) as tmp:  # after every source: what is on disk, always listed
                 Path(tmp).write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
             if progress:
-                print(
+                show(
                     f"{source}: {len(tokenized.ids):,} ids, {len(tokenized.types):,} word types -> "
                     f"{len(parts)} file(s), {sum(p['bytes'] for p in parts) / 1e6:.1f} MB",
                     file=sys.stderr,
@@ -494,11 +495,11 @@ class TokenizedCorpus:
                     for path in corpus_files(paths, must_exist=False):
                         if str(path) not in self.files and not self._stop.is_set():
                             self.add(path)
-                            print(f"added {path} to the corpus ({len(self.files[str(path)]):,} ids)", file=sys.stderr)
+                            show(f"added {path} to the corpus ({len(self.files[str(path)]):,} ids)", file=sys.stderr)
                 except Exception as error:  # e.g. a file still being written: try again at the next scan
                     if self._stop.is_set():  # closing: the pool was shut down under it
                         return
-                    print(f"warning: corpus watch: {error}", file=sys.stderr)
+                    show(f"warning: corpus watch: {error}", file=sys.stderr)
 
         self._watcher = threading.Thread(target=loop, name="corpus-watch", daemon=True)
         self._watcher.start()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import fields
 
 from . import distributed, train
@@ -14,6 +13,7 @@ from .files import open_text, reading
 from .lm_head import perplexity
 from .numbers import Number
 from .ship import ship
+from .terminal import show_json
 from .text import LANGUAGES
 from .train import DEFAULT_RECIPE, NUMBERS, RECIPES, SCHEDULES, SIZES, TrainConfig
 from .weights import read_config
@@ -48,7 +48,7 @@ def perplexity_command(args: argparse.Namespace) -> None:
         except (FileNotFoundError, ValueError) as error:
             fail(str(error))
     if args.json:
-        print(json.dumps(result))
+        show_json(result)
     else:
         print(
             f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "

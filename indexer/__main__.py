@@ -22,7 +22,7 @@ from encoder.device import add_device_option
 from encoder.elmo import add_model_options
 from encoder.errors import REPORTED, describe, fail, reported
 from encoder.numbers import SEED, THREADS, Number
-from encoder.terminal import show, visible
+from encoder.terminal import show, show_json, visible
 from encoder.text import LANGUAGES
 
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
@@ -780,7 +780,7 @@ def main(argv: list[str] | None = None) -> int:
         show(f"error: {result['error']}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        show_json(result, indent=2)
         return 0
     notices = result.pop("notices")
     for notice in notices:

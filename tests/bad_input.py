@@ -62,8 +62,13 @@ CONTROL = "the \x00river\x07 bank\x1b[31m\x7f\u200b\u202e"
 EMOJI = "🏦 the river 🌊 bank 👩‍👩‍👧"
 NO_MATCH = "no document contains any of the query's words"
 FEW = ["The muddy river bank flooded.", "She saved money at the bank.", "Volcanoes erupt when magma rises."]
-ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\\u202e"
-"""Set the terminal's title, clear it, plant a hidden link, reverse the text: what a document must not do."""
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\\x9b31m\u202e"
+"""Set the terminal's title, clear it, plant a hidden link, turn it red (C1 CSI), reverse the text: what a document
+must not do."""
+HOSTILE_NAME = "x\x1b]0;pwned\x07\x9b31m\u202etxt.exe"
+"""A file name that would do the same (a file name becomes a document id)."""
+ACTING = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Characters that act on a terminal instead of being shown (tab, newline and tqdm's carriage return aside)."""
 MARKDOWN = "![x](http://evil.example/x.png) [click](http://evil.example/)"
 HOSTILE = f"bank {ESCAPES} {MARKDOWN}"
 OTHER_MODEL = dict(char_embed_dim=4, filters=[[1, 4], [2, 8]], n_highway=1, projection_dim=8, lstm_dim=16, n_layers=2)
@@ -489,7 +494,7 @@ def failing(target: str, error: BaseException, no_space: bool = False) -> Callab
 
 def no_escapes(out: str) -> bool:
     """Printed text shows the documents' escape sequences and direction overrides, never sends them."""
-    return "\\x1b]0;pwned\\x07\\x1b[2J" in out and "\\u202e" in out and "\x1b" not in out and "\u202e" not in out
+    return "\\x1b]0;pwned\\x07\\x1b[2J" in out and "\\u202e" in out and not ACTING.search(out)
 
 
 def run_cli_case(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -509,7 +514,7 @@ def _run_cli_case(cmd: Cmd, c: Ctx, capsys: pytest.CaptureFixture) -> None:
     argv = cmd.argv(c)
     with cmd.during(c) if cmd.during is not None else nullcontext():
         code, out, err = run_cli(argv, capsys)
-    assert "Traceback" not in out + err and "\x1b" not in out + err  # no escape sequence reaches the terminal
+    assert "Traceback" not in out + err and not ACTING.search(out + err)  # nothing acts on the terminal
     assert_intact(c, before, refused=cmd.expect != WORKS, partial=cmd.partial)
     if cmd.after is not None:
         assert cmd.after(c) is not False

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bad_input import ERROR, USAGE, Cmd, World, e, lines, params, run_cli_case
+from bad_input import ERROR, HOSTILE_NAME, USAGE, WORKS, Cmd, World, e, lines, params, run_cli_case
 
 CLI = [
     Cmd(
@@ -23,6 +23,15 @@ CLI = [
         ERROR,
         "holds files prepare did not write \\(notes.txt\\)",
         setup=lambda c: c.file("mine/notes.txt", "mine\n"),
+    ),
+    # ---- issue 40, class 4: injection (file names in the progress)
+    Cmd(
+        "prepare a file whose name holds escape sequences",
+        lambda c: e(
+            c, "prepare", "--corpus", str(c.file(f"{HOSTILE_NAME}.txt", "The bank.\n")), "--out", str(c.tmp / "p")
+        ),
+        WORKS,
+        "x\\\\x1b\\]0;pwned\\\\x07\\\\x9b31m\\\\u202etxt.exe.txt: 5 ids",
     ),
 ]
 

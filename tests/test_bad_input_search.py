@@ -527,6 +527,37 @@ CLI = [
         ERROR,
         "x\\\\x1b\\]0;pwned\\\\x07.* does not exist",
     ),
+    # ---- issue 40, class 4: injection (JSON output: C1 controls and direction overrides escaped, values exact)
+    Cmd(
+        "neighbors in them as JSON, exactly",
+        lambda c: [
+            "indexer",
+            "neighbors",
+            "--index",
+            str(c.hostile),
+            "--sentence",
+            "the bank",
+            "--word",
+            "bank",
+            "--json",
+        ],
+        WORKS,
+        check=lambda out: "\\u202e" in out and is_json(lambda r: any(ESCAPES in h["sentence"] for h in r["hits"]))(out),
+    ),
+    Cmd(
+        "senses in them as JSON, exactly",
+        lambda c: ["indexer", "senses", "--index", str(c.hostile), "--word", "bank", "--k", "1", "--json"],
+        WORKS,
+        check=lambda out: (
+            "\\u009b" in out and is_json(lambda r: any(ESCAPES in e for e in r["clusters"][0]["examples"]))(out)
+        ),
+    ),
+    Cmd(
+        "stats --docs of them",
+        lambda c: ["indexer", "stats", "--index", str(c.hostile), "--docs"],
+        WORKS,
+        check=no_escapes,
+    ),
 ]
 
 

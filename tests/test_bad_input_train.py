@@ -6,12 +6,15 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 from __future__ import annotations
 
 import lzma
+import time
 from pathlib import Path
 
 import pytest
 from bad_input import (
+    ACTING,
     ERROR,
     FEW,
+    HOSTILE_NAME,
     SAFETENSORS_FULL,
     USAGE,
     Case,
@@ -29,7 +32,7 @@ from bad_input import (
     truncate,
 )
 
-from encoder.corpus import prepare
+from encoder.corpus import TokenizedCorpus, prepare
 from encoder.lm_head import LMHead
 from encoder.train import TrainConfig, train
 
@@ -241,3 +244,19 @@ def test_training_refuses_zero_tokens_before_reading_the_corpus(tmp_path):
     with pytest.raises(ValueError, match="--max-tokens must be a whole number of at least 1"):
         train(TrainConfig(corpus=[str(tmp_path / "missing.txt")], out=str(tmp_path / "run"), max_tokens=0))
     assert not (tmp_path / "run").exists()
+
+
+def test_watch_shows_the_name_of_a_file_that_joins(tmp_path, capsys):
+    """`train --watch` says which file joined the corpus: its name is shown, never obeyed (issue 40, class 4)."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text("The bank.\n")
+    corpus = TokenizedCorpus.from_paths([folder], workers=0, progress=False)
+    corpus.watch([folder], interval=0.05)
+    (folder / f"{HOSTILE_NAME}.txt").write_text("The river.\n")
+    said, deadline = "", time.monotonic() + 60
+    while "added" not in said and time.monotonic() < deadline:
+        time.sleep(0.05)
+        said += capsys.readouterr().err
+    corpus.close()
+    assert "added" in said and "x\\x1b]0;pwned\\x07\\x9b31m\\u202etxt.exe.txt" in said and not ACTING.search(said)
