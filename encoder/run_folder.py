@@ -4,7 +4,8 @@
 complete: model, head, vocabulary, optimizer, data position, carried state, RNG; named by
 ``checkpoints/latest.json``, written last, so a run killed at any moment resumes from a whole checkpoint),
 ``run.json`` (what the run started from, written first: ``ship`` reads it) and, when the run stops, the model
-directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``, ``vocab.txt``). Everything is
+directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``, ``vocab.txt``); ``.lock`` is the lock
+the running run holds (``locked_run``: one run at a time in a folder). Everything is
 safetensors or JSON: nothing here is ever unpickled. ``run_files`` says which files are a run's: the only ones
 ``--overwrite`` removes (``encoder.ownership``).
 """
@@ -12,13 +13,15 @@ safetensors or JSON: nothing here is ever unpickled. ``run_files`` says which fi
 from __future__ import annotations
 
 import json
+import os
 import re
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import torch
 from safetensors.torch import save_file
 
-from . import ownership
+from . import locks, ownership
 from .distributed import barrier
 from .files import atomic_path, temporary_target, writing
 from .lm_data import VOCAB_FILE, LMBatches, Vocabulary
@@ -48,7 +51,7 @@ def run_files(out: Path) -> ownership.Owned:
         name = temporary_target(path.name) or path.name
         if path.parent == out:
             return (
-                name in (RUN_RECORD, LOG_FILE, PLOT_FILE)
+                name in (RUN_RECORD, LOG_FILE, PLOT_FILE, locks.LOCK)
                 or is_model_file(name)
                 or (name == CHECKPOINTS and path.is_dir())
             )
@@ -66,17 +69,28 @@ def is_run(out: Path) -> bool:
     return (out / RUN_RECORD).is_file() or (out / CHECKPOINTS / LATEST).is_file()
 
 
+def locked_run(out: Path) -> AbstractContextManager:
+    """One run at a time in ``out``: its lock, held by rank 0 for every rank (``locks``), from before ``out`` is
+    looked at until the run stops; a second run into the same folder is refused."""
+    if os.environ.get("RANK", "0") != "0":
+        return nullcontext()
+    busy = locks.FolderBusy(
+        f"another training run is writing {out}; wait for it to finish, or train into another --out"
+    )
+    return locks.locked(out / locks.LOCK, busy)
+
+
 def check_clear_run(out: Path) -> None:
     """Refuse now what ``clear_run`` would refuse: a file the run did not write among the run's files."""
     ours = run_files(out)
-    ownership.check_removable(out, [p for p in out.iterdir() if ours(p)], ours)
+    ownership.check_removable(out, [p for p in out.iterdir() if ours(p) and p.name != locks.LOCK], ours)
 
 
 def clear_run(out: Path) -> None:
     """Remove what an earlier run wrote into ``out`` (for ``--overwrite``), each file checked to be the run's at
-    every depth before any is removed; other files stay."""
+    every depth before any is removed; other files, and the lock the run holds, stay."""
     ours = run_files(out)
-    ownership.remove(out, [p for p in out.iterdir() if ours(p)], ours)
+    ownership.remove(out, [p for p in out.iterdir() if ours(p) and p.name != locks.LOCK], ours)
 
 
 def write_run_record(out: Path, record: dict) -> None:

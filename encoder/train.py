@@ -43,6 +43,7 @@ from .run_folder import (
     is_run,
     latest_checkpoint,
     load_rank_state,
+    locked_run,
     plot_learning_curve,
     restore_optimizer,
     save_checkpoint,
@@ -476,9 +477,16 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
-    if cfg.overwrite and out.is_dir() and os.environ.get("RANK", "0") == "0":
-        clear_run(out)
     out.mkdir(parents=True, exist_ok=True)
+    with locked_run(out):
+        check_out(cfg)  # again, now that no other run can start in --out
+        if cfg.overwrite and os.environ.get("RANK", "0") == "0":
+            clear_run(out)
+        return _run(cfg, out, started)
+
+
+def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vocabulary]:
+    """``train``'s work, in a checked ``--out`` that it holds."""
     text = text_rules(run_language(cfg))
     corpus = TokenizedCorpus.from_paths(
         cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.name

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from encoder import Elmo
+from encoder import Elmo, locks
 from encoder.elmo import SHIPPED_MODELS, resolve_model
 from encoder.glove import BASELINES, STANFORD, Glove, source_name
 from encoder.glove import check as check_glove
@@ -301,6 +301,11 @@ class Manifest:
         """The manifest of the index at ``out``, or a clear error if there is none, or it is of another format."""
         path = out / MANIFEST
         if not path.is_file():
+            if locks.is_locked(out / LOCK):
+                raise IndexFormatError(
+                    f"an index is being built in {out} right now (another process is writing it); "
+                    "try again when that build has finished"
+                )
             if (out / STATE).is_file():
                 raise IndexFormatError(f"{out} holds an interrupted build; re-run the same build command to resume it")
             if not out.exists():

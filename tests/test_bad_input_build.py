@@ -422,6 +422,14 @@ API = [
         ),
         marks=ROOTLESS,
     ),
+    # ---- issue 40, class 12: the lock file is never reached through a symbolic link
+    Case(
+        "build into a folder whose lock file is a symbolic link",
+        lambda c: c.build(c.corpus),
+        FileExistsError,
+        "out/.lock is a symbolic link, not the lock file",
+        setup=lambda c: ((c.tmp / "out").mkdir(), (c.tmp / "out" / ".lock").symlink_to(c.tmp / "elsewhere")),
+    ),
 ]
 
 

@@ -8,7 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bad_input import ERROR, HOSTILE_NAME, USAGE, WORKS, Cmd, World, e, lines, params, run_cli_case
+from bad_input import (
+    ERROR,
+    HOSTILE_NAME,
+    USAGE,
+    WORKS,
+    Cmd,
+    World,
+    e,
+    lines,
+    lock,
+    params,
+    run_cli_case,
+)
 
 CLI = [
     Cmd(
@@ -32,6 +44,14 @@ CLI = [
         ),
         WORKS,
         "x\\\\x1b\\]0;pwned\\\\x07\\\\x9b31m\\\\u202etxt.exe.txt: 5 ids",
+    ),
+    # ---- issue 40, class 3: concurrent runs on one folder
+    Cmd(
+        "prepare into a folder another prepare is writing",
+        lambda c: e(c, "prepare", "--corpus", lines(c, "The bank.\n"), "--out", str(c.tmp / "p")),
+        ERROR,
+        "another prepare is writing .*/p; wait for it to finish",
+        setup=lambda c: ((c.tmp / "p").mkdir(), lock(c.tmp / "p")),
     ),
 ]
 

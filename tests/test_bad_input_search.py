@@ -30,6 +30,7 @@ from bad_input import (
     is_hits,
     is_json,
     lines,
+    lock,
     manifest,
     no_escapes,
     params,
@@ -557,6 +558,14 @@ CLI = [
         lambda c: ["indexer", "stats", "--index", str(c.hostile), "--docs"],
         WORKS,
         check=no_escapes,
+    ),
+    # ---- issue 40, class 8: dead ends
+    Cmd(
+        "search an index while a build --overwrite rewrites it",
+        lambda c: ["indexer", "search", "--index", str(c.index), "bank"],
+        ERROR,
+        "an index is being built in .*index right now .*try again when that build has finished",
+        setup=lambda c: (manifest(c).rename(c.index / "build-state.json"), lock(c.index)),
     ),
 ]
 

@@ -23,6 +23,7 @@ from bad_input import (
     e,
     failing,
     lines,
+    lock,
     params,
     run_api_case,
     run_cli_case,
@@ -218,6 +219,14 @@ CLI = [
         "run/checkpoints/step-\\d+/[\\w.]+: disk full",
         partial=True,
         during=failing("encoder.run_folder.save_file", SAFETENSORS_FULL),
+    ),
+    # ---- issue 40, class 3: concurrent runs on one folder
+    Cmd(
+        "train into a folder another run is writing",
+        lambda c: trains(c, "--max-tokens", "20", out="r"),
+        ERROR,
+        "another training run is writing .*/r; wait for it to finish",
+        setup=lambda c: ((c.tmp / "r").mkdir(), lock(c.tmp / "r")),
     ),
 ]
 
