@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import lzma
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from typing import Any
 from unittest import mock
 
 import h5py
+import numpy as np
 import pytest
 import torch
 from safetensors import SafetensorError
@@ -42,6 +44,7 @@ import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
 from encoder import Elmo, text
+from encoder.corpus import PREPARED_FORMAT, PREPARED_SUFFIX, prepare
 from encoder.lm_data import Vocabulary
 from encoder.lm_head import LanguageModel, LMHead
 from encoder.model import BiLM, BiLMConfig
@@ -188,11 +191,14 @@ def snapshots(ctx: Ctx) -> dict[str, dict[str, bytes]]:
     return {str(root): snapshot(root) for root in roots}
 
 
-def assert_intact(c: Ctx, before: dict, refused: bool, partial: bool = False) -> None:
-    """Nothing that existed or was given changed; a refused call added nothing but lock files (``partial``: and
-    the resumable state of a build or run refused after it started, under ``out/``, ``index/`` or ``run/``)."""
+def assert_intact(c: Ctx, before: dict, refused: bool, partial: bool = False, own: str = "") -> None:
+    """Nothing that existed or was given changed (but the command's own earlier output in ``tmp/own``, which it
+    may finish or replace); a refused call added nothing but lock files (``partial``: and the resumable state of a
+    build or run refused after it started, under ``out/``, ``index/`` or ``run/``)."""
     after = snapshots(c)
     for root, files in before.items():
+        mine = (lambda name: name.startswith(f"{own}/")) if own and root == str(c.tmp) else (lambda name: False)
+        files = {k: v for k, v in files.items() if not mine(k)}
         assert {k: v for k, v in after[root].items() if k in files} == files, f"files under {root} changed"
     for path, content in c.given.items():
         assert path.is_file() and path.read_bytes() == content, f"{path} changed"
@@ -359,6 +365,7 @@ class Cmd:
     check: Callable[[str], bool] | None = None  # WORKS: stdout is right
     setup: Callable[[Ctx], Any] | None = None
     partial: bool = False  # refused after encoding started: the resumable build state may stay in out/
+    own: str = ""  # a folder under tmp holding the command's own earlier output (a killed run's), which it may change
     during: Callable[[Ctx], AbstractContextManager] | None = None  # a fault in force during the call
     after: Callable[[Ctx], Any] | None = None  # what must still work afterwards (e.g. the index opens)
 
@@ -450,6 +457,45 @@ def trains(c: Ctx, *words: str, out: str = "r") -> list[str]:
     return ["encoder", "train", "--corpus", corpus, "--out", str(c.tmp / out), *options, "--no-progress", *words]
 
 
+def prepared_folder(c: Ctx, name: str = "p") -> Path:
+    """A finished prepare (``encoder prepare``) of two short text files, tmp/text/a.txt and b.txt, into tmp/NAME."""
+    sources = c.tmp / "text"
+    sources.mkdir(exist_ok=True)
+    (sources / "a.txt").write_text("\n".join(FEW) + "\n")
+    (sources / "b.txt").write_text("\n".join(reversed(FEW)) + "\n")
+    prepare([sources], c.tmp / name, "en", workers=0, progress=False)
+    return c.tmp / name
+
+
+def killed_prepare(c: Ctx, name: str = "p") -> Path:
+    """What ``prepared_folder``'s prepare leaves when killed while writing its second source: its record unfinished
+    and listing the first source's files, the second source's part on disk but not listed yet."""
+    folder = prepared_folder(c, name)
+    record = json.loads((folder / "prepared.json").read_text())
+    record.pop("seconds")
+    record.update(complete=False, files=[f for f in record["files"] if f["file"].startswith("a.")])
+    (folder / "prepared.json").write_text(json.dumps(record))
+    return folder
+
+
+def forged_prepared(c: Ctx, ids: Any, paragraphs: Any, record: dict | None = None) -> Path:
+    """A prepared file written by hand, not by ``prepare``: ids and paragraph starts of any type and value, and
+    ``record`` (default: a good one) in tmp/in/forged.000.tokens.xz."""
+    from safetensors.numpy import save
+
+    rules = text.text_rules("en")
+    record = (
+        {"format": PREPARED_FORMAT, "rules": rules.name, "rules_identity": rules.identity} if record is None else record
+    )
+    tensors = {
+        "ids": np.asarray(ids),
+        "paragraphs": np.asarray(paragraphs),
+        "types": np.frombuffer(b"<S>\n</S>\nthe\nbank", np.uint8),
+        "record": np.frombuffer(json.dumps(record).encode(), np.uint8),
+    }
+    return c.file(f"forged.000{PREPARED_SUFFIX}", lzma.compress(save(tensors)))
+
+
 def trained_run(c: Ctx) -> Path:
     """A run trained for one step into tmp/run by ``trains``' options: the one fixture with a checkpoint."""
     assert encoder_cli.main(trains(c, "--max-tokens", "20")[1:] + ["--out", str(c.tmp / "run")]) is None
@@ -515,7 +561,7 @@ def _run_cli_case(cmd: Cmd, c: Ctx, capsys: pytest.CaptureFixture) -> None:
     with cmd.during(c) if cmd.during is not None else nullcontext():
         code, out, err = run_cli(argv, capsys)
     assert "Traceback" not in out + err and not ACTING.search(out + err)  # nothing acts on the terminal
-    assert_intact(c, before, refused=cmd.expect != WORKS, partial=cmd.partial)
+    assert_intact(c, before, refused=cmd.expect != WORKS, partial=cmd.partial, own=cmd.own)
     if cmd.after is not None:
         assert cmd.after(c) is not False
     if cmd.expect == WORKS:

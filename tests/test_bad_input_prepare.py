@@ -16,11 +16,14 @@ from bad_input import (
     Cmd,
     World,
     e,
+    killed_prepare,
     lines,
     lock,
     params,
     run_cli_case,
 )
+
+from encoder.corpus import is_complete, read_record
 
 CLI = [
     Cmd(
@@ -52,6 +55,34 @@ CLI = [
         ERROR,
         "another prepare is writing .*/p; wait for it to finish",
         setup=lambda c: ((c.tmp / "p").mkdir(), lock(c.tmp / "p")),
+    ),
+    # ---- issue 40, class 8: a killed prepare is finished or replaced
+    Cmd(
+        "prepare again after it was killed",
+        lambda c: e(c, "prepare", "--corpus", str(c.tmp / "text"), "--out", str(c.tmp / "p"), "--no-progress"),
+        WORKS,
+        "prepared 50 ids in 2 file\\(s\\)",
+        setup=killed_prepare,
+        own="p",
+        after=lambda c: is_complete(read_record(c.tmp / "p")) and len(read_record(c.tmp / "p")["files"]) == 2,
+    ),
+    Cmd(
+        "prepare --overwrite after it was killed",
+        lambda c: e(c, "prepare", "--corpus", str(c.tmp / "text" / "b.txt"), "--out", str(c.tmp / "p"), "--overwrite"),
+        WORKS,
+        "prepared 25 ids in 1 file\\(s\\)",
+        setup=killed_prepare,
+        own="p",
+        after=lambda c: (
+            sorted(p.name for p in (c.tmp / "p").iterdir()) == [".lock", "b.000.tokens.xz", "prepared.json"]
+        ),
+    ),
+    Cmd(
+        "prepare other files into a folder a killed prepare left",
+        lambda c: e(c, "prepare", "--corpus", lines(c, "The bank.\n"), "--out", str(c.tmp / "p")),
+        ERROR,
+        "holds an unfinished prepare of other files or options: run that prepare again .*--overwrite",
+        setup=killed_prepare,
     ),
 ]
 

@@ -9,6 +9,7 @@ import lzma
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from bad_input import (
     ACTING,
@@ -22,9 +23,12 @@ from bad_input import (
     World,
     e,
     failing,
+    forged_prepared,
+    killed_prepare,
     lines,
     lock,
     params,
+    prepared_folder,
     run_api_case,
     run_cli_case,
     run_copy,
@@ -33,7 +37,7 @@ from bad_input import (
     truncate,
 )
 
-from encoder.corpus import TokenizedCorpus, prepare
+from encoder.corpus import PREPARED_FORMAT, TokenizedCorpus, prepare
 from encoder.lm_head import LMHead
 from encoder.train import TrainConfig, train
 
@@ -227,6 +231,63 @@ CLI = [
         ERROR,
         "another training run is writing .*/r; wait for it to finish",
         setup=lambda c: ((c.tmp / "r").mkdir(), lock(c.tmp / "r")),
+    ),
+    # ---- issue 40, classes 3 and 8: only what a finished prepare lists is trained on
+    Cmd(
+        "train on a folder a killed prepare left",
+        lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "p")),
+        ERROR,
+        "p holds an unfinished prepare \\(killed, or still running\\): run the same .*prepare. again",
+        setup=killed_prepare,
+    ),
+    Cmd(
+        "train on a prepared folder holding a stray part",
+        lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "p")),
+        ERROR,
+        "p holds c.000.tokens.xz, which its prepared.json does not list",
+        setup=lambda c: (prepared_folder(c) / "c.000.tokens.xz").write_bytes(
+            (c.tmp / "p" / "a.000.tokens.xz").read_bytes()
+        ),
+    ),
+    # ---- issue 40, classes 9 and 10: prepared files and records of the wrong shape
+    Cmd(
+        "train on a prepared folder whose record is a JSON list",
+        lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "p")),
+        ERROR,
+        "p/prepared.json is not the record of a prepare",
+        setup=lambda c: (prepared_folder(c) / "prepared.json").write_text("[]"),
+    ),
+    Cmd(
+        "train on a prepared file whose paragraphs start out of range",
+        lambda c: trains(
+            c,
+            "--max-tokens",
+            "20",
+            "--corpus",
+            str(forged_prepared(c, np.array([0, 2, 3, 1], np.uint32), np.array([0, 99]))),
+        ),
+        ERROR,
+        "forged.000.tokens.xz is damaged: its paragraph starts are out of order, out of range",
+    ),
+    Cmd(
+        "train on a prepared file of negative ids",
+        lambda c: trains(
+            c, "--max-tokens", "20", "--corpus", str(forged_prepared(c, np.array([0, -5, 1]), np.array([0])))
+        ),
+        ERROR,
+        "forged.000.tokens.xz is damaged: its ids are int64 and paragraph starts int64, not uint32",
+    ),
+    Cmd(
+        "train on a prepared file whose record lacks its rules",
+        lambda c: trains(
+            c,
+            "--max-tokens",
+            "20",
+            "--corpus",
+            str(forged_prepared(c, np.array([0, 2, 3, 1], np.uint32), np.array([0]), {"format": PREPARED_FORMAT})),
+        ),
+        ERROR,
+        "forged.000.tokens.xz is damaged: its record lacks rules, rules_identity",
     ),
 ]
 
