@@ -22,13 +22,13 @@ from encoder import LayerMix
 from encoder.elmo import resolve_model
 from indexer import Index
 from indexer.errors import IndexerError, QueryError, QueryNotice
-from indexer.manifest import FolderInfo
+from indexer.manifest import FolderInfo, rebuild_command
 from indexer.results import DocumentHit, Neighbors, Senses
 from indexer.words import is_content_word, normalize
 
 from .examples import Examples, answerable, examples_for
 from .i18n import t
-from .settings import build_command, configured_index_dir
+from .settings import build_command, configured_index_dir, demo_of, rebuild_demo_command
 
 INDEX_DIR_KEY = "index_dir"
 SHOWN_INDEX_KEY = "index.shown"  # the folder the last run showed: another one means the user switched
@@ -110,7 +110,8 @@ def current_index() -> Index:
     except (IndexerError, OSError, ValueError) as error:
         st.error(t("index.cannot_open", path=path, error=error))
         st.info(t("index.rebuild"))
-        st.code(build_command(path) + " --rebuild", language="bash")
+        demo = demo_of(path, found)
+        st.code(rebuild_demo_command(path, demo) if demo else rebuild_command(path), language="bash")
         st.stop()
 
 

@@ -20,6 +20,8 @@ Format 4 added the stored calibration queries (``calibration``); an older index 
 from __future__ import annotations
 
 import dataclasses
+import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -314,9 +316,14 @@ class Manifest:
                 f"{out} is not an index ({MANIFEST} is missing); build one with `python -m indexer build`"
             )
         data = storage.read_json(path)
-        version = data.get("format_version") if isinstance(data, dict) else None
-        if not isinstance(version, int):
+        if not isinstance(data, dict) or "format_version" not in data:
             raise IndexFormatError(f"{path} is not an index manifest (no format_version); rebuild the index")
+        version = data["format_version"]
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise IndexFormatError(
+                f"{path} is not a valid index manifest (its format_version is {version!r}, not a whole number); "
+                "rebuild the index"
+            )
         if version > FORMAT_VERSION:
             raise IndexFormatError(
                 f"{out} was written in index format {version}, newer than this code reads "
@@ -378,6 +385,9 @@ class FolderInfo:
     model_hash: str | None
     glove_source: str | None  # as encoder.glove.source_name names it, or "trained" (on the corpus)
     stamp: int  # changes whenever the index is rebuilt or changed in place
+    corpus: tuple[str, ...] = ()  # the paths of the corpus files it was built from
+    demo: str | None = None  # the app's demo collection this index is, as the app built it (``build_index(demo=)``),
+    # None for any other index and for a demo index changed since (documents added or deleted)
 
     @classmethod
     def of(cls, out: Path) -> FolderInfo:
@@ -386,6 +396,8 @@ class FolderInfo:
         data = data if isinstance(data, dict) else {}
         model = data.get("model") if isinstance(data.get("model"), dict) else {}
         files = data.get("files") if isinstance(data.get("files"), dict) else {}
+        build = data.get("build") if isinstance(data.get("build"), dict) else {}
+        unchanged = data.get("generation") == 1 and not data.get("deleted_doc_ids")
         return cls(
             has_index=path.is_file(),
             interrupted=(out / STATE).is_file(),
@@ -394,7 +406,66 @@ class FolderInfo:
             model_hash=model.get("hash"),
             glove_source=glove.get("source") if isinstance(glove := (files or {}).get("glove"), dict) else None,
             stamp=path.stat().st_mtime_ns if path.is_file() else 0,
+            corpus=tuple(_corpus_paths(data)),
+            demo=build.get("demo") if unchanged and isinstance(build.get("demo"), str) else None,
         )
+
+
+def _corpus_paths(data: dict) -> list[str]:
+    """The paths of the corpus files a manifest (read as JSON, of any format) lists."""
+    corpus = data.get("corpus") if isinstance(data.get("corpus"), list) else []
+    return [c["path"] for c in corpus if isinstance(c, dict) and isinstance(c.get("path"), str)]
+
+
+_FLAGS = {  # Settings field -> its `indexer build` option
+    "layers": "--layers",
+    "search_layers": "--search-layers",
+    "pooling": "--pooling",
+    "index_factory": "--index-factory",
+    "search_params": "--search-params",
+    "token_index_factory": "--token-index-factory",
+    "min_freq": "--min-freq",
+    "glove": "--glove",
+    "glove_dim": "--glove-dim",
+    "glove_epochs": "--glove-epochs",
+    "glove_window": "--glove-window",
+    "glove_min_count": "--glove-min-count",
+    "shard_tokens": "--shard-tokens",
+    "seed": "--seed",
+}
+_READER_FLAGS = {"text_column": "--text-column", "id_column": "--id-column", "title_column": "--title-column"}
+SHOWN_CORPUS_FILES = 20  # more corpus files than this are named by the folder that holds them
+
+
+def rebuild_command(out: Path) -> str:
+    """The ``python -m indexer build`` command that builds the index in ``out`` again from its own corpus, with its
+    model and settings (an index of any format this code can read the manifest of; what it does not record, such
+    as ``glove_max_vocab``, is left at its default)."""
+    data = storage.read_json(out / MANIFEST)
+    data = data if isinstance(data, dict) else {}
+    paths = _corpus_paths(data)
+    if len(paths) > SHOWN_CORPUS_FILES:
+        paths = [os.path.commonpath(paths)]
+    words = ["python", "-m", "indexer", "build", "--corpus", *(paths or ["YOUR_FILES"]), "--out", str(out)]
+    source = data.get("model", {}).get("source") if isinstance(data.get("model"), dict) else None
+    if isinstance(source, list) and len(source) == 2:
+        words += ["--model", str(source[0]), "--weights", str(source[1])]
+    elif isinstance(source, str) and source != "default":
+        words += ["--model", source]
+    settings = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+    defaults = asdict(Settings())
+    for name, flag in _FLAGS.items():
+        if settings.get(name, defaults[name]) not in (defaults[name], None):
+            words += [flag, str(settings[name])]
+    words += ["--no-exact-tokens"] * (settings.get("keep_exact_tokens") is False)
+    words += ["--keep-stopwords"] * (settings.get("skip_stopwords") is False)
+    build = data.get("build") if isinstance(data.get("build"), dict) else {}
+    reader = build.get("reader") if isinstance(build.get("reader"), dict) else {}
+    for name, flag in _READER_FLAGS.items():
+        if reader.get(name) not in (None, "text" if name == "text_column" else None):
+            words += [flag, str(reader[name])]
+    words += ["--doc-per-file"] * (reader.get("doc_per_file") is True)
+    return shlex.join([*words, "--overwrite"])
 
 
 # ------------------------------------------------------------------------------------------ model and GloVe

@@ -374,9 +374,11 @@ PROGRAMS = {"indexer": indexer_cli.main, "encoder": encoder_cli.main, "app": app
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of ``python -m PROGRAM ARGS``, run in this process."""
+    """Exit status, stdout and stderr of ``python -m PROGRAM ARGS``, run in this process; ``python -m app`` ends
+    with exit 0 where it would hand this process over to Streamlit."""
     try:
-        code = PROGRAMS[argv[0]](argv[1:])
+        with serving() if argv[0] == "app" else nullcontext():
+            code = PROGRAMS[argv[0]](argv[1:])
     except SystemExit as exit:
         code = exit.code
     out, err = capsys.readouterr()
@@ -536,6 +538,14 @@ def failing(target: str, error: BaseException, no_space: bool = False) -> Callab
         return stack
 
     return during
+
+
+def serving() -> AbstractContextManager:
+    """``python -m app`` without Streamlit: where the app would hand over to it, the command ends with exit 0."""
+    stack = ExitStack()
+    stack.enter_context(mock.patch.object(app_cli.os, "execve", side_effect=SystemExit(0)))
+    stack.enter_context(mock.patch.object(app_cli, "check_port", lambda address, port: None))
+    return stack
 
 
 def no_escapes(out: str) -> bool:

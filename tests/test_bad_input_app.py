@@ -20,6 +20,7 @@ from bad_input import (
     Ctx,
     World,
     app_on,
+    edit_json,
     lines,
     manifest,
     messages,
@@ -43,17 +44,20 @@ CLI = [
         "app index is a file",
         lambda c: ["app", "--index", lines(c, "mine"), "--model", str(c.model)],
         ERROR,
-        "lines.txt already exists and is not a folder",
+        "lines.txt is a file, not an index folder",
     ),
     Cmd(
         "app with a missing model",
-        lambda c: ["app", "--index", str(c.tmp / "i"), "--model", str(c.tmp / "m")],
+        lambda c: ["app", "--index", str(c.tmp / "i"), "--model", str(c.tmp / "m"), "--build"],
         ERROR,
         "there is no model",
     ),
     Cmd(
         "app with a missing GloVe",
-        lambda c: ["app", "--index", str(c.tmp / "i"), "--model", str(c.model), "--glove", str(c.tmp / "g.txt")],
+        lambda c: [
+            *["app", "--index", str(c.tmp / "i"), "--build"],
+            *["--model", str(c.model), "--glove", str(c.tmp / "g.txt")],
+        ],
         ERROR,
         "g.txt does not exist",
     ),
@@ -63,6 +67,48 @@ CLI = [
         ERROR,
         "manifest.json",
         setup=lambda c: manifest(c).write_text("{"),
+    ),
+    # ---- issue 40, class 1 (and 39.6): the app rebuilds only the demo index it built itself
+    Cmd(
+        "app on an index it did not build, made with the demo's model and a trained GloVe",
+        lambda c: ["app", "--index", str(c.index), "--model", str(c.model)],
+        WORKS,
+        "Using the index in .*index",
+    ),
+    Cmd(
+        "app --rebuild on an index it did not build",
+        lambda c: ["app", "--index", str(c.index), "--model", str(c.model), "--rebuild"],
+        ERROR,
+        "index is not the demo index this app built, so the app will not rebuild it \\(--rebuild asks.*\\); rebuild it "
+        "from its own corpus with: python -m indexer build --corpus .*corpus/docs.jsonl .* --out .*index --model .* "
+        "--overwrite",
+    ),
+    Cmd(
+        "app on an index of an older format it did not build",
+        lambda c: ["app", "--index", str(c.index), "--model", str(c.model)],
+        ERROR,
+        "not the demo index this app built.*index format 3.*: python -m indexer build --corpus .* --overwrite",
+        setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": 3}),
+    ),
+    Cmd(
+        "app on an index whose model changed since it was built",
+        lambda c: ["app", "--index", str(c.index)],
+        ERROR,
+        "not the demo index this app built, .* \\(its model .* has changed since it was built\\); rebuild it",
+        setup=lambda c: edit_json(manifest(c), lambda m: {**m, "model": {**m["model"], "hash": "0" * 16}}),
+    ),
+    Cmd(
+        "app --index a folder that does not exist",
+        lambda c: ["app", "--index", str(c.tmp / "nowhere"), "--model", str(c.model)],
+        ERROR,
+        "nowhere holds no index; give the folder of an index, or pass --build to build the demo index there",
+    ),
+    Cmd(
+        "app --index an empty folder",
+        lambda c: ["app", "--index", str(c.tmp / "in"), "--model", str(c.model)],
+        ERROR,
+        "in holds no index; .*--build",
+        setup=lambda c: (c.tmp / "in").mkdir(),
     ),
 ]
 
