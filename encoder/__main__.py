@@ -35,22 +35,14 @@ def _read_lines(path: Path) -> list[str]:
     return lines
 
 
-def is_embeddings_file(path: Path) -> bool:
-    """Whether ``path`` is an hdf5 file of embeddings (``elmo --all``'s layout): what ``embed --output`` replaces."""
-    import h5py
-
-    try:
-        with h5py.File(path, "r") as f:
-            return "sentence_to_index" in f
-    except (OSError, ValueError):
-        return False
+EMBEDDINGS_KIND = "embeddings"  # what ``embed --output`` records it wrote (``ownership.record_written``)
 
 
 def embed_command(args: argparse.Namespace) -> None:
     from .elmo import Elmo
     from .weights import write_hdf5
 
-    ownership.check_replace(args.output, is_embeddings_file, args.overwrite, "--output", "an hdf5 file of embeddings")
+    ownership.check_replace(args.output, EMBEDDINGS_KIND, args.overwrite, "--output", "an hdf5 file of embeddings")
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
@@ -69,6 +61,7 @@ def embed_command(args: argparse.Namespace) -> None:
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
         if args.raw:  # what was embedded: one list of token strings per line, in line order
             out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
+    ownership.record_written(args.output, EMBEDDINGS_KIND)
     what = {"all": f"{elmo.n_layers} layers", "top": "the top layer", "average": f"the mean of {elmo.n_layers} layers"}
     print(
         f"wrote {len(sentences)} sentences ({what[args.output_format]} x {elmo.dim} dims) to {args.output}",
@@ -126,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace --output even when it is not an hdf5 file of embeddings (one is replaced anyway)",
+        help="replace --output even when embed did not write it (a file it wrote, as recorded in "
+        f"{ownership.OUTPUTS} beside it, is replaced anyway)",
     )
     embed.add_argument("--quiet", action="store_true", help="no progress bar")
     embed.set_defaults(func=embed_command)

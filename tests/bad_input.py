@@ -43,7 +43,7 @@ from test_indexer import SETTINGS, write_corpus
 import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
-from encoder import Elmo, text
+from encoder import Elmo, ownership, text
 from encoder.corpus import PREPARED_FORMAT, PREPARED_SUFFIX, prepare
 from encoder.lm_data import Vocabulary
 from encoder.lm_head import LanguageModel, LMHead
@@ -436,14 +436,23 @@ def poisoned(path: Path) -> None:
     save_file(tensors, path)
 
 
-def own_hdf5(c: Ctx, datasets: tuple[str, ...] = ("0", "sentence_to_index")) -> Path:
-    """An hdf5 file of the case's, holding ``datasets`` (by default, an embeddings file's)."""
+def own_hdf5(c: Ctx, datasets: tuple[str, ...] = ("0", "sentence_to_index"), kind: str | None = "embeddings") -> Path:
+    """An hdf5 file of the case's, holding ``datasets`` (by default, an embeddings file's) and recorded as written by
+    the command of ``kind`` (None: written by another tool)."""
     path = c.tmp / "in" / "o.hdf5"
     path.parent.mkdir(parents=True, exist_ok=True)
     with h5py.File(path, "w") as f:
         for name in datasets:
             f.create_dataset(name, data=[1.0])
-    return c._give(path)
+    return written_by(c, c._give(path), kind)
+
+
+def written_by(c: Ctx, path: Path, kind: str | None) -> Path:
+    """``path``, recorded as the output of the command of ``kind`` (``ownership.record_written``; None: not)."""
+    if kind is not None:
+        ownership.record_written(path, kind)
+        c._give(path.parent / ownership.OUTPUTS)
+    return path
 
 
 def run_copy(c: Ctx) -> Path:

@@ -35,6 +35,7 @@ from bad_input import (
     truncate,
 )
 
+import encoder.__main__ as encoder_cli
 from encoder import Elmo
 from encoder.weights import save_model
 
@@ -214,13 +215,13 @@ CLI = [
         "embed --output over the user's file",
         lambda c: embeds(c, "--output", str(c.file("o.hdf5", "mine"))),
         ERROR,
-        "--output .*o.hdf5 already exists and is not an hdf5 file of embeddings",
+        "--output .*o.hdf5 already exists and is not an hdf5 file of embeddings this command wrote",
     ),
     Cmd(
         "embed --output over an hdf5 file of something else",
-        lambda c: embeds(c, "--output", str(own_hdf5(c, ("weights",)))),
+        lambda c: embeds(c, "--output", str(own_hdf5(c, ("weights",), kind=None))),
         ERROR,
-        "o.hdf5 already exists and is not an hdf5 file of embeddings",
+        "o.hdf5 already exists and is not an hdf5 file of embeddings this command wrote",
     ),
     Cmd(
         "embed with a model holding NaN",
@@ -245,6 +246,21 @@ CLI = [
         ERROR,
         "o.hdf5: disk full",
         during=failing("h5py.Group.create_dataset", OS_FULL),
+    ),
+    # ---- issue 40, class 2: a one-file output replaces only a file it wrote (a record it checks)
+    Cmd(
+        "embed --output over an hdf5 file in AllenNLP's layout written by another tool",
+        lambda c: embeds(c, "--output", str(own_hdf5(c, kind=None))),
+        ERROR,
+        "o.hdf5 already exists and is not an hdf5 file of embeddings this command wrote .*--overwrite",
+    ),
+    Cmd(
+        "embed --output over the file it wrote before",
+        lambda c: embeds(c, "--output", str(c.tmp / "out" / "e.hdf5")),
+        WORKS,
+        "wrote 1 sentences",
+        setup=lambda c: encoder_cli.main(embeds(c, "--output", str(c.tmp / "out" / "e.hdf5"))[1:]),
+        own="out",
     ),
 ]
 

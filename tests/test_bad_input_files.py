@@ -42,6 +42,8 @@ def test_a_closed_pipe_is_not_a_traceback(tmp_path):
 FULL_DISK = """
 import contextlib, io, json, os, sys
 import h5py
+from pathlib import Path
+from encoder import ownership
 import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
 
@@ -50,6 +52,8 @@ with h5py.File(os.path.join(full, "old.hdf5"), "w") as f:  # what was there befo
     f.create_dataset("sentence_to_index", data=["{}"])
 with open(os.path.join(full, "old.txt"), "w") as f:
     f.write("river 0.1 0.2\\n")
+for name, kind in (("old.hdf5", "embeddings"), ("old.txt", "glove")):  # as each command recorded writing it
+    ownership.record_written(Path(full, name), kind)
 before = {name: open(os.path.join(full, name), "rb").read() for name in os.listdir(full)}
 lines = os.path.join(corpus, "lines.txt")
 commands = {

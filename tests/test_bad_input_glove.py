@@ -27,8 +27,10 @@ from bad_input import (
     params,
     run_api_case,
     run_cli_case,
+    written_by,
 )
 
+import indexer.__main__ as indexer_cli
 from encoder.glove import Glove
 from indexer.glove import train_glove
 
@@ -97,16 +99,49 @@ CLI = [
         "glove --out over the user's file",
         lambda c: glove(c, "--out", lines(c, "my notes\n"), "--min-count", "1"),
         ERROR,
-        "--out .*lines.txt already exists and is not a GloVe file; .*--overwrite",
+        "--out .*lines.txt already exists and is not a GloVe file this command wrote.*--overwrite",
     ),
     Cmd("glove with a NaN x-max", lambda c: glove(c, "--x-max", "nan"), USAGE, "--x-max: .*not 'nan'"),
     Cmd("glove of a huge dimension", lambda c: glove(c, "--dim", "1e9"), USAGE, "--dim: .*from 1 to 10,000"),
     Cmd(
         "glove when the disk is full",
-        lambda c: glove(c, "--out", str(c.file("g.txt", "river 0.1 0.2\n")), "--min-count", "1"),
+        lambda c: glove(
+            c, "--out", str(written_by(c, c.file("g.txt", "river 0.1 0.2\n"), "glove")), "--min-count", "1"
+        ),
         ERROR,
         "g.txt: disk full",
         during=failing("indexer.glove.open_text", OS_FULL),
+    ),
+    # ---- issue 40, class 2: a one-file output replaces only a file it wrote (a record it checks)
+    Cmd(
+        "glove --out over an index's own GloVe, --overwrite included",
+        lambda c: glove(c, "--out", str(c.index / "glove.txt"), "--min-count", "1", "--overwrite"),
+        ERROR,
+        "--out .*index/glove.txt is in the index .*index, whose files only its build writes",
+        setup=lambda c: c.index,
+    ),
+    Cmd(
+        "glove --out over a GloVe file shipped beside a model",
+        lambda c: glove(c, "--out", str(c.model_copy / "glove-ko-50d.txt"), "--min-count", "1"),
+        ERROR,
+        "glove-ko-50d.txt already exists and is not a GloVe file this command wrote .*--overwrite",
+        setup=lambda c: (c.model_copy / "glove-ko-50d.txt").write_text("서울 0.1 0.2\n부산 0.2 0.1\n"),
+    ),
+    Cmd(
+        "glove --out over a downloaded GloVe file",
+        lambda c: glove(
+            c, "--out", str(c.file("glove.6B.50d.txt", "the 0.418 0.24968\nbank 0.1 0.2\n")), "--min-count", "1"
+        ),
+        ERROR,
+        "glove.6B.50d.txt already exists and is not a GloVe file this command wrote",
+    ),
+    Cmd(
+        "glove --out over the file it wrote before",
+        lambda c: glove(c, "--out", str(c.tmp / "out" / "g.txt"), "--min-count", "1", "--dim", "4"),
+        WORKS,
+        "wrote \\d+ words x 4 dims",
+        setup=lambda c: indexer_cli.main(glove(c, "--out", str(c.tmp / "out" / "g.txt"), "--min-count", "1")[1:]),
+        own="out",
     ),
 ]
 

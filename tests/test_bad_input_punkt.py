@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from bad_input import ERROR, Cmd, World, e, lines, params, run_cli_case
 
+PUNKT_LIKE = '{"abbrev_types": ["mr"], "collocations": [], "sent_starters": [], "ortho_context": {}}'
+"""Punkt parameters in the layout the command writes, from another tool (or typed by hand)."""
+
 CLI = [
     Cmd(
         "punkt --out over a file of the user's",
@@ -17,7 +20,7 @@ CLI = [
             c, "punkt", "--corpus", lines(c, "Mr. Smith sat. He left.\n"), "--out", str(c.file("mine.json", "{}"))
         ),
         ERROR,
-        "mine.json already exists and is not a file of Punkt parameters; .*--overwrite",
+        "mine.json already exists and is not a file of Punkt parameters this command wrote.*--overwrite",
     ),
     Cmd(
         "punkt from a missing corpus",
@@ -30,6 +33,15 @@ CLI = [
         lambda c: e(c, "punkt", "--corpus", lines(c, ""), "--out", str(c.tmp / "p.json")),
         ERROR,
         "no text to train Punkt on",
+    ),
+    # ---- issue 40, class 2: a one-file output replaces only a file it wrote (a record it checks)
+    Cmd(
+        "punkt --out over Punkt parameters of the user's",
+        lambda c: e(
+            c, "punkt", "--corpus", lines(c, "Mr. Smith sat. He left.\n"), "--out", str(c.file("p.json", PUNKT_LIKE))
+        ),
+        ERROR,
+        "p.json already exists and is not a file of Punkt parameters this command wrote",
     ),
 ]
 
