@@ -461,9 +461,10 @@ def run_copy(c: Ctx) -> Path:
     return copy if copy.exists() else c._give(Path(shutil.copytree(c.run, copy)))
 
 
-def trains(c: Ctx, *words: str, out: str = "r") -> list[str]:
-    """A training command on a few lines of text into tmp/OUT, with the world's run's options."""
-    corpus = lines(c, "\n".join(FEW * 40) + "\n")
+def trains(c: Ctx, *words: str, out: str = "r", corpus: Path | None = None) -> list[str]:
+    """A training command on a few lines of text (tmp/in/lines.txt, or ``corpus``) into tmp/OUT, with the world's
+    run's options."""
+    corpus = str(corpus) if corpus is not None else lines(c, "\n".join(FEW * 40) + "\n")
     options = ["--size", "tiny", "--batch-size", "4", "--unroll", "5", "--vocab-size", "50", "--workers", "0"]
     return ["encoder", "train", "--corpus", corpus, "--out", str(c.tmp / out), *options, "--no-progress", *words]
 

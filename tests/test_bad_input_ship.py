@@ -22,12 +22,15 @@ from bad_input import (
     failing,
     params,
     run_cli_case,
+    run_copy,
     ships,
     snapshot,
 )
 
 import encoder.__main__ as encoder_cli
 from encoder import Elmo
+from encoder.lm_data import Vocabulary
+from encoder.lm_head import LMHead
 
 CLI = [
     Cmd(
@@ -76,6 +79,16 @@ CLI = [
         ERROR,
         "model: disk full",
         during=failing("encoder.weights.save_file", SAFETENSORS_FULL),
+    ),
+    # ---- issue 40, class 5: a model of mixed parts
+    Cmd(
+        "ship a model with the head of another model",
+        lambda c: e(c, "ship", "--run", str(run_copy(c)), "--to", str(c.tmp / "m")),
+        ERROR,
+        "run/head.safetensors reads 16-dimensional states, the biLM gives 32: they are not of one model",
+        setup=lambda c: LMHead(16, 5).save(
+            run_copy(c) / "head.safetensors", Vocabulary(["<S>", "</S>", "<UNK>", "the", "bank"])
+        ),
     ),
 ]
 

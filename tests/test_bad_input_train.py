@@ -289,6 +289,74 @@ CLI = [
         ERROR,
         "forged.000.tokens.xz is damaged: its record lacks rules, rules_identity",
     ),
+    # ---- issue 40, class 5: work silently mixed or taken from the wrong place
+    Cmd(
+        "train with --out the --corpus folder",
+        lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "in"), out="in"),
+        ERROR,
+        "--out .*in is inside --corpus .*in: the run's own files .* would be read as training text",
+        setup=lambda c: c.file("text.txt", "\n".join(FEW * 20) + "\n"),
+    ),
+    Cmd(
+        "resume after the corpus was replaced in place",
+        lambda c: trains(c, "--resume", "--max-tokens", "400", out="run", corpus=c.tmp / "in" / "lines.txt"),
+        ERROR,
+        "--resume: the corpus is not the one the checkpoint in .*run was trained on \\(.*lines.txt has changed\\)",
+        setup=lambda c: (trained_run(c), c.file("lines.txt", "Other text.\n" * 99)),
+    ),
+    Cmd(
+        "resume on another corpus file",
+        lambda c: trains(
+            c, "--resume", "--max-tokens", "400", "--corpus", str(c.file("b.txt", "The bank.\n" * 99)), out="run"
+        ),
+        ERROR,
+        "--resume: the corpus is not the one .*lines.txt is not in --corpus; .*b.txt is new",
+        setup=trained_run,
+    ),
+    Cmd(
+        "perplexity of a model whose vocabulary was cut",
+        lambda c: e(c, "perplexity", "--model", str(run_copy(c)), "--corpus", lines(c, "the bank\n")),
+        ERROR,
+        "run/head.safetensors predicts 5 words, .*run/vocab.txt lists 4: they are not of one model",
+        setup=lambda c: (run_copy(c) / "vocab.txt").write_text("<S>\n</S>\n<UNK>\nthe\n"),
+    ),
+    Cmd(
+        "perplexity of a model whose vocabulary lists a word twice",
+        lambda c: e(c, "perplexity", "--model", str(run_copy(c)), "--corpus", lines(c, "the bank\n")),
+        ERROR,
+        "run/vocab.txt is not a vocabulary of ours .*'bank' is listed more than once",
+        setup=lambda c: (run_copy(c) / "vocab.txt").write_text("<S>\n</S>\n<UNK>\nbank\nbank\n"),
+    ),
+    Cmd(
+        "perplexity of a model with the head of another vocabulary",
+        lambda c: e(c, "perplexity", "--model", str(run_copy(c)), "--corpus", lines(c, "the bank\n")),
+        ERROR,
+        "run/head.safetensors was trained with another vocabulary than .*run/vocab.txt",
+        setup=lambda c: (run_copy(c) / "vocab.txt").write_text("<S>\n</S>\n<UNK>\nriver\nbank\n"),
+    ),
+    # ---- issue 40, class 10: a damaged record of a run is named, never "Expecting value: line 1 column 1"
+    Cmd(
+        "resume from a checkpoint whose trainer.json is not JSON",
+        lambda c: trains(c, "--resume", "--max-tokens", "400", out="run"),
+        ERROR,
+        "step-00000001/trainer.json cannot be read as JSON .*it is the checkpoint's record of the run: restore it",
+        setup=lambda c: (trained_run(c) / "checkpoints" / "step-00000001" / "trainer.json").write_text("garbage"),
+    ),
+    Cmd(
+        "resume from a checkpoint whose rank0.json is of the wrong shape",
+        lambda c: trains(c, "--resume", "--max-tokens", "400", out="run"),
+        ERROR,
+        "step-00000001/rank0.json is not rank 0's place in the data \\(no pass, window, files\\)",
+        setup=lambda c: (trained_run(c) / "checkpoints" / "step-00000001" / "rank0.json").write_text("[]"),
+    ),
+    Cmd(
+        "resume a run whose log.jsonl holds a line that is not a record",
+        lambda c: trains(c, "--resume", "--max-tokens", "400", out="run"),
+        ERROR,
+        "run/log.jsonl, line 2 is not a record of the run's log",
+        setup=lambda c: (trained_run(c) / "log.jsonl").write_text('{"step": 1}\ngarbage\n{"step": 1}\n'),
+        partial=True,
+    ),
 ]
 
 
