@@ -5,7 +5,12 @@ app builds, and rebuilds, only the demo indexes it made itself (marked so in the
 name any index, which is served as it is; a folder that holds none is built only when ``--build`` asks for it.
 """
 
+# ruff: noqa: E402 (Ctrl-C is answered with one line from the first moment: before the imports that follow)
 from __future__ import annotations
+
+from encoder.errors import interrupts_at_start
+
+interrupts_at_start(__name__, "elmo-search")
 
 import argparse
 import errno
@@ -17,7 +22,7 @@ import time
 from pathlib import Path
 
 from encoder.elmo import model_hash, resolve_model
-from encoder.errors import MissingExtra, describe, fail
+from encoder.errors import MissingExtra, describe, fail, interrupted, interruptible
 from encoder.numbers import Number
 from indexer import build_index
 from indexer.errors import IndexerError
@@ -130,6 +135,8 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
         build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild, demo=demo)
     except (IndexerError, OSError, ValueError, MissingExtra) as error:
         fail(f"building the demo index failed: {describe(error)}")
+    except KeyboardInterrupt:
+        interrupted("interrupted; run the same command again to finish building the demo index")
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"Built the demo index in {minutes} min {seconds} s.", flush=True)
 
@@ -225,6 +232,7 @@ def streamlit_command(address: str, port: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    interruptible()
     demo = DEMOS[args.demo]
     index_dir = (args.index or configured_index_dir(args.demo)).expanduser().resolve()
     ensure_index(index_dir, args.model or demo.model, args.rebuild, args.glove or demo.glove, args.demo, args.build)

@@ -1,6 +1,11 @@
 """``python -m encoder``: embed text with a biLM (and the sub-commands other modules register)."""
 
+# ruff: noqa: E402 (Ctrl-C is answered with one line from the first moment: before the imports that follow)
 from __future__ import annotations
+
+from .errors import interrupts_at_start
+
+interrupts_at_start(__name__, "elmo-encoder")
 
 import argparse
 import json
@@ -11,7 +16,7 @@ from pathlib import Path
 from . import corpus, ownership, text, train_cli
 from .device import add_device_option
 from .elmo import BATCH_SIZE, PRECISIONS, add_model_options
-from .errors import REPORTED, describe, fail, reported
+from .errors import REPORTED, describe, fail, interrupted, interruptible, reported
 from .eval import cli as eval_cli
 from .numbers import check_finite
 
@@ -134,12 +139,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    interruptible()
     try:
         args.func(args)
     except REPORTED as error:  # bad input, a missing file or too little memory that the command did not word itself
         if not reported(error):
             raise
         fail(describe(error))
+    except KeyboardInterrupt:
+        interrupted(INTERRUPTED_ADVICE.get(args.command, "interrupted"))
+
+
+INTERRUPTED_ADVICE = {
+    "prepare": "interrupted; run the same command again to finish the prepare",
+    "embed": "interrupted; nothing was written",
+}
+"""The one line of an interrupted command, where there is more to say than "interrupted" (``train`` says its own:
+``train.Interrupted``)."""
 
 
 def exit_now() -> None:

@@ -27,6 +27,7 @@ import lzma
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -138,8 +139,14 @@ def default_workers() -> int:
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """Spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    """Spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe. They ignore Ctrl-C, which the
+    terminal sends to every process: the process that started them stops them (and says so, once)."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=signal.signal,
+        initargs=(signal.SIGINT, signal.SIG_IGN),
+    )
 
 
 class TypeTable:
@@ -367,17 +374,19 @@ def _write_parts(out: Path, source: Path, tokenized: TokenizedText, record: dict
 
 
 def _written_by(out: Path, record: dict | None) -> ownership.Owned:
-    """What ``prepare`` writes in ``out`` (``ownership``): its lock, its record and, once it has a record, the parts
-    of the sources it names (or, for a record older than ``sources``, the files it lists), and their temporaries."""
+    """What ``prepare`` writes in ``out`` (``ownership``): its lock, its record (and the temporary of one a kill cut
+    short) and, once it has a record, the parts of the sources it names (or, for a record older than ``sources``,
+    the files it lists), and their temporaries."""
     sources = [s["path"] for s in record.get("sources", [])] if record is not None else []
     listed = {f["file"] for f in record["files"]} if record is not None else set()
     parts = re.compile("|".join(re.escape(_stem(s)) + r"\.\d{3}" + re.escape(PREPARED_SUFFIX) for s in sources) or "$^")
 
     def ours(path: Path) -> bool:
-        name = temporary_target(path.name) or path.name
+        temporary = temporary_target(path.name)
+        name = temporary or path.name
         if path.parent != out or not path.is_file():
             return False
-        if name == LOCK:
+        if name == LOCK or (temporary and name == MANIFEST_FILE):  # a record being written when prepare was killed
             return True
         return record is not None and (name == MANIFEST_FILE or name in listed or bool(parts.fullmatch(name)))
 
@@ -430,6 +439,7 @@ def _claim_out(out: Path, plan: dict, overwrite: bool) -> list[dict]:
     (``ownership``): a finished prepare's with ``--overwrite``, the unfinished rest of a killed one."""
     record, ours = _check_out(out, plan, overwrite)
     if record is None:
+        ownership.remove(out, [p for p in sorted(out.iterdir()) if ours(p) and p.name != LOCK], ours)
         return []
     resumed = not is_complete(record) and _same_plan(record, plan) and not overwrite
     done = record["files"] if resumed else []

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -455,6 +458,37 @@ def _continued_progress(cfg: TrainConfig) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- the loop
+class Interrupted(Exception):
+    """A run stopped by SIGINT (Ctrl-C) or SIGTERM once its checkpoint was written: the message says where."""
+
+    def __init__(self, message: str, signal_number: int):
+        super().__init__(message)
+        self.status = 128 + signal_number  # 130 for SIGINT, 143 for SIGTERM
+
+
+@contextmanager
+def stop_requests() -> Iterator[list[int]]:
+    """While the loop runs, SIGINT and SIGTERM ask it to stop at the end of its step and write a checkpoint (the
+    yielded list holds the signals received); a second Ctrl-C stops at once, the last checkpoint intact. Signals
+    reach the main thread only: elsewhere (a run started from a thread) they are left as they are."""
+    asked: list[int] = []
+
+    def ask(number: int, frame: object) -> None:
+        if asked and number == signal.SIGINT:
+            raise KeyboardInterrupt
+        asked.append(number)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield asked
+        return
+    before = {number: signal.signal(number, ask) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield asked
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
 def _diverged(step: int, what: str, out: Path) -> NonFiniteError:
     """The error that stops a run whose loss or weights stopped being finite: it writes nothing more."""
     return NonFiniteError(
@@ -645,63 +679,69 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
             shares.append((time.monotonic() - loop_started) / left if left > 0 else 1.0)
         return max(shares)
 
-    batches = prefetch(data, pin_memory=device.type == "cuda")
-    loop_started = time.monotonic()
-    while True:
-        fraction = spent()
-        due = time.monotonic() - last_checkpoint >= cfg.checkpoint_every * 60
-        stop, checkpoint_now, fraction = distributed.agree([fraction >= 1.0, due, fraction], world)
-        if stop:
-            break
-        if checkpoint_now:
-            save_state()
-            last_checkpoint = time.monotonic()
+    with stop_requests() as asked:  # SIGINT or SIGTERM: stop after this step, with a checkpoint
+        batches = prefetch(data, pin_memory=device.type == "cuda")
+        loop_started = time.monotonic()
+        while True:
+            fraction = spent()
+            due = time.monotonic() - last_checkpoint >= cfg.checkpoint_every * 60
+            stop, checkpoint_now, fraction = distributed.agree([fraction >= 1.0 or bool(asked), due, fraction], world)
+            if stop:
+                break
+            if checkpoint_now:
+                save_state()
+                last_checkpoint = time.monotonic()
 
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(cfg, progress["step"] - first_step, fraction)
-        batch, position = next(batches)
-        nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, top_layer)
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(cfg, progress["step"] - first_step, fraction)
+            batch, position = next(batches)
+            nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, top_layer)
 
-        now = time.monotonic()
-        progress["step"] += 1
-        progress["tokens"] += tokens_per_step
-        progress["train_seconds"] += now - step_started
-        step_started = now
-        interval_nll += nll.double()
-        interval_count += cfg.batch_size * cfg.unroll
-        bar.update(tokens_per_step)
-        if progress["step"] % cfg.log_every == 0:  # rank 0's running loss stands for all ranks
-            per_direction = (interval_nll / interval_count).tolist()
-            if not all(map(math.isfinite, per_direction)):
-                raise _diverged(progress["step"], f"the loss ({per_direction[0]}, {per_direction[1]})", out)
-            interval_nll.zero_()
-            interval_count = 0
-            train_ppl = math.exp(sum(per_direction) / 2)
-            bar.set_postfix(loss=f"{sum(per_direction) / 2:.3f}", ppl=f"{train_ppl:.1f}", refresh=False)
-            if rank == 0:
-                append_log(
-                    out,
-                    {
-                        **progress,
-                        "train_loss": per_direction,
-                        "train_ppl": train_ppl,
-                        "lr": optimizer.param_groups[0]["lr"],
-                        "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log)),
-                    },
+            now = time.monotonic()
+            progress["step"] += 1
+            progress["tokens"] += tokens_per_step
+            progress["train_seconds"] += now - step_started
+            step_started = now
+            interval_nll += nll.double()
+            interval_count += cfg.batch_size * cfg.unroll
+            bar.update(tokens_per_step)
+            if progress["step"] % cfg.log_every == 0:  # rank 0's running loss stands for all ranks
+                per_direction = (interval_nll / interval_count).tolist()
+                if not all(map(math.isfinite, per_direction)):
+                    raise _diverged(progress["step"], f"the loss ({per_direction[0]}, {per_direction[1]})", out)
+                interval_nll.zero_()
+                interval_count = 0
+                train_ppl = math.exp(sum(per_direction) / 2)
+                bar.set_postfix(loss=f"{sum(per_direction) / 2:.3f}", ppl=f"{train_ppl:.1f}", refresh=False)
+                if rank == 0:
+                    append_log(
+                        out,
+                        {
+                            **progress,
+                            "train_loss": per_direction,
+                            "train_ppl": train_ppl,
+                            "lr": optimizer.param_groups[0]["lr"],
+                            "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log)),
+                        },
+                    )
+                last_log = now
+            if rank == 0 and held_out and progress["step"] % cfg.valid_every == 0:
+                result = evaluate(lm, vocab, held_out, cfg.valid_tokens)
+                bar.write(
+                    f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
+                    f"backward {result['backward']:.1f} mean {result['mean']:.1f}"
                 )
-            last_log = now
-        if rank == 0 and held_out and progress["step"] % cfg.valid_every == 0:
-            result = evaluate(lm, vocab, held_out, cfg.valid_tokens)
-            bar.write(
-                f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
-                f"backward {result['backward']:.1f} mean {result['mean']:.1f}"
-            )
-            append_log(out, {**progress, "valid": result})
-            plot_learning_curve(out)
-    bar.close()
-    corpus.close()
+                append_log(out, {**progress, "valid": result})
+                plot_learning_curve(out)
+        bar.close()
+        corpus.close()
 
     save_state()
+    if asked:
+        raise Interrupted(
+            f"interrupted at step {progress['step']:,}: a checkpoint is written in {out}; resume with --resume",
+            asked[0],
+        )
     if rank == 0:
         if held_out:
             result = evaluate(lm, vocab, held_out, cfg.valid_tokens)

@@ -8,7 +8,7 @@ from dataclasses import fields
 from . import distributed, train
 from .device import add_device_option
 from .elmo import MODEL_SPEC_HELP
-from .errors import fail
+from .errors import fail, interrupted
 from .files import open_text, reading
 from .lm_head import perplexity
 from .numbers import Number
@@ -37,6 +37,8 @@ def train_command(args: argparse.Namespace) -> None:
     cfg = TrainConfig.from_recipe(args.recipe, **given) if args.recipe else TrainConfig(**given)
     try:
         train.train(cfg)
+    except train.Interrupted as stop:
+        interrupted(str(stop), stop.status)
     finally:
         distributed.finish()
 

@@ -5,7 +5,9 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +147,17 @@ def test_a_ship_killed_half_way_leaves_the_model_as_it_was(world: World, tmp_pat
     assert snapshot(target) == before
     ship_cli(world.run, target, "--overwrite")  # and it ships when run again
     assert Elmo.load(target).model_hash != Elmo.load(world.model).model_hash
+
+
+def test_a_shipped_model_folder_has_the_usual_permissions(world: World, tmp_path: Path) -> None:
+    """Issue 40.12: the model folder is made as a temporary (mode 0700) and renamed into place; it ends with the
+    permissions of any folder the user makes (0755 under umask 022), whether new or replacing a model."""
+    old = os.umask(0o022)
+    try:
+        ship_cli(world.run, tmp_path / "new")
+        replaced = Path(shutil.copytree(world.model, tmp_path / "replaced"))
+        ship_cli(world.run, replaced, "--overwrite")
+    finally:
+        os.umask(old)
+    assert [stat.S_IMODE((tmp_path / name).stat().st_mode) for name in ("new", "replaced")] == [0o755, 0o755]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "replaced"]  # the old model and staging are gone
