@@ -134,7 +134,7 @@ KILLED = """
 import builtins, io, os, shutil, signal, sys
 
 kill_at = int(sys.argv[1])  # 0: count the operations, and kill at none
-operations = 0
+operations, renames = 0, []
 
 
 def counted(name, function):
@@ -143,6 +143,7 @@ def counted(name, function):
         writing = name != "open" or any(c in str(args[1] if len(args) > 1 else kwargs.get("mode", "r")) for c in "wax+")
         if writing:
             operations += 1
+            renames.extend([operations] if name in ("replace", "rename") else [])
             if operations == kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
         return function(*args, **kwargs)
@@ -160,7 +161,7 @@ if program == "encoder":
 else:
     from indexer.__main__ import main
 code = main(argv)
-print(f"operations: {operations}", file=sys.stderr)
+print(f"operations: {operations}; renames at: {' '.join(map(str, renames))}", file=sys.stderr)
 sys.exit(code or 0)
 """
 SEEDS = (0, 1, 2)
@@ -173,11 +174,12 @@ def killed(program: str, argv: list[str], kill_at: int = 0) -> subprocess.Comple
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
-def operations(program: str, argv: list[str]) -> int:
-    """How many file operations the command makes when it runs to the end (it must)."""
+def operations(program: str, argv: list[str]) -> tuple[int, list[int]]:
+    """How many file operations the command makes when it runs to the end (it must), and which of them rename."""
     done = killed(program, argv)
     assert done.returncode == 0, done.stderr
-    return int(done.stderr.rsplit("operations: ", 1)[1])
+    counts = done.stderr.rsplit("operations: ", 1)[1]
+    return int(counts.split(";")[0]), [int(n) for n in counts.split("renames at:")[1].split()]
 
 
 def kill_points(total: int) -> list[int]:
@@ -185,12 +187,15 @@ def kill_points(total: int) -> list[int]:
     return [random.Random(seed).randint(1, total) for seed in SEEDS]
 
 
-def kill_at_random(program: str, argv: list[str], before: Callable[[], None], check: Callable[[], None]) -> None:
-    """For each kill point: ``before`` sets the scene, the command is killed there, ``check`` says what was left
-    is all or nothing and that running it again gives the finished result."""
+def kill_at_random(
+    program: str, argv: list[str], before: Callable[[], None], check: Callable[[], None], renames: int = 0
+) -> None:
+    """For each kill point (and each of the last ``renames`` renames, where a command commits its work):
+    ``before`` sets the scene, the command is killed there, ``check`` says what was left is all or nothing and
+    that running it again gives the finished result."""
     before()
-    total = operations(program, argv)
-    for point in kill_points(total):
+    total, renamed = operations(program, argv)
+    for point in [*kill_points(total), *renamed[len(renamed) - renames :] * (renames > 0)]:
         before()
         result = killed(program, argv, point)
         assert result.returncode == -signal.SIGKILL, (point, total, result.stderr)
@@ -312,4 +317,4 @@ def test_a_killed_ship_leaves_the_old_model_or_the_new_one(world, tmp_path: Path
         assert encoder_cli.main(ship) is None
         assert contents(to) == new
 
-    kill_at_random("encoder", ship, before, check)
+    kill_at_random("encoder", ship, before, check, renames=2)  # the last two: where the new model takes the old's place
