@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from encoder.files import DECODE_ERRORS, open_text
 
 from .errors import CorpusError
+from .manifest import MANIFEST, STATE
 
 FORMATS = ("txt", "jsonl", "csv", "parquet")
 COMPRESSED = (".gz", ".xz", ".bz2")
@@ -95,14 +96,21 @@ def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
 
 
 def _walk(folder: Path) -> Iterator[Path]:
-    """Every file under ``folder``; a subfolder that cannot be listed is an error (``rglob`` skips it silently,
-    which would leave its documents out of the index without a word)."""
+    """Every file under ``folder`` but those of an index in it (a folder holding an index's manifest or build state:
+    an index built inside its corpus folder is not read as documents when it is built again); a subfolder that
+    cannot be listed is an error (``rglob`` skips it silently, which would leave its documents out of the index
+    without a word)."""
 
     def refuse(error: OSError) -> None:
         raise CorpusError(f"{error.filename} cannot be read ({error.strerror}); fix its permissions or leave it out")
 
-    for root, _, names in os.walk(folder, onerror=refuse):
+    for root, folders, names in os.walk(folder, onerror=refuse):
+        folders[:] = [name for name in folders if not _holds_index(Path(root) / name)]
         yield from (Path(root) / name for name in names)
+
+
+def _holds_index(folder: Path) -> bool:
+    return (folder / MANIFEST).is_file() or (folder / STATE).is_file()
 
 
 @dataclass

@@ -430,6 +430,17 @@ API = [
         "out/.lock is a symbolic link, not the lock file",
         setup=lambda c: ((c.tmp / "out").mkdir(), (c.tmp / "out" / ".lock").symlink_to(c.tmp / "elsewhere")),
     ),
+    # ---- issue 40, class 8: an index built inside its own corpus folder is not read as documents
+    Case(
+        "build an index inside its own corpus folder, again",
+        lambda c: build_index([c.tmp / "in"], c.tmp / "in" / "index", model=c.model, settings=SETTINGS, progress=False),
+        WORKS,
+        check=built(3),
+        setup=lambda c: (
+            c.few(),
+            build_index([c.tmp / "in"], c.tmp / "in" / "index", model=c.model, settings=SETTINGS, progress=False),
+        ),
+    ),
 ]
 
 
