@@ -38,6 +38,9 @@ def _open(lock_file: Path, flags: int) -> int:
         raise
 
 
+_HELD: set[Path] = set()  # the lock files this process holds
+
+
 @contextmanager
 def locked(lock_file: Path, busy: BaseException) -> Iterator[None]:
     """Hold the folder's lock for the block; raise ``busy`` if another process holds it."""
@@ -47,16 +50,20 @@ def locked(lock_file: Path, busy: BaseException) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise busy from None
+        _HELD.add(lock_file.absolute())
         yield
     finally:
+        _HELD.discard(lock_file.absolute())
         os.close(handle)
 
 
 def is_locked(lock_file: Path) -> bool:
-    """Whether a writer holds ``lock_file`` now (False when there is none)."""
+    """Whether another writer holds ``lock_file`` now (False when there is none, or this process holds it)."""
+    if lock_file.absolute() in _HELD:
+        return False
     try:
         handle = _open(lock_file, os.O_RDONLY)
-    except (FileNotFoundError, NotOwnedError):
+    except OSError:  # none there (or no folder), a link, or not readable: no writer this process can see
         return False
     try:
         fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)

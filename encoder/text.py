@@ -137,6 +137,8 @@ def text_files(
             yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES))
         elif path.is_file():
             yield path
+        elif path.exists():
+            raise ValueError(f"{path} is not a file or folder (a device or a pipe?); give text files or folders")
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
 

@@ -8,6 +8,7 @@ Empty documents are skipped and counted; undecodable bytes become U+FFFD and are
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import warnings
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
@@ -90,6 +92,8 @@ def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
                     f"{given}: unsupported file type; use .txt, .jsonl, .csv or .parquet (text ones may be .gz/.xz/.bz2)"
                 )
             found.setdefault(given.resolve(), given.name)
+        elif given.exists():
+            raise CorpusError(f"{given} is not a file or folder (a device or a pipe?); give corpus files or folders")
         else:
             raise CorpusError(f"{given} does not exist")
     return [(path, name) for path, name in found.items()]
@@ -166,8 +170,46 @@ def _read_txt(path: Path, name: str, options: ReaderOptions) -> Iterator[Documen
             yield Document(f"{name}:{number}", "", line.rstrip("\n"), name)
 
 
-def _as_text(value: Any) -> str:
-    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, numbers.Real) and value != value)  # None, or NaN (an empty cell)
+
+
+def _field_text(value: Any, field_name: str, where: str) -> str:
+    """A text or title field as the document's text: a string (a number is written out); an empty cell is "". A
+    list, a dict, bytes or a truth value is refused, never written as its Python repr."""
+    if _missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return str(value)
+    raise CorpusError(
+        f"{where}: the {field_name!r} field is {_kind(value)}, not text; give each document its text as one string"
+    )
+
+
+def _field_id(value: Any, field_name: str, where: str) -> str:
+    """A document id: a string or a whole number ("7" and 7 are one id); an empty cell is none (the default id).
+    Any other value (2.5, a list, a dict, bytes, a truth value) is refused, never kept as its repr."""
+    if _missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and float(value).is_integer():
+        return str(int(value))  # a column of whole numbers with a gap, read as floats
+    raise CorpusError(f"{where}: the {field_name!r} field is {_kind(value)}, not an id (a string or a whole number)")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return "binary data"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a dict"
+    return f"a {type(value).__name__} ({value!r})"[:80]
 
 
 def _read_jsonl(path: Path, name: str, options: ReaderOptions) -> Iterator[Document]:
@@ -193,15 +235,10 @@ def _record_document(record: dict, default_id: str, name: str, options: ReaderOp
     for column in (options.id_column, options.title_column):
         if column is not None and column not in record:
             raise CorpusError(f"{where} has no {column!r} field (fields: {', '.join(map(str, record))})")
-    text, title = record[options.text_column], record.get(options.title_column or "title")
-    for field_name, value in ((options.text_column, text), ("title", title)):
-        if isinstance(value, (list, dict, bool)):
-            raise CorpusError(
-                f"{where}: the {field_name!r} field is a {type(value).__name__}, not text; "
-                "give each document its text as one string"
-            )
-    doc_id = _as_text(record.get(options.id_column or "id")) or default_id
-    return Document(doc_id, _as_text(title), _as_text(text), name)
+    text = _field_text(record[options.text_column], options.text_column, where)
+    title = _field_text(record.get(options.title_column or "title"), options.title_column or "title", where)
+    doc_id = _field_id(record.get(options.id_column or "id"), options.id_column or "id", where) or default_id
+    return Document(doc_id, title, text, name)
 
 
 def _read_table(path: Path, name: str, options: ReaderOptions, fmt: str) -> Iterator[Document]:

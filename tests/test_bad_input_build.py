@@ -7,10 +7,13 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from bad_input import (
     BINARY,
@@ -23,6 +26,7 @@ from bad_input import (
     WORKS,
     Case,
     Cmd,
+    Ctx,
     World,
     b,
     built,
@@ -54,6 +58,14 @@ from indexer import (
     delete_documents,
     storage,
 )
+
+
+def parquet(c: Ctx, columns: dict) -> Path:
+    """A Parquet file of ``columns`` (their types as pyarrow infers them) in tmp/in/a.parquet."""
+    buffer = io.BytesIO()
+    pq.write_table(pa.table(columns), buffer)
+    return c.file("a.parquet", buffer.getvalue())
+
 
 API = [
     Case("build from a missing path", lambda c: c.build(c.tmp / "missing.txt"), CorpusError, "does not exist"),
@@ -440,6 +452,47 @@ API = [
             c.few(),
             build_index([c.tmp / "in"], c.tmp / "in" / "index", model=c.model, settings=SETTINGS, progress=False),
         ),
+    ),
+    # ---- issue 40, class 9: malformed data is refused, never indexed as Python reprs or empty vectors
+    Case(
+        "build from a Parquet text column of lists",
+        lambda c: c.build(parquet(c, {"id": ["a"], "text": [["One.", "Two."]]})),
+        CorpusError,
+        "a.parquet, row 1: the 'text' field is a list, not text",
+    ),
+    Case(
+        "build from a Parquet text column of binary data",
+        lambda c: c.build(parquet(c, {"id": ["a"], "text": [b"The bank."]})),
+        CorpusError,
+        "a.parquet, row 1: the 'text' field is binary data, not text",
+    ),
+    Case(
+        "build from a JSON id that is a fraction",
+        lambda c: c.build(c.jsonl({"id": 2.5, "text": "One."})),
+        CorpusError,
+        "line 1: the 'id' field is a float \\(2.5\\), not an id \\(a string or a whole number\\)",
+    ),
+    Case(
+        "build from a JSON id that is a list",
+        lambda c: c.build(c.jsonl({"id": ["a"], "text": "One."})),
+        CorpusError,
+        "line 1: the 'id' field is a list, not an id",
+    ),
+    Case(
+        "build from a JSON id that is true",
+        lambda c: c.build(c.jsonl({"id": True, "text": "One."})),
+        CorpusError,
+        "line 1: the 'id' field is a bool \\(True\\), not an id",
+    ),
+    Case(
+        "build from documents that hold no words",
+        lambda c: c.build(c.jsonl({"text": "?!"}, {"text": "... ;"}, {"text": "🙂 🌊"})),
+        CorpusError,
+        "the 3 document\\(s\\) hold no words .*nothing to index",
+    ),
+    # ---- issue 40, class 10: a device is not a corpus file
+    Case(
+        "build from /dev/zero", lambda c: c.build(Path("/dev/zero")), CorpusError, "/dev/zero is not a file or folder"
     ),
 ]
 

@@ -8,7 +8,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bad_input import ERROR, USAGE, Cmd, World, e, params, run_cli_case
+from bad_input import ERROR, USAGE, WORKS, Cmd, Ctx, World, e, params, run_cli_case
+
+
+def wordsim_data(c: Ctx, simlex: list[str] | None = None) -> Path:
+    """A word-similarity data folder in tmp/in/ws of the data sets' sizes (999 and 353 pairs of made-up words), its
+    SimLex-999 lines ``simlex`` instead when given."""
+    pairs = [f"w{i}\tv{i}\tA\t{i % 10}.5" for i in range(999)]
+    c.file("ws/simlex-999/SimLex-999.txt", "\n".join(["word1\tword2\tPOS\tSimLex999", *(simlex or pairs)]) + "\n")
+    c.file("ws/wordsim-353/combined.tab", "".join(f"w{i}\tv{i}\t{i % 10}.5\n" for i in range(-1, 353)))
+    return c.tmp / "in" / "ws"
+
+
+def wordsim(c: Ctx) -> list[str]:
+    return e(c, "evaluate", "wordsim", "--model", str(c.model), "--glove", "none", "--data", str(c.tmp / "in" / "ws"))
+
 
 CLI = [
     Cmd(
@@ -43,6 +57,30 @@ CLI = [
         "wordsim: ",
     ),
     Cmd("evaluate an unknown task", lambda c: e(c, "evaluate", "magic"), USAGE, "invalid choice: 'magic'"),
+    # ---- issue 40, class 9: gold data that would be scored wrongly
+    Cmd(
+        "evaluate wordsim on gold scores that are NaN",
+        wordsim,
+        ERROR,
+        "SimLex-999.txt, line 4: the gold score is nan, not a finite number",
+        setup=lambda c: wordsim_data(
+            c, [*(f"w{i}\tv{i}\tA\t1.0" for i in range(2)), "a\tb\tA\tnan", *(["x\ty\tA\t2"] * 996)]
+        ),
+    ),
+    Cmd(
+        "evaluate wordsim on a file cut short, with a note",
+        wordsim,
+        WORKS,
+        "note: .*SimLex-999.txt holds 500 pairs, the data set 999: a file cut short\\? \\(scored as it is\\)",
+        setup=lambda c: wordsim_data(c, [f"w{i}\tv{i}\tA\t1.0" for i in range(500)]),
+    ),
+    Cmd(
+        "evaluate wordsim on a file cut in the middle of a line",
+        wordsim,
+        ERROR,
+        "SimLex-999.txt, line 1001 is not two words and a score in column 4",
+        setup=lambda c: wordsim_data(c, [*(f"w{i}\tv{i}\tA\t1.0" for i in range(999)), "w999\tv9"]),
+    ),
 ]
 
 

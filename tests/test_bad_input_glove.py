@@ -143,6 +143,26 @@ CLI = [
         setup=lambda c: indexer_cli.main(glove(c, "--out", str(c.tmp / "out" / "g.txt"), "--min-count", "1")[1:]),
         own="out",
     ),
+    # ---- issue 40, classes 9 and 10: GloVe that would be written untrained, or of nothing
+    Cmd(
+        "glove with an x-max beyond any count",
+        lambda c: glove(c, "--x-max", "1e308"),
+        USAGE,
+        "--x-max: must be a number above 0 and of at most 1e\\+06, not '1e308'",
+    ),
+    Cmd(
+        "glove on an empty folder",
+        lambda c: glove(c, "--corpus", str(c.tmp / "in")),
+        ERROR,
+        "in hold\\(s\\) no text: nothing to train GloVe on; give more text",
+        setup=lambda c: (c.tmp / "in").mkdir(),
+    ),
+    Cmd(
+        "glove on text where no word is frequent enough",
+        lambda c: glove(c, "--corpus", lines(c, "One bank.\n"), "--min-count", "100"),
+        ERROR,
+        "lines.txt hold\\(s\\) no word 100 times or more \\(min_count\\): .*lower --min-count",
+    ),
 ]
 
 

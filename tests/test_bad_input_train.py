@@ -357,6 +357,13 @@ CLI = [
         setup=lambda c: (trained_run(c) / "log.jsonl").write_text('{"step": 1}\ngarbage\n{"step": 1}\n'),
         partial=True,
     ),
+    # ---- issue 40, class 10: a device is not a corpus file
+    Cmd(
+        "train on /dev/zero",
+        lambda c: trains(c, "--corpus", "/dev/zero"),
+        ERROR,
+        "/dev/zero is not a file or folder \\(a device or a pipe\\?\\)",
+    ),
 ]
 
 
