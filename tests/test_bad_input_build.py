@@ -679,6 +679,13 @@ CLI = [
         during=failing("numpy.save", NUMPY_FULL, no_space=True),
         after=lambda c: len(Index.open(c.index).search_sentences("river bank", k=1)) == 1,  # as it was, and it works
     ),
+    # ---- issue 40, class 10: a search parameter that would allocate terabytes
+    Cmd(
+        "build with nprobe 10^12",
+        lambda c: b(c, "--search-params", "nprobe=1000000000000", corpus=c.few()),
+        ERROR,
+        "nprobe must be a whole number from 1 to 1,048,576, not '1000000000000'",
+    ),
 ]
 
 

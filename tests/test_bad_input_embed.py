@@ -33,6 +33,7 @@ from bad_input import (
     run_api_case,
     run_cli_case,
     truncate,
+    without,
 )
 
 import encoder.__main__ as encoder_cli
@@ -124,6 +125,40 @@ API = [
         "batch_size must be a whole number from 1 to 65,536",
     ),
     Case("load a model on an unknown device", lambda c: Elmo.load(c.model, device="tpu"), ValueError, "unknown device"),
+    # ---- issue 40, class 10: a model's sizes and records of the wrong shape are named, never a traceback
+    Case(
+        "load options.json without its lstm block",
+        lambda c: Elmo.load(c.tmp / "published"),
+        ValueError,
+        "options.json is not a published options.json of a biLM we can build: it has no 'lstm' entry",
+        setup=lambda c: (
+            other_shape_options(c),
+            edit_json(c.tmp / "published" / "options.json", lambda o: without(o, "lstm")),
+        ),
+    ),
+    Case(
+        "load a config.json with a negative projection_dim",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "config.json has a field of the wrong type or value: projection_dim must be a whole number from 1 to 65,536, not -5",
+        setup=lambda c: edit_json(c.model_copy / "config.json", lambda m: {**m, "projection_dim": -5}),
+    ),
+    Case(
+        "load a config.json of sizes beyond this machine's memory",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "config.json has a field .*: a biLM of [\\d,]+ parameters needs [\\d,.]+ GiB of memory, more than this machine has",
+        setup=lambda c: edit_json(
+            c.model_copy / "config.json", lambda m: {**m, "lstm_dim": 60000, "projection_dim": 60000}
+        ),
+    ),
+    Case(
+        "load a config.json whose format_version is text",
+        lambda c: Elmo.load(c.model_copy),
+        ValueError,
+        "config.json has format_version '1', not a whole number",
+        setup=lambda c: edit_json(c.model_copy / "config.json", lambda m: {**m, "format_version": "1"}),
+    ),
 ]
 
 
@@ -261,6 +296,14 @@ CLI = [
         "wrote 1 sentences",
         setup=lambda c: encoder_cli.main(embeds(c, "--output", str(c.tmp / "out" / "e.hdf5"))[1:]),
         own="out",
+    ),
+    # ---- issue 40, class 10: a model's sizes of the wrong shape are named, never a traceback
+    Cmd(
+        "embed with a model whose config.json has a negative size",
+        lambda c: embeds(c, "--model", str(c.model_copy), "--output", str(c.tmp / "o.hdf5")),
+        ERROR,
+        "config.json has a field of the wrong type or value: projection_dim must be .*not -5",
+        setup=lambda c: edit_json(c.model_copy / "config.json", lambda m: {**m, "projection_dim": -5}),
     ),
 ]
 

@@ -567,6 +567,21 @@ CLI = [
         "an index is being built in .*index right now .*try again when that build has finished",
         setup=lambda c: (manifest(c).rename(c.index / "build-state.json"), lock(c.index)),
     ),
+    # ---- issue 40, class 10: a search parameter that would allocate terabytes
+    Cmd(
+        "search an index whose manifest sets nprobe 10^12",
+        lambda c: ["indexer", "search", "--index", str(c.index), "bank"],
+        ERROR,
+        "nprobe must be a whole number from 1 to 1,048,576, not '1000000000000'",
+        setup=lambda c: edit_json(manifest(c), lambda m: searched_with(m, "nprobe=1000000000000")),
+    ),
+    Cmd(
+        "stats of a manifest whose format_version is text",
+        lambda c: ["indexer", "stats", "--index", str(c.index)],
+        ERROR,
+        "manifest.json is not a valid index manifest \\(its format_version is '4', not a whole number\\)",
+        setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": "4"}),
+    ),
 ]
 
 

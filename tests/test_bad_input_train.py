@@ -364,6 +364,12 @@ CLI = [
         ERROR,
         "/dev/zero is not a file or folder \\(a device or a pipe\\?\\)",
     ),
+    Cmd(
+        "train with a --config of sizes beyond this machine's memory",
+        lambda c: trains(c, "--config", str(c.file("big.json", '{"lstm_dim": 60000, "projection_dim": 60000}'))),
+        ERROR,
+        "big.json: a biLM of [\\d,]+ parameters needs [\\d,.]+ GiB of memory, more than this machine has .*check its sizes",
+    ),
 ]
 
 
