@@ -328,6 +328,37 @@ def params(table: list) -> list:
     return [pytest.param(row, id=row.name) if isinstance(row, (Case, Cmd)) else row for row in table]
 
 
+def api_test(table: list) -> Callable:
+    """The test that runs every row of an API table (a table file says ``test_api = api_test(API)``)."""
+
+    @pytest.mark.parametrize("case", params(table))
+    def test_api(case: Case, world: World, tmp_path: Path) -> None:
+        run_api_case(case, world, tmp_path)
+
+    return test_api
+
+
+def cli_test(table: list) -> Callable:
+    """The test that runs every row of a CLI table (a table file says ``test_cli = cli_test(CLI)``)."""
+
+    @pytest.mark.parametrize("cmd", params(table))
+    def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+        run_cli_case(cmd, world, tmp_path, capsys)
+
+    return test_cli
+
+
+def app_test(table: list) -> Callable:
+    """The test that runs every row of the pages' table: (case, page, URL parameters, what the user does, what the
+    page must show)."""
+
+    @pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in table])
+    def test_app(page, params, act, shows, world: World, tmp_path: Path) -> None:
+        run_app_case(page, params, act, shows, world, tmp_path)
+
+    return test_app
+
+
 def run_api_case(case: Case, world: World, tmp_path: Path) -> None:
     """Run one row of an API table and check its outcome and the files."""
     try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from bad_input import (
     BIG_QUERY,
     CONTROL,
@@ -20,14 +19,13 @@ from bad_input import (
     Ctx,
     World,
     app_on,
+    app_test,
+    cli_test,
     edit_json,
     lines,
     manifest,
     messages,
     one_sentence,
-    params,
-    run_app_case,
-    run_cli_case,
     show_weaker,
 )
 
@@ -171,14 +169,10 @@ APP = [
 ]
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)
 
 
-@pytest.mark.parametrize("page, params, act, shows", [pytest.param(*row[1:], id=row[0]) for row in APP])
-def test_app(page, params, act, shows, world: World, tmp_path: Path) -> None:
-    run_app_case(page, params, act, shows, world, tmp_path)
+test_app = app_test(APP)
 
 
 def test_app_on_a_file_says_there_is_no_index(world: World, tmp_path: Path) -> None:

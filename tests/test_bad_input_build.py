@@ -27,18 +27,16 @@ from bad_input import (
     Case,
     Cmd,
     Ctx,
-    World,
+    api_test,
     b,
     built,
     capped,
+    cli_test,
     failing,
     lines,
     lock,
     manifest,
     other_shape_options,
-    params,
-    run_api_case,
-    run_cli_case,
     shard,
     small,
     truncate,
@@ -689,11 +687,7 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("case", params(API))
-def test_api(case: Case, world: World, tmp_path: Path) -> None:
-    run_api_case(case, world, tmp_path)
+test_api = api_test(API)
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)

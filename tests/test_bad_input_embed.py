@@ -5,10 +5,7 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
 from bad_input import (
     CONTROL,
     EMOJI,
@@ -19,7 +16,8 @@ from bad_input import (
     WORKS,
     Case,
     Cmd,
-    World,
+    api_test,
+    cli_test,
     diverged_model,
     e,
     edit_json,
@@ -28,10 +26,7 @@ from bad_input import (
     lines,
     other_shape_options,
     own_hdf5,
-    params,
     poisoned,
-    run_api_case,
-    run_cli_case,
     truncate,
     without,
 )
@@ -308,11 +303,7 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("case", params(API))
-def test_api(case: Case, world: World, tmp_path: Path) -> None:
-    run_api_case(case, world, tmp_path)
+test_api = api_test(API)
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)

@@ -7,8 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from bad_input import ERROR, USAGE, WORKS, Cmd, Ctx, World, e, params, run_cli_case
+from bad_input import (
+    ERROR,
+    USAGE,
+    WORKS,
+    Cmd,
+    Ctx,
+    cli_test,
+    e,
+)
 
 
 def wordsim_data(c: Ctx, simlex: list[str] | None = None) -> Path:
@@ -84,6 +91,4 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)

@@ -14,7 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from bad_input import FEW, ROOT, World
+from bad_input import (
+    FEW,
+    ROOT,
+    World,
+)
 
 from encoder.files import atomic_path
 

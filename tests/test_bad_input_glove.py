@@ -5,9 +5,6 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 import scipy.sparse as sp
 from bad_input import (
     BINARY,
@@ -19,14 +16,12 @@ from bad_input import (
     WORKS,
     Case,
     Cmd,
-    World,
+    api_test,
+    cli_test,
     failing,
     glove,
     is_json,
     lines,
-    params,
-    run_api_case,
-    run_cli_case,
     written_by,
 )
 
@@ -166,11 +161,7 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("case", params(API))
-def test_api(case: Case, world: World, tmp_path: Path) -> None:
-    run_api_case(case, world, tmp_path)
+test_api = api_test(API)
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)

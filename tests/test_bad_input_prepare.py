@@ -5,22 +5,17 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from bad_input import (
     ERROR,
     HOSTILE_NAME,
     USAGE,
     WORKS,
     Cmd,
-    World,
+    cli_test,
     e,
     killed_prepare,
     lines,
     lock,
-    params,
-    run_cli_case,
 )
 
 from encoder.corpus import is_complete, read_record
@@ -87,6 +82,4 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)

@@ -5,10 +5,13 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from bad_input import ERROR, Cmd, World, e, lines, params, run_cli_case
+from bad_input import (
+    ERROR,
+    Cmd,
+    cli_test,
+    e,
+    lines,
+)
 
 PUNKT_LIKE = '{"abbrev_types": ["mr"], "collocations": [], "sent_starters": [], "ortho_context": {}}'
 """Punkt parameters in the layout the command writes, from another tool (or typed by hand)."""
@@ -46,6 +49,4 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)

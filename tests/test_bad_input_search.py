@@ -7,9 +7,7 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
-import pytest
 from bad_input import (
     BIG_QUERY,
     CONTROL,
@@ -22,7 +20,8 @@ from bad_input import (
     WORKS,
     Case,
     Cmd,
-    World,
+    api_test,
+    cli_test,
     edit_json,
     faiss_file,
     flip_last_byte,
@@ -33,10 +32,7 @@ from bad_input import (
     lock,
     manifest,
     no_escapes,
-    params,
     q,
-    run_api_case,
-    run_cli_case,
     searched_with,
     shard,
     truncate,
@@ -585,11 +581,7 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("case", params(API))
-def test_api(case: Case, world: World, tmp_path: Path) -> None:
-    run_api_case(case, world, tmp_path)
+test_api = api_test(API)
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)

@@ -20,10 +20,9 @@ from bad_input import (
     USAGE,
     Cmd,
     World,
+    cli_test,
     e,
     failing,
-    params,
-    run_cli_case,
     run_copy,
     ships,
     snapshot,
@@ -95,9 +94,7 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)
 
 
 def ship_cli(run: Path, to: Path, *flags: str) -> None:

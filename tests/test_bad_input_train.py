@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import lzma
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,17 +19,15 @@ from bad_input import (
     USAGE,
     Case,
     Cmd,
-    World,
+    api_test,
+    cli_test,
     e,
     failing,
     forged_prepared,
     killed_prepare,
     lines,
     lock,
-    params,
     prepared_folder,
-    run_api_case,
-    run_cli_case,
     run_copy,
     trained_run,
     trains,
@@ -373,14 +370,10 @@ CLI = [
 ]
 
 
-@pytest.mark.parametrize("case", params(API))
-def test_api(case: Case, world: World, tmp_path: Path) -> None:
-    run_api_case(case, world, tmp_path)
+test_api = api_test(API)
 
 
-@pytest.mark.parametrize("cmd", params(CLI))
-def test_cli(cmd: Cmd, world: World, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    run_cli_case(cmd, world, tmp_path, capsys)
+test_cli = cli_test(CLI)
 
 
 def test_perplexity_of_an_empty_text_is_an_error(tmp_path):
