@@ -400,7 +400,7 @@ API = [
         "build with nprobe 0",
         lambda c: c.build(c.few(), settings=small(search_params="nprobe=0")),
         ValueError,
-        "nprobe must be a whole number of at least 1, not '0'",
+        "nprobe must be a whole number from 1 to 1,048,576, not '0'",
     ),
     Case(
         "write index vectors holding NaN",
@@ -638,7 +638,7 @@ CLI = [
         "build with nprobe 0",
         lambda c: b(c, "--search-params", "nprobe=0", corpus=c.few()),
         ERROR,
-        "nprobe must be a whole number of at least 1, not '0'",
+        "nprobe must be a whole number from 1 to 1,048,576, not '0'",
     ),
     Cmd(
         "build with efSearch nan",

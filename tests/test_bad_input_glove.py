@@ -34,7 +34,7 @@ API = [
         "GloVe with a NaN x_max",
         lambda c: train_glove(sp.identity(3, format="csr"), ["a", "b", "c"], x_max=float("nan"), progress=False),
         ValueError,
-        "x_max must be a number above 0, not nan",
+        "x_max must be a number above 0 and of at most 1e\\+06, not nan",
     ),
     Case(
         "GloVe beyond this machine's memory",

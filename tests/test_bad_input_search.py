@@ -308,7 +308,7 @@ API = [
         "open an index whose manifest sets efSearch 0",
         lambda c: Index.open(c.index),
         ValueError,
-        "efSearch must be a whole number of at least 1, not '0'",
+        "efSearch must be a whole number from 1 to 1,048,576, not '0'",
         setup=lambda c: edit_json(manifest(c), lambda m: searched_with(m, "efSearch=0")),
     ),
 ]
@@ -479,7 +479,7 @@ CLI = [
         "search an index whose manifest sets efSearch 0",
         lambda c: ["indexer", "search", "--index", str(c.index), "bank"],
         ERROR,
-        "efSearch must be a whole number of at least 1, not '0'",
+        "efSearch must be a whole number from 1 to 1,048,576, not '0'",
         setup=lambda c: edit_json(manifest(c), lambda m: searched_with(m, "efSearch=0")),
     ),
     Cmd(
