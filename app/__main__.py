@@ -1,9 +1,16 @@
 """``python -m app``: build the demo index the first time, then serve the UI with Streamlit (on localhost).
 
-This is what ``make demo`` runs. Later runs find the index and start at once; ``--rebuild`` builds it again.
+This is what ``make demo`` runs. Later runs find the index and start at once; ``--rebuild`` builds it again. The
+app builds, and rebuilds, only the demo indexes it made itself (marked so in their manifest): ``--index`` may
+name any index, which is served as it is; a folder that holds none is built only when ``--build`` asks for it.
 """
 
+# ruff: noqa: E402 (Ctrl-C is answered with one line from the first moment: before the imports that follow)
 from __future__ import annotations
+
+from encoder.errors import interrupts_at_start
+
+interrupts_at_start(__name__, "elmo-search")
 
 import argparse
 import errno
@@ -14,14 +21,14 @@ import time
 from pathlib import Path
 
 from encoder.commands import parser_for, program
-from encoder.errors import MissingExtra, describe, fail
+from encoder.errors import MissingExtra, describe, fail, interrupted, interruptible
 from encoder.files import checkout_root
 from encoder.model_files import PUBLISHED, model_hash, resolve_model
 from encoder.numbers import Number
 from encoder.text import kiwi_installed
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source
+from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source, rebuild_command
 
 from .settings import (
     CODE_ROOT,
@@ -30,8 +37,10 @@ from .settings import (
     MAIN_SCRIPT,
     PRIMARY_COLOR,
     TEXT_COLOR,
+    build_command,
     configured_index_dir,
     demo_corpus,
+    demo_of,
     variant_dir,
 )
 
@@ -49,9 +58,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--index",
         type=Path,
-        help=f"index folder (default: ${INDEX_ENV}, else {DEMOS['en'].index_dir} or {DEMOS['ko'].index_dir}); built "
-        "from the "
-        "demo corpus if it holds no index",
+        help=f"index folder to serve (default: ${INDEX_ENV}, else {DEMOS['en'].index_dir} or {DEMOS['ko'].index_dir}, which are "
+        "built from the demo corpus on the first run); any index is served as it is, and rebuilt only if the app "
+        "built it from the demo corpus",
+    )
+    parser.add_argument(
+        "--build",
+        action="store_true",
+        help="build the demo index into --index when that folder holds no index (a new or empty folder)",
     )
     parser.add_argument(
         "--model",
@@ -65,7 +79,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "'korean' (ours, trained on Korean Wikipedia, Korean's default), a GloVe text file, or 'train' (trained on "
         "the demo corpus itself)",
     )
-    parser.add_argument("--rebuild", action="store_true", help="build the index again even if it exists")
+    parser.add_argument(
+        "--rebuild", action="store_true", help="build the demo index again even if it exists (only one the app built)"
+    )
     parser.add_argument(
         "--address", default="localhost", help="address to listen on (default localhost: only this machine can connect)"
     )
@@ -73,36 +89,42 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: str = "en") -> None:
-    """Build ``index_dir`` from the corpus of ``demo`` unless it already holds an index; say how long it took.
+def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: str = "en", build: bool = False) -> None:
+    """Make sure ``index_dir`` holds an index to serve, building the demo index of ``demo`` where the app may.
 
-    An index built with ``model`` before that model changed (the shipped one, after a ``git pull``), or by another
-    version of the index format, is rebuilt; an index of any other model is used as it is (it may be the user's own).
+    The app builds the demo index in its own place (``DEMOS[demo].index_dir``), or where ``build`` asks for it (a
+    folder holding no index). It rebuilds only a demo index it built itself (``settings.demo_of``): when the model
+    changed (the shipped one, after a ``git pull``), the index format or the demo's GloVe changed, or ``rebuild``
+    asks. Any other index is served as it is; one that needs rebuilding gets the command that rebuilds it from
+    its own corpus.
     """
     try:
         found = FolderInfo.of(index_dir)  # not Index.open: an index of an older format is read to be replaced
     except IndexerError as error:
         fail(f"{error} ({program('app')} --rebuild builds it again)")
-    if found.has_index and not rebuild:
-        if found.model_source != model_source(model):
+    if index_dir.exists() and not index_dir.is_dir():
+        fail(f"--index {index_dir} is a file, not an index folder; give the folder of an index")
+    if not found.has_index:
+        if not build and index_dir != DEMOS[demo].index_dir:
+            fail(
+                f"--index {index_dir} holds no index; give the folder of an index, or pass --build to build the "
+                f"demo index there (`{build_command(index_dir)}`)"
+            )
+    elif demo_of(index_dir, found) != demo:
+        reason = "--rebuild asks to build it again" if rebuild else _outdated(found)
+        if reason is not None:
+            fail(
+                f"{index_dir} is not the demo index this app built, so the app will not rebuild it ({reason}); "
+                f"rebuild it from its own corpus with: {rebuild_command(index_dir)}"
+            )
+        print(f"Using the index in {index_dir}")
+        return
+    elif not rebuild:
+        due = _rebuild_due(found, model, glove) if found.model_source == model_source(model) else None
+        if due is None:  # up to date, or built with another model than this run's, which it keeps
             print(f"Using the index in {index_dir}")
             return
-        if found.format_version != FORMAT_VERSION:
-            print(
-                f"The index in {index_dir} was built by another version of ELMo Search (format "
-                f"{found.format_version}, this one uses {FORMAT_VERSION}): rebuilding it.",
-                flush=True,
-            )
-        elif found.glove_source != glove_source_name(glove):
-            print(f"The demo's GloVe baseline is now {glove!r}: rebuilding the index in {index_dir}.", flush=True)
-        elif found.model_hash == model_hash(model):
-            print(f"Using the index in {index_dir}")
-            return
-        else:
-            print(
-                f"The {model!r} model has changed since the index in {index_dir} was built with it: rebuilding it.",
-                flush=True,
-            )
+        print(f"{due}: rebuilding the demo index in {index_dir}.", flush=True)
         rebuild = True
     corpus, where = demo_corpus(demo), DEMOS[demo].corpus_dir
     if not corpus:
@@ -117,11 +139,40 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
     )
     started = time.perf_counter()
     try:
-        build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild)
+        build_index(corpus, index_dir, model=model, glove=glove, progress=True, overwrite=rebuild, demo=demo)
     except (IndexerError, OSError, ValueError, MissingExtra) as error:
         fail(f"building the demo index failed: {describe(error)}")
+    except KeyboardInterrupt:
+        interrupted("interrupted; run the same command again to finish building the demo index")
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"Built the demo index in {minutes} min {seconds} s.", flush=True)
+
+
+def _outdated(found: FolderInfo) -> str | None:
+    """Why an index (not the app's) cannot be served as it is: another index format, or its model changed since it
+    was built (None: it can, or its model is not here to tell; the page then says what is wrong)."""
+    if found.format_version != FORMAT_VERSION:
+        return f"it is of index format {found.format_version!r}, this ELMo Search reads {FORMAT_VERSION}"
+    source = found.model_source
+    try:
+        current = model_hash(*source) if isinstance(source, list) else model_hash(source)
+    except (OSError, ValueError, TypeError):
+        return None
+    return None if current == found.model_hash else f"its model {source} has changed since it was built"
+
+
+def _rebuild_due(found: FolderInfo, model: str, glove: str) -> str | None:
+    """Why an index built with ``model`` (and the demo's ``glove``) should be built again, or None."""
+    if found.format_version != FORMAT_VERSION:
+        return (
+            f"The index was built by another version of ELMo Search (format {found.format_version}, this one uses "
+            f"{FORMAT_VERSION})"
+        )
+    if found.glove_source != glove_source_name(glove):
+        return f"The demo's GloVe baseline is now {glove!r}"
+    if found.model_hash != model_hash(model):
+        return f"The {model!r} model has changed since the index was built with it"
+    return None
 
 
 def _installed(model: str) -> bool:
@@ -188,6 +239,7 @@ def streamlit_command(address: str, port: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    interruptible()
     demo = DEMOS[args.demo]
     model = args.model or demo.model
     try:
@@ -197,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
     index_dir = (args.index or configured_index_dir(args.demo)).expanduser().resolve()
     if args.index is None and model in PUBLISHED:  # the demo with a published model: its own index beside ours
         index_dir = variant_dir(index_dir, model)
-    ensure_index(index_dir, model, args.rebuild, args.glove or demo.glove, args.demo)
+    ensure_index(index_dir, model, args.rebuild, args.glove or demo.glove, args.demo, args.build)
     if index_dir == DEMOS["en"].index_dir and _installed("ko"):  # the Korean demo beside the English one
         korean = DEMOS["ko"]
         if not kiwi_installed():

@@ -6,6 +6,7 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from encoder.commands import program
 from encoder.files import cache_root, checkout_root, shipped_data
@@ -61,9 +62,30 @@ def demo_corpus(demo: str = "en") -> list[Path]:
 
 
 def build_command(index_dir: str | Path) -> str:
-    """The shell command that builds ``index_dir`` from a demo corpus (shown when an index is missing)."""
+    """The shell command that builds ``index_dir`` from a demo corpus (shown when an index is missing): in a demo's
+    own place the app builds it unasked, anywhere else it is asked to (``--build``)."""
     target = Path(index_dir).resolve()
     for key, demo in DEMOS.items():
         if target == demo.index_dir:
             return program("app") + ("" if key == "en" else f" --demo {key}")
-    return f"{program('app')} --index {shlex.quote(str(target))}"
+    return f"{program('app')} --index {shlex.quote(str(target))} --build"
+
+
+def demo_of(index_dir: str | Path, found: Any) -> str | None:
+    """The demo whose index the app built in ``index_dir`` and nobody changed since (``found``: the folder's
+    ``indexer.manifest.FolderInfo``), or None for any other index: marked so by the app's build, or, built before
+    the app marked its indexes, one in a demo's own place whose corpus is exactly that demo's."""
+    if found.demo is not None:
+        return found.demo if found.demo in DEMOS else None
+    target = Path(index_dir).resolve()
+    for key, demo in DEMOS.items():
+        if target == demo.index_dir and found.corpus == tuple(str(p) for p in demo_corpus(key)):
+            return key
+    return None
+
+
+def rebuild_demo_command(index_dir: str | Path, demo: str) -> str:
+    """The shell command that rebuilds the demo index of ``demo`` that the app built in ``index_dir``."""
+    target = Path(index_dir).resolve()
+    where = "" if target == DEMOS[demo].index_dir else f" --index {shlex.quote(str(target))}"
+    return program("app") + ("" if demo == "en" else f" --demo {demo}") + where + " --rebuild"

@@ -23,12 +23,12 @@ from encoder.model_files import resolve_model
 from encoder.words import is_content_word, normalize
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
-from indexer.manifest import FolderInfo
+from indexer.manifest import FolderInfo, rebuild_command
 from indexer.results import Comparison, DocumentHit, Neighbors, Results, Senses
 
 from .examples import Examples, answerable, examples_for
 from .i18n import t
-from .settings import DEMOS, build_command, configured_index_dir
+from .settings import DEMOS, build_command, configured_index_dir, demo_of, rebuild_demo_command
 
 INDEX_DIR_KEY = "index_dir"
 DEMO_PARAM = "demo"  # the URL's name for the open demo collection
@@ -138,7 +138,8 @@ def current_index() -> Index:
     except (IndexerError, OSError, ValueError) as error:
         st.error(t("index.cannot_open", path=path, error=error))
         st.info(t("index.rebuild"))
-        st.code(build_command(path) + " --rebuild", language="bash")
+        demo = demo_of(path, found)
+        st.code(rebuild_demo_command(path, demo) if demo else rebuild_command(path), language="bash")
         st.stop()
 
 

@@ -1,6 +1,11 @@
 """``python -m encoder``: embed text with a biLM (and the sub-commands other modules register)."""
 
+# ruff: noqa: E402 (Ctrl-C is answered with one line from the first moment: before the imports that follow)
 from __future__ import annotations
+
+from .errors import interrupts_at_start
+
+interrupts_at_start(__name__, "elmo-encoder")
 
 import argparse
 import json
@@ -12,7 +17,7 @@ from . import corpus, download, ownership, text, train_cli
 from .commands import parser_for
 from .device import add_device_option
 from .elmo import BATCH_SIZE, PRECISIONS
-from .errors import REPORTED, describe, fail, reported
+from .errors import REPORTED, describe, fail, interrupted, interruptible, reported
 from .eval import cli as eval_cli
 from .model_files import add_model_options
 from .numbers import check_finite
@@ -37,22 +42,14 @@ def _read_lines(path: Path) -> list[str]:
     return lines
 
 
-def is_embeddings_file(path: Path) -> bool:
-    """Whether ``path`` is an hdf5 file of embeddings (``elmo --all``'s layout): what ``embed --output`` replaces."""
-    import h5py
-
-    try:
-        with h5py.File(path, "r") as f:
-            return "sentence_to_index" in f
-    except (OSError, ValueError):
-        return False
+EMBEDDINGS_KIND = "embeddings"  # what ``embed --output`` records it wrote (``ownership.record_written``)
 
 
 def embed_command(args: argparse.Namespace) -> None:
     from .elmo import Elmo
     from .weights import write_hdf5
 
-    ownership.check_replace(args.output, is_embeddings_file, args.overwrite, "--output", "an hdf5 file of embeddings")
+    ownership.check_replace(args.output, EMBEDDINGS_KIND, args.overwrite, "--output", "an hdf5 file of embeddings")
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:
@@ -71,6 +68,7 @@ def embed_command(args: argparse.Namespace) -> None:
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
         if args.raw:  # what was embedded: one list of token strings per line, in line order
             out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
+    ownership.record_written(args.output, EMBEDDINGS_KIND)
     what = {"all": f"{elmo.n_layers} layers", "top": "the top layer", "average": f"the mean of {elmo.n_layers} layers"}
     print(
         f"wrote {len(sentences)} sentences ({what[args.output_format]} x {elmo.dim} dims) to {args.output}",
@@ -128,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace --output even when it is not an hdf5 file of embeddings (one is replaced anyway)",
+        help="replace --output even when embed did not write it (a file it wrote, as recorded in "
+        f"{ownership.OUTPUTS} beside it, is replaced anyway)",
     )
     embed.add_argument("--quiet", action="store_true", help="no progress bar")
     embed.set_defaults(func=embed_command)
@@ -143,12 +142,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    interruptible()
     try:
         args.func(args)
     except REPORTED as error:  # bad input, a missing file or too little memory that the command did not word itself
         if not reported(error):
             raise
         fail(describe(error))
+    except KeyboardInterrupt:
+        interrupted(INTERRUPTED_ADVICE.get(args.command, "interrupted"))
+
+
+INTERRUPTED_ADVICE = {
+    "prepare": "interrupted; run the same command again to finish the prepare",
+    "embed": "interrupted; nothing was written",
+}
+"""The one line of an interrupted command, where there is more to say than "interrupted" (``train`` says its own:
+``train.Interrupted``)."""
 
 
 def exit_now() -> None:

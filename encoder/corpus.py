@@ -9,8 +9,10 @@ word types, and the framed stream ``<S> w... </S>`` of every sentence as ids int
 the tokenizer (Kiwi and its 88 MB model for Korean) and without spending its minutes tokenizing: each file
 (``*.tokens.xz``, at most 16 MB) is a safetensors archive, compressed by xz, of the ids (uint32), the types
 (UTF-8, one per line) and a JSON record of the rules that made them (``TextRules.name`` and ``identity``, which
-names the tokenizer and its version) and of the text they came from. ``encoder train --corpus`` reads them
-beside or instead of text files and refuses those made by other rules than the model's.
+names the tokenizer and its version) and of the text they came from; ``prepared.json`` beside them is the
+prepare's record (what it was asked, what it wrote, whether it finished), and ``.lock`` its lock. ``encoder train
+--corpus`` reads them beside or instead of text files and refuses those made by other rules than the model's,
+those of an unfinished prepare and those its record does not list.
 
 ``TokenizedCorpus`` holds a run's files in memory as arrays of shared type ids; ``watch`` adds the files that
 appear in its folders while a run goes on.
@@ -24,6 +26,8 @@ import json
 import lzma
 import multiprocessing
 import os
+import re
+import signal
 import sys
 import threading
 import time
@@ -35,12 +39,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ownership
+from . import locks, ownership
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .commands import program
-from .files import atomic_path, open_text, reading
+from .files import atomic_path, open_text, reading, sha256_of, temporary_target
+from .locks import LOCK
 from .numbers import THREADS, Number
 from .ownership import NotOwnedError
+from .terminal import show, visible
 from .text import LANGUAGES, TextRules, text_files, text_rules
 
 BOS_ID, EOS_ID = 0, 1
@@ -134,8 +140,14 @@ def default_workers() -> int:
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """Spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    """Spawned workers: forking a process that runs CUDA or OpenMP threads is unsafe. They ignore Ctrl-C, which the
+    terminal sends to every process: the process that started them stops them (and says so, once)."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=signal.signal,
+        initargs=(signal.SIGINT, signal.SIG_IGN),
+    )
 
 
 class TypeTable:
@@ -204,13 +216,34 @@ def read_prepared(path: Path) -> tuple[TokenizedText, dict]:
         piece = TokenizedText(types, tensors["ids"], tensors["paragraphs"])
     except (lzma.LZMAError, SafetensorError, KeyError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a prepared corpus file ({program('encoder')} prepare writes them): {error}")
-    if record.get("format") != PREPARED_FORMAT:
-        raise ValueError(
-            f"{path}: unknown prepared format {record.get('format')!r} (this code reads {PREPARED_FORMAT!r})"
-        )
-    if len(piece.ids) and int(piece.ids.max()) >= len(types):
-        raise ValueError(f"{path} is damaged: its ids point past its {len(types)} word types")
+    if not isinstance(record, dict) or record.get("format") != PREPARED_FORMAT:
+        found = record.get("format") if isinstance(record, dict) else record
+        raise ValueError(f"{path}: unknown prepared format {found!r} (this code reads {PREPARED_FORMAT!r})")
+    damage = _damage(piece, record)
+    if damage:
+        raise ValueError(f"{path} is damaged: {damage}; prepare its text again")
     return piece, record
+
+
+def _damage(piece: TokenizedText, record: dict) -> str | None:
+    """What is wrong with a prepared file's contents (None: nothing), as ``write_prepared`` writes them: uint32 ids
+    into its types, each sentence framed, paragraphs starting at increasing places inside the ids, the first at 0,
+    and a record naming its text rules."""
+    missing = [key for key in ("rules", "rules_identity") if not isinstance(record.get(key), str)]
+    if missing:
+        return f"its record lacks {', '.join(missing)} (the text rules that made it)"
+    ids, starts = piece.ids, piece.paragraphs
+    if ids.dtype != np.uint32 or starts.dtype != np.int64 or ids.ndim != 1 or starts.ndim != 1:
+        return f"its ids are {ids.dtype} and paragraph starts {starts.dtype}, not uint32 and int64 lists"
+    if len(ids) and int(ids.max()) >= len(piece.types):
+        return f"its ids point past its {len(piece.types)} word types"
+    if len(ids) and (not len(starts) or starts[0] != 0):
+        return "its first paragraph does not start at its first id"
+    if len(starts) and (np.any(np.diff(starts) <= 0) or starts[-1] >= len(ids) or np.any(ids[starts] != BOS_ID)):
+        return "its paragraph starts are out of order, out of range, or not at a sentence's <S>"
+    if len(ids) and ids[-1] != EOS_ID:
+        return "its last sentence does not end with </S>"
+    return None
 
 
 def installed_identity(rules: TextRules) -> str | None:
@@ -240,7 +273,8 @@ def check_rules(record: dict, language: str, path: Path) -> None:
 
 
 def corpus_files(paths: Sequence[str | Path], must_exist: bool = True) -> list[Path]:
-    """Text files and prepared files named by ``paths``: files as given, folders searched recursively (sorted)."""
+    """Text files and prepared files named by ``paths``: files as given, folders searched recursively (sorted). The
+    prepared files of a folder that ``prepare`` wrote are those its finished record lists (``check_listed``)."""
     files = []
     for path in map(Path, paths):
         if path.is_dir():
@@ -250,15 +284,77 @@ def corpus_files(paths: Sequence[str | Path], must_exist: bool = True) -> list[P
             files.extend(text_files([path]))
     if must_exist and not files:
         raise FileNotFoundError(f"no text files in {', '.join(map(str, paths))}")
+    for folder in sorted({f.parent for f in files if is_prepared(f)}):
+        check_listed(folder, [f for f in files if f.parent == folder and is_prepared(f)])
     return files
 
 
-# ---------------------------------------------------------------------------------------------- python -m encoder prepare
+# ---------------------------------------------------------------------------------------------- a prepared folder
+# prepared.json is written first (the sources, the rules, complete: false), then after every source (the files it
+# gave), and last with complete: true. A folder whose record is unfinished (a prepare killed, or still running) is
+# not read by training, and running the same prepare again finishes it.
+def read_record(folder: Path) -> dict:
+    """The ``prepared.json`` of ``folder``, checked to be one ``prepare`` wrote (an error naming it otherwise)."""
+    path = folder / MANIFEST_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} cannot be read as JSON ({error}); it is the record of a prepare") from None
+    files = record.get("files") if isinstance(record, dict) else None
+    if (
+        not isinstance(record, dict)
+        or record.get("format") != PREPARED_FORMAT
+        or not all(isinstance(record.get(key), str) for key in ("rules", "rules_identity"))
+        or not isinstance(files, list)
+        or not all(
+            isinstance(f, dict) and _plain_name(f.get("file")) and isinstance(f.get("source"), str) for f in files
+        )
+    ):
+        raise ValueError(
+            f"{path} is not the record of a prepare (format, rules and a list of files); prepare the text again "
+            "into a new folder"
+        )
+    return record
+
+
+def _plain_name(name: object) -> bool:
+    return isinstance(name, str) and name.endswith(PREPARED_SUFFIX) and Path(name).name == name
+
+
+def is_complete(record: dict) -> bool:
+    """Whether the prepare that wrote ``record`` finished (a record older than ``complete`` has ``seconds`` then)."""
+    return bool(record.get("complete", "seconds" in record))
+
+
+def check_listed(folder: Path, found: Sequence[Path]) -> None:
+    """Refuse prepared files of ``folder`` that its ``prepare`` did not finish or does not list (a stray part of
+    another run); prepared files copied without a record are read as they are."""
+    if not (folder / MANIFEST_FILE).is_file():
+        return
+    record = read_record(folder)
+    if not is_complete(record):
+        raise ValueError(
+            f"{folder} holds an unfinished prepare (killed, or still running): run the same `python -m encoder "
+            "prepare` again to finish it, then train"
+        )
+    listed = {f["file"] for f in record["files"]}
+    strays = [path for path in found if path.name not in listed]
+    if strays:
+        raise ValueError(
+            f"{folder} holds {ownership.listing(folder, strays)}, which its {MANIFEST_FILE} does not list (left by "
+            "another prepare?): move them away, or prepare into a new folder"
+        )
+
+
 def _part_name(source: Path, number: int) -> str:
-    stem = source.name
+    return f"{_stem(source)}.{number:03d}{PREPARED_SUFFIX}"
+
+
+def _stem(source: str | Path) -> str:
+    stem = Path(source).name
     for suffix in (".gz", ".xz", ".bz2", ".txt"):
         stem = stem.removesuffix(suffix)
-    return f"{stem}.{number:03d}{PREPARED_SUFFIX}"
+    return stem
 
 
 def _write_parts(out: Path, source: Path, tokenized: TokenizedText, record: dict, part_tokens: int) -> list[dict]:
@@ -279,30 +375,84 @@ def _write_parts(out: Path, source: Path, tokenized: TokenizedText, record: dict
     return written
 
 
-def _claim_out(out: Path, overwrite: bool) -> None:
-    """``--out`` is a new or empty folder, or one that ``prepare`` filled: then ``--overwrite`` removes the files
-    its manifest lists, and only those (``ownership``)."""
-    if not out.exists():
-        out.mkdir(parents=True)
-        return
-    if out.is_symlink() or not out.is_dir():
-        raise NotOwnedError(f"--out {out} is not a folder; give a new or empty folder")
-    manifest = out / MANIFEST_FILE
-    if not manifest.is_file():
-        strangers = ownership.foreign(out, lambda path: False)
+def _written_by(out: Path, record: dict | None) -> ownership.Owned:
+    """What ``prepare`` writes in ``out`` (``ownership``): its lock, its record (and the temporary of one a kill cut
+    short) and, once it has a record, the parts of the sources it names (or, for a record older than ``sources``,
+    the files it lists), and their temporaries."""
+    sources = [s["path"] for s in record.get("sources", [])] if record is not None else []
+    listed = {f["file"] for f in record["files"]} if record is not None else set()
+    parts = re.compile("|".join(re.escape(_stem(s)) + r"\.\d{3}" + re.escape(PREPARED_SUFFIX) for s in sources) or "$^")
+
+    def ours(path: Path) -> bool:
+        temporary = temporary_target(path.name)
+        name = temporary or path.name
+        if path.parent != out or not path.is_file():
+            return False
+        if name == LOCK or (temporary and name == MANIFEST_FILE):  # a record being written when prepare was killed
+            return True
+        return record is not None and (name == MANIFEST_FILE or name in listed or bool(parts.fullmatch(name)))
+
+    return ours
+
+
+def _plan(sources: Sequence[Path], rules: TextRules, part_tokens: int) -> dict:
+    """What a prepare is asked to do: its format and rules, its part size and its sources (path, size, sha256)."""
+    return {
+        "format": PREPARED_FORMAT,
+        "rules": rules.name,
+        "rules_identity": rules.identity,
+        "part_tokens": part_tokens,
+        "sources": [{"path": str(p.resolve()), "size": p.stat().st_size, "sha256": sha256_of(p)} for p in sources],
+    }
+
+
+def _check_out(out: Path, plan: dict, overwrite: bool) -> tuple[dict | None, ownership.Owned]:
+    """Refuse an ``--out`` that is not this prepare's to write: a folder of someone else's files, a finished prepare
+    without ``--overwrite``, an unfinished one of another plan without ``--overwrite``. Returns its record (None:
+    it has none) and what prepare wrote there."""
+    record = read_record(out) if (out / MANIFEST_FILE).is_file() else None
+    ours = _written_by(out, record)
+    if record is None:
+        strangers = ownership.foreign(out, ours)
         if strangers:
             raise NotOwnedError(
                 f"--out {out} holds files prepare did not write ({ownership.listing(out, strangers)}): give a new "
                 "or empty folder"
             )
-        return
-    if not overwrite:
+    elif is_complete(record) and not overwrite:
         raise NotOwnedError(
             f"--out {out} holds a prepared corpus already: pass --overwrite to replace it, or give a new folder"
         )
-    written = {MANIFEST_FILE, *(Path(f["file"]).name for f in json.loads(manifest.read_text())["files"])}
-    ours = lambda path: path.parent == out and path.name in written and path.is_file()
-    ownership.remove(out, [out / name for name in sorted(written)], ours)
+    elif not is_complete(record) and not _same_plan(record, plan) and not overwrite:
+        raise NotOwnedError(
+            f"--out {out} holds an unfinished prepare of other files or options: run that prepare again to finish "
+            "it, pass --overwrite to start over, or give a new folder"
+        )
+    return record, ours
+
+
+def _same_plan(record: dict, plan: dict) -> bool:
+    return {k: record.get(k) for k in plan} == plan
+
+
+def _claim_out(out: Path, plan: dict, overwrite: bool) -> list[dict]:
+    """Make ``--out`` this prepare's (under its lock; ``_check_out`` says what is refused); returns the files of the
+    sources that a killed run of the same prepare finished, which are kept. Only files prepare wrote are removed
+    (``ownership``): a finished prepare's with ``--overwrite``, the unfinished rest of a killed one."""
+    record, ours = _check_out(out, plan, overwrite)
+    if record is None:
+        ownership.remove(out, [p for p in sorted(out.iterdir()) if ours(p) and p.name != LOCK], ours)
+        return []
+    resumed = not is_complete(record) and _same_plan(record, plan) and not overwrite
+    done = record["files"] if resumed else []
+    kept = {MANIFEST_FILE, LOCK, *(f["file"] for f in done)}
+    ownership.remove(out, [p for p in sorted(out.iterdir()) if ours(p) and p.name not in kept], ours)
+    return done
+
+
+def _write_record(out: Path, record: dict) -> None:
+    with atomic_path(out / MANIFEST_FILE) as tmp:
+        Path(tmp).write_text(json.dumps(record, indent=1, ensure_ascii=False))
 
 
 def prepare(
@@ -315,11 +465,12 @@ def prepare(
     progress: bool = True,
 ) -> dict:
     """Tokenize the text files under ``paths`` by ``language``'s rules into prepared files in ``out`` (one or
-    more per text file); returns the manifest written beside them."""
+    more per text file); returns the record written beside them. Run again after it was killed, it finishes
+    what it started (the sources done are kept)."""
     from tqdm.auto import tqdm
 
     rules = text_rules(language)
-    sources = [p for p in corpus_files(paths) if not is_prepared(p)]
+    sources = list(text_files(paths))
     if not sources:
         raise FileNotFoundError(f"no text files in {', '.join(map(str, paths))}")
     names = [_part_name(p, 0) for p in sources]
@@ -330,36 +481,44 @@ def prepare(
     if workers is not None:
         WORKERS.check("--workers", workers)
     out = Path(out)
-    _claim_out(out, overwrite)
-    workers = default_workers() if workers is None else workers
-    if sum(p.stat().st_size for p in sources) < IN_PROCESS_BYTES:
-        workers = 0
-    record = {"format": PREPARED_FORMAT, "rules": rules.name, "rules_identity": rules.identity}
-    manifest = {**record, "files": []}
-    started = time.monotonic()
-    pool = worker_pool(workers) if workers else None
-    try:
-        for source in sources:
-            bar = tqdm(desc=source.name, unit=" paragraphs", disable=not progress, mininterval=2.0)
-            tokenized = tokenize_file(source, rules.name, pool, bar)
-            bar.close()
-            parts = _write_parts(out, source, tokenized, {**record, "source": source.name}, part_tokens)
-            manifest["files"].extend(parts)
-            with atomic_path(out / MANIFEST_FILE) as tmp:  # after every source: what is on disk, always listed
-                Path(tmp).write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
-            if progress:
-                print(
-                    f"{source}: {len(tokenized.ids):,} ids, {len(tokenized.types):,} word types -> "
-                    f"{len(parts)} file(s), {sum(p['bytes'] for p in parts) / 1e6:.1f} MB",
-                    file=sys.stderr,
-                )
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-    manifest["seconds"] = round(time.monotonic() - started, 1)
-    with atomic_path(out / MANIFEST_FILE) as tmp:
-        Path(tmp).write_text(json.dumps(manifest, indent=1, ensure_ascii=False))
-    return manifest
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise NotOwnedError(f"--out {out} is not a folder; give a new or empty folder")
+    plan = _plan(sources, rules, part_tokens)
+    if out.is_dir():
+        _check_out(out, plan, overwrite)  # a refusal leaves no lock behind; checked again under the lock
+    out.mkdir(parents=True, exist_ok=True)
+    busy = locks.FolderBusy(f"another prepare is writing {out}; wait for it to finish, or give another --out")
+    with locks.locked(out / LOCK, busy):
+        record = {**plan, "files": _claim_out(out, plan, overwrite), "complete": False}
+        _write_record(out, record)
+        listed = {f["file"] for f in record["files"]}
+        todo = [p for p in sources if _part_name(p, 0) not in listed]  # a source's files are listed when all written
+        workers = default_workers() if workers is None else workers
+        if sum(p.stat().st_size for p in todo) < IN_PROCESS_BYTES:
+            workers = 0
+        started = time.monotonic()
+        pool = worker_pool(workers) if workers else None
+        try:
+            for source in todo:
+                bar = tqdm(desc=visible(source.name), unit=" paragraphs", disable=not progress, mininterval=2.0)
+                tokenized = tokenize_file(source, rules.name, pool, bar)
+                bar.close()
+                made_by = {k: plan[k] for k in ("format", "rules", "rules_identity")}
+                parts = _write_parts(out, source, tokenized, {**made_by, "source": source.name}, part_tokens)
+                record["files"].extend(parts)
+                _write_record(out, record)  # after every source: what is on disk, always listed
+                if progress:
+                    show(
+                        f"{source}: {len(tokenized.ids):,} ids, {len(tokenized.types):,} word types -> "
+                        f"{len(parts)} file(s), {sum(p['bytes'] for p in parts) / 1e6:.1f} MB",
+                        file=sys.stderr,
+                    )
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        record.update(complete=True, seconds=round(time.monotonic() - started, 1))
+        _write_record(out, record)
+    return record
 
 
 def prepare_command(args: argparse.Namespace) -> None:
@@ -496,11 +655,11 @@ class TokenizedCorpus:
                     for path in corpus_files(paths, must_exist=False):
                         if str(path) not in self.files and not self._stop.is_set():
                             self.add(path)
-                            print(f"added {path} to the corpus ({len(self.files[str(path)]):,} ids)", file=sys.stderr)
+                            show(f"added {path} to the corpus ({len(self.files[str(path)]):,} ids)", file=sys.stderr)
                 except Exception as error:  # e.g. a file still being written: try again at the next scan
                     if self._stop.is_set():  # closing: the pool was shut down under it
                         return
-                    print(f"warning: corpus watch: {error}", file=sys.stderr)
+                    show(f"warning: corpus watch: {error}", file=sys.stderr)
 
         self._watcher = threading.Thread(target=loop, name="corpus-watch", daemon=True)
         self._watcher.start()

@@ -1,18 +1,59 @@
 """How every command line of the project (``python -m encoder``, ``indexer``, ``app``) ends on an error.
 
 Exit status: 0 done; 2 with one ``error: ...`` line on stderr that names the file or option and says what to do
-(bad input, a missing or damaged file; argparse's own usage errors also exit 2); 130 when interrupted (Ctrl-C).
+(bad input, a missing or damaged file; argparse's own usage errors also exit 2); 130 when interrupted (Ctrl-C,
+SIGINT) and 143 when terminated (SIGTERM, where a command stops cleanly: training), with one line, never a
+traceback from each process. A command line calls ``interrupts_at_start`` before its heavy imports (a second of
+torch) and ``interruptible`` once it runs; ``interrupted`` is its one line.
 """
 
 from __future__ import annotations
 
 import errno
+import multiprocessing
+import os
+import signal
 import sys
 from typing import NoReturn
 
 from .terminal import show
 
 ERROR_EXIT = 2
+INTERRUPTED_EXIT = 128 + signal.SIGINT  # 130
+TERMINATED_EXIT = 128 + signal.SIGTERM  # 143
+
+
+def _exit_at_start(number: int, frame: object) -> None:
+    show("interrupted", file=sys.stderr)
+    os._exit(INTERRUPTED_EXIT)
+
+
+def interrupts_at_start(module: str, script: str) -> None:
+    """The first thing a command line's module (``module``: its ``__name__``) does: until the command runs
+    (``interruptible``), Ctrl-C ends it at once with one line (nothing is written yet). In a worker process the
+    command started (multiprocessing runs the command's module there too), Ctrl-C, which the terminal sends to
+    every process, is ignored: the command stops its workers. Only where the module runs as the program (``python
+    -m``, its console ``script``, a worker's copy): imported, by a test, it changes nothing."""
+    if module not in ("__main__", "__mp_main__") and os.path.basename(sys.argv[0]) != script:
+        return
+    in_worker = multiprocessing.parent_process() is not None
+    signal.signal(signal.SIGINT, signal.SIG_IGN if in_worker else _exit_at_start)
+
+
+def interruptible() -> None:
+    """From here on Ctrl-C raises ``KeyboardInterrupt``, so that what is being written is cleaned up on the way out
+    (``files.atomic_path``) and the command line says ``interrupted``."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def interrupted(message: str = "interrupted", status: int = INTERRUPTED_EXIT) -> NoReturn:
+    """Print the one line of an interrupted command (``message``), on a line of its own after any progress bar it
+    cut short, and exit with ``status`` (130, or 143 for SIGTERM)."""
+    if "tqdm" in sys.modules:
+        for bar in list(getattr(sys.modules["tqdm"].tqdm, "_instances", [])):
+            bar.close()
+    show(message, file=sys.stderr)
+    raise SystemExit(status)
 
 
 class MissingExtra(ImportError):

@@ -5,6 +5,7 @@ and the cache are."""
 from __future__ import annotations
 
 import bz2
+import ctypes
 import errno
 import gzip
 import hashlib
@@ -170,6 +171,22 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Swap two paths in one step, so that no moment sees either missing (Linux's ``renameat2`` with
+    ``RENAME_EXCHANGE``); False where the system cannot (another OS, an old kernel or C library, a file system
+    without it), and then nothing happened."""
+    function = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if function is None:
+        return False
+    at_cwd, rename_exchange = -100, 2
+    if function(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    number = ctypes.get_errno()
+    if number in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(number, os.strerror(number), str(second))
 
 
 def temporary_target(name: str) -> str | None:

@@ -158,15 +158,6 @@ class Glove:
         matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
         return cls(words, matrix, path)
 
-    @classmethod
-    def is_file(cls, path: str | Path) -> bool:
-        """Whether ``path`` reads as a GloVe text file (its first lines): what ``indexer glove --out`` may replace."""
-        try:
-            cls.load(path, max_lines=10)
-        except (OSError, ValueError):
-            return False
-        return True
-
     def vector(self, word: str) -> np.ndarray | None:
         i = self.index.get(word)
         if i is None:

@@ -21,6 +21,7 @@ data exactly. Files that appear in the corpus folders while a run goes on (``wat
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import random
 import threading
@@ -54,6 +55,9 @@ class Vocabulary:
             raise ValueError(f"a vocabulary starts with {', '.join(SPECIALS)}; got {words[:3]}")
         self.words = words
         self.index = {w: i for i, w in enumerate(words)}
+        if len(self.index) < len(words):
+            twice = next(w for i, w in enumerate(words) if self.index[w] != i)
+            raise ValueError(f"a vocabulary lists each word once; {twice!r} is listed more than once")
 
     @classmethod
     def from_counts(cls, counts: Counter, size: int) -> Vocabulary:
@@ -63,8 +67,16 @@ class Vocabulary:
 
     @classmethod
     def load(cls, path: str | Path) -> Vocabulary:
-        with open(path, encoding="utf-8") as f:
-            return cls([line.rstrip("\n") for line in f])
+        """A vocabulary file (one word a line, the specials first); one that is not is a ``ValueError`` naming it."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                return cls([line.rstrip("\n") for line in f])
+        except (UnicodeDecodeError, ValueError) as error:
+            raise ValueError(f"{path} is not a vocabulary of ours ({error}); restore it") from None
+
+    def hash(self) -> str:
+        """SHA-256 of the words in order: what an LM head records of the vocabulary it was trained with."""
+        return hashlib.sha256("\n".join(self.words).encode("utf-8")).hexdigest()
 
     def save(self, path: str | Path) -> None:
         with atomic_path(path) as tmp:

@@ -36,7 +36,15 @@ from .lm_data import (
     target_clusters,
 )
 from .model import BiLM, State
-from .weights import WeightsError, check_finite_weights, load_model, read_safetensors, restored_tensors, stored_tensors
+from .weights import (
+    WeightsError,
+    check_finite_weights,
+    load_model,
+    read_config,
+    read_safetensors,
+    restored_tensors,
+    stored_tensors,
+)
 
 if TYPE_CHECKING:
     from .elmo import Elmo
@@ -59,6 +67,7 @@ class LMHead(nn.Module):
     def __init__(self, input_dim: int, vocab_size: int, cutoffs: list[int] | None = None, div_value: float = 3.0):
         super().__init__()
         self.input_dim, self.vocab_size, self.div_value = input_dim, vocab_size, div_value
+        self.vocab_hash: str | None = None  # of the vocabulary it predicts, as saved (``save``)
         self.cutoffs = default_cutoffs(vocab_size) if cutoffs is None else list(cutoffs)
         self.softmax = nn.AdaptiveLogSoftmaxWithLoss(input_dim, vocab_size, self.cutoffs, div_value)
 
@@ -131,12 +140,14 @@ class LMHead(nn.Module):
             "div_value": self.div_value,
         }
 
-    def save(self, path: str | Path, storage: str = "fp32") -> None:
-        """``storage``: as ``weights.STORAGES`` (the loader restores float32)."""
+    def save(self, path: str | Path, vocab: Vocabulary, storage: str = "fp32") -> None:
+        """``storage``: as ``weights.STORAGES`` (the loader restores float32); the hash of ``vocab``, the classes
+        it predicts, is recorded with it (``load_language_model`` checks it)."""
         tensors = stored_tensors(self.state_dict(), storage)
         check_finite_weights(tensors, path, writing=True)
+        metadata = {"format": "elmo-search-lm-head", "config": json.dumps(self.config()), "vocab": vocab.hash()}
         with atomic_path(path) as tmp:
-            save_file(tensors, tmp, metadata={"format": "elmo-search-lm-head", "config": json.dumps(self.config())})
+            save_file(tensors, tmp, metadata=metadata)
 
     @classmethod
     def load(cls, path: str | Path) -> LMHead:
@@ -145,6 +156,7 @@ class LMHead(nn.Module):
         try:
             with safe_open(str(path), framework="pt") as f:
                 head = cls(**json.loads(f.metadata()["config"]))
+                head.vocab_hash = f.metadata().get("vocab")  # None in a head saved before it was recorded
             head.load_state_dict(tensors)
         except (KeyError, TypeError, ValueError, RuntimeError) as error:
             raise WeightsError(
@@ -263,16 +275,43 @@ def evaluate(
 
 
 def load_language_model(model_dir: str | Path) -> tuple[LanguageModel, Vocabulary]:
-    """biLM + head + vocabulary of one of our model directories (all three are needed for perplexity)."""
+    """biLM + head + vocabulary of one of our model directories, a run or a checkpoint (all three are needed for
+    perplexity, shipping and training on), checked to be of one model (``check_one_model``)."""
     model_dir = Path(model_dir)
     for name in (HEAD_FILE, VOCAB_FILE):
         if not (model_dir / name).is_file():
             raise FileNotFoundError(
                 f"{model_dir / name} is missing: this needs one of our models (or a training run) with its LM head"
             )
-    return LanguageModel(load_model(model_dir), LMHead.load(model_dir / HEAD_FILE)), Vocabulary.load(
-        model_dir / VOCAB_FILE
+    lm, vocab = (
+        LanguageModel(load_model(model_dir), LMHead.load(model_dir / HEAD_FILE)),
+        Vocabulary.load(model_dir / VOCAB_FILE),
     )
+    check_one_model(model_dir, lm, vocab)
+    return lm, vocab
+
+
+def check_one_model(model_dir: Path, lm: LanguageModel, vocab: Vocabulary) -> None:
+    """Refuse a head and a vocabulary that are not of one model with the biLM: a head of other sizes (another
+    model's), a head predicting another number of words than the vocabulary lists (cut, or lines repeated), or
+    trained with another vocabulary (its recorded hash), a config.json whose vocab_size says otherwise. A model
+    of mixed parts would give a perplexity, or train, with nothing to tell it is wrong."""
+    head, vocab_file = model_dir / HEAD_FILE, model_dir / VOCAB_FILE
+    advice = "they are not of one model: restore the model folder whole"
+    if lm.head.input_dim != lm.bilm.config.projection_dim:
+        raise WeightsError(
+            f"{head} reads {lm.head.input_dim}-dimensional states, the biLM gives {lm.bilm.config.projection_dim}: "
+            f"{advice}"
+        )
+    if lm.head.vocab_size != len(vocab):
+        raise WeightsError(f"{head} predicts {lm.head.vocab_size:,} words, {vocab_file} lists {len(vocab):,}: {advice}")
+    if lm.head.vocab_hash is not None and lm.head.vocab_hash != vocab.hash():
+        raise WeightsError(f"{head} was trained with another vocabulary than {vocab_file}: {advice}")
+    said = read_config(model_dir).get("vocab_size")
+    if said is not None and said != len(vocab):
+        raise WeightsError(
+            f"{model_dir / 'config.json'} says vocab_size {said}, {vocab_file} lists {len(vocab):,}: {advice}"
+        )
 
 
 def perplexity(

@@ -22,8 +22,32 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .chars import MAX_CHARS, N_CHARACTERS
+from .numbers import Number, check_memory
 
 FORWARD, BACKWARD = 0, 1
+SIZE = Number(int, 1, 2**16)
+"""A width or count of a biLM (embedding, projection, LSTM, characters)."""
+FILTER_COUNT = Number(int, 1, 2**16)
+CONFIG_NUMBERS = {
+    "char_embed_dim": SIZE,
+    "n_highway": Number(int, 0, 64),
+    "projection_dim": SIZE,
+    "lstm_dim": SIZE,
+    "n_layers": Number(int, 1, 64),
+    "max_chars": Number(int, 3, 2**12),  # a word's characters and its begin and end marks
+    "n_characters": Number(int, 1, 2**16),
+}
+CLIP = Number(float, above=0)
+
+
+def _is_filter(pair: object, max_chars: int) -> bool:
+    return (
+        isinstance(pair, (list, tuple))
+        and len(pair) == 2
+        and Number(int, 1, max_chars).problem(pair[0]) is None
+        and FILTER_COUNT.problem(pair[1]) is None
+    )
+
 
 # The fused path hands torch's LSTM weights laid out from ours (so the files keep one layout): cuDNN then copies them
 # into its own buffer, and oneDNN (CPU) falls back to torch's kernel for projections. Both say so in a warning, and
@@ -52,6 +76,40 @@ class BiLMConfig:
     max_chars: int = MAX_CHARS
     n_characters: int = N_CHARACTERS
 
+    def __post_init__(self) -> None:
+        """Every size a whole number in range, the filters a list of [width, count], clips positive or None, and the
+        whole within this machine's memory: a config.json, options.json or --config of wrong values is a
+        ``ValueError`` naming the field (its reader names the file), never a tensor error or an allocation that
+        fails deep in torch."""
+        for name, rule in CONFIG_NUMBERS.items():
+            rule.check(name, getattr(self, name))
+        filters = self.filters
+        if (
+            not isinstance(filters, (list, tuple))
+            or not filters
+            or not all(_is_filter(f, self.max_chars) for f in filters)
+        ):
+            raise ValueError(
+                f"filters must be a list of [width, count] pairs, widths from 1 to max_chars ({self.max_chars}) and "
+                f"counts from 1 to {FILTER_COUNT.at_most:,}, not {filters!r}"[:300]
+            )
+        if self.activation not in ("relu", "tanh"):
+            raise ValueError(f"activation must be relu or tanh, not {self.activation!r}")
+        for name in ("cell_clip", "proj_clip"):
+            if getattr(self, name) is not None:
+                CLIP.check(name, getattr(self, name))
+        if not isinstance(self.use_skip_connections, bool):
+            raise ValueError(f"use_skip_connections must be true or false, not {self.use_skip_connections!r}")
+        check_memory(4 * self.n_parameters, f"a biLM of {self.n_parameters:,} parameters", "check its sizes")
+
+    @property
+    def n_parameters(self) -> int:
+        """The biLM's weights: char embeddings, convolutions, highway, projection, and both directions' LSTMs."""
+        E, F_, P, D = self.char_embed_dim, self.n_filters, self.projection_dim, self.lstm_dim
+        cnn = self.n_characters * E + sum(width * E * count + count for width, count in self.filters)
+        cnn += self.n_highway * (2 * F_ * F_ + 2 * F_) + F_ * P + P
+        return cnn + 2 * self.n_layers * (2 * P * 4 * D + 4 * D + D * P)
+
     @property
     def n_filters(self) -> int:
         return sum(n for _, n in self.filters)
@@ -63,6 +121,18 @@ class BiLMConfig:
 
     @classmethod
     def from_options(cls, options: dict) -> BiLMConfig:
+        """The config of a published options.json; a ``ValueError`` says what it lacks or holds wrong."""
+        try:
+            return cls._from_options(options)
+        except KeyError as error:
+            raise ValueError(
+                f"it has no {error.args[0]!r} entry (the published options.json has char_cnn and lstm)"
+            ) from None
+        except (TypeError, AttributeError) as error:
+            raise ValueError(f"it is not in the published options' layout ({error})") from None
+
+    @classmethod
+    def _from_options(cls, options: dict) -> BiLMConfig:
         cnn, lstm = options["char_cnn"], options["lstm"]
         if cnn.get("activation", "relu") not in ("relu", "tanh"):
             raise ValueError(f"unsupported char_cnn activation {cnn['activation']!r}")
@@ -109,7 +179,10 @@ class BiLMConfig:
         if not isinstance(data, dict):
             raise ValueError(f"{path} is not a JSON object of BiLMConfig fields")
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
+        try:
+            return cls(**known)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{path}: {error}") from None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -6,12 +6,13 @@ Each describes what it writes as ``Owned``, a test of a path ("is this a file or
 it?"); a folder it owns may still hold someone else's file, so everything under it is looked at too, and a
 symbolic link is never ours (nor followed). Anything in the way is refused with its path named, before the
 first file is removed, whatever ``--overwrite`` says: that flag lets a command replace its own earlier output,
-never a file it did not write. A one-file output replaces a file of its own kind, and another file only with
-``--overwrite``.
+never a file it did not write. A one-file output replaces a file it wrote (``record_written`` keeps the record
+beside it; a file that merely looks like one is not), and another file only with ``--overwrite``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable, Iterable
@@ -70,15 +71,59 @@ def remove(root: Path, paths: Iterable[Path], ours: Owned) -> None:
         shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
-def check_replace(target: Path, own_kind: Callable[[Path], bool], overwrite: bool, option: str, kind: str) -> None:
-    """A command writing the one file ``target`` (its ``option``) replaces a file of its own ``kind``
-    (``own_kind``), and another file only when told to (``--overwrite``); a folder or a link never."""
+OUTPUTS = ".elmo-search-outputs.json"
+"""The record, in the folder of a one-file output, of the files there that a command wrote: each file's name, its
+kind (e.g. "glove") and its size, modification time and inode as written. A file whose record matches is one the
+command wrote and nobody replaced since; any other, however much it looks like one (a downloaded GloVe file, an
+hdf5 file in the same layout, Punkt parameters of another tool), is not."""
+
+
+def _identity(path: Path) -> dict:
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino}
+
+
+def _outputs(folder: Path) -> dict:
+    try:
+        record = json.loads((folder / OUTPUTS).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def is_written(path: Path, kind: str) -> bool:
+    """Whether ``path`` is a file of ``kind`` that a command wrote (``record_written``) and nobody replaced since."""
+    entry = _outputs(path.parent).get(path.name)
+    return path.is_file() and isinstance(entry, dict) and entry == {"kind": kind, **_identity(path)}
+
+
+def record_written(path: Path, kind: str) -> None:
+    """Record that a command has just written ``path``, a file of ``kind`` (in its folder's ``OUTPUTS``), so that
+    a later run replaces it without ``--overwrite``. Records of files gone since are dropped. A record that cannot
+    be written only means that the next run asks for ``--overwrite``."""
+    from .files import atomic_path
+
+    folder = path.parent
+    outputs = {name: entry for name, entry in _outputs(folder).items() if (folder / name).is_file()}
+    outputs[path.name] = {"kind": kind, **_identity(path)}
+    try:
+        with atomic_path(folder / OUTPUTS) as tmp:
+            Path(tmp).write_text(json.dumps(outputs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
+def check_replace(target: Path, kind: str, overwrite: bool, option: str, what: str) -> None:
+    """A command writing the one file ``target`` (its ``option``) replaces a file of ``kind`` it wrote there
+    (``is_written``), and another file only when told to (``--overwrite``); a folder or a link never. ``what``
+    names the kind in the message ("a GloVe file")."""
     if target.is_symlink():
         raise NotOwnedError(f"{option} {target} is a symbolic link; give the path of a file to write")
-    if not target.exists() or (target.is_file() and (own_kind(target) or overwrite)):
+    if not target.exists() or (target.is_file() and (is_written(target, kind) or overwrite)):
         return
     if target.is_dir():
         raise IsADirectoryError(f"{option} {target} is a folder; give the path of a file to write")
     raise NotOwnedError(
-        f"{option} {target} already exists and is not {kind}; choose another path, or pass --overwrite to replace it"
+        f"{option} {target} already exists and is not {what} this command wrote (it records those in {OUTPUTS}); "
+        "choose another path, or pass --overwrite to replace it"
     )

@@ -4,7 +4,8 @@
 complete: model, head, vocabulary, optimizer, data position, carried state, RNG; named by
 ``checkpoints/latest.json``, written last, so a run killed at any moment resumes from a whole checkpoint),
 ``run.json`` (what the run started from, written first: ``ship`` reads it) and, when the run stops, the model
-directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``, ``vocab.txt``). Everything is
+directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``, ``vocab.txt``); ``.lock`` is the lock
+the running run holds (``locked_run``: one run at a time in a folder). Everything is
 safetensors or JSON: nothing here is ever unpickled. ``run_files`` says which files are a run's: the only ones
 ``--overwrite`` removes (``encoder.ownership``).
 """
@@ -12,13 +13,15 @@ safetensors or JSON: nothing here is ever unpickled. ``run_files`` says which fi
 from __future__ import annotations
 
 import json
+import os
 import re
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import torch
 from safetensors.torch import save_file
 
-from . import ownership
+from . import locks, ownership
 from .distributed import barrier
 from .files import atomic_path, temporary_target, writing
 from .lm_data import VOCAB_FILE, LMBatches, Vocabulary
@@ -48,7 +51,7 @@ def run_files(out: Path) -> ownership.Owned:
         name = temporary_target(path.name) or path.name
         if path.parent == out:
             return (
-                name in (RUN_RECORD, LOG_FILE, PLOT_FILE)
+                name in (RUN_RECORD, LOG_FILE, PLOT_FILE, locks.LOCK)
                 or is_model_file(name)
                 or (name == CHECKPOINTS and path.is_dir())
             )
@@ -66,17 +69,54 @@ def is_run(out: Path) -> bool:
     return (out / RUN_RECORD).is_file() or (out / CHECKPOINTS / LATEST).is_file()
 
 
+def locked_run(out: Path) -> AbstractContextManager:
+    """One run at a time in ``out``: its lock, held by rank 0 for every rank (``locks``), from before ``out`` is
+    looked at until the run stops; a second run into the same folder is refused."""
+    if os.environ.get("RANK", "0") != "0":
+        return nullcontext()
+    busy = locks.FolderBusy(
+        f"another training run is writing {out}; wait for it to finish, or train into another --out"
+    )
+    return locks.locked(out / locks.LOCK, busy)
+
+
 def check_clear_run(out: Path) -> None:
     """Refuse now what ``clear_run`` would refuse: a file the run did not write among the run's files."""
     ours = run_files(out)
-    ownership.check_removable(out, [p for p in out.iterdir() if ours(p)], ours)
+    ownership.check_removable(out, [p for p in out.iterdir() if ours(p) and p.name != locks.LOCK], ours)
 
 
 def clear_run(out: Path) -> None:
     """Remove what an earlier run wrote into ``out`` (for ``--overwrite``), each file checked to be the run's at
-    every depth before any is removed; other files stay."""
+    every depth before any is removed; other files, and the lock the run holds, stay."""
     ours = run_files(out)
-    ownership.remove(out, [p for p in out.iterdir() if ours(p)], ours)
+    ownership.remove(out, [p for p in out.iterdir() if ours(p) and p.name != locks.LOCK], ours)
+
+
+def read_json(path: Path, what: str, keys: dict[str, type | tuple[type, ...]] | None = None) -> dict:
+    """A JSON object the run wrote (``what`` it is, for the message), with ``keys`` of the given types; a file that is
+    not one is a ``ValueError`` naming it and what it should be."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} cannot be read as JSON ({error}); it is {what}: restore it") from None
+    wrong = [
+        key
+        for key, kind in (keys or {}).items()
+        if not isinstance(record, dict) or not isinstance(record.get(key), kind)
+    ]
+    if not isinstance(record, dict) or wrong:
+        raise ValueError(f"{path} is not {what} (no {', '.join(wrong) or 'JSON object'}); restore it") from None
+    return record
+
+
+TRAINER_KEYS = {"config": dict, "progress": dict, "param_groups": list}
+"""What ``trainer.json`` holds: the run's options, its counters and the optimizer's settings."""
+
+
+def read_trainer(checkpoint: Path) -> dict:
+    """A checkpoint's ``trainer.json`` (``save_checkpoint``)."""
+    return read_json(checkpoint / "trainer.json", "the checkpoint's record of the run", TRAINER_KEYS)
 
 
 def write_run_record(out: Path, record: dict) -> None:
@@ -102,7 +142,7 @@ def save_language_model(
 ) -> None:
     """A model directory: what ``Elmo.load`` reads, plus the head and vocabulary for perplexity and fine-tuning."""
     save_model(lm.bilm, directory, extra_config={"vocab_size": len(vocab), **info}, storage=storage)
-    lm.head.save(directory / HEAD_FILE, storage=head_storage)
+    lm.head.save(directory / HEAD_FILE, vocab, storage=head_storage)
     vocab.save(directory / VOCAB_FILE)
 
 
@@ -127,7 +167,13 @@ def load_rank_state(directory: Path, rank: int, data: LMBatches, device: torch.d
     torch.set_rng_state(tensors["rng.cpu"])
     if "rng.cuda" in tensors and device.type == "cuda":
         torch.cuda.set_rng_state(tensors["rng.cuda"])
-    data.load_state(json.loads((directory / f"rank{rank}.json").read_text()))
+    path = directory / f"rank{rank}.json"
+    position = read_json(
+        path, f"rank {rank}'s place in the data", {"pass": int, "window": int, "files": (list, type(None))}
+    )
+    if position["pass"] < 0 or position["window"] < 0 or not all(isinstance(f, str) for f in position["files"] or []):
+        raise ValueError(f"{path} is not rank {rank}'s place in the data (a negative place, or a file that is no name)")
+    data.load_state(position)
     n_layers = sum(1 for k in tensors if k.endswith(".h"))
     return [(tensors[f"lstm.{l}.h"].to(device), tensors[f"lstm.{l}.c"].to(device)) for l in range(n_layers)]
 
@@ -159,12 +205,14 @@ def save_checkpoint(
     progress: dict,
     info: dict,
     config: dict,
+    corpus: list[dict],
     rank: int,
     world: int,
 ) -> None:
     """Every rank writes its own state into the step's folder; rank 0 adds the rest and moves ``latest`` last.
     ``position``: where this rank's data continues (``LMBatches.state``); ``info``: what config.json records besides
-    the architecture; ``config``: the run's options, which ``--resume`` checks against its own."""
+    the architecture; ``config``: the run's options and ``corpus`` its files (``train.corpus_record``), which
+    ``--resume`` checks against its own."""
     directory = out / CHECKPOINTS / f"step-{progress['step']:08d}"
     if rank == 0:
         directory.mkdir(parents=True, exist_ok=True)
@@ -178,7 +226,8 @@ def save_checkpoint(
     with atomic_path(directory / "optimizer.safetensors") as tmp:
         save_file(tensors, tmp)
     with atomic_path(directory / "trainer.json") as tmp:
-        Path(tmp).write_text(json.dumps({**meta, "progress": progress, "world_size": world, "config": config}))
+        record = {**meta, "progress": progress, "world_size": world, "config": config, "corpus": corpus}
+        Path(tmp).write_text(json.dumps(record))
     with atomic_path(out / CHECKPOINTS / LATEST) as tmp:
         Path(tmp).write_text(json.dumps({"checkpoint": directory.name}))
     ours = run_files(out)
@@ -189,7 +238,12 @@ def save_checkpoint(
 
 def latest_checkpoint(out: Path) -> Path | None:
     pointer = out / CHECKPOINTS / LATEST
-    return out / CHECKPOINTS / json.loads(pointer.read_text())["checkpoint"] if pointer.is_file() else None
+    if not pointer.is_file():
+        return None
+    name = read_json(pointer, "the name of the run's latest checkpoint", {"checkpoint": str})["checkpoint"]
+    if not STEP.fullmatch(name) or not (out / CHECKPOINTS / name).is_dir():
+        raise ValueError(f"{pointer} names {name!r}, which is not a checkpoint in {out / CHECKPOINTS}; restore it")
+    return out / CHECKPOINTS / name
 
 
 def append_log(out: Path, record: dict) -> None:
@@ -198,18 +252,38 @@ def append_log(out: Path, record: dict) -> None:
 
 
 def truncate_log(out: Path, step: int) -> None:
-    """On resume, drop what the interrupted run logged after the checkpoint it resumes from."""
+    """On resume, drop what the interrupted run logged after the checkpoint it resumes from (and a last line a kill
+    cut short)."""
     path = out / LOG_FILE
     if path.is_file():
-        kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step]
+        kept = [record for record in read_log(out, killed=True) if record["step"] <= step]
         with atomic_path(path) as tmp:
-            Path(tmp).write_text("".join(line + "\n" for line in kept))
+            Path(tmp).write_text("".join(json.dumps(record) + "\n" for record in kept))
 
 
-def read_log(folder: Path) -> list[dict]:
-    """The records of a run's or a model's ``log.jsonl`` (none when it has no log)."""
+def read_log(folder: Path, killed: bool = False) -> list[dict]:
+    """The records of a run's or a model's ``log.jsonl`` (none when it has no log); a line that is not a record of
+    the log is a ``ValueError`` naming the file and line, but for a last line cut short by a kill (``killed``: the
+    run was killed, and ends without its newline)."""
     path = folder / LOG_FILE
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    lines = text.split("\n")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            if killed and number == len(lines):  # the last line, without its newline: cut short by the kill
+                break
+            raise ValueError(f"{path}, line {number} is not a record of the run's log ({error}); restore it") from None
+        if not isinstance(record, dict) or not isinstance(record.get("step"), int):
+            raise ValueError(f"{path}, line {number} is not a record of the run's log (no step); restore it")
+        records.append(record)
+    return records
 
 
 def plot_learning_curve(out: Path) -> None:

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from . import ownership
-from .files import TMP_DIR_PREFIX, writing
+from .files import TMP_DIR_PREFIX, current_umask, exchange, writing
 from .lm_head import LanguageModel, load_language_model
 from .model_files import model_hash
 from .ownership import NotOwnedError
@@ -110,6 +110,7 @@ def ship(run: str | Path, destination: str | Path, overwrite: bool = False, stor
     info = {k: v for k, v in read_config(run).items() if k in ("name", "language", "training")}  # _model_info's
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f"{TMP_DIR_PREFIX}{destination.name}-"))
+    staging.chmod(0o777 & ~current_umask())  # mkdtemp makes 0700: the model folder gets the usual permissions
     try:
         with writing(destination):
             save_language_model(lm, vocab, staging, info, storage=shipped_storage(lm, storage), head_storage="fp16")
@@ -140,10 +141,14 @@ def _complete(run: Path, destination: Path, staging: Path, info: dict) -> None:
 
 
 def _swap(destination: Path, staging: Path) -> None:
-    """``staging`` becomes ``destination``; the old folder, whose files are all in the new one or replaced by it
-    (``check_destination``), goes."""
+    """``staging`` becomes ``destination`` in one step (``files.exchange``: a process killed at any moment leaves the
+    old model or the new one there, never neither); the old folder, whose files are all in the new one or replaced
+    by it (``check_destination``), goes."""
     if not destination.exists():
         staging.rename(destination)
+        return
+    if exchange(staging, destination):  # staging now holds the old model
+        ownership.remove(staging.parent, [staging], lambda path: path == staging or path.is_file())
         return
     old = Path(tempfile.mkdtemp(dir=destination.parent, prefix=f"{TMP_DIR_PREFIX}{destination.name}-old-"))
     destination.rename(old / destination.name)

@@ -138,6 +138,8 @@ def text_files(
             yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES))
         elif path.is_file():
             yield path
+        elif path.exists():
+            raise ValueError(f"{path} is not a file or folder (a device or a pipe?); give text files or folders")
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
 
@@ -229,15 +231,6 @@ def save_punkt(params: dict, path: str | os.PathLike[str]) -> None:
     text = json.dumps(params, ensure_ascii=False, indent=0)
     with atomic_path(path) as tmp:
         Path(tmp).write_text(text + "\n", encoding="utf-8")
-
-
-def is_punkt_file(path: Path) -> bool:
-    """Whether ``path`` holds Punkt parameters as ``save_punkt`` writes them: what ``punkt --out`` replaces."""
-    try:
-        params = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(params, dict) and {"abbrev_types", "ortho_context", "sent_starters"} <= set(params)
 
 
 class _OrthoContext(dict):
@@ -623,10 +616,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         required=True,
         type=Path,
         metavar="PATH",
-        help="where to write the JSON parameters (an earlier file of Punkt parameters is replaced; another file only "
+        help="where to write the JSON parameters (a file this command wrote there before is replaced; another file only "
         "with --overwrite)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace --out even if it is not Punkt parameters")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace --out even when this command did not write it"
+    )
     parser.add_argument(
         "--max-chars",
         type=Number(int, 1),
@@ -637,13 +632,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+PUNKT_KIND = "punkt"  # what ``punkt --out`` records it wrote (``ownership.record_written``)
+
+
 def run(args: argparse.Namespace) -> None:
     """Train Punkt on ``args.corpus`` and save the parameters to ``args.out``."""
-    ownership.check_replace(args.out, is_punkt_file, args.overwrite, "--out", "a file of Punkt parameters")
+    ownership.check_replace(args.out, PUNKT_KIND, args.overwrite, "--out", "a file of Punkt parameters")
     replaced: collections.Counter[Path] = collections.Counter()
     started = time.perf_counter()
     params = train_punkt(iter_lines(args.corpus, replaced), args.max_chars)
     save_punkt(params, args.out)
+    ownership.record_written(args.out, PUNKT_KIND)
     for path, count in replaced.items():
         show(f"warning: {path}: {count} U+FFFD characters (undecodable bytes?)", file=sys.stderr)
     print(

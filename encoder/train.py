@@ -14,22 +14,25 @@ gradients are averaged across ranks every step (gloo on CPU, NCCL on GPU) and ra
 
 from __future__ import annotations
 
-import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
 from . import distributed
-from .corpus import TokenizedCorpus, held_out_paragraphs
+from .corpus import TokenizedCorpus, corpus_files, held_out_paragraphs
 from .device import resolve_device
+from .files import sha256_of
 from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
-from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate
+from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model
 from .model import BiLM, BiLMConfig, State
 from .model_files import model_folder, model_hash, resolve_model
 from .numbers import SEED, THREADS, NonFiniteError, Number
@@ -43,7 +46,9 @@ from .run_folder import (
     is_run,
     latest_checkpoint,
     load_rank_state,
+    locked_run,
     plot_learning_curve,
+    read_trainer,
     restore_optimizer,
     save_checkpoint,
     save_language_model,
@@ -212,10 +217,10 @@ def load_pretrained(spec: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary |
     found = resolve_model(spec)
     if found.folder is None:
         return load_hdf5(found.options, found.weights), None, None
-    bilm = load_model(found.folder)
     if (found.folder / HEAD_FILE).is_file() and (found.folder / VOCAB_FILE).is_file():
-        return bilm, LMHead.load(found.folder / HEAD_FILE), Vocabulary.load(found.folder / VOCAB_FILE)
-    return bilm, None, None
+        lm, vocab = load_language_model(found.folder)
+        return lm.bilm, lm.head, vocab
+    return load_model(found.folder), None, None
 
 
 def _build_vocabulary(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int, world: int) -> Vocabulary:
@@ -262,7 +267,62 @@ def check_modes(cfg: TrainConfig) -> None:
         raise ValueError(f"--schedule must be one of {', '.join(SCHEDULES)}, not {cfg.schedule!r}")
     if cfg.schedule != "constant" and cfg.max_tokens is None and cfg.time_budget is None:
         raise ValueError(f"--schedule {cfg.schedule} decays over the run's budget: give --max-tokens or --time-budget")
+    check_apart(cfg)
     check_out(cfg)
+
+
+def corpus_record(names: Iterable[str], hashed: dict[str, dict]) -> list[dict]:
+    """Path, size and sha256 of each corpus file a run reads (``hashed`` keeps those already hashed): what a
+    checkpoint records of the text it was trained on, and ``--resume`` checks (``check_same_corpus``)."""
+    record = []
+    for name in names:
+        path = str(Path(name).resolve())
+        if path not in hashed:
+            hashed[path] = {"path": path, "size": Path(path).stat().st_size, "sha256": sha256_of(path)}
+        record.append(hashed[path])
+    return record
+
+
+def check_same_corpus(cfg: TrainConfig, checkpoint: Path, recorded: object) -> None:
+    """``--resume`` goes on with the text its checkpoint was trained on: each file it read, unchanged (a file
+    replaced in place would be read from the checkpoint's place in the old one), and no other (but files that
+    ``--watch`` adds)."""
+    entries = recorded if isinstance(recorded, list) else None
+    if entries is None or not all(isinstance(e, dict) and {"path", "size", "sha256"} <= set(e) for e in entries):
+        raise ValueError(
+            f"{checkpoint / 'trainer.json'} is not the checkpoint's record of the run (its corpus); restore it"
+        )
+    given = {str(p.resolve()) for p in corpus_files(cfg.corpus, must_exist=False)}
+    problems = []
+    for entry in entries:
+        path = Path(entry["path"])
+        if not path.is_file():
+            problems.append(f"{path} is gone")
+        elif entry["path"] not in given:
+            problems.append(f"{path} is not in --corpus")
+        elif path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
+            problems.append(f"{path} has changed")
+    if not cfg.watch:
+        problems += [f"{path} is new" for path in sorted(given - {e["path"] for e in entries})]
+    if problems:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise ValueError(
+            f"--resume: the corpus is not the one the checkpoint in {cfg.out} was trained on ({shown}); resume with "
+            "the same files, or start over with --overwrite"
+        )
+
+
+def check_apart(cfg: TrainConfig) -> None:
+    """``--out`` is neither a ``--corpus`` folder nor inside one: the run's own files (vocab.txt, log.jsonl) would
+    be read as training text by the run that resumes it."""
+    out = Path(cfg.out).resolve()
+    for given in cfg.corpus:
+        path = Path(given).resolve()
+        if out == path or (path.is_dir() and out.is_relative_to(path)):
+            raise ValueError(
+                f"--out {cfg.out} is inside --corpus {given}: the run's own files (vocab.txt, log.jsonl) would be "
+                "read as training text; choose an --out outside the corpus folders"
+            )
 
 
 def check_out(cfg: TrainConfig) -> None:
@@ -273,7 +333,8 @@ def check_out(cfg: TrainConfig) -> None:
     if cfg.resume:
         if checkpoint is None:
             raise ValueError(f"--resume: {out} holds no checkpoint to resume (checkpoints/latest.json is missing)")
-        before = json.loads((checkpoint / "trainer.json").read_text())["config"]
+        trainer = read_trainer(checkpoint)
+        before = trainer["config"]
         keys = ("size", "config", "vocab_size", "unroll", "language")
         changed = [key for key in keys if before.get(key) != getattr(cfg, key)]
         if changed:
@@ -282,6 +343,8 @@ def check_out(cfg: TrainConfig) -> None:
                 + ", ".join(f"--{k.replace('_', '-')} ({before.get(k)!r}, now {getattr(cfg, k)!r})" for k in changed)
                 + "; resume it with the same options, or train into another --out"
             )
+        if "corpus" in trainer:  # a checkpoint older than the record is resumed without the check
+            check_same_corpus(cfg, checkpoint, trainer["corpus"])
         return
     found = [name for name in RUN_FILES if (out / name).exists()]
     if found and not cfg.overwrite:
@@ -395,6 +458,37 @@ def _continued_progress(cfg: TrainConfig) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- the loop
+class Interrupted(Exception):
+    """A run stopped by SIGINT (Ctrl-C) or SIGTERM once its checkpoint was written: the message says where."""
+
+    def __init__(self, message: str, signal_number: int):
+        super().__init__(message)
+        self.status = 128 + signal_number  # 130 for SIGINT, 143 for SIGTERM
+
+
+@contextmanager
+def stop_requests() -> Iterator[list[int]]:
+    """While the loop runs, SIGINT and SIGTERM ask it to stop at the end of its step and write a checkpoint (the
+    yielded list holds the signals received); a second Ctrl-C stops at once, the last checkpoint intact. Signals
+    reach the main thread only: elsewhere (a run started from a thread) they are left as they are."""
+    asked: list[int] = []
+
+    def ask(number: int, frame: object) -> None:
+        if asked and number == signal.SIGINT:
+            raise KeyboardInterrupt
+        asked.append(number)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield asked
+        return
+    before = {number: signal.signal(number, ask) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield asked
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
 def _diverged(step: int, what: str, out: Path) -> NonFiniteError:
     """The error that stops a run whose loss or weights stopped being finite: it writes nothing more."""
     return NonFiniteError(
@@ -476,26 +570,36 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
-    if cfg.overwrite and out.is_dir() and os.environ.get("RANK", "0") == "0":
-        clear_run(out)
     out.mkdir(parents=True, exist_ok=True)
+    with locked_run(out):
+        check_out(cfg)  # again, now that no other run can start in --out
+        if cfg.overwrite and os.environ.get("RANK", "0") == "0":
+            clear_run(out)
+        return _run(cfg, out, started)
+
+
+def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vocabulary]:
+    """``train``'s work, in a checked ``--out`` that it holds."""
     text = text_rules(run_language(cfg))
     corpus = TokenizedCorpus.from_paths(
         cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.name
     )  # before CUDA
+    hashed: dict[str, dict] = {}  # what checkpoints record of the corpus files (``corpus_record``), hashed once
+    if os.environ.get("RANK", "0") == "0":
+        corpus_record(corpus.names(), hashed)
     rank, world, device = distributed.init(cfg.device)
     precision = resolve_precision(cfg.precision, device)
     checkpoint = latest_checkpoint(out) if cfg.resume else None
     if checkpoint is not None:
-        lm = LanguageModel(load_model(checkpoint), LMHead.load(checkpoint / HEAD_FILE)).train()
-        vocab = Vocabulary.load(checkpoint / VOCAB_FILE)
+        lm, vocab = load_language_model(checkpoint)
+        lm.train()
     else:
         lm, vocab = build_language_model(cfg, corpus, rank, world)
     lm.to(device)
     optimizer = make_optimizer(cfg, list(lm.parameters()))
     torch.manual_seed(cfg.seed * 1000 + rank)  # dropout masks: reproducible, different on every rank
     state = lm.bilm.lstm.zero_state(cfg.batch_size, device)
-    trainer = json.loads((checkpoint / "trainer.json").read_text()) if checkpoint is not None else None
+    trainer = read_trainer(checkpoint) if checkpoint is not None else None
     if trainer is not None:
         progress = trainer["progress"]
     elif cfg.continue_from:
@@ -561,7 +665,8 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         if not bool(torch.stack([torch.isfinite(p).all() for p in lm.parameters()]).all()):
             raise _diverged(progress["step"], "a weight", out)
         info = _model_info(cfg, out, progress)
-        save_checkpoint(out, lm, vocab, optimizer, position, state, progress, info, asdict(cfg), rank, world)
+        files = corpus_record(corpus.names(), hashed) if rank == 0 else []
+        save_checkpoint(out, lm, vocab, optimizer, position, state, progress, info, asdict(cfg), files, rank, world)
 
     def spent() -> float:
         """The share of this invocation's budget used: tokens or minutes, whichever ends first."""
@@ -574,63 +679,69 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
             shares.append((time.monotonic() - loop_started) / left if left > 0 else 1.0)
         return max(shares)
 
-    batches = prefetch(data, pin_memory=device.type == "cuda")
-    loop_started = time.monotonic()
-    while True:
-        fraction = spent()
-        due = time.monotonic() - last_checkpoint >= cfg.checkpoint_every * 60
-        stop, checkpoint_now, fraction = distributed.agree([fraction >= 1.0, due, fraction], world)
-        if stop:
-            break
-        if checkpoint_now:
-            save_state()
-            last_checkpoint = time.monotonic()
+    with stop_requests() as asked:  # SIGINT or SIGTERM: stop after this step, with a checkpoint
+        batches = prefetch(data, pin_memory=device.type == "cuda")
+        loop_started = time.monotonic()
+        while True:
+            fraction = spent()
+            due = time.monotonic() - last_checkpoint >= cfg.checkpoint_every * 60
+            stop, checkpoint_now, fraction = distributed.agree([fraction >= 1.0 or bool(asked), due, fraction], world)
+            if stop:
+                break
+            if checkpoint_now:
+                save_state()
+                last_checkpoint = time.monotonic()
 
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(cfg, progress["step"] - first_step, fraction)
-        batch, position = next(batches)
-        nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, top_layer)
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(cfg, progress["step"] - first_step, fraction)
+            batch, position = next(batches)
+            nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, top_layer)
 
-        now = time.monotonic()
-        progress["step"] += 1
-        progress["tokens"] += tokens_per_step
-        progress["train_seconds"] += now - step_started
-        step_started = now
-        interval_nll += nll.double()
-        interval_count += cfg.batch_size * cfg.unroll
-        bar.update(tokens_per_step)
-        if progress["step"] % cfg.log_every == 0:  # rank 0's running loss stands for all ranks
-            per_direction = (interval_nll / interval_count).tolist()
-            if not all(map(math.isfinite, per_direction)):
-                raise _diverged(progress["step"], f"the loss ({per_direction[0]}, {per_direction[1]})", out)
-            interval_nll.zero_()
-            interval_count = 0
-            train_ppl = math.exp(sum(per_direction) / 2)
-            bar.set_postfix(loss=f"{sum(per_direction) / 2:.3f}", ppl=f"{train_ppl:.1f}", refresh=False)
-            if rank == 0:
-                append_log(
-                    out,
-                    {
-                        **progress,
-                        "train_loss": per_direction,
-                        "train_ppl": train_ppl,
-                        "lr": optimizer.param_groups[0]["lr"],
-                        "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log)),
-                    },
+            now = time.monotonic()
+            progress["step"] += 1
+            progress["tokens"] += tokens_per_step
+            progress["train_seconds"] += now - step_started
+            step_started = now
+            interval_nll += nll.double()
+            interval_count += cfg.batch_size * cfg.unroll
+            bar.update(tokens_per_step)
+            if progress["step"] % cfg.log_every == 0:  # rank 0's running loss stands for all ranks
+                per_direction = (interval_nll / interval_count).tolist()
+                if not all(map(math.isfinite, per_direction)):
+                    raise _diverged(progress["step"], f"the loss ({per_direction[0]}, {per_direction[1]})", out)
+                interval_nll.zero_()
+                interval_count = 0
+                train_ppl = math.exp(sum(per_direction) / 2)
+                bar.set_postfix(loss=f"{sum(per_direction) / 2:.3f}", ppl=f"{train_ppl:.1f}", refresh=False)
+                if rank == 0:
+                    append_log(
+                        out,
+                        {
+                            **progress,
+                            "train_loss": per_direction,
+                            "train_ppl": train_ppl,
+                            "lr": optimizer.param_groups[0]["lr"],
+                            "tokens_per_second": round(tokens_per_step * cfg.log_every / (now - last_log)),
+                        },
+                    )
+                last_log = now
+            if rank == 0 and held_out and progress["step"] % cfg.valid_every == 0:
+                result = evaluate(lm, vocab, held_out, cfg.valid_tokens)
+                bar.write(
+                    f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
+                    f"backward {result['backward']:.1f} mean {result['mean']:.1f}"
                 )
-            last_log = now
-        if rank == 0 and held_out and progress["step"] % cfg.valid_every == 0:
-            result = evaluate(lm, vocab, held_out, cfg.valid_tokens)
-            bar.write(
-                f"step {progress['step']}: validation perplexity forward {result['forward']:.1f} "
-                f"backward {result['backward']:.1f} mean {result['mean']:.1f}"
-            )
-            append_log(out, {**progress, "valid": result})
-            plot_learning_curve(out)
-    bar.close()
-    corpus.close()
+                append_log(out, {**progress, "valid": result})
+                plot_learning_curve(out)
+        bar.close()
+        corpus.close()
 
     save_state()
+    if asked:
+        raise Interrupted(
+            f"interrupted at step {progress['step']:,}: a checkpoint is written in {out}; resume with --resume",
+            asked[0],
+        )
     if rank == 0:
         if held_out:
             result = evaluate(lm, vocab, held_out, cfg.valid_tokens)

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import fields
 
 from . import distributed, train
 from .device import add_device_option
-from .errors import fail
+from .errors import fail, interrupted
 from .files import open_text, reading
 from .lm_head import perplexity
 from .model_files import MODEL_SPEC_HELP
 from .numbers import Number
 from .ship import ship
+from .terminal import show_json
 from .text import LANGUAGES
 from .train import DEFAULT_RECIPE, NUMBERS, RECIPES, SCHEDULES, SIZES, TrainConfig
 from .weights import read_config
@@ -37,6 +37,8 @@ def train_command(args: argparse.Namespace) -> None:
     cfg = TrainConfig.from_recipe(args.recipe, **given) if args.recipe else TrainConfig(**given)
     try:
         train.train(cfg)
+    except train.Interrupted as stop:
+        interrupted(str(stop), stop.status)
     finally:
         distributed.finish()
 
@@ -48,7 +50,7 @@ def perplexity_command(args: argparse.Namespace) -> None:
         except (FileNotFoundError, ValueError) as error:
             fail(str(error))
     if args.json:
-        print(json.dumps(result))
+        show_json(result)
     else:
         print(
             f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "

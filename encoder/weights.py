@@ -120,10 +120,8 @@ def load_options(path: str | Path) -> BiLMConfig:
         raise WeightsError(f"{path} is not valid JSON ({error}); give the published options.json") from None
     try:
         return BiLMConfig.from_options(options)
-    except (KeyError, TypeError, AttributeError) as error:
-        raise WeightsError(
-            f"{path} is not a biLM's options.json ({type(error).__name__}: {error}); give the published options.json"
-        ) from None
+    except ValueError as error:
+        raise WeightsError(f"{path} is not a published options.json of a biLM we can build: {error}") from None
 
 
 def hdf5_problems(f: h5py.File, config: BiLMConfig) -> list[str]:
@@ -151,20 +149,20 @@ def check_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLMConfig
     with read_hdf5(weights_file) as f:
         problems = hdf5_problems(f, config)
     if problems:
-        raise WeightsError(f"{weights_file} does not match {options_file}: " + "; ".join(problems))
+        raise WeightsError(f"{weights_file} does not match {options_file}: {_first(problems)}")
     return config
 
 
 def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
     """Build a biLM from the reference format, checking every dataset's presence and shape (``check_hdf5``)."""
     config = check_hdf5(options_file, weights_file)
-    model = BiLM(config)
     with read_hdf5(weights_file) as f:
         arrays = {name: f[name][...].astype(np.float32) for name in hdf5_layout(config) if name in f}
         if _projection_skipped(f, config):
             arrays["CNN_proj/W_proj"] = np.eye(config.n_filters, dtype=np.float32)
             arrays["CNN_proj/b_proj"] = np.zeros(config.projection_dim, dtype=np.float32)
     check_finite_weights(arrays, weights_file, writing=False)
+    model = BiLM(config)  # once the files are known to fit it
     _assign_hdf5(model, config, arrays)
     return model.eval()
 
@@ -315,7 +313,12 @@ def read_config(directory: str | Path) -> dict:
         raise WeightsError(f"{path} is not valid JSON ({error}); restore the model's {CONFIG_FILE}") from None
     if not isinstance(config, dict):
         raise WeightsError(f"{path} is not a JSON object; restore the model's {CONFIG_FILE}")
-    if config.get("format_version", FORMAT_VERSION) > FORMAT_VERSION:
+    version = config.get("format_version", FORMAT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise WeightsError(
+            f"{path} has format_version {version!r}, not a whole number; restore the model's {CONFIG_FILE}"
+        )
+    if version > FORMAT_VERSION:
         raise WeightsError(
             f"{path} has format version {config['format_version']}; this code reads up to {FORMAT_VERSION}"
         )
@@ -327,12 +330,13 @@ def load_model(directory: str | Path) -> BiLM:
     directory = Path(directory)
     try:
         config = BiLMConfig(**{k: v for k, v in read_config(directory).items() if k in BiLMConfig.__dataclass_fields__})
-        model = BiLM(config)
+        with torch.device("meta"):  # the shapes it needs, checked against the files before any memory is taken
+            model = BiLM(config)
     except (TypeError, ValueError) as error:
         if isinstance(error, WeightsError):
             raise
         raise WeightsError(
-            f"{directory / CONFIG_FILE} has a field of the wrong type or value ({error}); restore it"
+            f"{directory / CONFIG_FILE} has a field of the wrong type or value: {error}; restore it"
         ) from None
     files, tensors = weight_files(directory), {}
     for path in files:
@@ -350,9 +354,14 @@ def load_model(directory: str | Path) -> BiLM:
         if k in tensors and tensors[k].shape != v.shape
     ]
     if missing or unexpected or misshaped:
-        raise WeightsError(
-            f"{weights_path} does not match {directory / CONFIG_FILE}: "
-            + "; ".join([f"missing {k}" for k in missing] + [f"unexpected {k}" for k in unexpected] + misshaped)
-        )
+        problems = [f"missing {k}" for k in missing] + [f"unexpected {k}" for k in unexpected] + misshaped
+        raise WeightsError(f"{weights_path} does not match {directory / CONFIG_FILE}: {_first(problems)}")
+    model = BiLM(config)
     model.load_state_dict(tensors)
     return model.eval()
+
+
+def _first(problems: list[str], shown: int = 5) -> str:
+    """The first ``shown`` problems, and how many more (a message stays one readable line)."""
+    more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
+    return "; ".join(problems[:shown]) + more

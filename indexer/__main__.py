@@ -25,14 +25,15 @@ from encoder.errors import REPORTED, describe, fail, reported
 from encoder.mix import POOLINGS
 from encoder.model_files import add_model_options
 from encoder.numbers import SEED, THREADS, Number
-from encoder.terminal import json_text, show
+from encoder.terminal import json_text, show, show_json
 from encoder.text import LANGUAGES
 
+from . import folder
 from .build import SHARD_TOKENS, Settings, add_documents, build_index, delete_documents
 from .errors import IndexerError
 from .export import FORMATS, export
 from .glove import NUMBERS as GLOVE_NUMBERS
-from .glove import X_MAX, Glove, save_glove, train_glove_on_text
+from .glove import X_MAX, save_glove, train_glove_on_text
 from .index import MAX_QUERY_CHARS, OCCURRENCES, REPRESENTATIONS, SENSES_K, Index, K
 from .manifest import SETTING_NUMBERS
 from .ranking import METHODS, RELEVANCE_LINE, method_name
@@ -329,11 +330,18 @@ def _senses_k(text: str) -> int | str:
     return SENSES_K(text)
 
 
-# ------------------------------------------------------------------------------------------ text output
+GLOVE_KIND = "glove"  # what ``glove --out`` records it wrote (``ownership.record_written``)
+
+
 def glove_command(args: argparse.Namespace) -> dict:
     if args.out.is_dir():
         fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
-    ownership.check_replace(args.out, Glove.is_file, args.overwrite, "--out", "a GloVe file")
+    if folder.owner_of(args.out.resolve().parent) is not None:
+        fail(
+            f"--out {args.out} is in the index {args.out.parent}, whose files only its build writes; write the GloVe "
+            "file elsewhere (and build an index with --glove FILE to use it)"
+        )
+    ownership.check_replace(args.out, GLOVE_KIND, args.overwrite, "--out", "a GloVe file")
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
@@ -354,6 +362,7 @@ def glove_command(args: argparse.Namespace) -> dict:
         seed=args.seed,
     )
     save_glove(args.out, glove)
+    ownership.record_written(args.out, GLOVE_KIND)
     return {"out": str(args.out), "words": len(glove.index), "dim": glove.dim}
 
 
@@ -847,7 +856,8 @@ def make_parser() -> argparse.ArgumentParser:
     glove.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace --out even when it is not a GloVe file (one is replaced anyway)",
+        help="replace --out even when this command did not write it (a file it wrote, as recorded in "
+        f"{ownership.OUTPUTS} beside it, is replaced anyway); never a file of an index",
     )
     glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
     glove.set_defaults(
@@ -952,7 +962,7 @@ def _run(args: argparse.Namespace) -> int:
         show(f"error: {result['error']}", file=sys.stderr)
         return 2
     if args.json:
-        print(json_text(result, indent=2))
+        show_json(result, indent=2)
         return 0
     notices = result.pop("notices")
     for notice in notices:

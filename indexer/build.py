@@ -268,6 +268,7 @@ def build_index(
     settings: Settings | None = None,
     ray: bool | str = False,
     ray_workers: int | None = None,
+    demo: str | None = None,
     **reader_options: Any,
 ) -> Index:
     """Build (or resume building) an index of ``corpus`` in ``out`` and open it.
@@ -278,7 +279,9 @@ def build_index(
     ``ray``: encode the shards on a Ray cluster (True: this process's Ray connection, else the cluster
     ``RAY_ADDRESS`` or ``ray start`` names, else a new local one; or an address, "auto" for an existing
     cluster only), with ``ray_workers`` actors (default one per GPU, else per CPU); ``out`` must then be on
-    storage every node sees. The index is the same as without Ray (vectors up to float rounding).
+    storage every node sees. The index is the same as without Ray (vectors up to float rounding). ``demo``: the
+    app's demo collection this index is (``python -m app`` marks the indexes it builds, and rebuilds only those;
+    the manifest's ``build`` record keeps it, ``FolderInfo.demo`` reads it).
     """
     out, device = Path(out), resolve_device(device)
     settings = settings or Settings()
@@ -316,6 +319,7 @@ def build_index(
         "model": asdict(model_record),
         "reader": asdict(options),
         "corpus": _fingerprint(files),
+        **({"demo": demo} if demo is not None else {}),
     }
     if settings.glove not in GLOVE_NAMES and Path(settings.glove).is_relative_to(out.resolve()):
         raise ValueError(f"the GloVe file {settings.glove} is inside --out; keep it elsewhere (the index refers to it)")

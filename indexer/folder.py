@@ -9,13 +9,12 @@ lock: what a build or add decides from.
 
 from __future__ import annotations
 
-import fcntl
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder import ownership
+from encoder import locks, ownership
 from encoder.files import temporary_target
 
 from . import layout, storage
@@ -31,11 +30,7 @@ def locked(out: Path, create: bool = True) -> Iterator[None]:
     if not create and not out.is_dir():
         raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / layout.LOCK, "a") as handle:  # "a": never truncates what is there
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IndexFormatError(f"another process is writing {out}; wait for it to finish") from None
+    with locks.locked(out / layout.LOCK, IndexFormatError(f"another process is writing {out}; wait for it to finish")):
         yield
 
 

@@ -37,7 +37,7 @@ NUMBERS = {
     "dim": Number(int, 1, 10_000),
     "epochs": Number(int, 1, 1_000_000),
     "lr": Number(float, above=0),
-    "x_max": Number(float, above=0),
+    "x_max": Number(float, above=0, at_most=1e6),  # beyond, every pair weighs about 0 and GloVe learns nothing
     "alpha": Number(float, above=0),
     "batch_size": Number(int, 1, 2**26),
     "max_row_hits": Number(float, above=0),
@@ -191,6 +191,12 @@ def train_glove_on_text(
         warnings.warn(f"{path}: {count} undecodable byte sequence(s) were replaced by U+FFFD", stacklevel=2)
     counts = Counter(t for s in sentences for t in s)
     words = [w for w, n in counts.most_common(vocab_size) if n >= min_count]
+    if not words:  # GloVe of no words: an empty file, written as if trained
+        said = "no text" if not counts else f"no word {min_count:,} times or more (min_count)"
+        raise ValueError(
+            f"{', '.join(map(str, paths))} hold(s) {said}: nothing to train GloVe on; give more text"
+            + (" or lower --min-count" if counts else "")
+        )
     ids = {w: i for i, w in enumerate(words)}
     id_arrays = (np.array([ids[t] for t in s if t in ids], dtype=np.int64) for s in sentences)
     return train_glove(cooccurrence(id_arrays, len(words), window), words, progress=progress, **training)

@@ -12,6 +12,7 @@ context and Senses read: an older index is refused with the command that rebuild
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 from collections import Counter
 from collections.abc import Sequence
@@ -22,7 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from encoder import Elmo
+from encoder import Elmo, locks
+from encoder.commands import program
 from encoder.glove import BASELINES, Glove, source_name
 from encoder.glove import check as check_glove
 from encoder.mix import POOLINGS
@@ -43,23 +45,6 @@ SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
 TRAINED_GLOVE = "trained"  # the manifest's GloVe source when GloVe was trained on the corpus
-
-
-def rebuild_command(out: Path, data: dict) -> str:
-    """The command that builds the index at ``out`` again from its own corpus, as far as its manifest ``data`` (of any
-    format) tells: the corpus files, the model, and the settings that differ from the defaults."""
-    corpus = [c.get("path") or c.get("name") for c in data.get("corpus", []) if isinstance(c, dict)]
-    words = ["python -m indexer build --corpus", *map(shlex.quote, map(str, corpus or ["CORPUS"]))]
-    words += ["--out", shlex.quote(str(out)), "--overwrite"]
-    source = (data.get("model") or {}).get("source")
-    if isinstance(source, list) and len(source) == 2:  # published weights: options.json and weights.hdf5
-        words += ["--model", shlex.quote(str(source[0])), "--weights", shlex.quote(str(source[1]))]
-    elif source not in (None, "default"):
-        words += ["--model", shlex.quote(str(source))]
-    settings = data.get("settings") if isinstance(data.get("settings"), dict) else {}
-    defaults = asdict(Settings())
-    changed = [f"{name}={value!r}" for name, value in settings.items() if name in defaults and value != defaults[name]]
-    return " ".join(words) + (f" (it was built with {', '.join(changed)})" if changed else "")
 
 
 def glove_source_name(spec: str) -> str:
@@ -311,6 +296,11 @@ class Manifest:
         """The manifest of the index at ``out``, or a clear error if there is none, or it is of another format."""
         path = out / layout.MANIFEST
         if not path.is_file():
+            if locks.is_locked(out / layout.LOCK):
+                raise IndexFormatError(
+                    f"an index is being built in {out} right now (another process is writing it); "
+                    "try again when that build has finished"
+                )
             if (out / layout.STATE).is_file():
                 raise IndexFormatError(f"{out} holds an interrupted build; re-run the same build command to resume it")
             if not out.exists():
@@ -319,9 +309,14 @@ class Manifest:
                 f"{out} is not an index ({layout.MANIFEST} is missing); build one with `python -m indexer build`"
             )
         data = storage.read_json(path)
-        version = data.get("format_version") if isinstance(data, dict) else None
-        if not isinstance(version, int):
+        if not isinstance(data, dict) or "format_version" not in data:
             raise IndexFormatError(f"{path} is not an index manifest (no format_version); rebuild the index")
+        version = data["format_version"]
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise IndexFormatError(
+                f"{path} is not a valid index manifest (its format_version is {version!r}, not a whole number); "
+                "rebuild the index"
+            )
         if version > FORMAT_VERSION:
             raise IndexFormatError(
                 f"{out} was written in index format {version}, newer than this code reads "
@@ -331,7 +326,7 @@ class Manifest:
             raise IndexFormatError(
                 f"{out} was written in index format {version} by an older ELMo Search (this one reads format "
                 f"{FORMAT_VERSION}: it stores each word's sense readout for Word in context and Senses); rebuild it: "
-                f"{rebuild_command(out, data)}"
+                f"{rebuild_command(out)}"
             )
         try:
             return cls.from_json(data)
@@ -398,6 +393,9 @@ class FolderInfo:
     model_hash: str | None
     glove_source: str | None  # as encoder.glove.source_name names it, or "trained" (on the corpus)
     stamp: int  # changes whenever the index is rebuilt or changed in place
+    corpus: tuple[str, ...] = ()  # the paths of the corpus files it was built from
+    demo: str | None = None  # the app's demo collection this index is, as the app built it (``build_index(demo=)``),
+    # None for any other index and for a demo index changed since (documents added or deleted)
 
     @classmethod
     def of(cls, out: Path) -> FolderInfo:
@@ -406,6 +404,8 @@ class FolderInfo:
         data = data if isinstance(data, dict) else {}
         model = data.get("model") if isinstance(data.get("model"), dict) else {}
         files = data.get("files") if isinstance(data.get("files"), dict) else {}
+        build = data.get("build") if isinstance(data.get("build"), dict) else {}
+        unchanged = data.get("generation") == 1 and not data.get("deleted_doc_ids")
         return cls(
             has_index=path.is_file(),
             interrupted=(out / layout.STATE).is_file(),
@@ -414,7 +414,66 @@ class FolderInfo:
             model_hash=model.get("hash"),
             glove_source=glove.get("source") if isinstance(glove := (files or {}).get("glove"), dict) else None,
             stamp=path.stat().st_mtime_ns if path.is_file() else 0,
+            corpus=tuple(_corpus_paths(data)),
+            demo=build.get("demo") if unchanged and isinstance(build.get("demo"), str) else None,
         )
+
+
+def _corpus_paths(data: dict) -> list[str]:
+    """The paths of the corpus files a manifest (read as JSON, of any format) lists."""
+    corpus = data.get("corpus") if isinstance(data.get("corpus"), list) else []
+    return [c["path"] for c in corpus if isinstance(c, dict) and isinstance(c.get("path"), str)]
+
+
+_FLAGS = {  # Settings field -> its `indexer build` option
+    "layers": "--layers",
+    "search_layers": "--search-layers",
+    "pooling": "--pooling",
+    "index_factory": "--index-factory",
+    "search_params": "--search-params",
+    "token_index_factory": "--token-index-factory",
+    "min_freq": "--min-freq",
+    "glove": "--glove",
+    "glove_dim": "--glove-dim",
+    "glove_epochs": "--glove-epochs",
+    "glove_window": "--glove-window",
+    "glove_min_count": "--glove-min-count",
+    "shard_tokens": "--shard-tokens",
+    "seed": "--seed",
+}
+_READER_FLAGS = {"text_column": "--text-column", "id_column": "--id-column", "title_column": "--title-column"}
+SHOWN_CORPUS_FILES = 20  # more corpus files than this are named by the folder that holds them
+
+
+def rebuild_command(out: Path) -> str:
+    """The ``python -m indexer build`` command that builds the index in ``out`` again from its own corpus, with its
+    model and settings (an index of any format this code can read the manifest of; what it does not record, such
+    as ``glove_max_vocab``, is left at its default)."""
+    data = storage.read_json(out / layout.MANIFEST)
+    data = data if isinstance(data, dict) else {}
+    paths = _corpus_paths(data)
+    if len(paths) > SHOWN_CORPUS_FILES:
+        paths = [os.path.commonpath(paths)]
+    words = [*shlex.split(program("indexer")), "build", "--corpus", *(paths or ["YOUR_FILES"]), "--out", str(out)]
+    source = data.get("model", {}).get("source") if isinstance(data.get("model"), dict) else None
+    if isinstance(source, list) and len(source) == 2:
+        words += ["--model", str(source[0]), "--weights", str(source[1])]
+    elif isinstance(source, str) and source != "default":
+        words += ["--model", source]
+    settings = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+    defaults = asdict(Settings())
+    for name, flag in _FLAGS.items():
+        if settings.get(name, defaults[name]) not in (defaults[name], None):
+            words += [flag, str(settings[name])]
+    words += ["--no-exact-tokens"] * (settings.get("keep_exact_tokens") is False)
+    words += ["--keep-stopwords"] * (settings.get("skip_stopwords") is False)
+    build = data.get("build") if isinstance(data.get("build"), dict) else {}
+    reader = build.get("reader") if isinstance(build.get("reader"), dict) else {}
+    for name, flag in _READER_FLAGS.items():
+        if reader.get(name) not in (None, "text" if name == "text_column" else None):
+            words += [flag, str(reader[name])]
+    words += ["--doc-per-file"] * (reader.get("doc_per_file") is True)
+    return shlex.join([*words, "--overwrite"])
 
 
 # ------------------------------------------------------------------------------------------ model and GloVe

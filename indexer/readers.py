@@ -13,6 +13,7 @@ Empty documents are skipped and counted; undecodable bytes become U+FFFD and are
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import warnings
 from collections import Counter
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 from docutils import nodes
@@ -30,6 +32,7 @@ from markdown_it import MarkdownIt
 from encoder.files import DECODE_ERRORS, open_text
 
 from .errors import CorpusError
+from .manifest import MANIFEST, STATE
 
 FORMATS = ("txt", "jsonl", "csv", "parquet", "md", "rst")
 MARKUP = ("md", "rst")  # one document per file, read as text
@@ -97,6 +100,8 @@ def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
                     ".gz/.xz/.bz2)"
                 )
             found.setdefault(given.resolve(), given.name)
+        elif given.exists():
+            raise CorpusError(f"{given} is not a file or folder (a device or a pipe?); give corpus files or folders")
         else:
             raise CorpusError(f"{given} does not exist")
     return [(path, name) for path, name in found.items()]
@@ -114,14 +119,21 @@ def _warn_skipped(folder: Path, unsupported: list[Path], hidden: list[Path]) -> 
 
 
 def _walk(folder: Path) -> Iterator[Path]:
-    """Every file under ``folder``; a subfolder that cannot be listed is an error (``rglob`` skips it silently,
-    which would leave its documents out of the index without a word)."""
+    """Every file under ``folder`` but those of an index in it (a folder holding an index's manifest or build state:
+    an index built inside its corpus folder is not read as documents when it is built again); a subfolder that
+    cannot be listed is an error (``rglob`` skips it silently, which would leave its documents out of the index
+    without a word)."""
 
     def refuse(error: OSError) -> None:
         raise CorpusError(f"{error.filename} cannot be read ({error.strerror}); fix its permissions or leave it out")
 
-    for root, _, names in os.walk(folder, onerror=refuse):
+    for root, folders, names in os.walk(folder, onerror=refuse):
+        folders[:] = [name for name in folders if not _holds_index(Path(root) / name)]
         yield from (Path(root) / name for name in names)
+
+
+def _holds_index(folder: Path) -> bool:
+    return (folder / MANIFEST).is_file() or (folder / STATE).is_file()
 
 
 @dataclass
@@ -217,8 +229,46 @@ def rst_text(source: str) -> tuple[str, str]:
     return (title.astext() if title is not None else ""), tree.astext()
 
 
-def _as_text(value: Any) -> str:
-    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, numbers.Real) and value != value)  # None, or NaN (an empty cell)
+
+
+def _field_text(value: Any, field_name: str, where: str) -> str:
+    """A text or title field as the document's text: a string (a number is written out); an empty cell is "". A
+    list, a dict, bytes or a truth value is refused, never written as its Python repr."""
+    if _missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return str(value)
+    raise CorpusError(
+        f"{where}: the {field_name!r} field is {_kind(value)}, not text; give each document its text as one string"
+    )
+
+
+def _field_id(value: Any, field_name: str, where: str) -> str:
+    """A document id: a string or a whole number ("7" and 7 are one id); an empty cell is none (the default id).
+    Any other value (2.5, a list, a dict, bytes, a truth value) is refused, never kept as its repr."""
+    if _missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and float(value).is_integer():
+        return str(int(value))  # a column of whole numbers with a gap, read as floats
+    raise CorpusError(f"{where}: the {field_name!r} field is {_kind(value)}, not an id (a string or a whole number)")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return "binary data"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a dict"
+    return f"a {type(value).__name__} ({value!r})"[:80]
 
 
 def _read_jsonl(path: Path, name: str, options: ReaderOptions) -> Iterator[Document]:
@@ -244,15 +294,10 @@ def _record_document(record: dict, default_id: str, name: str, options: ReaderOp
     for column in (options.id_column, options.title_column):
         if column is not None and column not in record:
             raise CorpusError(f"{where} has no {column!r} field (fields: {', '.join(map(str, record))})")
-    text, title = record[options.text_column], record.get(options.title_column or "title")
-    for field_name, value in ((options.text_column, text), ("title", title)):
-        if isinstance(value, (list, dict, bool)):
-            raise CorpusError(
-                f"{where}: the {field_name!r} field is a {type(value).__name__}, not text; "
-                "give each document its text as one string"
-            )
-    doc_id = _as_text(record.get(options.id_column or "id")) or default_id
-    return Document(doc_id, _as_text(title), _as_text(text), name)
+    text = _field_text(record[options.text_column], options.text_column, where)
+    title = _field_text(record.get(options.title_column or "title"), options.title_column or "title", where)
+    doc_id = _field_id(record.get(options.id_column or "id"), options.id_column or "id", where) or default_id
+    return Document(doc_id, title, text, name)
 
 
 def _read_table(path: Path, name: str, options: ReaderOptions, fmt: str) -> Iterator[Document]:

@@ -77,6 +77,11 @@ def scan_corpus(
             if scan.stats.documents == 0
             else "the corpus holds no sentences with words"
         )
+    if not scan.counts:  # their passages' vectors would pool nothing, and every search would find them
+        raise CorpusError(
+            f"the {scan.stats.documents:,} document(s) hold no words (no token with a letter or digit: punctuation "
+            "and symbols only), so there is nothing to index; check the text column (--text-column)"
+        )
     return scan
 
 

@@ -203,14 +203,15 @@ def apply_search_params(index: faiss.Index, params: str) -> None:
 
 
 SEARCH_PARAMETERS = {
-    "nprobe": Number(int, 1),  # IVF lists probed (FAISS takes at most all of them)
-    "efSearch": Number(int, 1),  # HNSW's candidate list
-    "ht": Number(int, 0),  # the Hamming threshold of polysemous codes
-    "k_factor": Number(float, 1),  # how many more candidates a refining index re-ranks
+    "nprobe": Number(int, 1, 2**20),  # IVF lists probed (FAISS takes at most all of them)
+    "efSearch": Number(int, 1, 2**20),  # HNSW's candidate list
+    "ht": Number(int, 0, 2**16),  # the Hamming threshold of polysemous codes (in bits)
+    "k_factor": Number(float, 1, 2**10),  # how many more candidates a refining index re-ranks
     "max_codes": Number(int, 1),  # codes an IVF search visits at most
 }
 """FAISS's search-time parameters (``faiss.ParameterSpace``) and the values with which a search still works (0 probes,
-say, fail every later search); ``quantizer_`` before one sets the quantizer's."""
+say, fail every later search; 10^12, which FAISS takes as the size of its arrays, ask for terabytes and fail every
+search too); ``quantizer_`` before one sets the quantizer's."""
 
 
 def check_search_params(params: str) -> None:

@@ -143,3 +143,11 @@ def published_cache(reference_fixture, tmp_path_factory) -> Path:
     with serving(published_files(reference_fixture, PUBLISHED["elmo-small"])) as (url, _):
         download_model("elmo-small", cache, url, progress=False)
     return cache
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory, tiny_model_dir):
+    """What every bad-input case shares (tests/bad_input.py's ``World``): built once, never changed by a case."""
+    from bad_input import make_world
+
+    return make_world(tmp_path_factory.mktemp("bad-input"), tiny_model_dir)

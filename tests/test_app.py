@@ -906,7 +906,7 @@ def test_missing_index_shows_the_command_that_builds_it(tmp_path: Path) -> None:
     at = open_app(tmp_path / "no-index")
     assert not at.exception
     assert "There is no index" in at.error[0].value
-    assert at.code[0].value == f"python -m app --index {tmp_path / 'no-index'}"
+    assert at.code[0].value == f"python -m app --index {tmp_path / 'no-index'} --build"
     assert at.code[1].value.startswith("python -m indexer build --corpus")
 
 
@@ -919,7 +919,8 @@ def test_index_of_another_model_is_reported_not_raised(index_dir: Path, tmp_path
     at = open_app(copy, "views/senses.py")
     assert not at.exception
     assert "cannot be opened" in at.error[0].value and "rebuild" in at.error[0].value
-    assert at.code[0].value.endswith("--rebuild")
+    # not a demo index the app built: the command that rebuilds it from its own corpus (issue 40.1)
+    assert at.code[0].value.startswith("python -m indexer build --corpus") and at.code[0].value.endswith("--overwrite")
 
 
 def test_damaged_index_is_reported_not_raised(index_dir: Path, tmp_path: Path) -> None:

@@ -10,7 +10,10 @@ import pytest
 
 import app.__main__ as cli
 from app.settings import DEMOS, INDEX_ENV, MAIN_SCRIPT, build_command
+from indexer import Settings
 from indexer.errors import CorpusError
+
+TINY_GLOVE = Settings(glove_epochs=1, glove_dim=4, glove_min_count=1)
 
 
 class Served(Exception):
@@ -48,8 +51,11 @@ def test_first_run_builds_the_demo_index_then_serves_on_localhost(
     tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     index = one_document_demo(tmp_path, monkeypatch)
-    with pytest.raises(Served):
+    with pytest.raises(SystemExit):  # a folder that holds no index is built only when asked
         cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
+    assert "holds no index" in capsys.readouterr().err and not index.exists()
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(tiny_model_dir), "--build"])
     out = capsys.readouterr().out
     assert "First run: building the demo index" in out and "Built the demo index in" in out
     assert "open http://localhost:8501 in your browser" in out
@@ -82,7 +88,7 @@ def test_index_of_a_model_that_changed_is_rebuilt(
     shutil.copytree(tiny_model_dir, model)
     index = one_document_demo(tmp_path, monkeypatch)
     with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(model)])
+        cli.main(["--index", str(index), "--model", str(model), "--build"])
     from conftest import TINY_CONFIG
 
     from encoder.model import BiLM, BiLMConfig
@@ -106,7 +112,7 @@ def test_an_index_of_an_older_format_is_rebuilt(
     """After an update that changes the index format, `make demo` rebuilds the demo index instead of failing."""
     index = one_document_demo(tmp_path, monkeypatch)
     with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
+        cli.main(["--index", str(index), "--model", str(tiny_model_dir), "--build"])
     manifest = json.loads((index / "manifest.json").read_text())
     (index / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1}))
     builds = []
@@ -118,15 +124,61 @@ def test_an_index_of_an_older_format_is_rebuilt(
     assert builds and builds[0]["overwrite"] is True
 
 
-def test_rebuild_replaces_the_index(tmp_path: Path, served: dict, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "manifest.json").write_text("{}")
+def test_rebuild_replaces_the_demo_index_the_app_built(
+    tmp_path: Path, served: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "manifest.json").write_text(json.dumps({"generation": 1, "build": {"demo": "en"}}))
     builds = []
     monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append((corpus, out, options)))
     with pytest.raises(Served):
         cli.main(["--index", str(tmp_path), "--rebuild"])
     [(corpus, out, options)] = builds
     assert corpus == cli.demo_corpus() and out == tmp_path
-    assert options["model"] == "default" and options["overwrite"] is True
+    assert options["model"] == "default" and options["overwrite"] is True and options["demo"] == "en"
+
+
+def test_an_index_the_app_did_not_build_is_never_rebuilt_from_the_demo(
+    tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 40.1: a user's index made with the demo's model is served as it is, whatever its GloVe; --rebuild, an
+    older format or documents added since give the command that rebuilds it from its own corpus instead."""
+    from indexer import add_documents, build_index
+
+    corpus = tmp_path / "mine.jsonl"
+    corpus.write_text(json.dumps({"id": "m1", "text": "My private bank notes."}) + "\n")
+    index = tmp_path / "index"
+    build_index([corpus], index, model=tiny_model_dir, glove="train", settings=TINY_GLOVE, progress=False)
+    before = {p.name: p.read_bytes() for p in index.iterdir() if p.is_file()}
+    builds = []
+    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
+    assert f"Using the index in {index}" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["--index", str(index), "--model", str(tiny_model_dir), "--rebuild"])
+    err = capsys.readouterr().err
+    assert "is not the demo index this app built" in err and not builds
+    assert f"python -m indexer build --corpus {corpus} --out {index} --model {tiny_model_dir}" in err
+    assert "--glove train" in err and err.rstrip().endswith("--overwrite")
+    assert {p.name: p.read_bytes() for p in index.iterdir() if p.is_file()} == before
+
+    demo = tmp_path / "demo"  # the app's own demo index, then a document added to it: the user's now
+    (demo_corpus := tmp_path / "demo.jsonl").write_text(json.dumps({"id": "d1", "text": "The bank."}) + "\n")
+    build_index([demo_corpus], demo, model=tiny_model_dir, settings=TINY_GLOVE, progress=False, demo="en")
+    assert cli.demo_of(demo, cli.FolderInfo.of(demo)) == "en"
+    add_documents(demo, [corpus], progress=False)
+    assert cli.demo_of(demo, cli.FolderInfo.of(demo)) is None
+
+
+def test_a_demo_index_built_before_the_app_marked_them_is_still_its_own(tmp_path: Path) -> None:
+    """An index in the demo's place, built from exactly the demo corpus, is the app's; another corpus there is not."""
+    from types import SimpleNamespace
+
+    demo_files = tuple(str(p) for p in cli.demo_corpus("en"))
+    place = DEMOS["en"].index_dir
+    assert cli.demo_of(place, SimpleNamespace(demo=None, corpus=demo_files)) == "en"
+    assert cli.demo_of(place, SimpleNamespace(demo=None, corpus=(str(tmp_path / "mine.jsonl"),))) is None
+    assert cli.demo_of(tmp_path, SimpleNamespace(demo=None, corpus=demo_files)) is None
 
 
 def test_a_failed_build_is_a_one_line_error(
@@ -137,7 +189,7 @@ def test_a_failed_build_is_a_one_line_error(
 
     monkeypatch.setattr(cli, "build_index", bad_build)
     with pytest.raises(SystemExit) as exited:
-        cli.main(["--index", str(tmp_path / "index")])
+        cli.main(["--index", str(tmp_path / "index"), "--build"])
     assert exited.value.code == 2 and not served
     assert capsys.readouterr().err.startswith("error: building the demo index failed: document id 'x'")
 
@@ -156,7 +208,7 @@ def test_the_korean_demo_is_built_from_its_corpus_with_its_model(
     builds = []
     monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append((corpus, out, options)))
     with pytest.raises(Served):
-        cli.main(["--demo", "ko", "--index", str(tmp_path / "ko")])
+        cli.main(["--demo", "ko", "--index", str(tmp_path / "ko"), "--build"])
     [(corpus, out, options)] = builds
     assert [p.name for p in corpus] == ["part_a.jsonl", "part_b.jsonl"] and corpus[0].parent.name == "demo-ko"
     assert out == tmp_path / "ko" and options["model"] == "ko" and options["glove"] == "korean"

@@ -276,7 +276,9 @@ def test_the_korean_demo_needs_kiwi_and_says_so_without_it(
     kiwi: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     built = []
-    monkeypatch.setattr(app_cli, "ensure_index", lambda index_dir, model, rebuild, glove, demo: built.append(demo))
+    monkeypatch.setattr(
+        app_cli, "ensure_index", lambda index_dir, model, rebuild, glove, demo, build=False: built.append(demo)
+    )
     monkeypatch.setattr(app_cli, "check_port", lambda address, port: None)
     monkeypatch.setattr(os, "execve", instead_of_streamlit)
     monkeypatch.delenv(INDEX_ENV, raising=False)  # the demo's own index, beside which the Korean one is built

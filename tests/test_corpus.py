@@ -157,4 +157,4 @@ def test_prepare_command_replaces_only_what_it_wrote(tmp_path):
     (out / "mine.txt").write_text("kept\n")
     replaced = run_cli("prepare", "--corpus", str(text / "a.txt"), "--out", str(out), "--overwrite", "--no-progress")
     assert replaced.returncode == 0, replaced.stderr
-    assert sorted(p.name for p in out.iterdir()) == [f"a.000{PREPARED_SUFFIX}", "mine.txt", MANIFEST_FILE]
+    assert sorted(p.name for p in out.iterdir()) == [".lock", f"a.000{PREPARED_SUFFIX}", "mine.txt", MANIFEST_FILE]

@@ -352,7 +352,7 @@ def test_cli_retrains_parameters(tmp_path, capsys):
     assert 20_000 <= params["trained_on_chars"] < 21_000
     assert "blvd" in params["abbrev_types"]
     assert "trained on 20," in capsys.readouterr().out
-    args.func(args)  # its own earlier output is replaced (another file only with --overwrite: test_bad_input)
+    args.func(args)  # its own earlier output is replaced (another file only with --overwrite: test_bad_input_punkt)
     assert json.loads((tmp_path / "p.json").read_text(encoding="utf-8")) == params
 
 

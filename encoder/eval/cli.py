@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -17,6 +16,7 @@ from ..errors import fail
 from ..glove import BASELINES, NONE, Glove
 from ..model_files import add_model_options
 from ..numbers import THREADS, Number
+from ..terminal import show_json
 from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
 from .embeddings import Embedder
 from .results import TaskResult
@@ -164,7 +164,7 @@ def evaluate_command(args: argparse.Namespace) -> None:
         "results": {n: r.to_json() for n, r in results.items()},
     }
     if args.json:
-        print(json.dumps(output, indent=1))
+        show_json(output, indent=1)
     if args.report:
         from .report import write_report
 

@@ -24,21 +24,39 @@ from .results import GLOVE, TaskResult, cap
 from .sts import spearman
 
 DATA = "wordsim"
-DATASETS = {"SimLex-999": ("simlex-999/SimLex-999.txt", 3), "WordSim-353": ("wordsim-353/combined.tab", 2)}
+DATASETS = {"SimLex-999": ("simlex-999/SimLex-999.txt", 3, 999), "WordSim-353": ("wordsim-353/combined.tab", 2, 353)}
+"""Each data set's file, the column of its gold score, and how many pairs it holds."""
 CONTEXT_CORPUS = Path("corpus-en") / "valid.txt.xz"  # relative to the folder holding the wordsim folder
 CONTEXTS = 5
 MAX_SENTENCE_TOKENS = 80
 
 
-def read_pairs(path: Path, score_column: int) -> list[tuple[str, str, float]]:
-    """(word 1, word 2, score) from a tab-separated file with a header line."""
+def read_pairs(
+    path: Path, score_column: int, size: int | None = None, notes: list[str] | None = None
+) -> list[tuple[str, str, float]]:
+    """(word 1, word 2, score) from a tab-separated file with a header line: every line two words and a finite
+    score. Fewer (or more) than the data set's ``size`` pairs is said in ``notes``: a file cut short is not scored
+    as if whole without a word."""
     pairs = []
     with open(path, encoding="utf-8") as f:
-        next(f)
-        for line in f:
+        next(f, None)
+        for number, line in enumerate(f, start=2):
+            if not line.strip():
+                continue
             fields = line.rstrip("\r\n").split("\t")
-            if len(fields) > score_column:
-                pairs.append((fields[0].strip(), fields[1].strip(), float(fields[score_column])))
+            try:
+                score = float(fields[score_column])
+            except (IndexError, ValueError):
+                score = None
+            if len(fields) <= score_column or not fields[0].strip() or not fields[1].strip() or score is None:
+                raise ValueError(f"{path}, line {number} is not two words and a score in column {score_column + 1}")
+            if not np.isfinite(score):
+                raise ValueError(
+                    f"{path}, line {number}: the gold score is {fields[score_column]}, not a finite number"
+                )
+            pairs.append((fields[0].strip(), fields[1].strip(), score))
+    if size is not None and len(pairs) != size and notes is not None:
+        notes.append(f"{path} holds {len(pairs):,} pairs, the data set {size:,}: a file cut short? (scored as it is)")
     return pairs
 
 
@@ -84,8 +102,8 @@ def run(embedder: Embedder, data: Path, glove: Glove | None = None, limit: int |
     """The first ``limit`` pairs of each data set."""
     result = TaskResult("wordsim", "Spearman x 100", [*embedder.views, *([GLOVE] if glove else [])], details={})
     datasets = {
-        name: cap(read_pairs(data / path, column), limit, f"{name} pairs", result.notes)
-        for name, (path, column) in DATASETS.items()
+        name: cap(read_pairs(data / path, column, size, result.notes), limit, f"{name} pairs", result.notes)
+        for name, (path, column, size) in DATASETS.items()
     }
     words = sorted({w for pairs in datasets.values() for p in pairs for w in p[:2]})
     corpus = data.parent / CONTEXT_CORPUS

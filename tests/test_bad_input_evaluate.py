@@ -1,0 +1,94 @@
+"""Bad input and faults: `python -m encoder evaluate`.
+
+The rows of this command's tables; tests/bad_input.py runs them and says what each outcome means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bad_input import (
+    ERROR,
+    USAGE,
+    WORKS,
+    Cmd,
+    Ctx,
+    cli_test,
+    e,
+)
+
+
+def wordsim_data(c: Ctx, simlex: list[str] | None = None) -> Path:
+    """A word-similarity data folder in tmp/in/ws of the data sets' sizes (999 and 353 pairs of made-up words), its
+    SimLex-999 lines ``simlex`` instead when given."""
+    pairs = [f"w{i}\tv{i}\tA\t{i % 10}.5" for i in range(999)]
+    c.file("ws/simlex-999/SimLex-999.txt", "\n".join(["word1\tword2\tPOS\tSimLex999", *(simlex or pairs)]) + "\n")
+    c.file("ws/wordsim-353/combined.tab", "".join(f"w{i}\tv{i}\t{i % 10}.5\n" for i in range(-1, 353)))
+    return c.tmp / "in" / "ws"
+
+
+def wordsim(c: Ctx) -> list[str]:
+    return e(c, "evaluate", "wordsim", "--model", str(c.model), "--glove", "none", "--data", str(c.tmp / "in" / "ws"))
+
+
+CLI = [
+    Cmd(
+        "evaluate --report over a file of the user's, before any task runs",
+        lambda c: e(c, "evaluate", "all", "--model", str(c.model), "--report", str(c.tmp / "in")),
+        ERROR,
+        "holds report.md, which is not a report of ours",
+        setup=lambda c: c.file("report.md", "my notes"),
+    ),
+    Cmd(
+        "evaluate --report without all",
+        lambda c: e(c, "evaluate", "wic", "--report", str(c.tmp / "r")),
+        ERROR,
+        "--report goes with the task 'all'",
+    ),
+    Cmd(
+        "evaluate with a missing model",
+        lambda c: e(c, "evaluate", "wordsim", "--model", str(c.tmp / "m")),
+        ERROR,
+        "there is no model",
+    ),
+    Cmd(
+        "evaluate with a missing GloVe",
+        lambda c: e(c, "evaluate", "wordsim", "--model", str(c.model), "--glove", str(c.tmp / "g.txt")),
+        ERROR,
+        "g.txt",
+    ),
+    Cmd(
+        "evaluate with missing data",
+        lambda c: e(c, "evaluate", "wordsim", "--model", str(c.model), "--glove", "none", "--data", str(c.tmp / "d")),
+        ERROR,
+        "wordsim: ",
+    ),
+    Cmd("evaluate an unknown task", lambda c: e(c, "evaluate", "magic"), USAGE, "invalid choice: 'magic'"),
+    # ---- issue 40, class 9: gold data that would be scored wrongly
+    Cmd(
+        "evaluate wordsim on gold scores that are NaN",
+        wordsim,
+        ERROR,
+        "SimLex-999.txt, line 4: the gold score is nan, not a finite number",
+        setup=lambda c: wordsim_data(
+            c, [*(f"w{i}\tv{i}\tA\t1.0" for i in range(2)), "a\tb\tA\tnan", *(["x\ty\tA\t2"] * 996)]
+        ),
+    ),
+    Cmd(
+        "evaluate wordsim on a file cut short, with a note",
+        wordsim,
+        WORKS,
+        "note: .*SimLex-999.txt holds 500 pairs, the data set 999: a file cut short\\? \\(scored as it is\\)",
+        setup=lambda c: wordsim_data(c, [f"w{i}\tv{i}\tA\t1.0" for i in range(500)]),
+    ),
+    Cmd(
+        "evaluate wordsim on a file cut in the middle of a line",
+        wordsim,
+        ERROR,
+        "SimLex-999.txt, line 1001 is not two words and a score in column 4",
+        setup=lambda c: wordsim_data(c, [*(f"w{i}\tv{i}\tA\t1.0" for i in range(999)), "w999\tv9"]),
+    ),
+]
+
+
+test_cli = cli_test(CLI)
