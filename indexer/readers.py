@@ -31,8 +31,8 @@ from markdown_it import MarkdownIt
 
 from encoder.files import DECODE_ERRORS, open_text
 
+from . import layout
 from .errors import CorpusError
-from .manifest import MANIFEST, STATE
 
 FORMATS = ("txt", "jsonl", "csv", "parquet", "md", "rst")
 MARKUP = ("md", "rst")  # one document per file, read as text
@@ -133,7 +133,7 @@ def _walk(folder: Path) -> Iterator[Path]:
 
 
 def _holds_index(folder: Path) -> bool:
-    return (folder / MANIFEST).is_file() or (folder / STATE).is_file()
+    return (folder / layout.MANIFEST).is_file() or (folder / layout.STATE).is_file()
 
 
 @dataclass
