@@ -20,22 +20,28 @@ Every candidate is scored as it is and "centred" (``encoder.readout.centred``: e
 use in the data set, shrunk towards the data set's mean while the word has few uses). Columns: ROC AUC of
 same-sense against different-sense pairs of one word (macro over words), P@5 (the share of each use's 5 nearest
 other uses of the word that share its sense), WiC dev accuracy, ms per token (the candidate's own cost beyond the
-biLM) and that as a share of the biLM's own time per token, the two timed side by side, and bytes per stored token
-(float16).
+biLM, per stored token) and what that adds to a build of the demo corpus (timed once, a whole ``indexer build``
+process: its stored tokens times the candidate's cost, against the build's time without the shipped readout's), and
+bytes per stored token (float16).
 
-The rule (printed with the pick): among candidates that can be stored (at most ``MAX_BYTES`` per token) and cost at
-most ``MAX_COST`` of the biLM's own time per token (so that an index build stays within 1.3x), the winner has the
-best mean AUC over the demo and SemCor (Korean: the demo and the probe), with WiC dev accuracy no lower than the
-paper's mix; gaps under ``TIE`` points are ties, won by the cheaper candidate (bytes, then time). Prints; writes
-nothing.
+The rule (printed with the pick): among candidates that can be stored (at most ``MAX_BYTES`` per token) and add at
+most ``MAX_COST`` to the demo build (the issue's budget: a build within 1.3x of today's), the winner has the best
+mean AUC over the demo and SemCor (Korean: the demo and the probe), with WiC dev accuracy no lower than the paper's
+mix; gaps under ``TIE`` points are ties, won by the cheaper candidate (bytes, then time). (A first version of the
+rule weighed a candidate against the biLM alone, 30 % of its time per token: the whole build, which also reads,
+tokenizes, pools and indexes, measured 0.98x with the 2k readout and 1.1x with the 10k one, so that proxy was too
+strict by about three times.) Prints; writes nothing but a temporary index.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import random
+import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -62,7 +68,7 @@ from encoder.readout import Readout, ReadoutSettings, centred  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 MAX_BYTES = 2048  # per stored token: the index's ELMo layers take 1,536 (3 x 256 float16)
-MAX_COST = 0.3  # of the biLM's time per token
+MAX_COST = 0.3  # added to the demo build's time
 TIE = 0.5  # AUC points
 SEED = 0
 
@@ -237,18 +243,29 @@ class Scores:
     pair_cosines: np.ndarray | None = None  # WiC: (pairs, 2) plain, centred
 
 
-def cost(candidate: Candidate, uses: Uses, elmo: Elmo, n: int = 512, repeats: int = 3) -> tuple[float, float]:
-    """Milliseconds per use of computing the candidate for ``n`` uses at once, and per token of the biLM run over
-    their sentences, timed side by side (the best of ``repeats`` each): their ratio holds whatever the load."""
+def cost(candidate: Candidate, uses: Uses, n: int = 512, repeats: int = 3) -> float:
+    """Milliseconds per use of computing the candidate for ``n`` uses at once (the best of ``repeats``)."""
     rows = uses.rows(np.arange(min(n, len(uses.words))))
-    sentences = uses.sentences[: len(rows["context"])]
-    best = [np.inf, np.inf]
+    best = np.inf
     for _ in range(repeats):
-        for i, work in enumerate((lambda: candidate.vectors(rows), lambda: elmo.embed(sentences, context=True))):
-            start = time.perf_counter()
-            work()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return 1000 * best[0] / len(sentences), 1000 * best[1] / sum(len(s) for s in sentences)
+        start = time.perf_counter()
+        candidate.vectors(rows)
+        best = min(best, time.perf_counter() - start)
+    return 1000 * best / len(rows["context"])
+
+
+def demo_build(model: str, language: str) -> tuple[float, int]:
+    """Seconds of one whole ``indexer build`` of the demo corpus of ``language`` with ``model`` (this checkout's code,
+    its shipped readout), and the token vectors it stores (each gets a readout)."""
+    corpus = ROOT / "data" / ("demo-ko" if language == "ko" else "demo")
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "indexer", "build", "--corpus", *map(str, sorted(corpus.glob("*.jsonl")))]
+        command += ["--out", f"{tmp}/index", "--model", str(model), "--quiet"]
+        start = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        seconds = time.perf_counter() - start
+        stored = json.loads(Path(tmp, "index", "manifest.json").read_text())["counts"]["token_vectors"]
+    return seconds, stored
 
 
 def word_batches(words: np.ndarray, size: int = 512) -> list[list[np.ndarray]]:
@@ -340,16 +357,20 @@ def main() -> None:
     wic = wic_uses(args.wic_train) if english else None
     for uses in [*labelled, *([wic] if wic else [])]:
         embed(elmo, uses)
+    build_seconds, stored = demo_build(args.model, elmo.text.language)
     print(f"model {elmo.name}; torch threads {torch.get_num_threads()}; centring shrinkage {shrinkage:g}")
     print("; ".join(f"{u.name} {len(u.words)} uses of {len(set(u.words))} words" for u in labelled), end="")
     print(f"; WiC {int(wic.split.sum()) // 2} train / {int((~wic.split).sum()) // 2} dev pairs" if wic else "")
-    print(f"cost: each candidate per use beside the biLM per token, timed side by side on {labelled[1].name}\n")
+    print(f"a demo build: {build_seconds:.1f} s, {stored:,} token vectors stored (each read by the shipped readout)\n")
     learned = learned_mix(wic, elmo.n_layers) if wic else None
     rows = []
-    for candidate in candidates(readout, learned, elmo.n_layers, elmo.dim):
+    every = candidates(readout, learned, elmo.n_layers, elmo.dim)
+    shipped = next(c for c in every if c.name.endswith("(encoder.readout)"))
+    without_readout = build_seconds - cost(shipped, labelled[1]) * stored / 1000  # the build as it was before
+    for candidate in every:
         scores = [score(candidate, uses, shrinkage) for uses in labelled]
         cosines = score(candidate, wic, shrinkage) if wic else None
-        ms, bilm_ms = cost(candidate, labelled[1], elmo)
+        ms = cost(candidate, labelled[1])
         for centring in (False, True):
             rows.append(
                 {
@@ -358,12 +379,12 @@ def main() -> None:
                     "AUC": float(np.mean([s[centring][0] for s in scores])),
                     "WiC": wic_accuracy(cosines[:, int(centring)], wic) if wic else None,
                     "ms": ms,
-                    "share": ms / bilm_ms,
+                    "share": ms * stored / 1000 / without_readout,
                     "bytes": candidate.bytes,
                 }
             )
     head = " | ".join(f"AUC {u.name}" for u in labelled) + " | " + " | ".join(f"P@5 {u.name}" for u in labelled)
-    print(f"| readout | {head} |{' WiC dev acc |' if wic else ''} ms / token | of the biLM's | bytes / token |")
+    print(f"| readout | {head} |{' WiC dev acc |' if wic else ''} ms / token | adds to a build | bytes / token |")
     print("|---|" + "---:|" * (2 * len(labelled) + (4 if wic else 3)))
     for r in rows:
         cells = [f"{a:.1f}" for a, _ in r["sets"]] + [f"{p:.1f}" for _, p in r["sets"]]
@@ -378,7 +399,7 @@ def main() -> None:
     names = " and ".join(u.name for u in labelled)
     wic_rule = f", WiC dev accuracy at least the paper's mix's ({paper['WiC']:.1f})" if wic else ""
     print(
-        f"\nrule: at most {MAX_BYTES:,} bytes and {MAX_COST:.0%} of the biLM's time per token{wic_rule}; then the "
+        f"\nrule: at most {MAX_BYTES:,} bytes a token, adding at most {MAX_COST:.0%} to a build{wic_rule}; then the "
         f"best mean AUC over {names}, ties within {TIE} points going to the cheaper (bytes, then time).\n"
         f"pick: {pick['name']} (mean AUC {pick['AUC']:.1f}; the paper's mix {paper['AUC']:.1f}); "
         f"{time.perf_counter() - started:.0f} s in all"
