@@ -215,7 +215,7 @@ def candidates(readout: Readout, learned: tuple[float, ...] | None, n_layers: in
         Candidate(f"substitutes, all {vocab:,} words, p^0.25, sketch 512", substitutes(readout, None, 0.25, 512), 1024),
         Candidate("substitutes, 10k words, sqrt, sketch 512", substitutes(readout, 10_000, 0.5, 512), 1024),
         Candidate("substitutes, 10k words, p^0.25, sketch 512", substitutes(readout, 10_000, 0.25, 512), 1024),
-        Candidate("substitutes, 10k words, p^0.25, sketch 256", substitutes(readout, 10_000, 0.25, 256), 512),
+        Candidate("substitutes, 2k words, p^0.25, sketch 512", substitutes(readout, 2_000, 0.25, 512), 1024),
         Candidate(
             f"substitutes, {shipped.vocabulary // 1000}k words, p^{shipped.power:g}, sketch {shipped.dim} "
             "(encoder.readout)",

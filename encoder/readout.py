@@ -29,14 +29,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .lm_data import VOCAB_FILE, Vocabulary
-from .lm_head import HEAD_FILE, LMHead
+from .lm_data import Vocabulary
+from .lm_head import HEAD_FILE, LMHead, load_language_model
 from .numbers import Number
 
 PREDICTION, STATES = "prediction", "states"
 KINDS = {PREDICTION: "context prediction", STATES: "context states"}
 """The readouts by key, with the name the app and the docs give them."""
-CHUNK = 1024  # positions whose distributions are computed at once (1024 x 2k floats: 8 MB)
+CHUNK = 1024  # positions whose distributions are computed at once (1024 x 10k floats: 40 MB)
 
 READOUT_NUMBERS = {
     "vocabulary": Number(int, 2, 10**7),
@@ -53,10 +53,10 @@ class ReadoutSettings:
     """How a use's readout is computed and compared; an index records them (``asdict``)."""
 
     kind: str = PREDICTION
-    vocabulary: int = 2_000  # the LM's most frequent words the substitutes range over: the adaptive softmax's head
-    # cluster, a fifth of the cost of 10,000 for 1 AUC point less (bench/sense_readout.py's rule, docs/evaluation.md)
+    vocabulary: int = 10_000  # the LM's most frequent words the substitutes range over (the adaptive softmax's first
+    # two clusters): 1.4 AUC points above 2,000, as good as all 100k at a fifth of their cost (bench/sense_readout.py)
     power: float = 0.25  # p ** power before normalising each direction's distribution
-    dim: int = 512  # width of the count sketch
+    dim: int = 256  # width of the count sketch: as good as 512 within the bench rule's tie, at half the bytes
     shrinkage: float = (
         10.0  # a word with n uses is centred on (n * its mean + shrinkage * the collection's) / (n + shrinkage)
     )
@@ -110,12 +110,12 @@ class Readout:
         """The readout of the model in ``folder`` (one of ours: its head and vocabulary are beside it), or of a
         published model (``folder`` None): context prediction where the head is there, else context states."""
         settings = settings or ReadoutSettings()
-        head_file = Path(folder) / HEAD_FILE if folder is not None else None
-        if head_file is None or not head_file.is_file():
+        if folder is None or not (Path(folder) / HEAD_FILE).is_file():
             if settings.kind == PREDICTION:
                 settings = ReadoutSettings(**{**settings.to_json(), "kind": STATES})
             return cls(settings)
-        return cls(settings, LMHead.load(head_file), Vocabulary.load(Path(folder) / VOCAB_FILE))
+        lm, vocab = load_language_model(folder)  # the head and vocabulary checked to be of one model with the biLM
+        return cls(settings, lm.head, vocab)
 
     def vectors(self, context: np.ndarray) -> np.ndarray:
         """Context states (n, 2P) -> readouts (n, dim) float32 (unnormalised; compare by cosine)."""

@@ -127,8 +127,6 @@ class Index:
             exact_tokens, faiss_indexes["tokens"], self.layer_mix.weights, device, rerank=RERANK
         )
         self._glove_index = faiss_indexes["glove"]
-        readout = Readout.of_model(elmo.folder, manifest.readout)
-        self.readout = readout if readout.settings == manifest.readout else None  # None: opened without the LM head
         width = manifest.readout.width(elmo.dim)
         self._readouts = VectorSet(shard_layers(path, shards, "readout", (1, width)), None, (1.0,), device)
         self._substitutes = shard_substitutes(path, shards, manifest.readout.kept_substitutes)
@@ -235,6 +233,13 @@ class Index:
         return len(self)
 
     # ------------------------------------------------------------------------------ lazily built parts
+    @functools.cached_property
+    def readout(self) -> Readout | None:
+        """The sense readout the index was built with (its model's LM head, read on first use); None when the model
+        was given without its folder, so the head is not known (a readout question then says so)."""
+        readout = Readout.of_model(self.elmo.folder, self.manifest.readout)
+        return readout if readout.settings == self.manifest.readout else None
+
     @property
     def glove(self) -> GloveVectors:
         if self._glove is None:

@@ -61,8 +61,9 @@ def tiny_lm_dir(tmp_path_factory) -> Path:
     save_model(model, directory, extra_config={"name": "tiny-lm"})
     head = LMHead(TINY_CONFIG["projection_dim"], len(TINY_LM_WORDS), cutoffs=[10, 30], div_value=2.0)
     head.reset_parameters(seed=1)
-    head.save(directory / HEAD_FILE)
-    Vocabulary(TINY_LM_WORDS).save(directory / "vocab.txt")
+    vocabulary = Vocabulary(TINY_LM_WORDS)
+    head.save(directory / HEAD_FILE, vocabulary)
+    vocabulary.save(directory / "vocab.txt")
     return directory
 
 

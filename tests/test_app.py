@@ -68,8 +68,9 @@ def model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     words = sorted({word for _, _, text in DOCUMENTS for word in re.findall(r"[a-z]+", text.lower())})
     head = LMHead(TINY_CONFIG["projection_dim"], len(SPECIALS) + len(words), cutoffs=[20])
     head.reset_parameters(seed=1)
-    head.save(directory / HEAD_FILE)
-    Vocabulary([*SPECIALS, *words]).save(directory / "vocab.txt")
+    vocabulary = Vocabulary([*SPECIALS, *words])
+    head.save(directory / HEAD_FILE, vocabulary)
+    vocabulary.save(directory / "vocab.txt")
     return directory
 
 
