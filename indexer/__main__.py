@@ -50,11 +50,16 @@ def _model(args: argparse.Namespace) -> Any:
     return args.model
 
 
-def _open(args: argparse.Namespace) -> Index:
+def _set_threads(args: argparse.Namespace) -> None:
+    """``--threads``, for the commands that run the model or train GloVe."""
     if args.threads:
         import torch  # the indexer's modules import it anyway; here only to set its threads
 
         torch.set_num_threads(args.threads)
+
+
+def _open(args: argparse.Namespace) -> Index:
+    _set_threads(args)
     return Index.open(args.index, model=_model(args), device=args.device, verify=not args.no_verify)
 
 
@@ -345,10 +350,7 @@ def glove_command(args: argparse.Namespace) -> dict:
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
-    if args.threads:
-        import torch  # the indexer's modules import it anyway; here only to set its threads
-
-        torch.set_num_threads(args.threads)
+    _set_threads(args)
     glove = train_glove_on_text(
         args.corpus,
         max_tokens=args.max_tokens,
@@ -532,6 +534,10 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
         help="skip checking file hashes on open (sizes are still checked); faster for huge indexes",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (schema in indexer/README.md)")
+    _add_threads_option(parser)
+
+
+def _add_threads_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads",
         type=THREADS,
@@ -840,11 +846,7 @@ def make_parser() -> argparse.ArgumentParser:
         "of tokens; the GloVe paper's 100 is for billions)",
     )
     glove.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
-    glove.add_argument(
-        "--threads",
-        type=THREADS,
-        help="torch CPU threads (default: torch's choice; 1 is fastest on a machine busy with other work)",
-    )
+    _add_threads_option(glove)
     glove.add_argument(
         "--language",
         choices=list(LANGUAGES),
@@ -888,6 +890,7 @@ def make_parser() -> argparse.ArgumentParser:
     serve.add_argument("--index", required=True, type=Path, help="the index directory")
     _add_model_options(serve, None)
     serve.add_argument("--no-verify", action="store_true", help="skip checking file hashes on open")
+    _add_threads_option(serve)
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: only this machine can connect)"
     )

@@ -133,8 +133,8 @@ def test_reranked_neighbours_match_exact_search(built):
     exact, reranked = built["exact"], built["reranked"]
     recalls = []
     for sentence, word, position in queries(exact):
-        truth = exact.neighbors(sentence, word, position, k=10)
-        found = reranked.neighbors(sentence, word, position, k=10)
+        truth = exact.neighbors(sentence, word, position, k=10, representation="elmo")
+        found = reranked.neighbors(sentence, word, position, k=10, representation="elmo")
         assert not found.notices
         recalls.append(len(set(hit_ids(truth)) & set(hit_ids(found))) / 10)
         # re-ranked scores are exact cosines: equal to the exact index's wherever the same occurrence is found
@@ -144,8 +144,8 @@ def test_reranked_neighbours_match_exact_search(built):
                 assert hit.score == pytest.approx(exact_scores[key], abs=1e-5)
         assert [h.score for h in found.hits] == sorted((h.score for h in found.hits), reverse=True)
         # same-word neighbours search the word's own occurrences exactly: the same as the exact index
-        same_truth = exact.neighbors(sentence, word, position, k=10, same_word=True)
-        same = reranked.neighbors(sentence, word, position, k=10, same_word=True)
+        same_truth = exact.neighbors(sentence, word, position, k=10, same_word=True, representation="elmo")
+        same = reranked.neighbors(sentence, word, position, k=10, same_word=True, representation="elmo")
         assert hit_ids(same) == hit_ids(same_truth)
     assert np.mean(recalls) >= 0.9
 
@@ -154,20 +154,22 @@ def test_pq_only_answers_approximately_and_says_so(built):
     exact, pq_only = built["exact"], built["pq_only"]
     recalls = []
     for sentence, word, position in queries(exact, 10):
-        truth = exact.neighbors(sentence, word, position, k=10, same_word=True)
-        found = pq_only.neighbors(sentence, word, position, k=10, same_word=True)
+        truth = exact.neighbors(sentence, word, position, k=10, same_word=True, representation="elmo")
+        found = pq_only.neighbors(sentence, word, position, k=10, same_word=True, representation="elmo")
         assert len(found.hits) == 10 and all(h.word.lower() == word.lower() for h in found.hits)
         assert any("approximate" in n for n in found.notices)
         recalls.append(len(set(hit_ids(truth)) & set(hit_ids(found))) / 10)
-        assert len(pq_only.neighbors(sentence, word, position, k=5).hits) == 5
+        assert len(pq_only.neighbors(sentence, word, position, k=5, representation="elmo").hits) == 5
     assert np.mean(recalls) >= 0.3  # PQ alone: far from exact, far from chance (10 of a word's ~80 uses)
-    senses = pq_only.senses("river")
+    senses = pq_only.senses("river", representation="elmo")
     assert senses.n_occurrences == len(exact.word_ids("river")) and any("approximate" in n for n in senses.notices)
     with pytest.raises(QueryError, match="no exact token vectors"):
-        pq_only.neighbors(*queries(exact, 1)[0], layers="top")
+        pq_only.neighbors(*queries(exact, 1)[0], layers="top", representation="elmo")
     with pytest.raises(QueryError, match="no exact token vectors"):
-        pq_only.senses("river", layers="top")
-    assert exact.neighbors(*queries(exact, 1)[0], layers="top").hits  # exact vectors kept: any mix works
+        pq_only.senses("river", layers="top", representation="elmo")
+    assert exact.neighbors(
+        *queries(exact, 1)[0], layers="top", representation="elmo"
+    ).hits  # exact vectors kept: any mix works
 
 
 def test_add_to_a_pq_only_index(built, tmp_path, tiny_model_dir):
@@ -181,19 +183,7 @@ def test_add_to_a_pq_only_index(built, tmp_path, tiny_model_dir):
     doc = documents(20, seed=2)[0]
     sentence = doc["text"].split(".")[0] + "."
     word = next(w for w in sentence.rstrip(".").split() if w.lower() in WORDS)
-    assert index.neighbors(sentence, word, k=3).hits
-
-
-def test_a_format_2_index_still_opens(built, tmp_path):
-    path = tmp_path / "old"
-    shutil.copytree(built["exact"].path, path)
-    manifest = json.loads((path / MANIFEST).read_text())
-    for key in ("token_index_factory", "keep_exact_tokens"):
-        del manifest["settings"][key]
-    (path / MANIFEST).write_text(json.dumps({**manifest, "format_version": 2}))
-    index = Index.open(path)
-    assert index.manifest.settings.keep_exact_tokens and index.manifest.format_version == 2
-    assert index.neighbors(*queries(index, 1)[0], k=3).hits
+    assert index.neighbors(sentence, word, k=3, representation="elmo").hits
 
 
 def test_bad_token_factories_are_refused_before_encoding(tmp_path, tiny_model_dir, glove_file):
@@ -225,7 +215,24 @@ def test_cli_builds_a_pq_only_index(tmp_path, tiny_model_dir, glove_file, capsys
     assert manifest["settings"]["keep_exact_tokens"] is False
     sentence = documents(40, seed=4)[0]["text"].split(".")[0] + "."
     word = next(w for w in sentence.rstrip(".").split() if w.lower() in WORDS)
-    assert main(["neighbors", "--index", str(out), "--sentence", sentence, "--word", word, "--k", "3"]) == 0
+    assert (
+        main(
+            [
+                "neighbors",
+                "--index",
+                str(out),
+                "--sentence",
+                sentence,
+                "--word",
+                word,
+                "--k",
+                "3",
+                "--representation",
+                "elmo",
+            ]
+        )
+        == 0
+    )
     assert "approximate" in capsys.readouterr().err
     bad = ["--token-index-factory", "Nope7"]
     assert main([*build[:4], str(tmp_path / "bad"), *build[5:], *common, *bad]) == 2
