@@ -52,14 +52,28 @@ class Contents:
     @property
     def owner(self) -> Manifest | dict | None:
         """What owns the files in the folder: its manifest, else an unfinished build's state, else nothing."""
-        return self.manifest if self.manifest is not None else self.state
+        return _owner(self.manifest, self.state)
+
+
+def _owner(manifest: Manifest | None, state: dict | None) -> Manifest | dict | None:
+    return manifest if manifest is not None else state
+
+
+def read_manifest(out: Path) -> Manifest | None:
+    """The manifest of the finished index in ``out`` (None: there is none)."""
+    return Manifest.read(out) if (out / layout.MANIFEST).is_file() else None
+
+
+def owner_of(out: Path) -> Manifest | dict | None:
+    """What owns the files in ``out`` (as ``Contents.owner``), without listing them: ``glove --out`` asks whether a
+    folder is an index's."""
+    return _owner(read_manifest(out), read_state(out))
 
 
 def read(out: Path) -> Contents:
     """The contents of the index folder ``out`` (which may not exist yet)."""
-    manifest = Manifest.read(out) if (out / layout.MANIFEST).is_file() else None
-    state = read_state(out)
-    owner = manifest if manifest is not None else state
+    manifest, state = read_manifest(out), read_state(out)
+    owner = _owner(manifest, state)
     shards_dir = out / layout.SHARDS
     entries = sorted(p.name for p in shards_dir.iterdir()) if shards_dir.is_dir() else []
     shards = tuple(name for name in entries if layout.shard_number(name) is not None)

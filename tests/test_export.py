@@ -18,7 +18,7 @@ from indexer.export import export
 
 def expected_documents(index: Index) -> tuple[list[str], np.ndarray]:
     """Each live document's vector from the index's stored sentence vectors: the mean under the search mix."""
-    layers = index._sentence_vectors.layers
+    layers = index.sentence_vectors.layers
     ids, vectors = [], []
     for doc in index.documents():
         rows = np.flatnonzero(index.sentences["doc_id"].to_numpy() == doc["doc_id"])
