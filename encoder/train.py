@@ -567,15 +567,19 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     """Run (or resume) training until ``max_tokens`` or ``time_budget``; returns the trained model."""
     started = time.monotonic()
     check_modes(cfg)  # before the corpus is tokenized, which can take a minute
+    threads = torch.get_num_threads()
     if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with locked_run(out):
-        check_out(cfg)  # again, now that no other run can start in --out
-        if cfg.overwrite and os.environ.get("RANK", "0") == "0":
-            clear_run(out)
-        return _run(cfg, out, started)
+        torch.set_num_threads(cfg.threads)  # for this run only: the caller's process gets its own count back
+    try:
+        out = Path(cfg.out)
+        out.mkdir(parents=True, exist_ok=True)
+        with locked_run(out):
+            check_out(cfg)  # again, now that no other run can start in --out
+            if cfg.overwrite and os.environ.get("RANK", "0") == "0":
+                clear_run(out)
+            return _run(cfg, out, started)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vocabulary]:

@@ -539,7 +539,10 @@ CLI = [
             "--json",
         ],
         WORKS,
-        check=lambda out: "\\u202e" in out and is_json(lambda r: any(ESCAPES in h["sentence"] for h in r["hits"]))(out),
+        check=lambda out: (
+            "\\u202e" in out
+            and is_json(lambda r: any(ESCAPES in h["sentence"] + h["title"] + h["doc_id"] for h in r["hits"]))(out)
+        ),
     ),
     Cmd(
         "senses in them as JSON, exactly",

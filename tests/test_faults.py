@@ -279,6 +279,7 @@ def test_a_killed_training_run_resumes_to_the_same_model(tmp_path: Path) -> None
     corpus.write_text("\n".join(FEW * 10) + "\n")
     train = ["train", "--corpus", str(corpus), "--out", str(run), *TINY_RUN, "--no-progress", "--log-every", "1"]
     train += ["--max-tokens", "40", "--checkpoint-every", "0.00001"]  # a checkpoint after every step
+    train += ["--threads", "1"]  # killed runs are processes of their own: one thread count, one float order
     assert encoder_cli.main([*train[:4], str(reference), *train[5:]]) is None
     finished = model_tensors(reference)
 

@@ -303,7 +303,16 @@ def test_resume_reproduces_uninterrupted_run(corpus, tmp_path):
 
 
 def test_time_budget_stops_cleanly_with_a_checkpoint(corpus, tmp_path):
-    train(TrainConfig(corpus=[str(corpus["train"])], out=str(tmp_path), time_budget=1e-6, **TINY))
+    threads = torch.get_num_threads()
+    train(
+        TrainConfig(
+            corpus=[str(corpus["train"])],
+            out=str(tmp_path),
+            time_budget=1e-6,
+            **{**TINY, "threads": 3 - min(threads, 2)},
+        )
+    )
+    assert torch.get_num_threads() == threads  # --threads is the run's, not the calling process's from then on
     pointer = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
     assert (tmp_path / "checkpoints" / pointer["checkpoint"] / "optimizer.safetensors").is_file()
     assert load_language_model(tmp_path)[1].words[:3] == ["<S>", "</S>", "<UNK>"]
