@@ -82,7 +82,7 @@ class BadRequest(Exception):
 
 def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
     """The API over one opened index (the FastAPI application, behind the body limit)."""
-    from .__main__ import _answer, search  # the command line's answers: one schema for both
+    from .__main__ import _answer, answers  # the command line's answers: one schema for both
 
     app = FastAPI(
         title="ELMo Search",
@@ -118,7 +118,7 @@ def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
         if request.method not in METHODS:
             raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {request.method!r}", 422)
         options = argparse.Namespace(**request.model_dump(exclude={"queries"}))
-        return {"answers": [answer(lambda: search(index, query, options)) for query in request.queries]}
+        return {"answers": [answer(lambda: answers(index, [query], options)[0]) for query in request.queries]}
 
     @app.post("/neighbors", summary="the nearest uses in context of a word in a sentence")
     def neighbors(request: NeighborsRequest) -> dict:
