@@ -80,7 +80,7 @@ def embed_speed(model: BiLM, sentences: list[list[str]], precision: str, length_
     inputs = [elmo.model_inputs([sentences[i] for i in batch]) for batch in elmo._batches(sentences, 512, 10**9)]
     _sync()
     started = time.perf_counter()
-    with torch.inference_mode(), elmo._autocast():
+    with torch.inference_mode(), elmo.computing():
         for tokens, mask in inputs:
             elmo.model.contextualize(tokens, mask, final_state=False)
     _sync()
