@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import app.__main__ as cli
-from app.settings import DEMOS, INDEX_ENV, MAIN_SCRIPT, build_command
+from app.settings import INDEX_ENV, MAIN_SCRIPT, build_command
+from demo.corpora import DEMOS
 from indexer import Settings
 from indexer.errors import CorpusError
 
