@@ -20,7 +20,7 @@ test: install  ## style (ruff) and the whole test suite (CI runs exactly this th
 	$(PY) -m pytest -q $(ARGS)
 
 bench: install  ## benchmarks: print tables, write nothing the tests use
-	$(PY) bench/encoder_speed.py
+	$(PY) -m bench.encoder_speed
 
 BUDGET ?= 30
 DEVICE ?= cpu

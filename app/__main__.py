@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from demo.corpora import DEMOS, demo_corpus
 from encoder.commands import parser_for, program
 from encoder.errors import MissingExtra, describe, fail, interrupted, interruptible
 from encoder.files import checkout_root
@@ -32,14 +33,12 @@ from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, mode
 
 from .settings import (
     CODE_ROOT,
-    DEMOS,
     INDEX_ENV,
     MAIN_SCRIPT,
     PRIMARY_COLOR,
     TEXT_COLOR,
     build_command,
     configured_index_dir,
-    demo_corpus,
     demo_of,
     variant_dir,
 )

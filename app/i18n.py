@@ -4,7 +4,7 @@
 session's UI language (``st.session_state["ui.lang"]``), formatted with ``values``. The sidebar switch sets the
 language; until the user uses it, the language is the open index's (Korean for a Korean model, else English),
 and a ``lang`` URL parameter (written only when the language differs from the index's) carries a choice into a
-reloaded or shared page. Examples follow the index's language instead (``app.examples``): an English index
+reloaded or shared page. Examples follow the index's language instead (``demo.examples``): an English index
 cannot answer 배.
 
 Streamlit renders every message as markdown (``st.error`` and ``st.info`` included), so a word a user typed or a
@@ -585,7 +585,7 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
         "about.column_weight": "가중치 s_j",
         "about.used_by_search": "검색",
         "about.used_by_words": "문맥 속 단어",
-        # names of the word-in-context examples (app.examples), shown on their buttons
+        # names of the word-in-context examples (demo.examples), shown on their buttons
         "example.bank: river vs money": "bank: 강둑 vs 은행",
         "example.play: theatre vs game": "play: 연극 vs 경기",
         "example.play: the paper's Table 4": "play: 논문의 표 4",

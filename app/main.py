@@ -13,9 +13,9 @@ ICON = str(Path(__file__).with_name("icon.png"))  # served by the app itself: a 
 st.set_page_config(page_title="ELMo Search", page_icon=ICON, layout="wide")
 with st.spinner(i18n.LOADING):  # the first run imports torch and the index code (seconds on a cold start)
     from app.model_choice import variants
-    from app.settings import DEMOS
     from app.state import INDEX_DIR_KEY, index_dir, index_language, index_switched, open_linked_demo
     from app.widgets import STATE_PREFIX, WIDTH_CSS
+    from demo.corpora import DEMOS
     from indexer.manifest import FolderInfo
 
 t = i18n.t

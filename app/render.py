@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 from scipy.spatial import ConvexHull
 
+from demo.labels import UseLabel
 from encoder.chars import BOS_TOKEN, EOS_TOKEN
 from encoder.lm_data import UNK_TOKEN
 from encoder.readout import Expectation
@@ -23,7 +24,6 @@ from indexer.errors import IndexerError, QueryError
 from indexer.results import DocumentHit, Senses, TokenHit
 
 from .i18n import Markdown, escape, indexer_text, plain, t
-from .labels import UseLabel
 from .settings import CHART_COLOURS
 
 log = logging.getLogger(__name__)

@@ -1,39 +1,18 @@
-"""Where the index lives and how the app looks, shared by ``python -m app`` and the pages so both always agree."""
+"""Where the index lives and how the app looks, shared by ``python -m app`` and the pages so both always agree (the
+demo collections themselves: ``demo.corpora``)."""
 
 from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from demo.corpora import DEMOS, demo_corpus
 from encoder.commands import program
-from encoder.files import cache_root, checkout_root, shipped_data
-from encoder.glove import BASELINES
 
 CODE_ROOT = Path(__file__).resolve().parent.parent  # what holds the app package: a checkout, or site-packages
 INDEX_ENV = "ELMO_SEARCH_INDEX"
-# build/ of a checkout; an installed copy must not write into site-packages, so it uses the user's cache folder
-_INDEXES = checkout_root() / "build" if checkout_root() else cache_root()
-
-
-@dataclass(frozen=True)
-class Demo:
-    """A shipped demo collection: its documents, the model and GloVe baseline its index is built with, and where
-    that index lives."""
-
-    name: str  # as the sidebar shows it
-    corpus_dir: Path
-    model: str
-    glove: str  # the language's baseline (encoder.glove.BASELINES)
-    index_dir: Path
-
-
-DEMOS = {
-    "en": Demo("English", shipped_data() / "demo", "default", BASELINES["en"], _INDEXES / "demo-index"),
-    "ko": Demo("한국어", shipped_data() / "demo-ko", "ko", BASELINES["ko"], _INDEXES / "demo-index-ko"),
-}
 MAIN_SCRIPT = Path(__file__).resolve().parent / "main.py"
 PRIMARY_COLOR = "#B42318"  # darker than Streamlit's red: text and selected pills in it pass WCAG AA contrast (4.5:1)
 TEXT_COLOR = "#111111"
@@ -54,11 +33,6 @@ def variant_dir(folder: Path, model: str) -> Path:
     """Where the documents of the index in ``folder`` are indexed with another model (by name): FOLDER-MODEL beside
     it. ``python -m app --model NAME`` builds the demo's there; Word in context offers those it finds."""
     return folder.with_name(f"{folder.name}-{model}")
-
-
-def demo_corpus(demo: str = "en") -> list[Path]:
-    """The shipped documents (JSONL) of a demo, in a stable order so rebuilds give the same index."""
-    return sorted(DEMOS[demo].corpus_dir.glob("*.jsonl"))
 
 
 def build_command(index_dir: str | Path) -> str:

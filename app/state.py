@@ -17,6 +17,8 @@ from typing import TypeVar
 
 import streamlit as st
 
+from demo.corpora import DEMOS
+from demo.examples import Examples, answerable, examples_for
 from encoder import LayerMix
 from encoder.commands import program
 from encoder.model_files import resolve_model
@@ -26,9 +28,8 @@ from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo, rebuild_command
 from indexer.results import Comparison, DocumentHit, Neighbors, Results, Senses
 
-from .examples import Examples, answerable, examples_for
 from .i18n import t
-from .settings import DEMOS, build_command, configured_index_dir, demo_of, rebuild_demo_command
+from .settings import build_command, configured_index_dir, demo_of, rebuild_demo_command
 
 INDEX_DIR_KEY = "index_dir"
 DEMO_PARAM = "demo"  # the URL's name for the open demo collection

@@ -6,7 +6,7 @@ stand-ins only for imports that ``_ElmoBiLm`` never touches at run time. Nothing
 repository and nothing is downloaded here. To get the source once:
 
     pip download --no-deps allennlp==2.10.1 && unzip -q allennlp-2.10.1-py3-none-any.whl -d /tmp/allen/src
-    python bench/allennlp_baseline.py --allennlp /tmp/allen/src       # correctness check on the fixture model
+    python -m bench.allennlp_baseline --allennlp /tmp/allen/src       # correctness check on the fixture model
 
 What is real and what is stubbed (see ``load_allennlp``):
   real (loaded from DIR/allennlp/... with importlib): version.py, modules/{elmo,elmo_lstm,lstm_cell_with_projection,
@@ -322,5 +322,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     main()

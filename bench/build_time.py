@@ -3,7 +3,7 @@ the sense readout), timed side by side: whole `python -m indexer build` processe
 same load.
 
     git worktree add /tmp/baseline 3c10ffb    # the code to compare with
-    python bench/build_time.py --baseline /tmp/baseline [--rounds 3] [--corpus data/demo]
+    python -m bench.build_time --baseline /tmp/baseline [--rounds 3] [--corpus data/demo]
 
 Each round builds the corpus into a new temporary folder with each checkout (its own code, its own shipped model,
 the Python running this bench); prints each time, the medians and their ratio. Writes nothing that stays.

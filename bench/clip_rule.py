@@ -6,7 +6,7 @@ clips (cell 3.0, projection 3.0: the step-by-step LSTM) and once without (cuDNN'
 by side, the final perplexities and the rule's verdict: unclipped becomes the default when its final validation
 perplexity is within 3 % of the clipped one's. With ``--plot FILE`` it also draws the two curves.
 
-    python bench/clip_rule.py --corpus SHARD [SHARD ...] --valid valid.txt.xz --device cuda
+    python -m bench.clip_rule --corpus SHARD [SHARD ...] --valid valid.txt.xz --device cuda
                               [--size medium] [--tokens 20000000] [--batch-size 512] [--work DIR] [--plot FILE]
 
 On one H100 the default (20M tokens each at batch 512) takes a few minutes; on a CPU, ``--size tiny --tokens
@@ -18,15 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from encoder.run_folder import plot_perplexity, read_log  # noqa: E402
-from encoder.train import SIZES, TrainConfig, train  # noqa: E402
+from encoder.run_folder import plot_perplexity, read_log
+from encoder.train import SIZES, TrainConfig, train
 
 TOLERANCE = 0.03  # the issue's rule: unclipped within 3 % of clipped validation perplexity
 

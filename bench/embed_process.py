@@ -1,6 +1,6 @@
 """Whole-process CPU comparison: ``python -m encoder embed`` vs AllenNLP 2.10's ``_ElmoBiLm``, start-up included.
 
-    python bench/embed_process.py --allennlp DIR [--sentences 1024] [--batch-size 32] [--repeats 3] [--threads N]
+    python -m bench.embed_process --allennlp DIR [--sentences 1024] [--batch-size 32] [--repeats 3] [--threads N]
 
 Writes random weights of the published "small" shape (seeded, reference options.json + hdf5 layout) and the first
 1,024 WikiText-2 sentences (one per line, tokens joined by spaces) into a temporary folder, then times, each as its
@@ -80,7 +80,6 @@ if hasattr(cli, "exit_now"):  # as `python -m encoder embed` ends
 
 def prepare(folder: Path, n_sentences: int, shape: str) -> tuple[Path, Path, Path, int]:
     """Seeded random weights of ``shape`` and the first ``n_sentences`` WikiText-2 sentences, one per line."""
-    sys.path.insert(0, str(ROOT))
     from bench.encoder_speed import SHAPES, load_sentences
     from encoder.model import BiLM
     from encoder.weights import save_hdf5
@@ -107,8 +106,17 @@ def allennlp_command(
     allennlp_dir: str, options: Path, weights: Path, text: Path, output: Path, batch_size: int
 ) -> list[str]:
     return [
-        str(Path(__file__).resolve()),
-        *("--worker", "--allennlp", allennlp_dir, "--options", str(options), "--weights", str(weights)),
+        *(
+            "-m",
+            "bench.embed_process",
+            "--worker",
+            "--allennlp",
+            allennlp_dir,
+            "--options",
+            str(options),
+            "--weights",
+            str(weights),
+        ),
         *("--input", str(text), "--output", str(output), "--batch-size", str(batch_size)),
     ]
 
@@ -280,7 +288,6 @@ def main() -> None:
 def allennlp_worker(args: argparse.Namespace) -> None:
     """The AllenNLP process: load, embed in consecutive batches (stateless, no_grad), write our hdf5 layout."""
     t0 = time.perf_counter()
-    sys.path.insert(0, str(ROOT))
     import h5py
     import torch
 

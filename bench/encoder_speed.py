@@ -7,7 +7,7 @@ sentences from WikiText-2, batches of 32 and 128, three token-layer modes:
   vocab-cache  the corpus vocabulary is precomputed once (its cost is printed separately)
 Each configuration runs in its own process so that peak memory (max RSS) is its own.
 
-    python bench/encoder_speed.py [--sentences 1000] [--device cpu] [--shape small|original] [--allennlp DIR]
+    python -m bench.encoder_speed [--sentences 1000] [--device cpu] [--shape small|original] [--allennlp DIR]
 
 With --allennlp DIR (the folder holding AllenNLP 2.10's unpacked source, see bench/allennlp_baseline.py) the table
 also times AllenNLP's own _ElmoBiLm on the same weights and sentences (CPU, stateless, batches in input order) and
@@ -22,17 +22,14 @@ import argparse
 import json
 import multiprocessing as mp
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from encoder import BiLMConfig, Elmo  # noqa: E402
-from encoder.model import BiLM  # noqa: E402
-from encoder.text import sentences as split_sentences  # noqa: E402
-from encoder.weights import save_hdf5  # noqa: E402
+from encoder import BiLMConfig, Elmo
+from encoder.model import BiLM
+from encoder.text import sentences as split_sentences
+from encoder.weights import save_hdf5
 
 WIKITEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikitext-2" / "wiki.valid.tokens"
 SHAPES = {

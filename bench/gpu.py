@@ -15,7 +15,7 @@
    shape and of ``medium``, captured (``encoder train --compile``: torch.compile with CUDA graphs), with the
    seconds its warm-up (compiling) took.
 
-    python bench/gpu.py --corpus FILE [--model DIR] [--steps 10] [--sentences 2000]
+    python -m bench.gpu --corpus FILE [--model DIR] [--steps 10] [--sentences 2000]
 
 The whole-run training figure is the ``tokens_per_second`` that ``encoder train`` writes into its log.
 """
@@ -23,25 +23,21 @@ The whole-run training figure is the ``tokens_per_second`` that ``encoder train`
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.train_speed import padded_vocabulary, train_speed  # noqa: E402
-from encoder import Elmo  # noqa: E402
-from encoder.corpus import TokenizedCorpus  # noqa: E402
-from encoder.elmo import PRECISIONS  # noqa: E402
-from encoder.files import open_text  # noqa: E402
-from encoder.model import BiLM, BiLMConfig  # noqa: E402
-from encoder.text import sentences as split_sentences  # noqa: E402
+from bench.train_speed import padded_vocabulary, train_speed
+from encoder import Elmo
+from encoder.corpus import TokenizedCorpus
+from encoder.elmo import PRECISIONS
+from encoder.files import open_text
+from encoder.model import BiLM, BiLMConfig
+from encoder.text import sentences as split_sentences
 from encoder.text import tokenize
-from encoder.train import SIZES  # noqa: E402
-from encoder.weights import load_model  # noqa: E402
+from encoder.train import SIZES
+from encoder.weights import load_model
 
 UNCLIPPED_BASE = BiLMConfig(n_highway=1, projection_dim=128, lstm_dim=1024, cell_clip=None, proj_clip=None)
 TRAIN_SHAPES = {
@@ -80,7 +76,7 @@ def embed_speed(model: BiLM, sentences: list[list[str]], precision: str, length_
     inputs = [elmo.model_inputs([sentences[i] for i in batch]) for batch in elmo._batches(sentences, 512, 10**9)]
     _sync()
     started = time.perf_counter()
-    with torch.inference_mode(), elmo._autocast():
+    with torch.inference_mode(), elmo.computing():
         for tokens, mask in inputs:
             elmo.model.contextualize(tokens, mask, final_state=False)
     _sync()

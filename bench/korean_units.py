@@ -7,7 +7,7 @@ compare across units. Each model is scored on the **same** paragraphs of ``corpu
 vocabulary leaves far more words unknown. The sense probe (``encoder/eval/sense_probe_ko.tsv``) is read with
 each model's own rules: the vector of 배 is that of 배 for the morpheme model and of 배를 for the eojeol model.
 
-    python bench/korean_units.py --models /tmp/ko-units/run-ko /tmp/ko-units/run-ko-eojeol
+    python -m bench.korean_units --models /tmp/ko-units/run-ko /tmp/ko-units/run-ko-eojeol
 
 The training commands behind its table are in docs/korean.md ("Word units, measured"). Prints a table;
 writes nothing.
@@ -16,19 +16,16 @@ writes nothing.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-from encoder import Elmo  # noqa: E402
-from encoder.eval import DEFAULT_DATA_ROOT, perplexity, senses  # noqa: E402
-from encoder.eval.embeddings import Embedder  # noqa: E402
-from encoder.text import text_rules  # noqa: E402
-from encoder.weights import read_config  # noqa: E402
+from encoder import Elmo
+from encoder.eval import DEFAULT_DATA_ROOT, perplexity, senses
+from encoder.eval.embeddings import Embedder
+from encoder.text import text_rules
+from encoder.weights import read_config
 
 DECIMALS = {"tokens per character (test)": 3, "bits per character": 2, "bits per character, <UNK> spelled out": 2}
 

@@ -1,7 +1,7 @@
 """What each ELMo layer holds, with probes that are not at ceiling (Peters et al. 2018, §5.3: syntax lower, senses
 higher).
 
-    python bench/layers.py [--model default] [--train-sentences 4000]
+    python -m bench.layers [--model default] [--train-sentences 4000]
 
 Syntax: a linear probe per layer (``encoder.eval.probe``, the POS task's), trained on the first ``--train-sentences``
 sentences of UD English EWT train and scored on dev (never test):
@@ -18,23 +18,20 @@ sense readout (``encoder.readout``) beside, plain and centred on each word's mea
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from encoder import Elmo  # noqa: E402
-from encoder.eval.embeddings import Embedder  # noqa: E402
-from encoder.eval.pos import read_conllu, split_path, token_stack  # noqa: E402
-from encoder.eval.probe import fit_predict, standardize  # noqa: E402
-from encoder.eval.senses import DATA as PROBE  # noqa: E402
-from encoder.eval.senses import pair_auc, read_senses  # noqa: E402
-from encoder.model_files import model_folder  # noqa: E402
-from encoder.readout import Readout, centred  # noqa: E402
+from encoder import Elmo
+from encoder.eval.embeddings import Embedder
+from encoder.eval.pos import read_conllu, split_path, token_stack
+from encoder.eval.probe import fit_predict, standardize
+from encoder.eval.senses import DATA as PROBE
+from encoder.eval.senses import pair_auc, read_senses
+from encoder.model_files import model_folder
+from encoder.readout import Readout, centred
 
 UD = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
 AMBIGUOUS = 0.1  # the second most frequent tag of an ambiguous word: at least this share of its train uses

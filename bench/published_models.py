@@ -5,7 +5,7 @@ weights of its published shape (``PUBLISHED[name].options()``, the same options.
 elmo-original-5.5b has elmo-original's shape, so one row stands for both. Sentences: the first --sentences of the
 English demo corpus, embedded stateless in batches of 32 (``Elmo.embed``'s defaults), after one warm-up batch.
 
-    python bench/published_models.py [--sentences 256] [--threads 2]
+    python -m bench.published_models [--sentences 256] [--threads 2]
 
 Prints a table; writes nothing.
 """
@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-from encoder import PUBLISHED, BiLM, BiLMConfig, Elmo  # noqa: E402
-from encoder.files import shipped_data  # noqa: E402
-from encoder.text import text_rules  # noqa: E402
+from encoder import PUBLISHED, BiLM, BiLMConfig, Elmo
+from encoder.files import shipped_data
+from encoder.text import text_rules
 
 
 def demo_sentences(n: int) -> list[list[str]]:

@@ -14,7 +14,7 @@ AUCs within ``AUC_TIE`` points of it count as a tie, which the lower perplexity 
 than the shipped default's means training that shape from scratch: it becomes the default only once it measures
 better than the shipped model (docs/training.md, "The recipe rule").
 
-    python bench/recipe_rule.py --corpus SHARDS|PREPARED --valid valid.txt.xz --device cuda [--minutes 4]
+    python -m bench.recipe_rule --corpus SHARDS|PREPARED --valid valid.txt.xz --device cuda [--minutes 4]
                                 [--recipes NAME ...] [--work DIR] [--results FILE] [--plot FILE]
 
 Each finished candidate's row is appended to ``--results`` (JSON lines) at once, so a run cut short keeps what
@@ -26,18 +26,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from encoder import Elmo  # noqa: E402
-from encoder.eval.embeddings import Embedder  # noqa: E402
-from encoder.eval.senses import AUC_ROW, DATA  # noqa: E402
-from encoder.eval.senses import run as sense_probe  # noqa: E402
-from encoder.run_folder import plot_perplexity, read_log  # noqa: E402
-from encoder.train import DEFAULT_RECIPE, RECIPES, SIZES, TrainConfig, train  # noqa: E402
+from encoder import Elmo
+from encoder.eval.embeddings import Embedder
+from encoder.eval.senses import AUC_ROW, DATA
+from encoder.eval.senses import run as sense_probe
+from encoder.run_folder import plot_perplexity, read_log
+from encoder.train import DEFAULT_RECIPE, RECIPES, SIZES, TrainConfig, train
 
 PPL_TOLERANCE = 0.05  # a candidate more than 5 % above the lowest validation perplexity cannot win
 AUC_TIE = 1.0  # sense AUCs (x 100) this close to the best count as a tie, broken by perplexity

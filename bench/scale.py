@@ -1,7 +1,7 @@
 """Scale: build throughput and bytes per token measured here, and a projection to 1M, 100M and 1B tokens.
 
-    python bench/scale.py                          # data/demo with the shipped "default" model on CPU (2-3 minutes)
-    python bench/scale.py --corpus FILE... --keep /tmp/scale-index --threads 1
+    python -m bench.scale                          # data/demo with the shipped "default" model on CPU (2-3 minutes)
+    python -m bench.scale --corpus FILE... --keep /tmp/scale-index --threads 1
 
 Measured (and printed as such):
 1. Build throughput of one worker: one process with ``--threads`` torch and FAISS threads (default 1: one core,
@@ -33,7 +33,6 @@ import argparse
 import glob
 import re
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,12 +41,10 @@ import faiss
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import indexer.build as build_module  # noqa: E402
-from encoder.words import normalize  # noqa: E402
-from indexer import Index, Settings, build_index  # noqa: E402
-from indexer.vectors import (  # noqa: E402
+import indexer.build as build_module
+from encoder.words import normalize
+from indexer import Index, Settings, build_index
+from indexer.vectors import (
     RERANK,
     VectorSet,
     apply_search_params,

@@ -1,9 +1,9 @@
 """Search quality: recall@10, MRR and nDCG@10 of every search method on judged queries, typed clean and with typos.
 
-    python bench/search_quality.py                          # dev queries, on build/demo-index
-    python bench/search_quality.py --split test             # the 30 held-out queries
-    python bench/search_quality.py --tune                   # also: the hybrid weight x layer mix grid (dev)
-    python bench/search_quality.py --index build/demo-index-ko --queries bench/queries_ko.jsonl   # Korean
+    python -m bench.search_quality                          # dev queries, on build/demo-index
+    python -m bench.search_quality --split test             # the 30 held-out queries
+    python -m bench.search_quality --tune                   # also: the hybrid weight x layer mix grid (dev)
+    python -m bench.search_quality --index build/demo-index-ko --queries bench/queries_ko.jsonl   # Korean
 
 ``bench/queries_en.jsonl`` holds 90 queries written for the English demo corpus (60 dev, 30 test; kinds: question,
 paraphrase, keyword, ambiguous), ``bench/queries_ko.jsonl`` 36 Korean paraphrase and question queries for the
@@ -24,7 +24,6 @@ import json
 import math
 import random
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,11 +31,9 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from tqdm.auto import tqdm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from indexer import Index  # noqa: E402
-from indexer.bm25 import BM25, terms  # noqa: E402
-from indexer.ranking import CANDIDATES, METHODS  # noqa: E402
+from indexer import Index
+from indexer.bm25 import BM25, terms
+from indexer.ranking import CANDIDATES, METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPTH = CANDIDATES  # ranks looked at for MRR

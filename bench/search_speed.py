@@ -1,7 +1,7 @@
 """Search speed: FAISS index types on random unit vectors, and end-to-end query latency on the demo index.
 
-    python bench/search_speed.py                      # 1,000,000 vectors of dim 256 (minutes on 2 cores)
-    python bench/search_speed.py --n 200000 --demo-index build/demo-index
+    python -m bench.search_speed                      # 1,000,000 vectors of dim 256 (minutes on 2 cores)
+    python -m bench.search_speed --n 200000 --demo-index build/demo-index
 
 Part 1 builds Flat (exact), IVF (nprobe sweep) and HNSW32 (efSearch sweep) inner-product indexes and
 reports build time, queries/s and recall@10 against the exact results.
@@ -32,9 +32,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from indexer.vectors import ivf_lists, tune_search_params  # noqa: E402
+from indexer.vectors import ivf_lists, tune_search_params
 
 QUERIES = [
     "How do volcanoes form?",

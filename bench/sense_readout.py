@@ -1,6 +1,6 @@
 """Which reading of the biLM tells a word's senses apart: the ELMo layers at the word, or what the LM predicts there.
 
-    python bench/sense_readout.py [--model default] [--semcor-files 40] [--wic-train 1000]
+    python -m bench.sense_readout [--model default] [--semcor-files 40] [--wic-train 1000]
 
 Development data only: the demo corpus's labelled uses (``data/demo/labels.tsv``), SemCor (WordNet senses, the
 first ``--semcor-files`` files of ../shared/data/wsd) and WiC (``--wic-train`` train pairs tune each candidate's
@@ -52,18 +52,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from app.labels import read_labels  # noqa: E402
-from encoder import Elmo  # noqa: E402
-from encoder.eval.senses import DATA as PROBE  # noqa: E402
-from encoder.eval.senses import DATA_KO as PROBE_KO  # noqa: E402
-from encoder.eval.senses import read_senses  # noqa: E402
-from encoder.eval.wic import read_wic, tune_threshold  # noqa: E402
-from encoder.eval.wordnet import SenseInventory  # noqa: E402
-from encoder.eval.wsd import read_semcor_file  # noqa: E402
-from encoder.model_files import model_folder  # noqa: E402
-from encoder.readout import Readout, ReadoutSettings, centred  # noqa: E402
+from demo.labels import read_labels
+from encoder import Elmo
+from encoder.eval.senses import DATA as PROBE
+from encoder.eval.senses import DATA_KO as PROBE_KO
+from encoder.eval.senses import read_senses
+from encoder.eval.wic import read_wic, tune_threshold
+from encoder.eval.wordnet import SenseInventory
+from encoder.eval.wsd import read_semcor_file
+from encoder.model_files import model_folder
+from encoder.readout import Readout, ReadoutSettings, centred
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -4,7 +4,7 @@ Builds the English demo index into a temporary folder (or takes --index), starts
 separate process on 127.0.0.1), and sends the dev queries of bench/queries_en.jsonl, repeated to --queries, from
 one client: each request waits for its answer. Default search options (hybrid, k=10).
 
-    python bench/serve_speed.py [--index DIR] [--queries 240] [--batch 1 8 32]
+    python -m bench.serve_speed [--index DIR] [--queries 240] [--batch 1 8 32]
 
 Prints a table; writes nothing but the temporary index.
 """
@@ -23,7 +23,6 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def dev_queries(n: int) -> list[str]:
@@ -64,7 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         index = args.index
         if index is None:
-            from app.settings import demo_corpus
+            from demo.corpora import demo_corpus
             from indexer import build_index
 
             index = Path(tmp) / "index"

@@ -7,7 +7,7 @@ largest absolute deviation of every layer's vectors and their lowest cosine over
 ``--text`` with the model's own head. A shipped model is stored in float16 already, so for it the float32 row
 is those float16 weights restored, and the int8 row shows what int8 adds.
 
-    python bench/storage.py [--model default] [--text corpus-en/test.txt.xz] [--sentences 200] [--tokens 100000]
+    python -m bench.storage [--model default] [--text corpus-en/test.txt.xz] [--sentences 200] [--tokens 100000]
 
 Prints a table; the temporary folders are removed.
 """
@@ -15,20 +15,17 @@ Prints a table; the temporary folders are removed.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from encoder import Elmo  # noqa: E402
-from encoder.files import open_text  # noqa: E402
-from encoder.lm_data import paragraph_sentences  # noqa: E402
-from encoder.lm_head import evaluate, load_language_model  # noqa: E402
-from encoder.model_files import model_folder  # noqa: E402
-from encoder.weights import STORAGES, load_model, save_model, weight_files  # noqa: E402
+from encoder import Elmo
+from encoder.files import open_text
+from encoder.lm_data import paragraph_sentences
+from encoder.lm_head import evaluate, load_language_model
+from encoder.model_files import model_folder
+from encoder.weights import STORAGES, load_model, save_model, weight_files
 
 SHARED_TEST = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus-en" / "test.txt.xz"
 

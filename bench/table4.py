@@ -3,12 +3,12 @@
 Peters et al. (2018), Table 4: a static vector of "play" has neighbours about games whatever the sentence,
 while the biLM's vector of "play" in a sentence about baseball finds other sports uses, and in a sentence
 about Broadway finds other stage uses. Here the two sentences are ours (the app's Word-in-context preset,
-``app/examples.py``),
+``demo/examples.py``),
 the uses come from an index of the demo corpus, and each use carries the sense we labelled it with
 (``data/demo/labels.tsv``, as the app's layer-by-layer table), so the share of the nearest uses that match the
 sentence's sense can be counted.
 
-    python bench/table4.py [--index build/demo-index] [--k 5] [--layers top]
+    python -m bench.table4 [--index build/demo-index] [--k 5] [--layers top]
 
 Prints a table; writes nothing. The app's page is ``Word in context``, example "play: the paper's Table 4".
 """
@@ -16,16 +16,13 @@ Prints a table; writes nothing. The app's page is ``Word in context``, example "
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from app.examples import EXAMPLES, TABLE4  # noqa: E402
-from app.labels import demo_labels  # noqa: E402
-from indexer import Index  # noqa: E402
-from indexer.results import Neighbors  # noqa: E402
+from demo.examples import EXAMPLES, TABLE4
+from demo.labels import demo_labels
+from indexer import Index
+from indexer.results import Neighbors
 
 
 @dataclass

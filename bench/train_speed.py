@@ -6,29 +6,26 @@ generated sentences, and prints a table. The first steps are warm-up and not tim
 timing (the whole-run figure, data pipeline included, is the ``tokens_per_second`` that ``encoder train`` logs).
 ``bench/gpu.py`` uses the same measurement on a GPU.
 
-    python bench/train_speed.py [--steps 10] [--batch-size 64] [--threads 2]
+    python -m bench.train_speed [--steps 10] [--batch-size 64] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from encoder.corpus import TokenizedCorpus  # noqa: E402
-from encoder.lm_data import LMBatches, Vocabulary  # noqa: E402
-from encoder.lm_head import LanguageModel, LMHead  # noqa: E402
-from encoder.model import BiLM, BiLMConfig  # noqa: E402
-from encoder.model_files import DEFAULT_MODEL_DIR  # noqa: E402
-from encoder.train import SIZES, TYPE_MULTIPLE, TrainConfig, captured_top_layer, make_optimizer, train_step  # noqa: E402
-from encoder.weights import read_config  # noqa: E402
+from encoder.corpus import TokenizedCorpus
+from encoder.lm_data import LMBatches, Vocabulary
+from encoder.lm_head import LanguageModel, LMHead
+from encoder.model import BiLM, BiLMConfig
+from encoder.model_files import DEFAULT_MODEL_DIR
+from encoder.train import SIZES, TYPE_MULTIPLE, TrainConfig, captured_top_layer, make_optimizer, train_step
+from encoder.weights import read_config
 
 SHARED_TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus-en" / "valid.txt.xz"
 

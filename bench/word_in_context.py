@@ -1,11 +1,11 @@
 """The Word-in-context examples, counted: for each example sentence, how many of its word's nearest uses share its
 sense and its part of speech, layer by layer (the paper's §5.3: layer 1 should lead on part of speech, layer 2 on
 sense) and in the index's sense readout ("context prediction", ``encoder.readout``), by the hand labels of the demo
-corpora (``data/demo*/labels.tsv``, ``app/labels.py``), then how long a warm neighbours query takes.
+corpora (``data/demo*/labels.tsv``, ``demo/labels.py``), then how long a warm neighbours query takes.
 
-    python bench/word_in_context.py [--index build/demo-index] [--k 8]
+    python -m bench.word_in_context [--index build/demo-index] [--k 8]
 
-The examples are the app's for the index's language (``app/examples.py``); the counts are what the app's "Layer by
+The examples are the app's for the index's language (``demo/examples.py``); the counts are what the app's "Layer by
 layer" section shows. Prints a table; writes nothing.
 """
 
@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from app.examples import EXAMPLES, EXAMPLES_KO  # noqa: E402
-from app.labels import agreement, demo_labels  # noqa: E402
-from encoder import LayerMix  # noqa: E402
-from indexer import Index  # noqa: E402
+from demo.examples import EXAMPLES, EXAMPLES_KO
+from demo.labels import agreement, demo_labels
+from encoder import LayerMix
+from indexer import Index
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import corpus, download, ownership, text, train_cli
+from . import corpus, download, ownership, punkt, train_cli
 from .commands import parser_for
 from .device import add_device_option
 from .elmo import BATCH_SIZE, PRECISIONS
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     embed.set_defaults(func=embed_command)
 
     download.register(commands)
-    text.register(commands)
+    punkt.register(commands)
     eval_cli.register(commands)
     train_cli.register(commands)
     corpus.register(commands)

@@ -42,12 +42,12 @@ import numpy as np
 from . import locks, ownership
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .commands import program
-from .files import atomic_path, open_text, reading, sha256_of, temporary_target
+from .files import atomic_path, open_text, reading, sha256_of, temporary_target, text_files
 from .locks import LOCK
 from .numbers import THREADS, Number
 from .ownership import NotOwnedError
 from .terminal import show, visible
-from .text import LANGUAGES, TextRules, text_files, text_rules
+from .text import LANGUAGES, TextRules, text_rules
 
 BOS_ID, EOS_ID = 0, 1
 PREPARED_SUFFIX = ".tokens.xz"

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,17 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 """How ``Elmo`` computes: fp32 exact; tf32 (TF32 matrix products on a GPU); bf16 or fp16 autocast (fp16: the
 half precision cuDNN's fused LSTM has always supported). Outputs are float32 in every case."""
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@contextmanager
+def tf32(enabled: bool) -> Iterator[None]:
+    """TF32 matrix products (cuBLAS and cuDNN) on or off for the block, as they were after it."""
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 class Elmo:
@@ -62,9 +74,6 @@ class Elmo:
             warnings.warn(
                 "fp16 on the CPU is about 10x slower than fp32 (measured): it is meant for GPUs", stacklevel=2
             )
-        if self.device.type == "cuda":  # fp32 keeps TF32 off: it would break parity with the float32 reference
-            torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-            torch.backends.cudnn.allow_tf32 = precision == "tf32"
         self.model = model.to(self.device).eval()
         self.config = model.config
         self.name = name
@@ -160,14 +169,24 @@ class Elmo:
             chunk = new[start : start + batch_size]
             self.token_cache.add(chunk, self._char_cnn(chunk))
 
-    def _autocast(self) -> torch.autocast:
-        dtype = AUTOCAST_DTYPES.get(self.precision)
-        return torch.autocast(self.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
+    @contextmanager
+    def computing(self) -> Iterator[None]:
+        """The block in which the model runs at this Elmo's ``precision``: autocast for bf16 and fp16; on a GPU, TF32
+        matrix products on for tf32 and off otherwise (fp32 must stay exact: cuDNN allows TF32 by default). torch's
+        TF32 switches are process-wide, so they are set for the block only and put back after it."""
+        with ExitStack() as stack:
+            if self.device.type == "cuda":
+                stack.enter_context(tf32(self.precision == "tf32"))
+            dtype = AUTOCAST_DTYPES.get(self.precision)
+            stack.enter_context(
+                torch.autocast(self.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
+            )
+            yield
 
     @torch.inference_mode()
     def _char_cnn(self, words: list[str]) -> torch.Tensor:
         ids = torch.from_numpy(batch_to_ids([words])[0]).to(self.device)
-        with self._autocast():
+        with self.computing():
             return self.model.char_cnn(ids).float()
 
     def token_vectors(self, words: Sequence[str]) -> np.ndarray:
@@ -189,7 +208,8 @@ class Elmo:
         if not use_cache:
             ids = torch.from_numpy(batch_to_ids(sentences)).to(self.device)
             ids = torch.nn.functional.pad(ids, (0, 0, 0, self._width(longest) - longest))
-            return self.model.char_cnn(ids) * (ids > 0).any(-1, keepdim=True)
+            with self.computing():
+                return self.model.char_cnn(ids) * (ids > 0).any(-1, keepdim=True)
         misses = [w for w in dict.fromkeys(w for s in sentences for w in s) if w not in self.token_cache]
         miss_vectors = self._char_cnn(misses) if misses else None
         kept = self.token_cache.add(misses, miss_vectors) if misses else 0
@@ -245,7 +265,7 @@ class Elmo:
         """Run one batch as given (no sorting or splitting) -> per sentence (L+1, n, 2P) float32, or (L+2, n, 2P) with
         ``context``: the last row then holds each token's context states (``BiLM.context_states``)."""
         tokens, mask = self.model_inputs(sentences, use_cache)
-        with self._autocast():
+        with self.computing():
             layers, state = self.model.contextualize(
                 tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful
             )

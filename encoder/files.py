@@ -5,6 +5,7 @@ and the cache are."""
 from __future__ import annotations
 
 import bz2
+import collections
 import ctypes
 import errno
 import gzip
@@ -23,6 +24,9 @@ from typing import TextIO
 from safetensors import SafetensorError
 
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+_TEXT_FILE_SUFFIXES = (".txt", ".txt.gz", ".txt.xz", ".txt.bz2")
+REPLACEMENT_CHAR = "\ufffd"
+"""What an undecodable byte becomes when files are read (``errors="replace"``)."""
 DATA_PACKAGE = "elmo_search_data"  # data/ as `pip install` installs it (pyproject.toml maps it)
 
 
@@ -83,7 +87,7 @@ def open_text(path: str | os.PathLike[str], mode: str = "rt", suffix: str | None
     """Open a .txt, .gz, .xz or .bz2 file as UTF-8 text; ``suffix`` (default: the path's) picks the compression.
 
     Reading, undecodable bytes become U+FFFD instead of raising, so one bad byte cannot stop a long run
-    (``text.iter_lines`` counts them), and a UTF-8 byte order mark is dropped.
+    (``iter_lines`` counts them), and a UTF-8 byte order mark is dropped.
     """
     opener = OPENERS.get((suffix or Path(path).suffix).lower(), open)
     if "r" in mode:
@@ -96,6 +100,45 @@ NATIVE_WRITE_ERRORS = (OSError, RuntimeError, SafetensorError)
 """What writing a file raises: the file system's OSError, and the native libraries' own errors (FAISS's and
 torch's RuntimeError, safetensors' error; h5py, numpy and pyarrow raise OSError, not always with the file's name)."""
 TMP_DIR_PREFIX = ".tmp-"
+
+
+def iter_lines(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    replaced: collections.Counter[Path] | None = None,
+) -> Iterator[str]:
+    """Stream the lines of files and folders, without their line endings.
+
+    Folders are searched recursively for ``*.txt``, ``*.txt.gz``, ``*.txt.xz`` and ``*.txt.bz2``
+    files, in sorted order, so that every run sees the same text in the same order. Blank lines
+    are kept: in our corpora they separate documents.
+
+    If ``replaced`` is given, ``replaced[path]`` grows by the number of U+FFFD characters in each
+    line read from ``path`` -- bytes that were not valid UTF-8 (and any U+FFFD already in the
+    file) -- so the caller can warn, even if it stops reading early.
+    """
+    for path in text_files(paths):
+        with reading(path), open_text(path) as lines:
+            for line in lines:
+                if replaced is not None and REPLACEMENT_CHAR in line:
+                    replaced[path] += line.count(REPLACEMENT_CHAR)
+                yield line.rstrip("\n")
+
+
+def text_files(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+) -> Iterator[Path]:
+    """Files given by name, in the order given, and the text files inside folders, sorted."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    for path in map(Path, paths):
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES))
+        elif path.is_file():
+            yield path
+        elif path.exists():
+            raise ValueError(f"{path} is not a file or folder (a device or a pipe?); give text files or folders")
+        else:
+            raise FileNotFoundError(f"no such file or folder: {path}")
 
 
 def _is_disk_full(error: BaseException, folder: Path) -> bool:

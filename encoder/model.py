@@ -49,14 +49,6 @@ def _is_filter(pair: object, max_chars: int) -> bool:
     )
 
 
-# The fused path hands torch's LSTM weights laid out from ours (so the files keep one layout): cuDNN then copies them
-# into its own buffer, and oneDNN (CPU) falls back to torch's kernel for projections. Both say so in a warning, and
-# neither changes a result (the fused path is tested against the step-by-step one): silenced here, the one place, for
-# every command and the Python API; no other warning is.
-warnings.filterwarnings("ignore", message="RNN module weights are not part of single contiguous chunk")
-warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
-
-
 @dataclass
 class BiLMConfig:
     """Architecture of a biLM; ``from_options``/``to_options`` translate the reference options.json."""
@@ -402,12 +394,28 @@ def lstm_kernel(
     ``PackedSequence`` with its ``batch_sizes``; ``weights`` as ``LstmLayer.torch_lstm_weights`` lays them out.
 
     ``torch._VF.lstm`` is torch's private entry point (what ``torch.nn.LSTM.forward`` calls); this wrapper is the one
-    place that calls it, with the arguments of torch 2.13 (the version pyproject.toml pins; tested on 2.13.0): has
-    biases, one layer, no dropout, not bidirectional, then batch first for a padded input.
+    place that calls it, with the arguments of torch 2.13 (the version pyproject.toml pins). Tested on 2.13.0+cpu, the
+    suite's torch; its cuDNN path was last measured on 2.11.0+cu130 (docs/benchmarks.md, GPU figures). Arguments:
+    has biases, one layer, no dropout, not bidirectional, then batch first for a padded input.
+
+    The weights are laid out from ours (so the files keep one layout): cuDNN then copies them into its own buffer,
+    and oneDNN (CPU) falls back to torch's kernel for projections. Both say so in a warning, and neither changes a
+    result (the fused path is tested against the step-by-step one): those two warnings are silenced around this
+    call only (``KERNEL_WARNINGS``); the process's warning filters are left as they were.
     """
-    if batch_sizes is None:
-        return torch._VF.lstm(x, hx, weights, True, 1, 0.0, training, False, True)
-    return torch._VF.lstm(x, batch_sizes, hx, weights, True, 1, 0.0, training, False)
+    with warnings.catch_warnings():
+        for message in KERNEL_WARNINGS:
+            warnings.filterwarnings("ignore", message=message)
+        if batch_sizes is None:
+            return torch._VF.lstm(x, hx, weights, True, 1, 0.0, training, False, True)
+        return torch._VF.lstm(x, batch_sizes, hx, weights, True, 1, 0.0, training, False)
+
+
+KERNEL_WARNINGS = (
+    "RNN module weights are not part of single contiguous chunk",
+    "LSTM with projections is not supported with oneDNN",
+)
+"""What torch's fused LSTM says about the weights ``lstm_kernel`` hands it; nothing a user can or need act on."""
 
 
 def _permute(hx: tuple[Tensor, Tensor], order: Tensor | None) -> tuple[Tensor, Tensor]:

@@ -8,7 +8,7 @@
 It listens on 127.0.0.1 unless told otherwise. Every request is checked before any work: its body size
 (``Limits.body_bytes``), k, the number of queries or sentences in one request (``Limits.batch``); a request that
 breaks a rule gets a 4xx answer ``{"error": "..."}`` that says which, never a 500. The answers are those of the
-command line (``indexer.__main__``), so both have one schema (indexer/README.md). Questions run one at a time: the
+command line (``indexer.cli``), so both have one schema (indexer/README.md). Questions run one at a time: the
 model's token cache is not thread-safe.
 """
 
@@ -82,7 +82,8 @@ class BadRequest(Exception):
 
 def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
     """The API over one opened index (the FastAPI application, behind the body limit)."""
-    from .__main__ import _answer, answers  # the command line's answers: one schema for both
+    from .cli.common import answer_or_error  # the command line's answers: one schema for both
+    from .cli.search import answers
 
     app = FastAPI(
         title="ELMo Search",
@@ -93,7 +94,7 @@ def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
 
     def answer(question: Callable[[], dict]) -> dict:
         with one_at_a_time:
-            return _answer(question)
+            return answer_or_error(question)
 
     def check(what: str, count: int, k: int | None = None) -> None:
         if count > limits.batch:

@@ -252,30 +252,49 @@ def _target_status(out: Path, contents: folder.Contents, state: dict, overwrite:
 
 
 # ------------------------------------------------------------------------------------------ public
+def build_settings(settings: Settings | None = None, **fields: Any) -> Settings:
+    """The settings of a build: ``settings``, or the defaults with ``fields`` (``Settings`` fields as keywords), never
+    both (``dataclasses.replace(settings, pooling="mean")`` changes some fields of one). A layer mix may be given as
+    weights (a sequence of numbers); a GloVe file is recorded by its absolute path."""
+    if settings is not None and fields:
+        raise TypeError(
+            f"give settings= or {', '.join(f'{name}=' for name in fields)}, not both: settings= sets every field "
+            "(dataclasses.replace(settings, ...) changes some)"
+        )
+    unknown = set(fields) - set(Settings.__dataclass_fields__)
+    if unknown:
+        raise TypeError(
+            f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(Settings.__dataclass_fields__)}"
+        )
+    settings = settings or Settings(**fields)
+    spec = {name: _mix_spec(getattr(settings, name)) for name in MIXES}
+    glove = str(settings.glove)
+    return dataclasses.replace(settings, **spec, glove=glove if glove in GLOVE_NAMES else str(Path(glove).resolve()))
+
+
+def _mix_spec(mix: str | Sequence[float]) -> str:
+    return mix if isinstance(mix, str) else ",".join(map(str, mix))
+
+
 def build_index(
     corpus: Sequence[str | Path],
     out: str | Path,
     model: ModelSpec = "default",
-    layers: str | Sequence[float] = "average",
-    search_layers: str | Sequence[float] = "token",
-    pooling: str = "sif",
-    index_factory: str | None = None,
-    glove: str | Path | None = None,
+    *,
+    settings: Settings | None = None,
     device: str = "auto",
     progress: bool = True,
-    *,
     overwrite: bool = False,
-    settings: Settings | None = None,
     ray: bool | str = False,
     ray_workers: int | None = None,
     demo: str | None = None,
-    **reader_options: Any,
+    **options: Any,
 ) -> Index:
     """Build (or resume building) an index of ``corpus`` in ``out`` and open it.
 
-    ``settings`` sets everything else (token filter, GloVe training, shard size, seed); the
-    arguments before it override its fields. Reader options: ``text_column``, ``id_column``,
-    ``title_column``, ``doc_per_file``. Re-running a finished build with the same inputs just opens it.
+    How: ``settings`` (a ``Settings``), or its fields as keywords (``pooling="mean"``, ``glove="train"``, ...), never
+    both. Reader options, also keywords: ``text_column``, ``id_column``, ``title_column``, ``doc_per_file``.
+    Re-running a finished build with the same inputs just opens it.
     ``ray``: encode the shards on a Ray cluster (True: this process's Ray connection, else the cluster
     ``RAY_ADDRESS`` or ``ray start`` names, else a new local one; or an address, "auto" for an existing
     cluster only), with ``ray_workers`` actors (default one per GPU, else per CPU); ``out`` must then be on
@@ -284,20 +303,9 @@ def build_index(
     the manifest's ``build`` record keeps it, ``FolderInfo.demo`` reads it).
     """
     out, device = Path(out), resolve_device(device)
-    settings = settings or Settings()
-    glove_spec = str(glove or settings.glove)
-    if glove_spec not in GLOVE_NAMES:
-        glove_spec = str(Path(glove_spec).resolve())
-    settings = Settings(
-        **{
-            **asdict(settings),
-            "layers": layers if isinstance(layers, str) else ",".join(map(str, layers)),
-            "search_layers": search_layers if isinstance(search_layers, str) else ",".join(map(str, search_layers)),
-            "pooling": pooling,
-            "index_factory": index_factory,
-            "glove": glove_spec,
-        }
-    )
+    fields = {name: value for name, value in options.items() if name in Settings.__dataclass_fields__}
+    reader_options = {name: value for name, value in options.items() if name not in fields}
+    settings = build_settings(settings, **fields)
     settings.check()
     options = ReaderOptions.from_kwargs(**reader_options)
     elmo, model_record = load_model(model, device)

@@ -18,10 +18,10 @@ import scipy.sparse as sp
 import torch
 from tqdm.auto import tqdm
 
-from encoder.files import atomic_path, open_text
+from encoder.files import atomic_path, iter_lines, open_text
 from encoder.glove import Glove
 from encoder.numbers import SEED, NonFiniteError, Number, check_finite, check_memory
-from encoder.text import iter_lines, text_rules
+from encoder.text import text_rules
 from encoder.words import WordFrequencies
 from encoder.words import normalize as normalize_word
 

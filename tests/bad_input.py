@@ -16,6 +16,7 @@ things (``World``) are built once per session (``world``, in conftest.py).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import json
@@ -179,7 +180,8 @@ class Ctx:
 
     def build(self, corpus: Path | list[Path], **options: Any) -> Index:
         """A build of ``corpus`` into ``tmp/out`` with the tiny model and a trained GloVe (fast)."""
-        settings = options.pop("settings", SETTINGS)
+        fields = {name: options.pop(name) for name in list(options) if name in Settings.__dataclass_fields__}
+        settings = dataclasses.replace(options.pop("settings", SETTINGS), **fields)
         corpus = corpus if isinstance(corpus, list) else [corpus]
         return build_index(corpus, self.tmp / "out", model=self.model, settings=settings, progress=False, **options)
 

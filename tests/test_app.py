@@ -270,7 +270,7 @@ def test_examples_are_those_the_open_index_can_answer(index_dir: Path, monkeypat
     assert at.text_input(key="ui.senses.word").value == "bank"
     assert at.button_group[0].options == ["bank", "play"]  # the demo's words with two uses or more here
 
-    from app import examples
+    from demo import examples
 
     pairs = {
         "bank": (("A den in the bank.", "bank"), ("A loan from the bank.", "bank")),
@@ -375,7 +375,7 @@ def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
 
 
 def test_table4_example_compares_uses_of_the_same_word(index_dir: Path) -> None:
-    from app.examples import EXAMPLES, TABLE4
+    from demo.examples import EXAMPLES, TABLE4
 
     at = open_app(index_dir, "views/word_in_context.py")
     assert at.toggle(key="ui.wic.same_word").value  # on from the start: nearest uses of the same word
@@ -463,8 +463,8 @@ def test_the_word_picker_offers_only_words_the_index_holds(index_dir: Path) -> N
 def labelled_banks(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """Every "bank" of the test index labelled by its document (river or money) as the demo labels its uses, the
     bank example's two sentences too."""
-    from app import labels
-    from app.examples import EXAMPLES
+    from demo import labels
+    from demo.examples import EXAMPLES
     from encoder.words import normalize
     from indexer import Index
 
@@ -492,7 +492,7 @@ def test_layer_by_layer_counts_the_neighbours_that_share_sense_and_part_of_speec
 ) -> None:
     """Each representation's row counts the neighbours of the query's sense among its nearest uses, as
     Index.neighbors ranks them in that representation."""
-    from app.examples import EXAMPLES
+    from demo.examples import EXAMPLES
     from indexer import Index
 
     index = Index.open(index_dir)
@@ -534,7 +534,7 @@ def test_without_a_label_for_the_use_the_page_says_so(index_dir: Path) -> None:
 def test_uses_are_compared_by_context_prediction_unless_another_representation_is_chosen(index_dir: Path) -> None:
     """The representation choice names each option for what it is; the lists are the index's answers in the chosen
     one: context prediction first, then the ELMo layer mix (paper) and each layer."""
-    from app.examples import EXAMPLES
+    from demo.examples import EXAMPLES
     from indexer import Index
 
     index = Index.open(index_dir)
@@ -580,8 +580,8 @@ def test_what_the_model_expects_is_shown_beside_each_use(index_dir: Path) -> Non
     """Under each use's neighbours: the forward LM's ten likeliest words given the words before and the backward
     LM's given the words after, with their probabilities, as Index.neighbors(explain=True) gives them; the LM's own
     classes (<UNK>, <S>, </S>) said in words."""
-    from app.examples import EXAMPLES
     from app.render import expected_word
+    from demo.examples import EXAMPLES
     from indexer import Index
 
     index = Index.open(index_dir)
@@ -605,7 +605,7 @@ def test_what_the_model_expects_is_shown_beside_each_use(index_dir: Path) -> Non
 def test_the_two_uses_are_compared_in_every_representation(index_dir: Path) -> None:
     """The cosine of the two chosen uses at each layer, in the mix and in context prediction, as Index.compare
     gives it, with the mix's s_j and γ said plainly (the index's mix is the average)."""
-    from app.examples import EXAMPLES
+    from demo.examples import EXAMPLES
     from indexer import Index
 
     index = Index.open(index_dir)
@@ -713,7 +713,7 @@ def test_labelled_uses_colour_the_map_clusters_are_outlined_and_purity_is_shown(
 ) -> None:
     """Where the demo labels the uses, the map's colours are the labelled senses and each cluster is a dashed
     outline with its number; the purity shown is the share of labelled uses in their cluster's majority sense."""
-    from app.labels import purity
+    from demo.labels import purity
     from indexer import Index
 
     result = Index.open(index_dir).senses("bank", k=2)
@@ -821,13 +821,14 @@ def test_the_demo_collection_lives_in_the_url(
     import dataclasses
 
     from app import settings, state
+    from demo import corpora
 
     demos = {
         "en": dataclasses.replace(settings.DEMOS["en"], index_dir=index_dir),
         "ko": dataclasses.replace(settings.DEMOS["ko"], index_dir=index_copy),  # stands for the Korean demo
     }
-    monkeypatch.setattr(settings, "DEMOS", demos)
-    monkeypatch.setattr(state, "DEMOS", demos)
+    for module in (corpora, settings, state):  # each that looks the demos up
+        monkeypatch.setattr(module, "DEMOS", demos)
     monkeypatch.delenv(INDEX_ENV, raising=False)
 
     def opened(params: dict[str, str], page: str | None = None) -> AppTest:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import app.__main__ as cli
-from app.settings import DEMOS, INDEX_ENV, MAIN_SCRIPT, build_command
+from app.settings import INDEX_ENV, MAIN_SCRIPT, build_command
+from demo.corpora import DEMOS
 from indexer import Settings
 from indexer.errors import CorpusError
 
@@ -147,7 +149,7 @@ def test_an_index_the_app_did_not_build_is_never_rebuilt_from_the_demo(
     corpus = tmp_path / "mine.jsonl"
     corpus.write_text(json.dumps({"id": "m1", "text": "My private bank notes."}) + "\n")
     index = tmp_path / "index"
-    build_index([corpus], index, model=tiny_model_dir, glove="train", settings=TINY_GLOVE, progress=False)
+    build_index([corpus], index, model=tiny_model_dir, settings=replace(TINY_GLOVE, glove="train"), progress=False)
     before = {p.name: p.read_bytes() for p in index.iterdir() if p.is_file()}
     builds = []
     monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))

@@ -32,10 +32,11 @@ from test_app import (
     wait_for_text,
 )
 
-from app.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
 from app.i18n import STRINGS
 from app.render import NOTICES
-from app.settings import MAIN_SCRIPT, demo_corpus
+from app.settings import MAIN_SCRIPT
+from demo.corpora import demo_corpus
+from demo.examples import EXAMPLES, EXAMPLES_KO, QUERIES_KO, SENSE_WORDS_KO, examples_for
 from encoder.model_files import resolve_model
 from indexer import Settings, build_index
 from indexer.errors import MESSAGES

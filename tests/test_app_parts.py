@@ -13,11 +13,12 @@ import pytest
 from scipy.spatial import Delaunay
 
 from app import url
-from app.labels import COLUMNS, LABELS_FILE, UseLabel, agreement, purity, read_labels
 from app.model_card import card_file, card_parts
 from app.render import outline
-from app.settings import CHART_COLOURS, DEMOS, PRIMARY_COLOR, TEXT_COLOR, demo_corpus
+from app.settings import CHART_COLOURS, PRIMARY_COLOR, TEXT_COLOR
 from app.widgets import typed_word
+from demo.corpora import DEMOS, demo_corpus
+from demo.labels import COLUMNS, LABELS_FILE, UseLabel, agreement, purity, read_labels
 from encoder import LayerMix
 from encoder.model_files import resolve_model
 from encoder.text import text_rules
@@ -168,7 +169,7 @@ def demo_uses(demo: str, words: set[str]) -> dict[tuple[str, int], tuple[str, st
 def test_the_hand_labels_cover_every_use_of_the_example_words(demo: str) -> None:
     """labels.tsv names each use of the word-in-context examples' words in the demo (every one, none twice, at
     the right document and token) and each example sentence's use; senses and parts of speech are few."""
-    from app.examples import BY_LANGUAGE
+    from demo.examples import BY_LANGUAGE
 
     if demo == "ko":
         pytest.importorskip("kiwipiepy")

@@ -128,26 +128,43 @@ def test_every_device_option_defaults_to_auto() -> None:
 UNCLIPPED = dict(
     char_embed_dim=4, filters=[[1, 4]], projection_dim=8, lstm_dim=16, n_layers=1, cell_clip=None, proj_clip=None
 )
-RUN_FUSED_LSTM = f"""
+TORCH_SAYS = """
+import warnings, torch
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.nn.LSTM(8, 16, proj_size=8, batch_first=True)(torch.zeros(2, 3, 8))  # projections: what the fused path runs
+print("\\n".join(str(w.message) for w in caught))
+"""
+EMBED_FUSED = f"""
 import warnings
 from encoder import Elmo
 from encoder.model import BiLM, BiLMConfig
 model = BiLM(BiLMConfig(**{UNCLIPPED!r}))
 assert model.lstm.layers[0].fused  # unclipped: torch's own LSTM, the path that warns
+before = list(warnings.filters)
 with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")  # in front of every filter: what the indexer's command line did before
+    warnings.simplefilter("always")  # in front of every filter of the process
     Elmo(model).embed([["The", "bank", "of", "the", "river", "."]] * 2)
+    warnings.warn("a warning of the caller's own")
+assert warnings.filters == before, "embedding changed the process's warning filters"
 print("\\n".join(str(w.message) for w in caught))
 """
 
 
-def test_the_onednn_warning_is_silenced_and_other_warnings_still_show(tmp_path: Path) -> None:
+def _python(code: str) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    torch_says = subprocess.run(
-        [sys.executable, "-c", RUN_FUSED_LSTM], env=env, capture_output=True, text=True, timeout=300, check=True
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True
     ).stdout
-    if "oneDNN" not in torch_says:
+
+
+def test_the_onednn_warning_is_silenced_around_the_kernel_only(tmp_path: Path) -> None:
+    """torch's warning about the fused LSTM's weights never reaches the user, even under a caller's "always"
+    filter, while the caller's own warnings and every other warning of the command line still do."""
+    if "oneDNN" not in _python(TORCH_SAYS):
         pytest.skip("this torch build does not warn about oneDNN here, so there is nothing to silence")
+    said = _python(EMBED_FUSED)
+    assert "oneDNN" not in said and "a warning of the caller's own" in said
     model = BiLM(BiLMConfig(**UNCLIPPED))
     model.reset_parameters(seed=0)
     save_model(model, tmp_path / "model", extra_config={"name": "unclipped"})
@@ -155,12 +172,48 @@ def test_the_onednn_warning_is_silenced_and_other_warnings_still_show(tmp_path: 
     corpus.write_bytes(b"The bank of the river was muddy.\nThe bank lent money \xff today.\n")
     argv = ["build", "--corpus", str(corpus), "--out", str(tmp_path / "index"), "--model", str(tmp_path / "model")]
     argv += ["--glove", "train", "--glove-epochs", "1", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     build = subprocess.run(
         [sys.executable, "-m", "indexer", *argv], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert build.returncode == 0, build.stderr
     assert "oneDNN" not in build.stderr
     assert "warning: " in build.stderr and "undecodable byte sequence(s) were replaced" in build.stderr
+
+
+IMPORTS_EVERYTHING = """
+import warnings, torch, numpy, scipy.special, sklearn, pandas, faiss, nltk, h5py  # their own filters come first
+filters = list(warnings.filters)
+flags = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+import encoder, encoder.model, encoder.elmo, indexer, app.settings
+from encoder import Elmo
+from encoder.model import BiLM, BiLMConfig
+model = BiLM(BiLMConfig(char_embed_dim=4, filters=[[1, 4]], projection_dim=8, lstm_dim=16, n_layers=1))
+for precision in ("fp32", "tf32", "bf16"):
+    Elmo(model, precision=precision).embed([["a", "b"]])
+assert warnings.filters == filters, "an import or an Elmo changed the warning filters"
+assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == flags, "TF32 switches changed"
+print("unchanged")
+"""
+
+
+def test_importing_and_embedding_change_no_global_state() -> None:
+    """Importing the packages and making and running an Elmo of each precision leave the process's warning filters
+    and torch's TF32 switches as they were (a library must not change its caller's process)."""
+    assert _python(IMPORTS_EVERYTHING).strip() == "unchanged"
+
+
+def test_tf32_switches_are_set_for_the_block_and_put_back() -> None:
+    """``elmo.tf32`` is how a GPU Elmo computes: on (tf32) or off (fp32, exact) inside the block, as before after it,
+    even when the block fails."""
+    from encoder.elmo import tf32
+
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    for wanted in (True, False):
+        with pytest.raises(KeyError), tf32(wanted):
+            assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == (wanted, wanted)
+            raise KeyError("inside")
+        assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
 
 
 # ------------------------------------------------------------------------------------------ app

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -110,7 +111,7 @@ def test_rerun_refuse_and_overwrite(indexer_built, tiny_model_dir, tmp_path):
     again = build_index([corpus], reference, model=tiny_model_dir, settings=SETTINGS, progress=False)
     assert again.manifest.created_at == created  # same inputs: opened, not rebuilt
     with pytest.raises(FileExistsError, match="already holds an index"):
-        build_index([corpus], reference, model=tiny_model_dir, layers="top", settings=SETTINGS, progress=False)
+        build_index([corpus], reference, model=tiny_model_dir, settings=replace(SETTINGS, layers="top"), progress=False)
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("precious")
@@ -202,17 +203,15 @@ def test_the_lock_is_taken_before_the_folder_or_corpus_is_read(tiny_model_dir, t
 
 def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir, tmp_path):
     corpus, _ = indexer_built
-    settings = Settings(**{**SETTINGS.__dict__, "search_params": "nprobe=4", "min_freq": 3})
-    index = build_index(
-        [corpus],
-        tmp_path / "ivf",
-        model=tiny_model_dir,
+    settings = replace(
+        SETTINGS,
+        search_params="nprobe=4",
+        min_freq=3,
         index_factory="IVF4,Flat",
         search_layers="average",  # the token layer alone max-pools sentences of the same words into ties
         pooling="max",
-        settings=settings,
-        progress=False,
     )
+    index = build_index([corpus], tmp_path / "ivf", model=tiny_model_dir, settings=settings, progress=False)
     assert {e.factory for e in index.manifest.indexes.values()} == {"IVF4,Flat"}
     for query, layers in (("muddy river bank", None), ("bread", "top")):  # nprobe = nlist: exhaustive, so exact
         weights = index.search_mix.weights if layers is None else (0, 0, 1)
@@ -313,3 +312,49 @@ def test_bad_corpus_is_an_error_before_anything_is_written(tiny_model_dir, tmp_p
     assert main([*tiny_build, "--quiet", "--glove", "train"]) == 2
     assert "too little text to train GloVe" in capsys.readouterr().err
     assert main([*tiny_build, "--quiet"]) == 0  # Stanford's GloVe, the default, needs no training text
+
+
+EVERY_SETTING = dict(  # a value other than the default for every field of Settings
+    layers="top",
+    search_layers="average",
+    pooling="mean",
+    index_factory="HNSW8",
+    search_params="efSearch=16",
+    token_index_factory="HNSW16",
+    keep_exact_tokens=False,
+    skip_stopwords=False,
+    min_freq=2,
+    glove="train",
+    glove_dim=8,
+    glove_epochs=2,
+    glove_window=3,
+    glove_min_count=1,
+    glove_max_vocab=500,
+    shard_tokens=100,
+    seed=7,
+)
+
+
+def test_every_setting_given_through_settings_is_the_index_s(indexer_built, tiny_model_dir, tmp_path):
+    """``build_index(settings=Settings(...))`` builds with every field as given: no keyword default of
+    ``build_index`` overrides one (as ``pooling="sif"`` once silently did), and the manifest records them all."""
+    assert set(EVERY_SETTING) == set(Settings.__dataclass_fields__), "give the new field a non-default value here"
+    assert all(value != getattr(Settings(), name) for name, value in EVERY_SETTING.items())
+    corpus, _ = indexer_built
+    index = build_index(
+        [corpus], tmp_path / "out", model=tiny_model_dir, settings=Settings(**EVERY_SETTING), progress=False
+    )
+    assert index.manifest.settings == Settings(**EVERY_SETTING)
+    assert index.manifest.pooling == "mean" and index.manifest.search_layers.spec == "average"
+    assert {entry.factory for entry in index.manifest.indexes.values()} == {"HNSW8", "HNSW16"}
+
+
+def test_settings_or_fields_never_both(indexer_built, tiny_model_dir, tmp_path):
+    """A ``Settings`` and a field given as a keyword too is refused before anything is read: one of them would
+    have to win silently. A field alone, or an unknown keyword, says what it is."""
+    corpus, _ = indexer_built
+    with pytest.raises(TypeError, match="give settings= or pooling=, not both"):
+        build_index([corpus], tmp_path / "out", model=tiny_model_dir, settings=SETTINGS, pooling="mean")
+    with pytest.raises(TypeError, match="unknown reader option"):
+        build_index([corpus], tmp_path / "out", model=tiny_model_dir, pooling_kind="mean")
+    assert not (tmp_path / "out").exists()

@@ -83,7 +83,7 @@ def test_the_installed_package_finds_its_code_and_data_in_site_packages(installe
         [
             python,
             "-c",
-            "import encoder, app.views, encoder.eval, indexer, sysconfig; from encoder.files import shipped_data; "
+            "import encoder, app.views, encoder.eval, indexer.cli, demo.labels, sysconfig; from encoder.files import shipped_data; "
             "from encoder.text import split_and_tokenize; import json; print(json.dumps([encoder.__file__, "
             "str(shipped_data()), sysconfig.get_paths()['purelib'], "
             "[s.tokens for s in split_and_tokenize('Dr. Smith sat. He left.')]]))",

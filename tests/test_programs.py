@@ -53,7 +53,7 @@ def test_an_installed_copy_names_its_own_paths(tmp_path, monkeypatch, capsys):
     """Where no checkout is (an installed package), a missing demo corpus names the installed folder and how to
     restore it, not a path or a git command of a checkout."""
     import app.__main__ as app_main
-    from app.settings import DEMOS, Demo
+    from demo.corpora import DEMOS, Demo
 
     monkeypatch.setattr(app_main, "checkout_root", lambda: None)
     monkeypatch.setitem(DEMOS, "en", Demo("English", tmp_path / "demo", "default", "stanford", tmp_path / "index"))

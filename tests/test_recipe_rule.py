@@ -1,10 +1,6 @@
 """The recipe rule's verdict (bench/recipe_rule.py): sense AUC decides, within a perplexity line, ties by perplexity."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.recipe_rule import verdict  # noqa: E402
+from bench.recipe_rule import verdict
 
 
 def result(perplexity: float, auc: float) -> dict:

@@ -6,19 +6,14 @@ measures the model, which is still being trained.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-from app.settings import demo_corpus
+from bench.table4 import table4
+from demo.corpora import demo_corpus
+from demo.examples import EXAMPLES, TABLE4
+from demo.labels import demo_labels
 from encoder.model_files import DEFAULT_MODEL_DIR
 from indexer import build_index
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from app.examples import EXAMPLES, TABLE4  # noqa: E402
-from app.labels import demo_labels  # noqa: E402
-from bench.table4 import table4  # noqa: E402
 
 
 @pytest.fixture(scope="module")

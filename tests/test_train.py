@@ -462,7 +462,7 @@ def test_shared_korean_corpus_trains(tmp_path):
     source = SHARED / "data" / "corpus-ko" / "valid.txt.xz"
     if not source.is_file():
         pytest.skip(f"{source} not found (../shared is absent in this clone)")
-    from encoder.text import open_text
+    from encoder.files import open_text
 
     with open_text(source) as f:
         lines = [line for _, line in zip(range(30), f)]

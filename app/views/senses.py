@@ -10,9 +10,9 @@ import streamlit as st
 
 from app import state, url
 from app.i18n import Markdown, plain, t
-from app.labels import demo_labels, purity
 from app.render import cluster_map, errors_in_page, escape, highlight_word, notices
 from app.widgets import representation_choice, representation_name, representation_options, typed_word
+from demo.labels import demo_labels, purity
 
 CARDS_PER_ROW = 3
 K_OPTIONS = ["auto", 2, 3, 4, 5, 6, 7, 8]

@@ -9,9 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import model_choice, state, url
-from app.examples import Pairs
 from app.i18n import Markdown, example_name, indexer_text, plain, t
-from app.labels import UseLabel, agreement, demo_labels
 from app.render import errors_in_page, escape, expectations, highlight, notices, token_hits
 from app.widgets import (
     by_width,
@@ -23,6 +21,8 @@ from app.widgets import (
     representation_options,
     token_picker,
 )
+from demo.examples import Pairs
+from demo.labels import UseLabel, agreement, demo_labels
 from encoder import LayerMix
 from encoder.words import normalize
 from indexer.results import Comparison, Neighbors

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .settings import DEMOS
+from .corpora import DEMOS
 
 LABELS_FILE = "labels.tsv"
 COLUMNS = ["doc_id", "position", "word", "sense", "pos", "sentence"]

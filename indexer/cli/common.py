@@ -1,0 +1,163 @@
+"""What several of ``python -m indexer``'s sub-commands share: their model, query, reader, Ray, layer and thread
+options, opening the index they name, and answering a question with its result or its one error."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from encoder import model_files
+from encoder.device import add_device_option
+from encoder.errors import REPORTED, describe, fail, reported
+from encoder.numbers import THREADS, Number
+
+from ..errors import IndexerError
+from ..index import REPRESENTATIONS, Index
+
+RESUMABLE = "interrupted; re-run the same command to resume"
+"""The one line of an interrupted build or add (``interrupted`` of their parsers' defaults)."""
+
+
+def model_spec(args: argparse.Namespace) -> Any:
+    """The model ``--model`` and ``--weights`` name, as ``Elmo.load`` takes it (None: the index's own)."""
+    if args.weights is not None:
+        if args.model is None:
+            fail("--weights needs --model OPTIONS.json (the published options file)")
+        return [args.model, args.weights]
+    return args.model
+
+
+def set_threads(args: argparse.Namespace) -> None:
+    """``--threads``, for the commands that run the model or train GloVe."""
+    if args.threads:
+        import torch  # the indexer's modules import it anyway; here only to set its threads
+
+        torch.set_num_threads(args.threads)
+
+
+def open_index(args: argparse.Namespace) -> Index:
+    """The index ``--index`` names, with the model, device, threads and hash checking the options ask for."""
+    set_threads(args)
+    return Index.open(args.index, model=model_spec(args), device=args.device, verify=not args.no_verify)
+
+
+def reader_options(args: argparse.Namespace) -> dict:
+    """How the corpus is read (``add_reader_options``), as ``build_index`` and ``add_documents`` take it."""
+    return {
+        "text_column": args.text_column,
+        "id_column": args.id_column,
+        "title_column": args.title_column,
+        "doc_per_file": args.doc_per_file,
+    }
+
+
+def ray_options(args: argparse.Namespace) -> dict:
+    """``--ray`` and ``--ray-workers``, as ``build_index`` and ``add_documents`` take them."""
+    if args.ray_workers is not None and args.ray is False:
+        fail("--ray-workers needs --ray")
+    return {"ray": args.ray, "ray_workers": args.ray_workers}
+
+
+def answer_or_error(question: Callable[[], Any]) -> Any:
+    """A question's result with its ``notices`` (an empty list for a command that has none), or ``{"error": ...}``
+    where it fails on bad input, a missing or damaged file or too little memory; an ``int`` (the exit status of a
+    command that printed its own output) as it is."""
+    try:
+        result = question()
+    except (IndexerError, *REPORTED) as error:
+        if not isinstance(error, IndexerError) and not reported(error):
+            raise
+        return {"error": describe(error)}
+    return result if isinstance(result, int) else {**result, "notices": result.get("notices", [])}
+
+
+def add_model_options(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """``--model``, ``--weights`` and ``--device``; ``default`` None: the index's own model."""
+    where = "default: the model named in the index manifest" if default is None else "default: %(default)s"
+    model_files.add_model_options(parser, default, where)
+    add_device_option(parser)
+
+
+def add_reader_options(parser: argparse.ArgumentParser) -> None:
+    """``--corpus`` and how its documents are read (build, add)."""
+    parser.add_argument(
+        "--corpus",
+        nargs="+",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="files (.txt, .jsonl, .csv, .parquet, .md, .rst; text ones also .gz/.xz/.bz2) or folders (searched "
+        "recursively, in sorted order)",
+    )
+    parser.add_argument("--text-column", default="text", help="column/field holding the text (default: text)")
+    parser.add_argument("--id-column", help="column/field with document ids (default: 'id' if present, else FILE:LINE)")
+    parser.add_argument("--title-column", help="column/field with titles (default: 'title' if present, else none)")
+    parser.add_argument(
+        "--doc-per-file", action="store_true", help=".txt files are one document each (default: one document per line)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_ray_options(parser: argparse.ArgumentParser) -> None:
+    """``--ray`` and ``--ray-workers`` (build, add)."""
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="ADDRESS",
+        help="encode the shards on a Ray cluster: the one at ADDRESS (HOST:PORT, ray://HOST:PORT, or auto: the one "
+        "RAY_ADDRESS or `ray start` names), or with no ADDRESS that one if there is one, else a new one on this "
+        "machine. The index folder must be on storage every node mounts at the same path (checked)",
+    )
+    parser.add_argument(
+        "--ray-workers",
+        type=Number(int, 1, 100_000),
+        metavar="N",
+        help="Ray actors, each holding one model (default: one per GPU of the cluster, else one per CPU)",
+    )
+
+
+def add_query_options(parser: argparse.ArgumentParser) -> None:
+    """What a command that opens an index takes: ``--index``, the model, ``--no-verify``, ``--json``, ``--threads``."""
+    parser.add_argument("--index", required=True, type=Path, help="the index directory")
+    add_model_options(parser, None)
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip checking file hashes on open (sizes are still checked); faster for huge indexes",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object (schema in indexer/README.md)")
+    add_threads_option(parser)
+
+
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    """``--threads``, for the commands that run the model or train GloVe (``set_threads``)."""
+    parser.add_argument(
+        "--threads",
+        type=THREADS,
+        help="torch CPU threads (default: torch's choice, one per core; 1 is several times faster on a machine busy "
+        "with other work: measured in bench/search_speed.py)",
+    )
+
+
+def add_layers_option(parser: argparse.ArgumentParser) -> None:
+    """``--layers``: the layer mix of one question."""
+    parser.add_argument(
+        "--layers",
+        help="layer mix for this query: token, top, average or weights like 0.2,0.3,0.5 "
+        "(default: the index's mix for this kind of question; other mixes search exactly)",
+    )
+
+
+def add_representation_option(parser: argparse.ArgumentParser) -> None:
+    """``--representation``: how a use of a word is read (neighbors, senses)."""
+    parser.add_argument(
+        "--representation",
+        choices=REPRESENTATIONS,
+        help="how a use of the word is read: 'readout', the index's sense readout (context prediction: the words the "
+        "language model expects there; the default unless --layers is given), or 'elmo', the ELMo layers at the word "
+        "mixed as --layers says (the paper's way)",
+    )

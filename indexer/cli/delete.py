@@ -1,0 +1,34 @@
+"""``python -m indexer delete``: documents removed from all results."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+from pathlib import Path
+
+from encoder.terminal import show
+
+from ..build import delete_documents
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Delete the documents; their ids and what the index then holds."""
+    return {"deleted": args.doc_id, "counts": asdict(delete_documents(args.index, args.doc_id))}
+
+
+def show_deleted(result: dict, args: argparse.Namespace) -> None:
+    """How many documents went and how many remain."""
+    show(f"deleted {len(result['deleted'])} document(s); {result['counts']['documents']:,} remain")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``delete`` sub-command."""
+    delete = commands.add_parser(
+        "delete",
+        help="remove documents from an index",
+        description="Remove documents from all results. Their vectors stay on disk until the index is rebuilt. "
+        "`stats --docs` lists the documents' ids.",
+    )
+    delete.add_argument("--index", required=True, type=Path, help="the index directory")
+    delete.add_argument("--doc-id", nargs="+", required=True, help="ids of the documents to remove")
+    delete.set_defaults(run=run, show=show_deleted, json=False)

@@ -1,0 +1,107 @@
+"""``python -m indexer glove``: GloVe vectors trained on a plain-text corpus (a baseline for ``build --glove``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from encoder import ownership
+from encoder.errors import fail
+from encoder.numbers import SEED
+from encoder.terminal import show
+from encoder.text import LANGUAGES
+
+from .. import folder
+from ..glove import NUMBERS as GLOVE_NUMBERS
+from ..glove import X_MAX, save_glove, train_glove_on_text
+from .common import add_threads_option, set_threads
+
+GLOVE_KIND = "glove"  # what ``glove --out`` records it wrote (``ownership.record_written``)
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Train GloVe and write it; where, and its size."""
+    if args.out.is_dir():
+        fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
+    if folder.owner_of(args.out.resolve().parent) is not None:
+        fail(
+            f"--out {args.out} is in the index {args.out.parent}, whose files only its build writes; write the GloVe "
+            "file elsewhere (and build an index with --glove FILE to use it)"
+        )
+    ownership.check_replace(args.out, GLOVE_KIND, args.overwrite, "--out", "a GloVe file")
+    for path in args.corpus:
+        if not path.exists():
+            fail(f"--corpus {path} does not exist")
+    set_threads(args)
+    glove = train_glove_on_text(
+        args.corpus,
+        max_tokens=args.max_tokens,
+        vocab_size=args.vocab_size,
+        min_count=args.min_count,
+        window=args.window,
+        language=args.language,
+        dim=args.dim,
+        epochs=args.epochs,
+        x_max=args.x_max,
+        seed=args.seed,
+    )
+    save_glove(args.out, glove)
+    ownership.record_written(args.out, GLOVE_KIND)
+    return {"out": str(args.out), "words": len(glove.index), "dim": glove.dim}
+
+
+def show_glove(result: dict, args: argparse.Namespace) -> None:
+    """Where the vectors went, and how many."""
+    show(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``glove`` sub-command."""
+    glove = commands.add_parser(
+        "glove",
+        help="train GloVe vectors on a plain-text corpus (a baseline to pass to build --glove)",
+        description="Train GloVe (Pennington et al. 2014) on the first --max-tokens tokens of plain-text files "
+        "(.txt/.gz/.xz, folders), lower-cased, and write the standard GloVe text format.",
+    )
+    glove.add_argument("--corpus", nargs="+", required=True, type=Path, help="text files or folders")
+    glove.add_argument("--out", required=True, type=Path, help="GloVe text file to write (.xz compresses it)")
+    glove.add_argument(
+        "--max-tokens", type=GLOVE_NUMBERS["max_tokens"], default=5_000_000, help="tokens to read (default 5,000,000)"
+    )
+    glove.add_argument(
+        "--vocab-size",
+        type=GLOVE_NUMBERS["vocab_size"],
+        default=30_000,
+        help="most frequent words kept (default 30,000)",
+    )
+    glove.add_argument(
+        "--min-count", type=GLOVE_NUMBERS["min_count"], default=5, help="drop words seen fewer times (default 5)"
+    )
+    glove.add_argument("--window", type=GLOVE_NUMBERS["window"], default=10, help="co-occurrence window (default 10)")
+    glove.add_argument("--dim", type=GLOVE_NUMBERS["dim"], default=100, help="vector size (default 100)")
+    glove.add_argument("--epochs", type=GLOVE_NUMBERS["epochs"], default=15, help="AdaGrad epochs (default 15)")
+    glove.add_argument(
+        "--x-max",
+        type=GLOVE_NUMBERS["x_max"],
+        default=X_MAX,
+        help="co-occurrence count at which a pair's weight reaches 1 (default %(default)s, for corpora of millions "
+        "of tokens; the GloVe paper's 100 is for billions)",
+    )
+    glove.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    add_threads_option(glove)
+    glove.add_argument(
+        "--language",
+        choices=list(LANGUAGES),
+        default="en",
+        help="how the text is split into sentences and words: en (Punkt + NLTK), ko (Kiwi morphemes) or ko-eojeol "
+        "(eojeol); "
+        "the same rules as a model of that language (default en)",
+    )
+    glove.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --out even when this command did not write it (a file it wrote, as recorded in "
+        f"{ownership.OUTPUTS} beside it, is replaced anyway); never a file of an index",
+    )
+    glove.add_argument("--json", action="store_true", help="print one JSON object: out, words, dim")
+    glove.set_defaults(run=run, show=show_glove)
