@@ -119,6 +119,10 @@ def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
         if request.method not in METHODS:
             raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {request.method!r}", 422)
         options = argparse.Namespace(**request.model_dump(exclude={"queries"}))
+        batch = answer(lambda: {"answers": answers(index, request.queries, options)})  # one batched search
+        if "error" not in batch:
+            return {"answers": batch["answers"]}
+        # a query the batch refused: each query asked alone, so that only its own answer is an error
         return {"answers": [answer(lambda: answers(index, [query], options)[0]) for query in request.queries]}
 
     @app.post("/neighbors", summary="the nearest uses in context of a word in a sentence")
