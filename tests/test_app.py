@@ -1075,6 +1075,12 @@ def shown(browser, css: str) -> list:
 
 def check_word_in_context_layout(browser, size: str, first: str, second: str) -> None:
     """A wide screen shows sentence A's and B's lists side by side; a phone shows them as tabs, one at a time."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def settled(b) -> bool:  # while Streamlit re-renders, the old layout can linger beside the new one
+        return bool(shown(b, ".st-key-wide-wic")) != bool(shown(b, ".st-key-narrow-wic"))
+
+    WebDriverWait(browser, 30).until(settled)
     wide, narrow = shown(browser, ".st-key-wide-wic"), shown(browser, ".st-key-narrow-wic")
     if size == "desktop":
         assert wide and not narrow
@@ -1134,7 +1140,11 @@ def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, si
         browser.save_screenshot(str(tmp_path / f"search-{size}.png"))
 
         browser.get(browser.current_url)  # a reload (or a shared link) keeps the search
-        wait.until(lambda b: "1. Life by the river" in page_text())
+        wait.until(
+            lambda b: (
+                "1. Life by the river" in page_text() and b.find_elements(By.CSS_SELECTOR, 'input[aria-label="Query"]')
+            )
+        )
         query = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Query"]')
         query.send_keys(Keys.CONTROL, "a")
         query.send_keys(Keys.DELETE, Keys.ENTER)  # a cleared query leaves the URL
