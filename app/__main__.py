@@ -29,7 +29,8 @@ from encoder.numbers import Number
 from encoder.text import kiwi_installed
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source, rebuild_command
+from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, rebuild_command
+from indexer.parts import model_source
 
 from .settings import (
     CODE_ROOT,

@@ -61,11 +61,8 @@ from .manifest import (
     ModelRecord,
     ModelSpec,
     Settings,
-    load_model,
-    model_source,
-    open_glove,
-    open_model,
 )
+from .parts import load_model, model_source, open_glove, open_model
 from .readers import ReaderOptions, corpus_files
 from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
 from .vectors import check_factory, check_trainable

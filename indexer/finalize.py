@@ -37,8 +37,8 @@ from .manifest import (
     Settings,
     Shard,
     StoredFile,
-    shard_layers,
 )
+from .parts import shard_layers
 from .vectors import (
     RERANK,
     apply_search_params,

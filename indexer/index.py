@@ -44,7 +44,8 @@ from .bm25 import BM25, KeywordTerms, terms
 from .calibration import NullQueries
 from .errors import CorpusError, CorruptIndexError, QueryError, message
 from .glove import GloveVectors
-from .manifest import Manifest, ModelSpec, open_glove, open_model, shard_layers, shard_substitutes
+from .manifest import Manifest, ModelSpec
+from .parts import open_glove, open_model, shard_layers, shard_substitutes
 from .ranking import METHODS
 from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
 from .search import DocumentSearch
