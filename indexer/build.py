@@ -34,6 +34,7 @@ from encoder.words import WordFrequencies
 
 from . import folder, layout, storage
 from .errors import CorpusError, IndexFormatError, QueryError
+from .factory import check_factory, check_trainable
 from .finalize import (
     build_indexes,
     check_token_index,
@@ -65,7 +66,6 @@ from .manifest import (
 from .parts import load_model, model_source, open_glove, open_model
 from .readers import ReaderOptions, corpus_files
 from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
-from .vectors import check_factory, check_trainable
 
 __all__ = ["SHARD_TOKENS", "Settings", "build_index", "add_documents", "delete_documents"]
 

@@ -35,12 +35,12 @@ from encoder.readout import ReadoutSettings
 
 from . import layout, storage
 from .errors import IndexFormatError
+from .factory import check_search_params
 from .glove import NUMBERS as GLOVE_NUMBERS
-from .vectors import check_search_params
 
 FORMAT_VERSION = 5
 OLDEST_READABLE = 5  # format 4 and older lack the token readout that Word in context and Senses read
-AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
+AUTO = "auto"  # Settings.token_index_factory: chosen by size (see factory.token_factory)
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
@@ -64,10 +64,10 @@ class Settings:
     layers: str = "average"  # the mix of the token index (word in context, senses)
     search_layers: str = "token"  # the mix of passage search; chosen on bench/queries_en.jsonl (search_quality.py)
     pooling: str = "sif"  # how a passage's token vectors become one: sif, mean or max (see vectors.pool)
-    index_factory: str | None = None  # None: chosen by size (see vectors.choose_factory)
-    search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
+    index_factory: str | None = None  # None: chosen by size (see factory.choose_factory)
+    search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see factory.tune_search_params)
     token_index_factory: str = AUTO  # the token index: a FAISS factory, or "auto" (index_factory if given, else
-    # vectors.token_factory: exact while small, IVF-PQ beyond 1 GiB of float32 vectors)
+    # factory.token_factory: exact while small, IVF-PQ beyond 1 GiB of float32 vectors)
     keep_exact_tokens: bool = True  # keep the per-layer token vectors: other mixes, and exact re-ranking of PQ
     skip_stopwords: bool = True
     min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors

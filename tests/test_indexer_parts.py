@@ -9,18 +9,10 @@ import pytest
 from encoder.text import ENGLISH_STOPWORDS
 from indexer import vectors
 from indexer.bm25 import BM25, KeywordTerms
+from indexer.factory import build_faiss, choose_factory, tune_search_params
 from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
 from indexer.senses import choose_clusters, describe_senses
-from indexer.vectors import (
-    ExactSearch,
-    LayerStore,
-    VectorSet,
-    build_faiss,
-    choose_factory,
-    faiss_search,
-    mix,
-    tune_search_params,
-)
+from indexer.vectors import ExactSearch, LayerStore, VectorSet, faiss_search, mix
 
 
 def unit(x: np.ndarray) -> np.ndarray:
