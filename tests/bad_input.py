@@ -37,9 +37,9 @@ import h5py
 import numpy as np
 import pytest
 import torch
+from conftest import SETTINGS, write_corpus
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
-from test_indexer import SETTINGS, write_corpus
 
 import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli

@@ -26,7 +26,7 @@ from encoder.prepare import prepare
 from encoder.text import KoreanText, text_rules
 from encoder.train import TrainConfig, train
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TINY = dict(size="tiny", batch_size=4, unroll=5, vocab_size=60, log_every=1, seed=3, progress=False, workers=0)
 
 ENGLISH_TEXT = [

@@ -32,7 +32,7 @@ def test_cooccurrence_counts_with_inverse_distance():
 
 def test_glove_training_is_seeded_and_nearest_words_rank_by_cosine():
     """Training repeats exactly; ``nearest`` ranks the other words by cosine, never the word itself.
-    (Recovering planted topics is tests/test_glove.py's job, beside a sequential reference.)"""
+    (Recovering planted topics is tests/indexer/test_glove.py's job, beside a sequential reference.)"""
     rng = np.random.default_rng(0)
     sentences = [rng.choice(np.arange(10) + 10 * (s % 2), size=8) for s in range(200)]
     words = [f"w{i}" for i in range(20)]
