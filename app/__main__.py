@@ -29,7 +29,8 @@ from encoder.numbers import Number
 from encoder.text import kiwi_installed
 from indexer import build_index
 from indexer.errors import IndexerError
-from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, model_source, rebuild_command
+from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, rebuild_command
+from indexer.parts import model_source
 
 from .settings import (
     CODE_ROOT,
@@ -44,7 +45,8 @@ from .settings import (
 )
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def make_parser() -> argparse.ArgumentParser:
+    """The ``python -m app`` / ``elmo-search`` options."""
     parser = parser_for("app", __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--demo",
@@ -85,7 +87,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--address", default="localhost", help="address to listen on (default localhost: only this machine can connect)"
     )
     parser.add_argument("--port", type=Number(int, 1, 65_535), default=8501, help="port to listen on (default 8501)")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    return make_parser().parse_args(argv)
 
 
 def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: str = "en", build: bool = False) -> None:

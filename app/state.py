@@ -144,6 +144,16 @@ def current_index() -> Index:
         st.stop()
 
 
+def first_visit(page: str, index: Index) -> bool:
+    """True once per session and index for ``page`` (a new session, or another index opened): the moment a page fills
+    its question with its first example. Later runs keep what the user typed."""
+    seen = f"{page}.examples"
+    if st.session_state.get(seen) == str(index.path):
+        return False
+    st.session_state[seen] = str(index.path)
+    return True
+
+
 def _key(index: Index) -> str:
     """Cache key of an open index: its folder and build stamp (the Index object itself is not hashed)."""
     return f"{index.path}@{FolderInfo.of(index.path).stamp}"

@@ -44,9 +44,7 @@ import torch
 import indexer.build as build_module
 from encoder.words import normalize
 from indexer import Index, Settings, build_index
-from indexer.vectors import (
-    RERANK,
-    VectorSet,
+from indexer.factory import (
     apply_search_params,
     build_faiss,
     choose_factory,
@@ -55,6 +53,7 @@ from indexer.vectors import (
     token_factory,
     tune_search_params,
 )
+from indexer.vectors import RERANK, VectorSet
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKENS = (1_000_000, 100_000_000, 1_000_000_000)

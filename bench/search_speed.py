@@ -32,7 +32,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from indexer.vectors import ivf_lists, tune_search_params
+from indexer.factory import ivf_lists, tune_search_params
 
 QUERIES = [
     "How do volcanoes form?",

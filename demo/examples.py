@@ -44,7 +44,7 @@ SENSE_WORDS = ("bank", "play", "stick", "bat", "pitch", "spring", "seal", "mouse
 
 # Korean: homonyms of the Korean demo corpus (data/demo-ko/README.md lists their senses), in sentences of our own
 # (none is in the corpus or in the sense probe encoder/eval/sense_probe_ko.tsv). Each word is one token of its
-# sentence under the Korean rules (Kiwi surface morphemes), as tests/test_app_korean.py checks.
+# sentence under the Korean rules (Kiwi surface morphemes), as tests/app/test_app_korean.py checks.
 EXAMPLES_KO: dict[str, Pairs] = {
     "배: ship vs pear": (
         ("파도가 잔잔해지자 우리는 작은 배를 타고 건너편 섬으로 향했다.", "배"),

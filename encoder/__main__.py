@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import corpus, download, ownership, punkt, train_cli
+from . import download, ownership, prepare, punkt, train_cli
 from .commands import parser_for
 from .device import add_device_option
 from .elmo import BATCH_SIZE, PRECISIONS
@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     punkt.register(commands)
     eval_cli.register(commands)
     train_cli.register(commands)
-    corpus.register(commands)
+    prepare.register(commands)
     return parser
 
 

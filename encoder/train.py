@@ -10,6 +10,8 @@ A run writes into ``--out`` (``run_folder``): ``log.jsonl`` (learning curve), ``
 and, when it stops, the model directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``,
 ``vocab.txt``). Distributed (``distributed``): under ``torchrun`` each rank reads its own lines of the corpus,
 gradients are averaged across ranks every step (gloo on CPU, NCCL on GPU) and rank 0 writes the files.
+It passes 450 lines on purpose: like nanoGPT's train.py, the config, the recipes, the step and the loop are one
+file read in the order they run (the command line, the run folder and the batches are modules of their own).
 """
 
 from __future__ import annotations
@@ -583,7 +585,9 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
 
 
 def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vocabulary]:
-    """``train``'s work, in a checked ``--out`` that it holds."""
+    """``train``'s work, in a checked ``--out`` that it holds. One function on purpose, as nanoGPT's loop: set-up,
+    steps, checkpoints and the end read in the order they run, sharing the state (model, optimizer, LSTM state,
+    progress) that pieces would pass back and forth."""
     text = text_rules(run_language(cfg))
     corpus = TokenizedCorpus.from_paths(
         cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.name

@@ -59,7 +59,7 @@ def perplexity_command(args: argparse.Namespace) -> None:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add the ``train`` and ``perplexity`` sub-commands."""
+    """Add the ``train``, ``ship`` and ``perplexity`` sub-commands."""
     defaults = TrainConfig(corpus=[], out="")
     p = commands.add_parser(
         "train",
@@ -67,6 +67,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         description=train.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _what_to_train(p, defaults)
+    _optimization_options(p, defaults)
+    _run_options(p, defaults)
+    p.set_defaults(func=train_command)
+    _add_ship(commands)
+    _add_perplexity(commands)
+
+
+def _what_to_train(p: argparse.ArgumentParser, defaults: TrainConfig) -> None:
+    """``train``'s corpus, output and the model it starts from (a size, a recipe, a config, a model to go on from)."""
     p.add_argument(
         "--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz, one paragraph per line) or folders"
     )
@@ -119,6 +129,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="steps of linear learning-rate warm-up at the start of this invocation (default: the recipe's, else "
         "300 with --continue, whose optimizer starts fresh, and none for a run from scratch, as the reference)",
     )
+
+
+def _optimization_options(p: argparse.ArgumentParser, defaults: TrainConfig) -> None:
+    """``train``'s vocabulary, batches and optimizer."""
     p.add_argument("--vocab", help="vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one")
     p.add_argument(
         "--vocab-size",
@@ -172,6 +186,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--clip", type=NUMBERS["clip"], default=defaults.clip, help="global gradient-norm clip (default %(default)s)"
     )
     p.add_argument("--dropout", type=NUMBERS["dropout"], default=defaults.dropout, help="default %(default)s")
+
+
+def _run_options(p: argparse.ArgumentParser, defaults: TrainConfig) -> None:
+    """How long ``train`` runs, on what, and what it writes and shows while it runs."""
     p.add_argument(
         "--max-tokens", type=NUMBERS["max_tokens"], help="stop after this many tokens per direction (all ranks)"
     )
@@ -236,8 +254,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="steps between log lines (default %(default)s)",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
-    p.set_defaults(func=train_command)
 
+
+def _add_ship(commands: argparse._SubParsersAction) -> None:
     r = commands.add_parser(
         "ship",
         help="turn a finished training run into a model folder for the repository (float16)",
@@ -265,6 +284,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     r.set_defaults(func=ship_command)
 
+
+def _add_perplexity(commands: argparse._SubParsersAction) -> None:
     q = commands.add_parser(
         "perplexity",
         help="forward and backward perplexity of a model on a text file, and their mean as exp(mean loss)",

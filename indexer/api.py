@@ -80,6 +80,22 @@ class BadRequest(Exception):
         self.status = status
 
 
+def _answer_errors_as_json(app: FastAPI) -> None:
+    """Every refusal answers ``{"error": "..."}``: a ``BadRequest`` with its status, a body FastAPI cannot validate
+    with 422 and one line per problem."""
+
+    @app.exception_handler(BadRequest)
+    async def bad_request(request: Request, error: BadRequest) -> JSONResponse:
+        return JSONResponse({"error": str(error)}, status_code=error.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'the body'}: {e['msg']}" for e in error.errors()
+        ]
+        return JSONResponse({"error": "; ".join(problems)}, status_code=422)
+
+
 def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
     """The API over one opened index (the FastAPI application, behind the body limit)."""
     from .cli.common import answer_or_error  # the command line's answers: one schema for both
@@ -102,16 +118,7 @@ def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
         if k is not None and k > limits.k:
             raise BadRequest(f"k is {k}; at most {limits.k} (--max-k)")
 
-    @app.exception_handler(BadRequest)
-    async def bad_request(request: Request, error: BadRequest) -> JSONResponse:
-        return JSONResponse({"error": str(error)}, status_code=error.status)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'the body'}: {e['msg']}" for e in error.errors()
-        ]
-        return JSONResponse({"error": "; ".join(problems)}, status_code=422)
+    _answer_errors_as_json(app)
 
     @app.post("/search", summary="documents (or sentences) that answer each query")
     def search_documents(request: SearchRequest) -> dict:

@@ -10,7 +10,8 @@ commits a new manifest that points at new FAISS files (a killed ``add`` leaves t
 ``delete`` only rewrites the manifest (deleted documents are filtered out of every result).
 Reading and encoding are in ``shards.py``, FAISS and GloVe in ``finalize.py``, what a build may delete in
 ``folder.py``. With ``ray`` (``--ray``) the shards are encoded by workers of a Ray cluster (``distributed.py``,
-imported only then); everything else is the same code.
+imported only then); everything else is the same code. It passes 450 lines as one pipeline read top to bottom;
+its stages' work is in the modules named above.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from encoder.words import WordFrequencies
 
 from . import folder, layout, storage
 from .errors import CorpusError, IndexFormatError, QueryError
+from .factory import check_factory, check_trainable
 from .finalize import (
     build_indexes,
     check_token_index,
@@ -61,14 +63,10 @@ from .manifest import (
     ModelRecord,
     ModelSpec,
     Settings,
-    load_model,
-    model_source,
-    open_glove,
-    open_model,
 )
+from .parts import load_model, model_source, open_glove, open_model
 from .readers import ReaderOptions, corpus_files
 from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
-from .vectors import check_factory, check_trainable
 
 __all__ = ["SHARD_TOKENS", "Settings", "build_index", "add_documents", "delete_documents"]
 

@@ -3,7 +3,7 @@
 Only the encoding of shards moves. The driver (the process running the command) reads and checks the corpus,
 plans the shards and finalizes (vocabulary, GloVe, FAISS, manifest) with the same code as a local build;
 ``shards.encode_shards`` hands the shards that are not on disk yet to a pool of actors (``ShardEncoder``), each of
-which loads the model once, by the rule the local build uses (``manifest.open_model``, checked by hash), and
+which loads the model once, by the rule the local build uses (``parts.open_model``, checked by hash), and
 writes its shards with the same ``shards.write_shard``, atomically, into the index folder. That folder must be on
 storage every node sees (NFS or another shared file system): each actor first checks that it sees a marker file
 the driver wrote there and names its node if it does not, and the driver checks that it sees every shard written.
@@ -38,7 +38,8 @@ except ImportError:
 from . import layout, shards, storage
 from .errors import IndexerError
 from .folder import is_ours, read_state
-from .manifest import ModelRecord, ModelSpec, Shard, open_model
+from .manifest import ModelRecord, ModelSpec, Shard
+from .parts import open_model
 from .shards import Encoding, ShardJob, ShardWriter
 
 IN_FLIGHT = 2  # shards queued per actor: one being encoded, the next one's documents already there

@@ -34,7 +34,7 @@ from encoder.files import atomic_directory
 
 from .errors import QueryError
 from .index import Index
-from .manifest import shard_layers
+from .parts import shard_layers
 from .vectors import normalize
 
 FORMATS = ("npy", "parquet")

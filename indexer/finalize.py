@@ -27,6 +27,16 @@ from encoder.words import WordFrequencies, normalize
 
 from . import layout, storage
 from .calibration import NullQueries
+from .factory import (
+    apply_search_params,
+    build_faiss,
+    check_factory,
+    check_trainable,
+    choose_factory,
+    is_compressed,
+    token_factory,
+    tune_search_params,
+)
 from .glove import GloveVectors, cooccurrence, save_glove, train_glove
 from .manifest import (
     AUTO,
@@ -37,19 +47,9 @@ from .manifest import (
     Settings,
     Shard,
     StoredFile,
-    shard_layers,
 )
-from .vectors import (
-    RERANK,
-    apply_search_params,
-    build_faiss,
-    check_factory,
-    check_trainable,
-    choose_factory,
-    is_compressed,
-    token_factory,
-    tune_search_params,
-)
+from .parts import shard_layers
+from .vectors import RERANK
 
 TOKEN_LAYERS = layout.SHARD_FILES["token_layers"]  # a shard's exact token vectors (see shards.write_shard)
 TOKEN_FACTORY_EXAMPLES = "'auto', 'Flat', 'IVF1024,PQ32np', 'OPQ32,IVF1024,PQ32np' or 'IVF256,PQ16x4np'"
@@ -57,7 +57,7 @@ TOKEN_FACTORY_EXAMPLES = "'auto', 'Flat', 'IVF1024,PQ32np', 'OPQ32,IVF1024,PQ32n
 
 def token_index_factory(settings: Settings, n: int, dim: int) -> str:
     """The token index's factory for n vectors: ``token_index_factory`` as given, or for "auto" the
-    ``index_factory`` given for all indexes, else ``vectors.token_factory`` (exact while small, IVF-PQ beyond)."""
+    ``index_factory`` given for all indexes, else ``factory.token_factory`` (exact while small, IVF-PQ beyond)."""
     if settings.token_index_factory != AUTO:
         return settings.token_index_factory
     return settings.index_factory or token_factory(n, dim)

@@ -43,14 +43,16 @@ from . import texts as text_input
 from .bm25 import BM25, KeywordTerms, terms
 from .calibration import NullQueries
 from .errors import CorpusError, CorruptIndexError, QueryError, message
+from .factory import apply_search_params
 from .glove import GloveVectors
-from .manifest import Manifest, ModelSpec, open_glove, open_model, shard_layers, shard_substitutes
+from .manifest import Manifest, ModelSpec
+from .parts import open_glove, open_model, shard_layers, shard_substitutes
 from .ranking import METHODS
 from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
 from .search import DocumentSearch
 from .senses import describe_senses
 from .spelling import Speller
-from .vectors import RERANK, ExactSearch, VectorSet, apply_search_params, faiss_search, gpu_faiss_available, mix
+from .vectors import RERANK, ExactSearch, VectorSet, faiss_search, gpu_faiss_available, mix
 from .vectors import normalize as normalize_rows
 
 MAX_QUERY_CHARS = 10_000

@@ -7,6 +7,8 @@ without exact vectors a shard has no token_layers.npy); a format-2 index reads a
 Format 4 added the stored calibration queries (``calibration``); an older index has them made in memory.
 Format 5 added each token vector's sense readout and substitutes (``readout``; ``encoder.readout``), which Word in
 context and Senses read: an older index is refused with the command that rebuilds it (``rebuild_command``).
+Opening what a manifest names (model, GloVe, shard vectors) is ``parts.py``'s. This module passes 450 lines
+because it is the one place that knows the manifest's keys: its records, their checks, and the rebuild command.
 """
 
 from __future__ import annotations
@@ -28,19 +30,17 @@ from encoder.commands import program
 from encoder.glove import BASELINES, Glove, source_name
 from encoder.glove import check as check_glove
 from encoder.mix import POOLINGS
-from encoder.model_files import MODEL_NAMES, resolve_model
 from encoder.numbers import SEED, Number
 from encoder.readout import ReadoutSettings
 
 from . import layout, storage
-from .errors import IndexFormatError, IndexMismatchError
+from .errors import IndexFormatError
+from .factory import check_search_params
 from .glove import NUMBERS as GLOVE_NUMBERS
-from .glove import GloveVectors
-from .vectors import LayerStore, check_search_params
 
 FORMAT_VERSION = 5
 OLDEST_READABLE = 5  # format 4 and older lack the token readout that Word in context and Senses read
-AUTO = "auto"  # Settings.token_index_factory: chosen by size (see vectors.token_factory)
+AUTO = "auto"  # Settings.token_index_factory: chosen by size (see factory.token_factory)
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
@@ -64,10 +64,10 @@ class Settings:
     layers: str = "average"  # the mix of the token index (word in context, senses)
     search_layers: str = "token"  # the mix of passage search; chosen on bench/queries_en.jsonl (search_quality.py)
     pooling: str = "sif"  # how a passage's token vectors become one: sif, mean or max (see vectors.pool)
-    index_factory: str | None = None  # None: chosen by size (see vectors.choose_factory)
-    search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see vectors.tune_search_params)
+    index_factory: str | None = None  # None: chosen by size (see factory.choose_factory)
+    search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see factory.tune_search_params)
     token_index_factory: str = AUTO  # the token index: a FAISS factory, or "auto" (index_factory if given, else
-    # vectors.token_factory: exact while small, IVF-PQ beyond 1 GiB of float32 vectors)
+    # factory.token_factory: exact while small, IVF-PQ beyond 1 GiB of float32 vectors)
     keep_exact_tokens: bool = True  # keep the per-layer token vectors: other mixes, and exact re-ranking of PQ
     skip_stopwords: bool = True
     min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
@@ -366,7 +366,7 @@ class Manifest:
                 out, verify_hashes
             )
         else:  # GloVe outside the index: Stanford's package or a file elsewhere
-            _check_glove(out, self.glove_source)
+            check_glove_source(out, self.glove_source)
 
     def files(self) -> list[str]:
         """The index's own files, relative to its folder (GloVe referred to elsewhere is not one of them)."""
@@ -476,95 +476,9 @@ def rebuild_command(out: Path) -> str:
     return shlex.join([*words, "--overwrite"])
 
 
-# ------------------------------------------------------------------------------------------ model and GloVe
-def _check_glove(out: Path, entry: dict) -> None:
+def check_glove_source(out: Path, entry: dict) -> None:
+    """Refuse GloVe outside the index (Stanford's package, a file elsewhere) that is not what it recorded."""
     try:
         check_glove(entry)
     except ValueError as error:
         raise IndexFormatError(f"{out}: {error}; rebuild the index") from None
-
-
-def open_glove(out: Path, entry: dict) -> GloveVectors:
-    """The GloVe an index uses: trained on its corpus (a file in the index), or the one it refers to (Stanford's
-    package, or a GloVe file elsewhere), checked against what it recorded. Never copied into the index."""
-    if "file" in entry:
-        return GloveVectors.load(out / entry["file"])
-    _check_glove(out, entry)
-    return GloveVectors(Glove.open(entry["source"]))
-
-
-def model_source(model: str | Path | Sequence[str | Path]) -> str | list[str]:
-    """How a manifest names a model (``ModelRecord.source``): a shipped or downloaded published model by name (it is
-    found wherever it is installed or cached), our model folder by its absolute path, other published weights as
-    [options, weights] (found by ``encoder.model_files.resolve_model``)."""
-    if str(model) in MODEL_NAMES:
-        return str(model)
-    found = resolve_model(*model) if isinstance(model, (list, tuple)) else resolve_model(model)
-    if found.folder is not None:
-        return str(found.folder.resolve())
-    return [str(found.options.resolve()), str(found.weights.resolve())]
-
-
-def load_model(model: ModelSpec, device: str = "auto") -> tuple[Elmo, ModelRecord]:
-    """The Elmo for ``model`` and the manifest's record of it (``model_source``); an index tokenizes text with it,
-    so what its language's tokenizer needs must be installed (``MissingExtra`` says which extra)."""
-    if isinstance(model, Elmo):
-        model.text.require()
-        return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)
-    source = model_source(model)
-    elmo = Elmo.load(*(source if isinstance(source, list) else [source]), device=device)
-    elmo.text.require()
-    return elmo, ModelRecord(elmo.name, elmo.model_hash, source, elmo.dim, elmo.n_layers)
-
-
-def open_model(expected: ModelRecord, model: ModelSpec | None, device: str) -> Elmo:
-    """The model an index was built with (``model``, or the one ``expected`` names), checked by content hash."""
-    if model is None:
-        if expected.source is None:
-            raise IndexMismatchError(
-                f"the index does not record where its model ({expected.name}) is; "
-                "pass the model directory (model=... / --model)"
-            )
-        model = expected.source
-    try:
-        elmo, _ = load_model(model, device)
-    except (FileNotFoundError, ValueError, OSError) as error:
-        raise IndexMismatchError(
-            f"cannot load the model the index was built with ({expected.name}): {error}; "
-            "pass its location with model=... / --model"
-        ) from None
-    if elmo.model_hash != expected.hash:
-        raise IndexMismatchError(
-            f"the index was built with model {expected.name!r} (hash {expected.hash}), "
-            f"but {elmo.name!r} (hash {elmo.model_hash}) was given; open it with the same model "
-            "or rebuild the index with this one"
-        )
-    return elmo
-
-
-LAYER_PARTS = {
-    "sentence": ("sentence_layers", "sentences"),
-    "token": ("token_layers", "token_vectors"),
-    "title": ("title_layers", "documents"),
-    "readout": ("token_readout", "token_vectors"),
-}
-"""Per-layer vector stores of a shard: their part (``layout.SHARD_FILES``) and the ``Shard`` count of their rows."""
-
-
-def shard_layers(out: Path, shards: Sequence[Shard], kind: str, dims: tuple[int, int]) -> LayerStore:
-    """The per-layer vectors of ``kind`` (``LAYER_PARTS``: "sentence", "token", "title"; "readout", one layer of
-    the readout's width) of the shards, memory-mapped."""
-    part, count = LAYER_PARTS[kind]
-    return LayerStore(
-        [storage.read_npy(layout.shard_file(out, s.name, part), (getattr(s, count), *dims)) for s in shards]
-    )
-
-
-def shard_substitutes(out: Path, shards: Sequence[Shard], k: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Each shard's stored substitutes of its token vectors: vocabulary ids and probabilities, (n, k) each,
-    memory-mapped."""
-    ids = [storage.read_npy(layout.shard_file(out, s.name, "token_substitutes"), (s.token_vectors, k)) for s in shards]
-    probs = [
-        storage.read_npy(layout.shard_file(out, s.name, "token_substitute_probs"), (s.token_vectors, k)) for s in shards
-    ]
-    return ids, probs

@@ -183,11 +183,7 @@ def write_shard(
             row += 1
         if on_document is not None:
             on_document()
-    titled = [p for p in group if p.title_tokens]
-    title_layers = np.zeros((len(group), *dims), np.float16)  # zeros: no title (it then matches nothing)
-    title_rows = {id(p): i for i, p in enumerate(group)}
-    for p, layers in zip(titled, _embed(elmo, [p.title_tokens for p in titled])):
-        title_layers[title_rows[id(p)]] = pool(layers, settings.pooling, frequencies.weights(p.title_tokens))
+    title_layers = _title_layers(group, encoding)
     docs = pd.DataFrame(
         [(p.doc.doc_id, p.doc.title, p.title_tokens, p.doc.source, *per_doc[p.doc.doc_id]) for p in group],
         columns=["doc_id", "title", "title_tokens", "source", "sentences", "tokens", "token_vectors"],
@@ -212,17 +208,34 @@ def write_shard(
         "token_substitutes": substitutes,
         "token_substitute_probs": probabilities,
     }
+    return _write_parts(path, parts)
+
+
+def _title_layers(group: list[Parsed], encoding: Encoding) -> np.ndarray:
+    """Each document's title, pooled per layer (zeros where it has none: it then matches nothing)."""
+    elmo, settings, frequencies = encoding.elmo, encoding.settings, encoding.frequencies
+    title_layers = np.zeros((len(group), elmo.n_layers, elmo.dim), np.float16)
+    titled = [(i, p) for i, p in enumerate(group) if p.title_tokens]
+    for (i, p), layers in zip(titled, _embed(elmo, [p.title_tokens for _, p in titled])):
+        title_layers[i] = pool(layers, settings.pooling, frequencies.weights(p.title_tokens))
+    return title_layers
+
+
+def _write_parts(path: Path, parts: dict) -> Shard:
+    """The shard's files (``parts``: ``layout.SHARD_FILES``' names to their data) and its record, as a directory
+    that appears atomically."""
+    docs = parts["docs"]
     with atomic_directory(path) as tmp:
         for part, data in parts.items():
             write = storage.write_parquet if isinstance(data, pd.DataFrame) else storage.write_npy
             write(tmp / layout.SHARD_FILES[part], data)
         shard = Shard(
             name=path.name,
-            documents=len(group),
-            first_doc_id=group[0].doc.doc_id,
-            sentences=len(flat),
+            documents=len(docs),
+            first_doc_id=docs["doc_id"].iloc[0],
+            sentences=len(parts["sentences"]),
             tokens=int(docs["tokens"].sum()),
-            token_vectors=len(tokens),
+            token_vectors=len(parts["tokens"]),
             files=tuple(StoredFile.of(tmp, layout.SHARD_FILES[part]) for part in parts),
         )
         storage.write_json(tmp / layout.SHARD_RECORD, shard.to_json())

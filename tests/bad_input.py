@@ -37,18 +37,19 @@ import h5py
 import numpy as np
 import pytest
 import torch
+from conftest import SETTINGS, write_corpus
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
-from test_indexer import SETTINGS, write_corpus
 
 import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
 from encoder import Elmo, ownership, text
-from encoder.corpus import PREPARED_FORMAT, PREPARED_SUFFIX, prepare
+from encoder.corpus import PREPARED_FORMAT, PREPARED_SUFFIX
 from encoder.lm_data import Vocabulary
 from encoder.lm_head import LanguageModel, LMHead
 from encoder.model import BiLM, BiLMConfig
+from encoder.prepare import prepare
 from encoder.run_folder import save_language_model
 from encoder.train import SIZES
 from encoder.weights import save_hdf5, save_model

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.server
+import json
+import random
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +14,7 @@ import pytest
 
 from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
+from indexer import Settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURE_DIR = SHARED / "fixtures" / "elmo"
@@ -152,3 +155,46 @@ def world(tmp_path_factory, tiny_model_dir):
     from bad_input import make_world
 
     return make_world(tmp_path_factory.mktemp("bad-input"), tiny_model_dir)
+
+
+# ------------------------------------------------------------------------------------------ a small corpus
+# Twelve river-bank and twelve money-bank documents and eight others, the indexer tests' and the bad-input suite's.
+FILLER = "yesterday my friend said that after lunch we finally went down to see how long the old road near".split()
+OTHER = [
+    "Volcanoes erupt when magma rises through the crust.",
+    "Lava cools slowly into dark basalt rock.",
+    "Bake the bread in a hot oven for forty minutes.",
+    "Whisk the eggs with sugar until pale and thick.",
+    "The train left the station five minutes late.",
+    "Passengers changed trains at the busy junction.",
+    "Plants turn sunlight into sugar through photosynthesis.",
+    "The telescope revealed distant spiral galaxies.",
+]
+SETTINGS = Settings(shard_tokens=250, glove="train", glove_epochs=5, glove_dim=16, glove_min_count=1)
+
+
+def corpus_documents(seed: int = 0) -> list[dict]:
+    """Twelve river-bank and twelve money-bank documents (random filler, then the cue), and eight others."""
+    rng = random.Random(seed)
+    docs = []
+    for i in range(12):
+        for sense, cue in (("river", "muddy river"), ("money", "savings and loan")):
+            text = " ".join(
+                " ".join(rng.sample(FILLER, rng.randint(3, 7))).capitalize() + f" the {cue} bank." for _ in range(2)
+            )
+            docs.append({"id": f"{sense}-{i}", "title": f"{sense} story {i}", "text": text})
+    for i in range(8):
+        text = " ".join(f"{s[:-1]} in {1990 + 3 * i + j}." for j, s in enumerate(rng.sample(OTHER, 3)))
+        docs.append({"id": f"other-{i}", "title": f"misc {i}", "text": text})
+    return docs
+
+
+def write_corpus(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "docs.jsonl", "w", encoding="utf-8") as f:
+        for doc in corpus_documents():
+            f.write(json.dumps(doc) + "\n")
+    (directory / "notes.txt").write_text(
+        "Glaciers carve deep valleys in the mountains.\n\nHoney never spoils when it is sealed.\n", encoding="utf-8"
+    )
+    return directory

@@ -41,7 +41,7 @@ from bad_input import (
     small,
     truncate,
 )
-from test_indexer import SETTINGS
+from conftest import SETTINGS
 
 from encoder.mix import LayerMix
 from indexer import (
@@ -281,7 +281,7 @@ API = [
         setup=lambda c: ((c.tmp / "out").mkdir(), lock(c.tmp / "out")),
     ),
     Case(
-        "build a sentence longer than the cap",  # at a cap of 8 tokens; tests/test_text.py checks the real one
+        "build a sentence longer than the cap",  # at a cap of 8 tokens; tests/encoder/test_text.py checks the real one
         lambda c: capped(8, lambda: c.build(c.jsonl({"id": "long", "text": " ".join(["river bank"] * 10)}))),
         WORKS,
         check=lambda i: (

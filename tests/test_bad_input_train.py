@@ -34,8 +34,9 @@ from bad_input import (
     truncate,
 )
 
-from encoder.corpus import PREPARED_FORMAT, TokenizedCorpus, prepare
+from encoder.corpus import PREPARED_FORMAT, TokenizedCorpus
 from encoder.lm_head import LMHead
+from encoder.prepare import prepare
 from encoder.train import TrainConfig, train
 
 API = [

@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
-from test_indexer import SETTINGS
+from conftest import SETTINGS
 
 import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli

@@ -1,8 +1,13 @@
-"""The docs name the code as it is: every module of the four packages has its line in docs/development.md's map."""
+"""The docs name the code as it is: every module of the four packages has its line in docs/development.md's map, and
+every command line the docs show is one the programs take."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import re
+import shlex
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,3 +25,115 @@ def test_the_module_map_names_every_module_and_no_other():
         named |= {f"{package}/{name}" for name in re.findall(r"`([\w/]+\.py)`", section)}
     actual = {str(p.relative_to(REPO)) for package in PACKAGES for p in (REPO / package).rglob("*.py")}
     assert named == actual, f"missing: {sorted(actual - named)}; not modules: {sorted(named - actual)}"
+
+
+# ------------------------------------------------------------------------------------------ commands in the docs
+COMMAND_DOCS = ("README.md", "docs/*.md", "indexer/README.md")
+PROGRAM = re.compile(
+    r"(?:python -m (?P<module>encoder|indexer|app)(?![\w.])"
+    r"|(?:(?<=\s)|(?<=^)|(?<=`)|(?<=bin/))elmo-(?P<script>encoder|indexer|search)(?![\w.-]))"
+)
+SCRIPTS = {"encoder": "encoder", "indexer": "indexer", "search": "app"}
+OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
+BENCH = re.compile(r"python -m bench\.(\w+)")
+
+
+def parsers() -> dict[str, argparse.ArgumentParser]:
+    """Each program's real parser, built as its command line builds it (nothing runs)."""
+    from app.__main__ import make_parser as app_parser
+    from encoder.__main__ import build_parser as encoder_parser
+    from indexer.__main__ import make_parser as indexer_parser
+
+    return {"encoder": encoder_parser(), "indexer": indexer_parser(), "app": app_parser()}
+
+
+def sub_commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(actions[0].choices) if actions else {}
+
+
+def code(markdown: str) -> tuple[list[tuple[str, bool]], str]:
+    """The logical lines of the fenced blocks (a line continued by ``\\`` or by an indented line, as synopses wrap),
+    each with whether its block is ``bash``; and the prose with the blocks taken out (for inline code)."""
+    lines: list[tuple[str, bool]] = []
+    prose, block, opened = [], None, 0
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            block, opened = (line.strip()[3:].strip(), len(lines)) if block is None else (None, opened)
+        elif block is None:
+            prose.append(line)
+        elif len(lines) > opened and (lines[-1][0].endswith("\\") or (line[:1].isspace() and not PROGRAM.search(line))):
+            lines[-1] = (lines[-1][0].removesuffix("\\") + " " + line.strip(), lines[-1][1])
+        else:
+            lines.append((line, block == "bash"))
+    return lines, "\n".join(prose)
+
+
+def commands(markdown: str) -> list[tuple[str, str, bool]]:
+    """Every command of the three programs the text shows: (program, what follows it, whether to parse it whole).
+    Fenced lines are cut at their comment and at the next command; inline code is taken as it is."""
+    lines, prose = code(markdown)
+    found = []
+    for text, bash in lines:
+        text = re.sub(r"\s#\s.*$", "", text)
+        starts = list(PROGRAM.finditer(text))
+        for start, end in zip(starts, [*starts[1:], None]):
+            rest = text[start.end() : end.start() if end else None]
+            found.append((start["module"] or SCRIPTS[start["script"]], rest, bash))
+    for span in re.findall(r"`([^`]+)`", prose):
+        for start in PROGRAM.finditer(span):
+            found.append((start["module"] or SCRIPTS[start["script"]], span[start.end() :], False))
+    return found
+
+
+def command_problems(markdown: str) -> list[str]:
+    """What is wrong with the commands a markdown text shows: a sub-command that does not exist, an option its
+    sub-command does not have, a ``bash`` line the parser refuses, a ``python -m bench.NAME`` that names no module."""
+    programs, problems = parsers(), []
+    for program, rest, bash in commands(markdown):
+        parser, words = programs[program], rest.split()
+        choices = sub_commands(parser)
+        if choices and words and not words[0].startswith("-"):  # else the program's own options (--help)
+            if words[0] not in choices:
+                problems.append(f"{program} has no sub-command {words[0]!r}: {rest.strip()}")
+                continue
+            parser = choices[words[0]]
+        for option in OPTION.findall(rest):
+            if option not in parser._option_string_actions:
+                problems.append(f"{parser.prog} has no option {option}: {rest.strip()}")
+        if bash:
+            try:
+                with contextlib.redirect_stderr(io.StringIO()) as said:
+                    programs[program].parse_args(shlex.split(rest))
+            except SystemExit:
+                problems.append(f"{program} refuses {rest.strip()!r}: {said.getvalue().strip().splitlines()[-1]}")
+    for name in BENCH.findall(markdown):
+        if not (REPO / "bench" / f"{name}.py").is_file():
+            problems.append(f"python -m bench.{name}: there is no bench/{name}.py")
+    return problems
+
+
+def test_every_command_in_the_docs_is_one_the_programs_take():
+    """Every command line in the docs names a sub-command and options the program has (``bash`` lines parse whole)
+    and every benchmark it runs exists: a renamed or removed option fails here, not in a reader's terminal."""
+    docs = sorted({p for pattern in COMMAND_DOCS for p in REPO.glob(pattern)})
+    shown = {str(p.relative_to(REPO)): commands(p.read_text(encoding="utf-8")) for p in docs}
+    assert sum(map(len, shown.values())) > 50 and all(shown[name] for name in ("README.md", "indexer/README.md"))
+    problems = {name: command_problems((REPO / name).read_text(encoding="utf-8")) for name in shown}
+    assert not {name: found for name, found in problems.items() if found}
+
+
+def test_the_command_check_catches_a_wrong_option_command_and_benchmark():
+    good = '```bash\npython -m indexer search --index my-index --k 5 "volcanoes"   # the top 5\n```\n'
+    assert command_problems(good) == []
+    bad = (
+        '```bash\npython -m indexer search --index my-index --no-such-option 3 "volcanoes"\n```\n'
+        "```text\npython -m encoder embed --input FILE\n    [--made-up N]\n```\n"
+        "Run `elmo-indexer frobnicate --index DIR` or `python -m bench.no_such_bench`.\n"
+    )
+    found = command_problems(bad)
+    assert any("has no option --no-such-option" in p for p in found)
+    assert any("refuses" in p and "--no-such-option" in p for p in found)
+    assert any("has no option --made-up" in p for p in found)  # on a synopsis's wrapped line
+    assert any("no sub-command 'frobnicate'" in p for p in found)
+    assert any("bench/no_such_bench.py" in p for p in found)

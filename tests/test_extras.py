@@ -87,7 +87,7 @@ def test_building_a_korean_index_without_kiwi_is_one_error(no_kiwi, tmp_path, ca
 
 
 def test_training_from_prepared_files_and_shipping_need_no_kiwi(tmp_path, monkeypatch):
-    from encoder.corpus import prepare
+    from encoder.prepare import prepare
     from encoder.ship import ship
     from encoder.train import TrainConfig, train
 

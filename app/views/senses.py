@@ -36,8 +36,7 @@ url_params = [
 st.title(t("senses.title"))
 st.caption(t("senses.caption"))
 
-if st.session_state.get("senses.examples") != str(index.path):  # a new session, or another index
-    st.session_state["senses.examples"] = str(index.path)
+if state.first_visit("senses", index):
     st.session_state["ui.senses.word"] = suggestions[0] if suggestions else ""
 url.read("senses", url_params)
 st.session_state.setdefault("ui.senses.k", "auto")

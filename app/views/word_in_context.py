@@ -170,10 +170,8 @@ examples = state.examples(index).word_in_context
 st.title(t("wic.title"))
 st.caption(t("wic.caption"))
 
-if st.session_state.get("wic.examples") != str(index.path):  # a new session, or another index
-    st.session_state["wic.examples"] = str(index.path)
-    if examples:
-        load_example(next(iter(examples.values())))
+if state.first_visit("wic", index) and examples:
+    load_example(next(iter(examples.values())))
 url.read("word_in_context", url_params(index.elmo.n_layers, index.layer_mix))
 if examples:
     with st.container(horizontal=True, vertical_alignment="center"):

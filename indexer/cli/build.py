@@ -70,6 +70,26 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_reader_options(build)
     build.add_argument("--out", required=True, type=Path, help="the index directory to create")
     add_model_options(build, "default")
+    _vector_options(build)
+    _glove_and_word_options(build)
+    build.add_argument(
+        "--shard-tokens",
+        type=SETTING_NUMBERS["shard_tokens"],
+        default=SHARD_TOKENS,
+        help="tokens per shard, the unit of resuming (default: %(default)s)",
+    )
+    build.add_argument(
+        "--seed", type=SEED, default=DEFAULTS.seed, help="seed for sampling and GloVe (default: %(default)s)"
+    )
+    build.add_argument(
+        "--overwrite", action="store_true", help="replace an existing index or interrupted build in --out"
+    )
+    add_ray_options(build)
+    build.set_defaults(run=run, show=show_stats, json=False, interrupted=RESUMABLE)
+
+
+def _vector_options(build: argparse.ArgumentParser) -> None:
+    """How the vectors are mixed, pooled and indexed (FAISS), and whether exact token vectors are kept."""
     build.add_argument(
         "--layers",
         default=DEFAULTS.layers,
@@ -114,6 +134,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--search-params",
         help="FAISS search parameters, e.g. nprobe=32 or efSearch=128 (default: chosen for recall@10 of about 0.95)",
     )
+
+
+def _glove_and_word_options(build: argparse.ArgumentParser) -> None:
+    """The GloVe baseline (and its training), and which words get token vectors."""
     build.add_argument(
         "--glove",
         default=DEFAULTS.glove,
@@ -153,17 +177,3 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=DEFAULTS.glove_min_count,
         help="GloVe training: words seen fewer times are left out (default: %(default)s)",
     )
-    build.add_argument(
-        "--shard-tokens",
-        type=SETTING_NUMBERS["shard_tokens"],
-        default=SHARD_TOKENS,
-        help="tokens per shard, the unit of resuming (default: %(default)s)",
-    )
-    build.add_argument(
-        "--seed", type=SEED, default=DEFAULTS.seed, help="seed for sampling and GloVe (default: %(default)s)"
-    )
-    build.add_argument(
-        "--overwrite", action="store_true", help="replace an existing index or interrupted build in --out"
-    )
-    add_ray_options(build)
-    build.set_defaults(run=run, show=show_stats, json=False, interrupted=RESUMABLE)

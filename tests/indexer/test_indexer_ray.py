@@ -21,15 +21,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import ray
-from test_indexer import SETTINGS as INDEXER_SETTINGS
-from test_indexer import write_corpus
+from conftest import SETTINGS as INDEXER_SETTINGS
+from conftest import write_corpus
 from test_indexer_build import CLI_SETTINGS
 
 from indexer import Index, add_documents, build_index, folder
 from indexer import distributed as ray_encoding
 from indexer.__main__ import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = dataclasses.replace(INDEXER_SETTINGS, shard_tokens=100)  # eight shards
 QUERIES = ("muddy river bank", "savings and loan", "bread in the oven", "spiral galaxies")
 EXTRA = [

@@ -165,7 +165,7 @@ def test_korean_presets_are_new_sentences_about_words_of_the_korean_demo() -> No
     korean = text_rules("ko")
     lines = [line for path in demo_corpus("ko") for line in path.read_text(encoding="utf-8").splitlines()]
     corpus = "\n".join(json.loads(line)["text"] for line in lines if line.strip())
-    probe = (Path(__file__).resolve().parents[1] / "encoder" / "eval" / "sense_probe_ko.tsv").read_text("utf-8")
+    probe = (Path(__file__).resolve().parents[2] / "encoder" / "eval" / "sense_probe_ko.tsv").read_text("utf-8")
     demo_words = set(korean.tokenize(corpus))
     for name, pairs in EXAMPLES_KO.items():
         assert name.startswith(f"{pairs[0][1]}:") and pairs[0][1] == pairs[1][1]

@@ -1,5 +1,5 @@
 """Tests for encoder.text (sentence splitting, tokenization) and the file reading it is fed by (encoder.files);
-Punkt training: tests/test_punkt.py."""
+Punkt training: tests/encoder/test_punkt.py."""
 
 import bz2
 import collections

@@ -26,8 +26,8 @@ from encoder.model_files import DEFAULT_MODEL_DIR
 from encoder.text import text_rules
 from encoder.train import TrainConfig, train
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+REPO = Path(__file__).resolve().parents[2]
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 TINY = {
     "size": "tiny",

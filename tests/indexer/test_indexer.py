@@ -9,13 +9,12 @@ from __future__ import annotations
 import io
 import json
 import pickle
-import random
 import shlex
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SETTINGS, write_corpus
 
 from encoder.text import tokenize
 from indexer import (
@@ -23,7 +22,6 @@ from indexer import (
     Index,
     IndexFormatError,
     QueryError,
-    Settings,
     add_documents,
     build_index,
     delete_documents,
@@ -31,46 +29,6 @@ from indexer import (
 from indexer.__main__ import main
 from indexer.calibration import NullQueries
 from indexer.ranking import HYBRID_ELMO_WEIGHT, METHODS, RELEVANCE_LINE, Null, parts_of
-
-FILLER = "yesterday my friend said that after lunch we finally went down to see how long the old road near".split()
-OTHER = [
-    "Volcanoes erupt when magma rises through the crust.",
-    "Lava cools slowly into dark basalt rock.",
-    "Bake the bread in a hot oven for forty minutes.",
-    "Whisk the eggs with sugar until pale and thick.",
-    "The train left the station five minutes late.",
-    "Passengers changed trains at the busy junction.",
-    "Plants turn sunlight into sugar through photosynthesis.",
-    "The telescope revealed distant spiral galaxies.",
-]
-SETTINGS = Settings(shard_tokens=250, glove="train", glove_epochs=5, glove_dim=16, glove_min_count=1)
-
-
-def corpus_documents(seed: int = 0) -> list[dict]:
-    """Twelve river-bank and twelve money-bank documents (random filler, then the cue), and eight others."""
-    rng = random.Random(seed)
-    docs = []
-    for i in range(12):
-        for sense, cue in (("river", "muddy river"), ("money", "savings and loan")):
-            text = " ".join(
-                " ".join(rng.sample(FILLER, rng.randint(3, 7))).capitalize() + f" the {cue} bank." for _ in range(2)
-            )
-            docs.append({"id": f"{sense}-{i}", "title": f"{sense} story {i}", "text": text})
-    for i in range(8):
-        text = " ".join(f"{s[:-1]} in {1990 + 3 * i + j}." for j, s in enumerate(rng.sample(OTHER, 3)))
-        docs.append({"id": f"other-{i}", "title": f"misc {i}", "text": text})
-    return docs
-
-
-def write_corpus(directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / "docs.jsonl", "w", encoding="utf-8") as f:
-        for doc in corpus_documents():
-            f.write(json.dumps(doc) + "\n")
-    (directory / "notes.txt").write_text(
-        "Glaciers carve deep valleys in the mountains.\n\nHoney never spoils when it is sealed.\n", encoding="utf-8"
-    )
-    return directory
 
 
 @pytest.fixture(scope="module")

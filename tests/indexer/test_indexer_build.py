@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_indexer import SETTINGS, brute_force, write_corpus
+from conftest import SETTINGS, write_corpus
+from test_indexer import brute_force
 
 from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
@@ -21,7 +22,7 @@ from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchErr
 from indexer.__main__ import main
 from indexer.manifest import Manifest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLI_SETTINGS = [
     "--shard-tokens",
     str(SETTINGS.shard_tokens),

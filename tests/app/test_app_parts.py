@@ -82,7 +82,7 @@ def test_the_shipped_cards_show_no_comment_or_development_path(model: str) -> No
 
 def test_the_korean_card_is_korean_and_keeps_the_figures_of_the_english_one() -> None:
     """The translation says the same: every number of the card appears in it."""
-    folder = Path(__file__).resolve().parents[1] / "data" / "models" / "ko"
+    folder = Path(__file__).resolve().parents[2] / "data" / "models" / "ko"
     english, korean = (folder / "README.md").read_text("utf-8"), (folder / "README.ko.md").read_text("utf-8")
     hangul = sum("\uac00" <= ch <= "\ud7a3" for ch in korean)
     letters = sum(ch.isalpha() for ch in korean)

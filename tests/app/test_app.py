@@ -1176,7 +1176,7 @@ def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, si
         if size == "desktop":  # another index: the question asked of the last one goes, in the box and the URL
             browser.get(f"{served_app}/?q=otters+by+the+river")
             wait.until(lambda b: "1. Life by the river" in page_text())
-            folder = browser.find_element(By.CSS_SELECTOR, 'input[aria-label="Index folder"]')
+            folder = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, 'input[aria-label="Index folder"]'))
             folder.send_keys(Keys.CONTROL, "a")
             folder.send_keys(str(index_copy), Keys.ENTER)
             wait.until(lambda b: "Type a query" in page_text() and "q=" not in b.current_url)

@@ -13,20 +13,20 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import encoder.corpus
+import encoder.prepare
 from encoder.corpus import (
     MANIFEST_FILE,
     PREPARED_SUFFIX,
     TokenizedCorpus,
     held_out_paragraphs,
-    prepare,
     read_prepared,
     tokenize_file,
 )
+from encoder.prepare import prepare
 from encoder.text import KoreanText, text_rules
 from encoder.train import TrainConfig, train
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TINY = dict(size="tiny", batch_size=4, unroll=5, vocab_size=60, log_every=1, seed=3, progress=False, workers=0)
 
 ENGLISH_TEXT = [
@@ -117,7 +117,7 @@ def test_parts_are_cut_between_paragraphs_and_stay_under_the_file_limit(tmp_path
     source = tmp_path / "big.txt"
     source.write_text("".join(f"{ENGLISH_TEXT[i % 4]} Item {i} is unique{i}.\n" for i in range(120)))
     whole = tokenize_file(source, "en")
-    monkeypatch.setattr(encoder.corpus, "MAX_FILE_BYTES", 1500)  # forces pieces to be cut again after writing
+    monkeypatch.setattr(encoder.prepare, "MAX_FILE_BYTES", 1500)  # forces pieces to be cut again after writing
     manifest = prepare([source], tmp_path / "prepared", "en", workers=0, part_tokens=400, progress=False)
     files = [tmp_path / "prepared" / f["file"] for f in manifest["files"]]
     assert len(files) > 3 and all(f.stat().st_size <= 1500 for f in files)

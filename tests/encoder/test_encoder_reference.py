@@ -14,7 +14,7 @@ import pytest
 from encoder import Elmo
 from encoder.chars import word_to_ids
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _load_reference(fixture: Path, stateful: bool = False) -> Elmo:

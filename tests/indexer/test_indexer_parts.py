@@ -9,18 +9,10 @@ import pytest
 from encoder.text import ENGLISH_STOPWORDS
 from indexer import vectors
 from indexer.bm25 import BM25, KeywordTerms
+from indexer.factory import build_faiss, choose_factory, tune_search_params
 from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
 from indexer.senses import choose_clusters, describe_senses
-from indexer.vectors import (
-    ExactSearch,
-    LayerStore,
-    VectorSet,
-    build_faiss,
-    choose_factory,
-    faiss_search,
-    mix,
-    tune_search_params,
-)
+from indexer.vectors import ExactSearch, LayerStore, VectorSet, faiss_search, mix
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -40,7 +32,7 @@ def test_cooccurrence_counts_with_inverse_distance():
 
 def test_glove_training_is_seeded_and_nearest_words_rank_by_cosine():
     """Training repeats exactly; ``nearest`` ranks the other words by cosine, never the word itself.
-    (Recovering planted topics is tests/test_glove.py's job, beside a sequential reference.)"""
+    (Recovering planted topics is tests/indexer/test_glove.py's job, beside a sequential reference.)"""
     rng = np.random.default_rng(0)
     sentences = [rng.choice(np.arange(10) + 10 * (s % 2), size=8) for s in range(200)]
     words = [f"w{i}" for i in range(20)]

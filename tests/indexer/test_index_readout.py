@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_indexer import SETTINGS, write_corpus
+from conftest import SETTINGS, write_corpus
 
 from encoder import Elmo
 from encoder.readout import Readout, centred

@@ -20,7 +20,7 @@ from encoder.eval.wordnet import SenseInventory
 from encoder.glove import Glove
 
 WORDNET = Path("/usr/share/wordnet")
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 FIXTURE_DIR = SHARED / "fixtures" / "elmo"
 
 

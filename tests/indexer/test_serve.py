@@ -19,7 +19,7 @@ import pytest
 from indexer import Index
 from indexer.__main__ import make_parser
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

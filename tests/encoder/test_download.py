@@ -20,7 +20,7 @@ from encoder import Elmo, download_model
 from encoder.download import DownloadError
 from encoder.model_files import DOWNLOAD_RECORD, PUBLISHED, published_dir, resolve_model
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODEL = PUBLISHED["elmo-small"]
 
 

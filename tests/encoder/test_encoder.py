@@ -18,7 +18,7 @@ from encoder import BiLMConfig, Elmo, LayerMix, ScalarMix
 from encoder.model import BiLM
 from encoder.weights import WeightsError, load_hdf5, load_model, save_hdf5, save_model
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SENTENCES = [
     "I sat on the bank of the river .".split(),
     "She deposited the cheque at the bank .".split(),

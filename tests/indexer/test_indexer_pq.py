@@ -21,9 +21,9 @@ import pytest
 
 from indexer import Index, QueryError, Settings, add_documents, build_index
 from indexer.__main__ import main
+from indexer.factory import is_compressed, min_train_points, pq_subquantizers, token_factory
 from indexer.layout import MANIFEST
 from indexer.manifest import FORMAT_VERSION
-from indexer.vectors import is_compressed, min_train_points, pq_subquantizers, token_factory
 
 PQ = "IVF64,PQ16x4np"
 WORDS = (
