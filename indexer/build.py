@@ -49,23 +49,10 @@ from .finalize import (
     write_vocabulary,
 )
 from .index import Index
-from .manifest import (
-    AUTO,
-    FORMAT_VERSION,
-    GLOVE_NAMES,
-    MIXES,
-    SHARD_TOKENS,
-    TRAIN_GLOVE,
-    CorpusFile,
-    Counts,
-    Manifest,
-    MixRecord,
-    ModelRecord,
-    ModelSpec,
-    Settings,
-)
+from .manifest import FORMAT_VERSION, MIXES, CorpusFile, Counts, Manifest, MixRecord, ModelRecord, ModelSpec
 from .parts import load_model, model_source, open_glove, open_model
 from .readers import ReaderOptions, corpus_files
+from .settings import AUTO, GLOVE_NAMES, SHARD_TOKENS, TRAIN_GLOVE, Settings
 from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
 
 __all__ = ["SHARD_TOKENS", "Settings", "build_index", "add_documents", "delete_documents"]

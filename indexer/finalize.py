@@ -38,17 +38,9 @@ from .factory import (
     tune_search_params,
 )
 from .glove import GloveVectors, cooccurrence, save_glove, train_glove
-from .manifest import (
-    AUTO,
-    TRAIN_GLOVE,
-    TRAINED_GLOVE,
-    FaissFile,
-    Manifest,
-    Settings,
-    Shard,
-    StoredFile,
-)
+from .manifest import TRAINED_GLOVE, FaissFile, Manifest, Shard, StoredFile
 from .parts import shard_layers
+from .settings import AUTO, TRAIN_GLOVE, Settings
 from .vectors import RERANK
 
 TOKEN_LAYERS = layout.SHARD_FILES["token_layers"]  # a shard's exact token vectors (see shards.write_shard)

@@ -19,7 +19,8 @@ from encoder.files import temporary_target
 
 from . import layout, storage
 from .errors import IndexFormatError
-from .manifest import TRAIN_GLOVE, Manifest
+from .manifest import Manifest
+from .settings import TRAIN_GLOVE
 
 
 @contextmanager

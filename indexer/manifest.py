@@ -27,23 +27,16 @@ import pandas as pd
 
 from encoder import Elmo, locks
 from encoder.commands import program
-from encoder.glove import BASELINES, Glove, source_name
 from encoder.glove import check as check_glove
-from encoder.mix import POOLINGS
-from encoder.numbers import SEED, Number
+from encoder.glove import source_name
 from encoder.readout import ReadoutSettings
 
 from . import layout, storage
 from .errors import IndexFormatError
-from .factory import check_search_params
-from .glove import NUMBERS as GLOVE_NUMBERS
+from .settings import TRAIN_GLOVE, Settings
 
 FORMAT_VERSION = 5
 OLDEST_READABLE = 5  # format 4 and older lack the token readout that Word in context and Senses read
-AUTO = "auto"  # Settings.token_index_factory: chosen by size (see factory.token_factory)
-SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
-TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
-GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
 TRAINED_GLOVE = "trained"  # the manifest's GloVe source when GloVe was trained on the corpus
 
 
@@ -55,57 +48,6 @@ def glove_source_name(spec: str) -> str:
 MIXES = ("layers", "search_layers")  # the two layer mixes an index is built with (Settings fields, manifest entries)
 
 ModelSpec = str | Path | Sequence[str | Path] | Elmo
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How an index is built; fixed for its lifetime (``add`` reuses them) and compared on resume."""
-
-    layers: str = "average"  # the mix of the token index (word in context, senses)
-    search_layers: str = "token"  # the mix of passage search; chosen on bench/queries_en.jsonl (search_quality.py)
-    pooling: str = "sif"  # how a passage's token vectors become one: sif, mean or max (see vectors.pool)
-    index_factory: str | None = None  # None: chosen by size (see factory.choose_factory)
-    search_params: str | None = None  # None: tuned for recall@10 >= 0.95 (see factory.tune_search_params)
-    token_index_factory: str = AUTO  # the token index: a FAISS factory, or "auto" (index_factory if given, else
-    # factory.token_factory: exact while small, IVF-PQ beyond 1 GiB of float32 vectors)
-    keep_exact_tokens: bool = True  # keep the per-layer token vectors: other mixes, and exact re-ranking of PQ
-    skip_stopwords: bool = True
-    min_freq: int = 1  # a word needs this many occurrences in the corpus to get token vectors
-    glove: str = AUTO  # the model language's baseline (BASELINES); a baseline's name or a GloVe file (both referred
-    # to, not copied), or "train"; an index records what "auto" chose
-    glove_dim: int = 50
-    glove_epochs: int = 25
-    glove_window: int = 10
-    glove_min_count: int = 2
-    glove_max_vocab: int = 200_000
-    shard_tokens: int = SHARD_TOKENS
-    seed: int = 0
-
-    def check(self) -> None:
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
-        for name, rule in SETTING_NUMBERS.items():
-            rule.check(name, getattr(self, name))
-        if self.search_params:
-            check_search_params(self.search_params)
-        if not isinstance(self.token_index_factory, str) or not self.token_index_factory.strip():
-            raise ValueError(f"token_index_factory must be {AUTO!r} or a FAISS index_factory string")
-        if self.glove not in GLOVE_NAMES:
-            if not Path(self.glove).is_file():
-                raise FileNotFoundError(
-                    f"GloVe file {self.glove} does not exist (or say one of {', '.join(map(repr, GLOVE_NAMES))})"
-                )
-            Glove.load(self.glove, max_lines=100)  # a file that is not GloVe fails now, not after the encoding
-
-
-SETTING_NUMBERS = {
-    "min_freq": Number(int, 1),
-    **{f"glove_{name}": GLOVE_NUMBERS[name] for name in ("dim", "epochs", "window", "min_count")},
-    "glove_max_vocab": GLOVE_NUMBERS["vocab_size"],
-    "shard_tokens": Number(int, 1, 10**9),
-    "seed": SEED,
-}
-"""The rule of each numeric ``Settings`` field (and of its ``build`` option)."""
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ from encoder.words import WordFrequencies, is_content_word, is_word, normalize
 
 from . import layout, storage
 from .errors import CorpusError, IndexFormatError
-from .manifest import Settings, Shard, StoredFile
+from .manifest import Shard, StoredFile
 from .readers import Document, ReaderOptions, ReadStats, read_corpus
+from .settings import Settings
 from .vectors import normalize as normalize_rows
 
 ENCODE_TOKENS = 8_192  # tokens embedded at once: bounds the float32 layer outputs held in memory

@@ -359,3 +359,20 @@ def test_settings_or_fields_never_both(indexer_built, tiny_model_dir, tmp_path):
     with pytest.raises(TypeError, match="unknown reader option"):
         build_index([corpus], tmp_path / "out", model=tiny_model_dir, pooling_kind="mean")
     assert not (tmp_path / "out").exists()
+
+
+def test_build_options_are_the_settings_fields():
+    """Each ``Settings`` field's build option comes from the field (``indexer.settings.option``): no options give
+    ``Settings()``, switches turn their field off, and a numeric option keeps its field's rule."""
+    from indexer.__main__ import make_parser
+    from indexer.cli.build import settings_of
+
+    parse = make_parser().parse_args
+    base = ["build", "--corpus", "c", "--out", "o"]
+    assert settings_of(parse(base)) == Settings()
+    changed = settings_of(
+        parse([*base, "--no-exact-tokens", "--keep-stopwords", "--min-freq", "3", "--pooling", "max"])
+    )
+    assert changed == Settings(keep_exact_tokens=False, skip_stopwords=False, min_freq=3, pooling="max")
+    with pytest.raises(SystemExit):
+        parse([*base, "--min-freq", "0"])
