@@ -10,8 +10,7 @@ commits a new manifest that points at new FAISS files (a killed ``add`` leaves t
 ``delete`` only rewrites the manifest (deleted documents are filtered out of every result).
 Reading and encoding are in ``shards.py``, FAISS and GloVe in ``finalize.py``, what a build may delete in
 ``folder.py``. With ``ray`` (``--ray``) the shards are encoded by workers of a Ray cluster (``distributed.py``,
-imported only then); everything else is the same code. It passes 450 lines as one pipeline read top to bottom;
-its stages' work is in the modules named above.
+imported only then); everything else is the same code.
 """
 
 from __future__ import annotations

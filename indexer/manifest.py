@@ -7,8 +7,8 @@ without exact vectors a shard has no token_layers.npy); a format-2 index reads a
 Format 4 added the stored calibration queries (``calibration``); an older index has them made in memory.
 Format 5 added each token vector's sense readout and substitutes (``readout``; ``encoder.readout``), which Word in
 context and Senses read: an older index is refused with the command that rebuilds it (``rebuild_command``).
-Opening what a manifest names (model, GloVe, shard vectors) is ``parts.py``'s. This module passes 450 lines
-because it is the one place that knows the manifest's keys: its records, their checks, and the rebuild command.
+Opening what a manifest names (model, GloVe, shard vectors) is ``parts.py``'s; how an index is built
+(``Settings``) is ``settings.py``'s.
 """
 
 from __future__ import annotations
