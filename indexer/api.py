@@ -8,7 +8,7 @@
 It listens on 127.0.0.1 unless told otherwise. Every request is checked before any work: its body size
 (``Limits.body_bytes``), k, the number of queries or sentences in one request (``Limits.batch``); a request that
 breaks a rule gets a 4xx answer ``{"error": "..."}`` that says which, never a 500. The answers are those of the
-command line (``indexer.cli``), so both have one schema (indexer/README.md). Questions run one at a time: the
+command line (``indexer.cli``), so both have one schema (docs/indexer.md). Questions run one at a time: the
 model's token cache is not thread-safe.
 """
 

@@ -3,7 +3,7 @@ for the options several share, and here the parser and the frame every command r
 
 A command's ``run(args)`` returns its result (a dict), or the exit status of a command that printed its own output as
 it went (``search --queries``, ``serve``). The frame prints a result with the command's ``show(result, args)``, or
-with ``--json`` as one JSON object (schemas in indexer/README.md). Errors are one line on stderr (exit status 2);
+with ``--json`` as one JSON object (schemas in docs/indexer.md). Errors are one line on stderr (exit status 2);
 notices (e.g. a truncated query) go to stderr, or into the JSON ``notices`` list; Ctrl-C is one line (exit 130).
 The encoder's program keeps its own frame (``encoder/__main__.py``), where commands print as they go.
 """

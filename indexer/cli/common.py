@@ -129,7 +129,7 @@ def add_query_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip checking file hashes on open (sizes are still checked); faster for huge indexes",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object (schema in indexer/README.md)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (schema in docs/indexer.md)")
     add_threads_option(parser)
 
 

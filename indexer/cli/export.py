@@ -30,7 +30,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "export",
         help="write an index's document (and token) vectors and ids as .npy or Parquet",
         description="Write the vectors of an index's documents, and with --tokens of its word occurrences, with their "
-        "ids, into a new folder, for another vector store. Layout: indexer/README.md (export.json in the folder says "
+        "ids, into a new folder, for another vector store. Layout: docs/indexer.md (export.json in the folder says "
         "what it holds). A document's vector is the mean of its sentences' vectors, L2-normalised.",
     )
     export.add_argument("--out", required=True, type=Path, help="folder to write (an earlier export is replaced)")
