@@ -43,7 +43,6 @@ class SearchRequest(Strict):
     layers: str | None = Field(None, description="layer mix: token, top, average or weights like 0.2,0.3,0.5")
     sentences: bool = Field(False, description="rank single sentences instead of documents")
     baseline: bool = Field(False, description="also the GloVe baseline's results")
-    all: bool = Field(False, description="also the documents under the relevance line")
     as_typed: bool = Field(False, description="no word replaced by a nearest indexed spelling")
 
 

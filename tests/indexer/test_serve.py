@@ -72,7 +72,7 @@ def test_serve_listens_on_localhost_unless_told():
 
 def test_search_answers_a_batch_in_order_as_the_python_api(server, small_index):
     status, answer = ask(
-        server, "/search", {"queries": ["muddy river bank", "magma erupts", "  "], "k": 3, "all": True}
+        server, "/search", {"queries": ["muddy river bank", "magma erupts", "  "], "k": 3}
     )
     assert status == 200
     first, second, empty = answer["answers"]
@@ -81,7 +81,7 @@ def test_search_answers_a_batch_in_order_as_the_python_api(server, small_index):
     assert [h["doc_id"] for h in first["results"]] == expected and first["query"] == "muddy river bank"
     assert second["results"][0]["doc_id"] == "volcano"
     assert "error" in empty and "empty" in empty["error"]  # one query's error in its place, the rest answered
-    status, batch = ask(server, "/search", {"queries": ["muddy river bank", "magma erupts"], "k": 3, "all": True})
+    status, batch = ask(server, "/search", {"queries": ["muddy river bank", "magma erupts"], "k": 3})
     assert status == 200 and batch["answers"] == [first, second]  # searched as one batch: the same answers
 
 
