@@ -34,7 +34,8 @@ from encoder.eval.embeddings import Embedder
 from encoder.eval.senses import AUC_ROW, DATA
 from encoder.eval.senses import run as sense_probe
 from encoder.run_folder import plot_perplexity, read_log
-from encoder.train import DEFAULT_RECIPE, RECIPES, SIZES, TrainConfig, train
+from encoder.train import train
+from encoder.train_config import DEFAULT_RECIPE, RECIPES, SIZES, TrainConfig
 
 PPL_TOLERANCE = 0.05  # a candidate more than 5 % above the lowest validation perplexity cannot win
 AUC_TIE = 1.0  # sense AUCs (x 100) this close to the best count as a tie, broken by perplexity
