@@ -7,8 +7,8 @@ command that printed its own output as it went: ``train``, ``search --queries``)
 prints a result as text) and, where there is more to say than "interrupted", ``interrupted``. ``main`` runs the
 command: a result is printed by ``show``, or with ``--json`` as one JSON object (``terminal.show_json``); an error the
 command did not word itself (``errors.REPORTED``, and the program's own error classes) is one ``error:`` line on
-stderr and exit status 2, as ``errors.fail`` ends; notices (e.g. a truncated query) go to stderr, or into the JSON
-``notices`` list; a library's warning is one ``warning:`` line; Ctrl-C is one line and exit status 130.
+stderr and exit status 2, as ``errors.fail`` ends; a result's ``notices`` (e.g. a truncated query) go to stderr,
+or stay in the JSON; a library's warning is one ``warning:`` line; Ctrl-C is one line and exit status 130.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from ..commands import parser_for
 from ..errors import ERROR_EXIT, REPORTED, describe, interruptible, report_interrupted, reported
 from ..terminal import show, show_json
 
+Answer = Callable[[Callable[[], Any]], Any]
+"""How a program answers a command: ``answer_or_error`` or its own, given the command's ``run`` to call."""
+
 
 def make_parser(package: str, description: str, commands: Iterable[ModuleType]) -> argparse.ArgumentParser:
     """The parser of ``package``'s program: its usage line and ``--version`` (``commands.parser_for``) and the
@@ -36,16 +39,28 @@ def make_parser(package: str, description: str, commands: Iterable[ModuleType]) 
     return parser
 
 
-def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, errors: tuple[type, ...] = ()) -> int:
+def answer_or_error(question: Callable[[], Any], errors: tuple[type, ...] = ()) -> Any:
+    """A question's result (a dict, or the exit status of a command that printed its own output), or ``{"error":
+    ...}`` where it fails on bad input, a missing or damaged file or too little memory (``errors.reported``) or with
+    one of ``errors``."""
+    try:
+        return question()
+    except (*errors, *REPORTED) as error:
+        if not isinstance(error, errors) and not reported(error):
+            raise
+        return {"error": describe(error)}
+
+
+def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, answer: Answer = answer_or_error) -> int:
     """Run the command ``argv`` asks for and print its result; its exit status (argparse's usage errors and
-    ``errors.fail`` raise ``SystemExit`` as they always do). ``errors``: the program's own error classes, each
-    worded as one ``error:`` line."""
+    ``errors.fail`` raise ``SystemExit`` as they always do). ``answer``: how the program answers a command (its
+    own error classes, its schema)."""
     args = parser.parse_args(argv)
     interruptible()
     with warnings.catch_warnings():  # puts showwarning back when the command ends (tests call main in-process)
         warnings.showwarning = _show_warning
         try:
-            result = answer_or_error(lambda: args.run(args), errors)
+            result = answer(lambda: args.run(args))
         except KeyboardInterrupt:
             return report_interrupted(getattr(args, "interrupted", "interrupted"))
     if isinstance(result, int):
@@ -57,24 +72,11 @@ def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, errors:
         show_json(result, indent=2)
         return 0
     shown = getattr(args, "shown_notices", ())
-    for notice in result.pop("notices"):
+    for notice in result.pop("notices", []):
         if getattr(notice, "key", None) not in shown:
             show(f"notice: {notice}", file=sys.stderr)
     args.show(result, args)
     return 0
-
-
-def answer_or_error(question: Callable[[], Any], errors: tuple[type, ...] = ()) -> Any:
-    """A question's result with its ``notices`` (an empty list for a command that has none), or ``{"error": ...}``
-    where it fails on bad input, a missing or damaged file or too little memory (``errors.reported``) or with one of
-    ``errors``; an ``int`` (the exit status of a command that printed its own output) as it is."""
-    try:
-        result = question()
-    except (*errors, *REPORTED) as error:
-        if not isinstance(error, errors) and not reported(error):
-            raise
-        return {"error": describe(error)}
-    return result if isinstance(result, int) else {**result, "notices": result.get("notices", [])}
 
 
 def _show_warning(message: Warning | str, *_: Any, **__: Any) -> None:

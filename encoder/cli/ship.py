@@ -13,11 +13,11 @@ from ..weights import read_config
 def run(args: argparse.Namespace) -> dict:
     """Ship the run; what the shipped model was trained on."""
     try:
-        ship(args.run, args.to, overwrite=args.overwrite, storage=args.storage)
+        ship(args.run_folder, args.to, overwrite=args.overwrite, storage=args.storage)
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
     training = read_config(args.to)["training"]
-    return {"run": str(args.run), "to": str(args.to), "training": training}
+    return {"run": str(args.run_folder), "to": str(args.to), "training": training}
 
 
 def show_shipped(result: dict, args: argparse.Namespace) -> None:
@@ -35,7 +35,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="turn a finished training run into a model folder for the repository (float16)",
         description=ship.__doc__,
     )
-    parser.add_argument("--run", required=True, help="the run's --out folder")
+    # args.run is the command's run (encoder.cli.frame): the folder goes to args.run_folder
+    parser.add_argument("--run", dest="run_folder", metavar="RUN", required=True, help="the run's --out folder")
     parser.add_argument(
         "--to",
         required=True,

@@ -10,8 +10,8 @@ import argparse
 
 from encoder.cli import frame
 
-from ..errors import IndexerError
 from . import add, build, delete, export, glove, neighbors, search, senses, serve, stats
+from .common import answer_or_error
 
 COMMANDS = (build, add, delete, search, neighbors, senses, stats, glove, export, serve)
 """The sub-commands, in the order ``--help`` lists them."""
@@ -29,7 +29,7 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` asks for; its exit status (argparse's usage errors and ``fail`` raise
     ``SystemExit`` as they always do)."""
-    return frame.main(make_parser(), argv, (IndexerError,))
+    return frame.main(make_parser(), argv, answer_or_error)
 
 
 def cli() -> None:

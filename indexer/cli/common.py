@@ -62,9 +62,14 @@ def ray_options(args: argparse.Namespace) -> dict:
 
 
 def answer_or_error(question: Callable[[], Any]) -> Any:
-    """A question's result with its ``notices``, or ``{"error": ...}`` where it fails on bad input, a missing or
-    damaged file, too little memory or an ``IndexerError`` (``encoder.cli.frame.answer_or_error``)."""
-    return frame.answer_or_error(question, (IndexerError,))
+    """A question's result with its ``notices`` (an empty list for a command that has none: one schema), or
+    ``{"error": ...}`` where it fails on bad input, a missing or damaged file, too little memory or an
+    ``IndexerError`` (``encoder.cli.frame.answer_or_error``); an ``int`` (the exit status of a command that printed
+    its own output) as it is."""
+    result = frame.answer_or_error(question, (IndexerError,))
+    if isinstance(result, int) or "error" in result:
+        return result
+    return {**result, "notices": result.get("notices", [])}
 
 
 def add_model_options(parser: argparse.ArgumentParser, default: str | None) -> None:
