@@ -9,7 +9,10 @@ import argparse
 
 from . import frame
 
-DESCRIPTION = "Embed text with a biLM; download, train, ship, evaluate and measure biLMs; prepare their corpora."
+DESCRIPTION = (
+    "Embed text with a biLM; download, train, ship and evaluate biLMs; prepare their corpora and retrain the sentence "
+    "splitter."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
