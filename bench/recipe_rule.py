@@ -1,6 +1,6 @@
 """The recipe rule (issue 29, item 2): which recipe and shape learn the most per GPU minute?
 
-Trains every recipe of ``encoder.train.RECIPES`` (or those named by ``--recipes``) from scratch for the same
+Trains every recipe of ``encoder.train_config.RECIPES`` (or those named by ``--recipes``) from scratch for the same
 minutes (``--minutes``, each run's ``--time-budget``: reading the corpus and, for a compiled step, compiling are
 part of what a recipe costs) on the same corpus, seed and vocabulary size, with ``encoder train``. Each run is
 then scored twice: validation perplexity (the mean of both directions on the first ``--valid-tokens`` of
