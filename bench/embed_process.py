@@ -48,6 +48,7 @@ _DRIVER = r"""
 import json, sys, time
 t0 = time.perf_counter()
 import encoder.__main__ as cli
+cli.build_parser()  # the sub-commands' modules, which the CLI imports when it builds its parser
 t_import = time.perf_counter()
 import torch
 from encoder.elmo import Elmo
@@ -134,9 +135,10 @@ def run_process(arguments: list[str], env: dict[str, str], cwd: Path = ROOT) -> 
 
 
 def import_shares(env: dict[str, str], top: int = 8) -> list[tuple[str, float]]:
-    """Self import time per top-level package of ``import encoder.__main__`` (``python -X importtime``)."""
+    """Self import time per top-level package of ``import encoder.__main__`` and its parser's sub-command modules
+    (``python -X importtime``)."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import encoder.__main__"],
+        [sys.executable, "-X", "importtime", "-c", "import encoder.__main__ as cli; cli.build_parser()"],
         cwd=ROOT,
         env=env,
         capture_output=True,

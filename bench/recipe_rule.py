@@ -1,6 +1,6 @@
 """The recipe rule (issue 29, item 2): which recipe and shape learn the most per GPU minute?
 
-Trains every recipe of ``encoder.train.RECIPES`` (or those named by ``--recipes``) from scratch for the same
+Trains every recipe of ``encoder.train_config.RECIPES`` (or those named by ``--recipes``) from scratch for the same
 minutes (``--minutes``, each run's ``--time-budget``: reading the corpus and, for a compiled step, compiling are
 part of what a recipe costs) on the same corpus, seed and vocabulary size, with ``encoder train``. Each run is
 then scored twice: validation perplexity (the mean of both directions on the first ``--valid-tokens`` of
@@ -34,7 +34,8 @@ from encoder.eval.embeddings import Embedder
 from encoder.eval.senses import AUC_ROW, DATA
 from encoder.eval.senses import run as sense_probe
 from encoder.run_folder import plot_perplexity, read_log
-from encoder.train import DEFAULT_RECIPE, RECIPES, SIZES, TrainConfig, train
+from encoder.train import train
+from encoder.train_config import DEFAULT_RECIPE, RECIPES, SIZES, TrainConfig
 
 PPL_TOLERANCE = 0.05  # a candidate more than 5 % above the lowest validation perplexity cannot win
 AUC_TIE = 1.0  # sense AUCs (x 100) this close to the best count as a tie, broken by perplexity

@@ -13,12 +13,10 @@ downloaded unless a user asks with this command (``download_model``).
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import os
 import shutil
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -159,55 +157,3 @@ def _stopped(url: str, got: int, total: int | None, reason: str) -> NoReturn:
     raise DownloadError(
         f"the download of {url} stopped at {got:,}{of} bytes ({reason}); run the same command again to resume"
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# Command line: python -m encoder download
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "download",
-        help="download one of AllenNLP's published biLMs (then --model NAME)",
-        description="Download a published biLM (options.json and weights.hdf5) into the cache, resuming a download "
-        "cut short, and check it (the hdf5 opens and every tensor has the shape options.json gives; sizes and "
-        f"sha256 recorded) before any command uses it. Models: {', '.join(PUBLISHED)} (docs/models.md has their "
-        "sizes and speed). Nothing else ever downloads a model.",
-    )
-    parser.add_argument("name", nargs="?", choices=list(PUBLISHED), metavar="NAME", help=", ".join(PUBLISHED))
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        metavar="DIR",
-        help=f"the cache folder (default: ${CACHE_ENV}, else the platform's user cache, now {cache_root()}); "
-        f"--model NAME looks in ${CACHE_ENV}'s",
-    )
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help=f"where the models' folders are (default: ${BASE_URL_ENV}, else {BASE_URL}); a mirror, or a "
-        "local copy served over HTTP",
-    )
-    parser.add_argument("--force", action="store_true", help="download again even if the model is already there")
-    parser.add_argument("--list", action="store_true", help="list the published models and which are downloaded")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> None:
-    root = (args.cache or cache_root()).expanduser().resolve()
-    if args.list or args.name is None:
-        for name in PUBLISHED:
-            found = read_download_record(published_dir(name, root))
-            print(f"{name:20s} {'downloaded' if found else 'not downloaded'}  {published_dir(name, root)}")
-        return
-    try:
-        found = download_model(args.name, root, args.base_url, progress=not args.quiet, force=args.force)
-    except KeyboardInterrupt:
-        print("interrupted; run the same command again to resume", file=sys.stderr)
-        raise SystemExit(130) from None
-    record = read_download_record(found.weights.parent)
-    sizes = ", ".join(f"{ours} {entry['size'] / 1e6:,.1f} MB" for ours, entry in record["files"].items())
-    print(f"{args.name}: checked and ready in {found.weights.parent} ({sizes})", file=sys.stderr)
-    if root != cache_root():
-        print(f"set {CACHE_ENV}={root} so that --model {args.name} finds it there", file=sys.stderr)

@@ -47,13 +47,19 @@ def interruptible() -> None:
 
 
 def interrupted(message: str = "interrupted", status: int = INTERRUPTED_EXIT) -> NoReturn:
+    """Print the one line of an interrupted command (``report_interrupted``) and exit with ``status`` (130, or 143
+    for SIGTERM)."""
+    raise SystemExit(report_interrupted(message, status))
+
+
+def report_interrupted(message: str = "interrupted", status: int = INTERRUPTED_EXIT) -> int:
     """Print the one line of an interrupted command (``message``), on a line of its own after any progress bar it
-    cut short, and exit with ``status`` (130, or 143 for SIGTERM)."""
+    cut short; returns ``status``, the exit status."""
     if "tqdm" in sys.modules:
         for bar in list(getattr(sys.modules["tqdm"].tqdm, "_instances", [])):
             bar.close()
     show(message, file=sys.stderr)
-    raise SystemExit(status)
+    return status
 
 
 class MissingExtra(ImportError):

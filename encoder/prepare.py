@@ -11,7 +11,6 @@ model's, those of an unfinished prepare and those the record does not list (``co
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -39,7 +38,7 @@ from .locks import LOCK
 from .numbers import Number
 from .ownership import NotOwnedError
 from .terminal import show, visible
-from .text import LANGUAGES, TextRules, text_rules
+from .text import TextRules, text_rules
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # what one file may weigh (a GPU machine's transfers take files up to this)
 PART_TOKENS = 8_000_000  # ids per prepared file: about 9-10 MB compressed (xz packs an id into 1.1-1.2 bytes)
@@ -219,55 +218,3 @@ def prepare(
         record.update(complete=True, seconds=round(time.monotonic() - started, 1))
         _write_record(out, record)
     return record
-
-
-def prepare_command(args: argparse.Namespace) -> None:
-    if args.model is not None and args.language is not None:
-        raise ValueError("give --model (its rules) or --language, not both")
-    if args.model is not None:
-        from .model_files import resolve_model
-
-        language = resolve_model(args.model).text().name
-    else:
-        language = args.language or "en"
-    manifest = prepare(args.corpus, args.out, language, args.workers, args.part_tokens, args.overwrite, args.progress)
-    tokens = sum(f["tokens"] for f in manifest["files"])
-    size = sum(f["bytes"] for f in manifest["files"])
-    print(
-        f"prepared {tokens:,} ids in {len(manifest['files'])} file(s), {size / 1e6:.1f} MB, into {args.out} "
-        f"({manifest['rules_identity']}; {manifest['seconds']:.0f} s)"
-    )
-
-
-def register(commands: argparse._SubParsersAction) -> None:
-    """Add the ``prepare`` sub-command."""
-    p = commands.add_parser(
-        "prepare",
-        help="tokenize a training corpus once into prepared files that `train --corpus` reads without a tokenizer",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz/.bz2, one paragraph per line) or folders"
-    )
-    p.add_argument("--out", required=True, help="folder to write the prepared files and prepared.json into")
-    p.add_argument("--model", help="tokenize by this model's rules ('default', 'ko' or a model folder)")
-    p.add_argument(
-        "--language", choices=list(LANGUAGES), help="tokenize by these rules instead of a model's (default: en)"
-    )
-    p.add_argument(
-        "--workers",
-        type=WORKERS,
-        help="tokenizing processes (default: all cores but one; none for corpora under 200 kB)",
-    )
-    p.add_argument(
-        "--part-tokens",
-        type=PART_TOKENS_RULE,
-        default=PART_TOKENS,
-        help="ids per prepared file, cut between paragraphs (default %(default)s, about 9-10 MB; no file exceeds 16 MB)",
-    )
-    p.add_argument(
-        "--overwrite", action="store_true", help="replace the prepared files an earlier prepare wrote in --out"
-    )
-    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
-    p.set_defaults(func=prepare_command)

@@ -3,28 +3,22 @@ loaded (``punkt_tokenizer``).
 
 ``nltk.sent_tokenize`` needs NLTK's downloaded data, which these machines cannot fetch, so we train Punkt on English
 Wikipedia ourselves and ship its learned parameters as JSON (``punkt_en.json``) -- plain data that is safe to load,
-unlike NLTK's pickles. ``python -m encoder punkt`` (here too) retrains them; ``encoder.text`` splits English text
+unlike NLTK's pickles. ``python -m encoder punkt`` (``encoder/cli/punkt.py``) retrains them; ``encoder.text`` splits English text
 with them.
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import functools
 import json
 import os
 import re
-import sys
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import ownership
-from .files import atomic_path, iter_lines
-from .numbers import Number
-from .terminal import show
+from .files import atomic_path
 
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
@@ -174,68 +168,3 @@ def punkt_tokenizer(path: str | os.PathLike[str] = PUNKT_PATH) -> PunktSentenceT
     params.sent_starters = set(saved["sent_starters"])
     params.ortho_context = _OrthoContext(saved["ortho_context"])
     return PunktSentenceTokenizer(params)
-
-
-# ---------------------------------------------------------------------------------------------
-# Command line: python -m encoder punkt
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``punkt`` sub-command, which retrains the shipped Punkt parameters."""
-    parser = subparsers.add_parser(
-        "punkt",
-        help="retrain the Punkt sentence-splitter parameters",
-        description="Learn Punkt sentence-splitting parameters (abbreviations, collocations, "
-        "sentence starters, capitalisation) from text with one paragraph per line, and write "
-        f"them as JSON. The shipped parameters are {PUNKT_PATH.name} in the encoder package.",
-    )
-    parser.add_argument(
-        "--corpus",
-        nargs="+",
-        required=True,
-        type=Path,
-        metavar="FILE",
-        help="text files (.txt, .gz, .xz, .bz2) or folders, read in the order given; "
-        "folders are searched recursively for *.txt[.gz|.xz|.bz2]",
-    )
-    parser.add_argument(
-        "--out",
-        required=True,
-        type=Path,
-        metavar="PATH",
-        help="where to write the JSON parameters (a file this command wrote there before is replaced; another file only "
-        "with --overwrite)",
-    )
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace --out even when this command did not write it"
-    )
-    parser.add_argument(
-        "--max-chars",
-        type=Number(int, 1),
-        default=DEFAULT_MAX_CHARS,
-        metavar="N",
-        help="train on about the first N characters of the corpus (default: %(default)s)",
-    )
-    parser.set_defaults(func=run)
-
-
-PUNKT_KIND = "punkt"  # what ``punkt --out`` records it wrote (``ownership.record_written``)
-
-
-def run(args: argparse.Namespace) -> None:
-    """Train Punkt on ``args.corpus`` and save the parameters to ``args.out``."""
-    ownership.check_replace(args.out, PUNKT_KIND, args.overwrite, "--out", "a file of Punkt parameters")
-    replaced: collections.Counter[Path] = collections.Counter()
-    started = time.perf_counter()
-    params = train_punkt(iter_lines(args.corpus, replaced), args.max_chars)
-    save_punkt(params, args.out)
-    ownership.record_written(args.out, PUNKT_KIND)
-    for path, count in replaced.items():
-        show(f"warning: {path}: {count} U+FFFD characters (undecodable bytes?)", file=sys.stderr)
-    print(
-        f"trained on {params['trained_on_chars']:,} characters in "
-        f"{time.perf_counter() - started:.0f} s: {len(params['abbrev_types'])} abbreviations, "
-        f"{len(params['collocations'])} collocations, {len(params['sent_starters'])} sentence "
-        f"starters, {len(params['ortho_context'])} words with capitalisation data; "
-        f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB)"
-    )

@@ -10,8 +10,9 @@ A run writes into ``--out`` (``run_folder``): ``log.jsonl`` (learning curve), ``
 and, when it stops, the model directory itself (``config.json``, ``model.safetensors``, ``head.safetensors``,
 ``vocab.txt``). Distributed (``distributed``): under ``torchrun`` each rank reads its own lines of the corpus,
 gradients are averaged across ranks every step (gloo on CPU, NCCL on GPU) and rank 0 writes the files.
-It passes 450 lines on purpose: like nanoGPT's train.py, the config, the recipes, the step and the loop are one
-file read in the order they run (the command line, the run folder and the batches are modules of their own).
+The run's config, sizes and recipes are ``train_config``; ``train`` passes 450 lines on purpose: like nanoGPT's
+train.py, the checks, the step and the loop are one file read in the order they run (the command line, the run folder
+and the batches are modules of their own).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -37,7 +38,7 @@ from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model
 from .model import BiLM, BiLMConfig, State
 from .model_files import model_folder, model_hash, resolve_model
-from .numbers import SEED, THREADS, NonFiniteError, Number
+from .numbers import NonFiniteError
 from .ownership import NotOwnedError
 from .run_folder import (
     LOG_FILE,
@@ -58,150 +59,8 @@ from .run_folder import (
     write_run_record,
 )
 from .text import LANGUAGES, text_rules
+from .train_config import NUMBERS, SCHEDULES, SIZES, TrainConfig
 from .weights import load_hdf5, load_model, read_config
-
-SIZES = {
-    # for tests and smoke runs
-    "tiny": BiLMConfig(
-        char_embed_dim=8, filters=[[1, 16], [2, 16], [3, 32]], n_highway=1, projection_dim=32, lstm_dim=64
-    ),
-    # the first shipped default (clipped): what 2 CPU cores trained in 75 minutes
-    "small": BiLMConfig(
-        filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]], n_highway=1, projection_dim=128, lstm_dim=512
-    ),
-    # the published "small" ELMo shape (2x1024 cells, 128 projection, 2048 filters, 1 highway)
-    "base": BiLMConfig(n_highway=1, projection_dim=128, lstm_dim=1024),
-    # the shipped default, trained on a GPU (data/models/default/README.md): 2x1024 cells without clipping (cuDNN's
-    # fused LSTM), 1024 filters so that the float16 model stays under 16 MB (7.1M parameters; the published
-    # shape's 13.6M sit mostly in its 2048-wide highway)
-    "medium": BiLMConfig(
-        filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]],
-        n_highway=1,
-        projection_dim=128,
-        lstm_dim=1024,
-        cell_clip=None,
-        proj_clip=None,
-    ),
-    # medium with a 256-wide projection (512-dimensional ELMo vectors, the published models' 2x this): 11.9M
-    # parameters, so it ships in int8 storage to stay within 24 MB on disk (encoder/weights.py)
-    "wide": BiLMConfig(
-        filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]],
-        n_highway=1,
-        projection_dim=256,
-        lstm_dim=1024,
-        cell_clip=None,
-        proj_clip=None,
-    ),
-}
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How a biLM is trained from scratch: the options that ``bench/recipe_rule.py`` compares at equal GPU minutes.
-    ``TrainConfig.from_recipe`` fills a run's options from one; options given explicitly win."""
-
-    size: str
-    optimizer: str
-    lr: float
-    batch_size: int
-    schedule: str = "constant"
-    warmup_steps: int | None = None
-    compile: bool = False
-
-    def __str__(self) -> str:
-        parts = [self.size, f"{self.optimizer} lr {self.lr:g}", f"batch {self.batch_size}"]
-        parts += [f"{self.schedule} decay"] if self.schedule != "constant" else []
-        parts += [f"{self.warmup_steps} warm-up steps"] if self.warmup_steps else []
-        return ", ".join(parts + (["compiled"] if self.compile else []))
-
-
-RECIPES = {
-    # bilm-tf's optimizer and clip, batch 512 x 20, eager: the recipe of the shipped default
-    "reference": Recipe("medium", "adagrad", 0.2, 512),
-    # twice the batch, the step captured by torch.compile: more tokens per GPU second, fewer steps
-    "reference-1024-compiled": Recipe("medium", "adagrad", 0.2, 1024, compile=True),
-    # AdamW with a linear warm-up and a cosine decay to a tenth over the run's budget
-    "adamw-cosine": Recipe("medium", "adamw", 2e-3, 512, schedule="cosine", warmup_steps=300),
-    # the wider shape with the reference's optimizer
-    "wide": Recipe("wide", "adagrad", 0.2, 512),
-}
-DEFAULT_RECIPE = "adamw-cosine"
-"""What ``make train-default`` trains: the recipe rule's pick, measured on an H200 (docs/training.md, "The recipe
-rule"). The shipped default was trained by ``reference``; this recipe carries it on."""
-
-
-@dataclass
-class TrainConfig:
-    """Everything a run needs; the CLI options map one to one onto these fields."""
-
-    corpus: list[str]
-    out: str
-    name: str | None = None  # written into config.json; default: the output folder's name
-    language: str | None = None  # how text becomes tokens (encoder.text); default: the model started from, else en
-    size: str = "small"
-    config: str | None = None  # a JSON file of BiLMConfig fields, overrides --size
-    init_from: str | None = None  # fine-tune (paper 3.4): new data, fresh counters
-    continue_from: str | None = None  # carry on a model's own pretraining: its counters, a fresh optimizer
-    recipe: str | None = None  # the RECIPES entry the run was made from (a label; from_recipe applies it)
-    vocab: str | None = None  # a vocabulary file to use instead of counting one
-    vocab_size: int = 100_000
-    batch_size: int = 64
-    unroll: int = 20
-    optimizer: str = "adagrad"  # adagrad (the reference), adam or adamw
-    lr: float = 0.2
-    weight_decay: float = 0.01  # adamw's decoupled weight decay
-    schedule: str = "constant"  # constant | linear | cosine: the learning rate over the run's budget
-    final_lr_ratio: float = 0.1  # where linear and cosine end, as a share of lr
-    warmup_steps: int | None = None  # linear warm-up; None: 300 with continue_from (a fresh optimizer), else 0
-    clip: float = 10.0
-    dropout: float = 0.1
-    max_tokens: int | None = None
-    time_budget: float | None = None  # minutes of this invocation
-    resume: bool = False
-    overwrite: bool = False  # start over in an --out that holds a run or a model (its run files are replaced)
-    device: str = "cpu"
-    precision: str = "auto"  # fp32 | bf16 (autocast, fp32 weights) | auto: bf16 on CUDA, fp32 on CPU
-    compile: bool = False  # capture the step with torch.compile (CUDA graphs on a GPU); see captured_top_layer
-    seed: int = 0
-    threads: int | None = None
-    workers: int | None = None  # tokenizing processes (default: all cores but one; none for small corpora)
-    watch: bool = False  # add files that appear in the corpus folders while the run goes on
-    valid: str | None = None
-    valid_tokens: int = 20_000
-    valid_every: int = 500  # steps
-    checkpoint_every: float = 5.0  # minutes
-    log_every: int = 20  # steps
-    progress: bool = True
-
-    @classmethod
-    def from_recipe(cls, recipe: str, **options) -> TrainConfig:
-        """A run of ``RECIPES[recipe]``; ``options`` (corpus and out at least) set the rest and override it."""
-        if recipe not in RECIPES:
-            raise ValueError(f"unknown recipe {recipe!r}; choose from {', '.join(RECIPES)}")
-        return cls(**{**asdict(RECIPES[recipe]), "recipe": recipe, **options})
-
-
-NUMBERS = {
-    "warmup_steps": Number(int, 0),
-    "vocab_size": Number(int, 4, 2**24),  # the three specials and a word, up to 16.8M classes
-    "batch_size": Number(int, 1, 2**16),
-    "unroll": Number(int, 1, 2**12),
-    "lr": Number(float, above=0),
-    "weight_decay": Number(float, 0),
-    "final_lr_ratio": Number(float, 0, 1),
-    "clip": Number(float, above=0),
-    "dropout": Number(float, 0, below=1),
-    "max_tokens": Number(int, 1),
-    "time_budget": Number(float, above=0),
-    "seed": SEED,
-    "threads": THREADS,
-    "workers": Number(int, 0, THREADS.at_most),  # 0: tokenize in this process
-    "valid_tokens": Number(int, 1),
-    "valid_every": Number(int, 1),
-    "checkpoint_every": Number(float, above=0),
-    "log_every": Number(int, 1),
-}
-"""The rule of every numeric field of ``TrainConfig``: its option's argparse type, and checked by ``check_modes``."""
 
 
 # ---------------------------------------------------------------------------------------------- model setup
@@ -396,7 +255,6 @@ def make_optimizer(cfg: TrainConfig, params: list[torch.nn.Parameter]) -> torch.
     raise ValueError(f"unknown optimizer {cfg.optimizer!r} (adagrad, adam or adamw)")
 
 
-SCHEDULES = ("constant", "linear", "cosine")
 CONTINUE_WARMUP_STEPS = 300  # a continued model's fresh optimizer: its first steps would undo what it knows
 
 

@@ -1,20 +1,21 @@
 """How an index is built (``Settings``): each field's default, its rule and its ``build`` option, declared once.
 
-A field's ``metadata`` (made by ``option``) holds the help of its command-line option, the rule of a numeric field
-(``encoder.numbers.Number``: checked by ``Settings.check`` and by the option) and how the option is spelled when it
-is not the field's name (a switch that turns a default off). ``indexer.cli.build`` makes the ``build`` options from
-these fields and the ``Settings`` from the parsed options, so adding a setting is one field here.
+A field's ``metadata`` (made by ``encoder.options.option``) holds the help of its command-line option, the rule of a
+numeric field (``encoder.numbers.Number``: checked by ``Settings.check`` and by the option) and how the option is
+spelled when it is not the field's name (a flag that turns a default off). ``indexer.cli.build`` makes the ``build``
+options from these fields and the ``Settings`` from the parsed options (``encoder.options``), so adding a setting is
+one field here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from encoder.glove import BASELINES, Glove
 from encoder.mix import POOLINGS
 from encoder.numbers import SEED, Number
+from encoder.options import option, rules
 
 from .factory import check_search_params
 from .glove import NUMBERS as GLOVE_NUMBERS
@@ -23,13 +24,6 @@ AUTO = "auto"  # Settings.token_index_factory: chosen by size (see factory.token
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
-
-
-def option(help: str | None, *, rule: Number | None = None, switch: str | None = None, **argparse_options: Any) -> dict:
-    """A field's ``metadata``: its ``build`` option's help (None: the field has no option), the ``rule`` of a
-    numeric field, and for a boolean field that is on by default, the ``switch`` that turns it off (e.g.
-    ``--no-exact-tokens``). Other keywords go to ``argparse`` as they are (``choices``, ``metavar``)."""
-    return {"help": help, "rule": rule, "switch": switch, "argparse": argparse_options}
 
 
 @dataclass(frozen=True)
@@ -87,11 +81,11 @@ class Settings:
             "do not keep the exact per-layer token vectors: smaller on disk, but a compressed token index then "
             "answers alone (approximate neighbours and senses, no other layer mix); by default they are kept and a "
             "compressed index's candidates are re-ranked with them",
-            switch="--no-exact-tokens",
+            flag="--no-exact-tokens",
         ),
     )
     skip_stopwords: bool = field(
-        default=True, metadata=option("give stopwords token vectors too", switch="--keep-stopwords")
+        default=True, metadata=option("give stopwords token vectors too", flag="--keep-stopwords")
     )
     min_freq: int = field(
         default=1,
@@ -135,9 +129,8 @@ class Settings:
     def check(self) -> None:
         if self.pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
-        for setting in fields(self):
-            if setting.metadata["rule"] is not None:
-                setting.metadata["rule"].check(setting.name, getattr(self, setting.name))
+        for name, rule in rules(Settings).items():
+            rule.check(name, getattr(self, name))
         if self.search_params:
             check_search_params(self.search_params)
         if not isinstance(self.token_index_factory, str) or not self.token_index_factory.strip():

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import Field, fields
 from pathlib import Path
+
+from encoder.options import add_options, given
 
 from ..build import build_index
 from ..settings import Settings
@@ -48,8 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_reader_options(build)
     build.add_argument("--out", required=True, type=Path, help="the index directory to create")
     add_model_options(build, "default")
-    for setting in _setting_options().values():
-        _add_setting_option(build, setting)
+    add_options(build, Settings)
     build.add_argument(
         "--overwrite", action="store_true", help="replace an existing index or interrupted build in --out"
     )
@@ -59,26 +59,4 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """The ``Settings`` that ``build``'s options say (a field without an option keeps its default)."""
-    return Settings(**{name: getattr(args, name) for name in _setting_options()})
-
-
-def _setting_options() -> dict[str, Field]:
-    """The ``Settings`` fields that ``build`` has an option for (their metadata gives its help)."""
-    return {setting.name: setting for setting in fields(Settings) if setting.metadata["help"] is not None}
-
-
-def _add_setting_option(build: argparse.ArgumentParser, setting: Field) -> None:
-    """A ``Settings`` field's option as its metadata declares it (``indexer.settings.option``): a switch that turns
-    an on-by-default field off, else ``--the-field-name`` with the field's default and rule."""
-    spec = setting.metadata
-    if spec["switch"] is not None:
-        build.add_argument(spec["switch"], dest=setting.name, action="store_false", help=spec["help"])
-        return
-    build.add_argument(
-        "--" + setting.name.replace("_", "-"),
-        dest=setting.name,
-        type=spec["rule"],
-        default=setting.default,
-        help=spec["help"],
-        **spec["argparse"],
-    )
+    return Settings(**given(args, Settings))

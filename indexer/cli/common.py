@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from encoder import model_files
+from encoder.cli import frame
 from encoder.device import add_device_option
-from encoder.errors import REPORTED, describe, fail, reported
+from encoder.errors import fail
 from encoder.numbers import THREADS, Number
 
 from ..errors import IndexerError
@@ -61,16 +62,14 @@ def ray_options(args: argparse.Namespace) -> dict:
 
 
 def answer_or_error(question: Callable[[], Any]) -> Any:
-    """A question's result with its ``notices`` (an empty list for a command that has none), or ``{"error": ...}``
-    where it fails on bad input, a missing or damaged file or too little memory; an ``int`` (the exit status of a
-    command that printed its own output) as it is."""
-    try:
-        result = question()
-    except (IndexerError, *REPORTED) as error:
-        if not isinstance(error, IndexerError) and not reported(error):
-            raise
-        return {"error": describe(error)}
-    return result if isinstance(result, int) else {**result, "notices": result.get("notices", [])}
+    """A question's result with its ``notices`` (an empty list for a command that has none: one schema), or
+    ``{"error": ...}`` where it fails on bad input, a missing or damaged file, too little memory or an
+    ``IndexerError`` (``encoder.cli.frame.answer_or_error``); an ``int`` (the exit status of a command that printed
+    its own output) as it is."""
+    result = frame.answer_or_error(question, (IndexerError,))
+    if isinstance(result, int) or "error" in result:
+        return result
+    return {**result, "notices": result.get("notices", [])}
 
 
 def add_model_options(parser: argparse.ArgumentParser, default: str | None) -> None:

@@ -1,6 +1,5 @@
 """Tests for encoder.punkt: the shipped Punkt parameters, training them, and the `punkt` command."""
 
-import argparse
 import gzip
 import json
 import random
@@ -75,15 +74,14 @@ def test_cli_retrains_parameters(tmp_path, capsys):
     (tmp_path / "corpus").mkdir()
     with gzip.open(tmp_path / "corpus" / "part.txt.gz", "wt", encoding="utf-8") as f:
         f.write("\n".join(invented_corpus(200)) + "\n")
-    parser = argparse.ArgumentParser()
-    punkt.register(parser.add_subparsers())
+    from encoder.__main__ import main
+
     corpus, out = str(tmp_path / "corpus"), str(tmp_path / "p.json")
-    args = parser.parse_args(["punkt", "--corpus", corpus, "--out", out, "--max-chars", "20000"])
-    assert args.func is punkt.run
-    args.func(args)
+    command = ["punkt", "--corpus", corpus, "--out", out, "--max-chars", "20000"]
+    main(command)
     params = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
     assert 20_000 <= params["trained_on_chars"] < 21_000
     assert "blvd" in params["abbrev_types"]
     assert "trained on 20," in capsys.readouterr().out
-    args.func(args)  # its own earlier output is replaced (another file only with --overwrite: test_bad_input_punkt)
+    main(command)  # its own earlier output is replaced (another file only with --overwrite: test_bad_input_punkt)
     assert json.loads((tmp_path / "p.json").read_text(encoding="utf-8")) == params

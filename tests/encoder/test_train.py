@@ -657,7 +657,7 @@ def test_learning_rate_schedules():
 
 
 def test_recipes_fill_options_and_explicit_ones_win(tmp_path, corpus):
-    from encoder.train import RECIPES, TrainConfig
+    from encoder.train_config import RECIPES, TrainConfig
 
     cfg = TrainConfig.from_recipe("adamw-cosine", corpus=[], out="", batch_size=8)
     assert (cfg.size, cfg.optimizer, cfg.schedule, cfg.batch_size, cfg.recipe) == (

@@ -362,7 +362,7 @@ def test_settings_or_fields_never_both(indexer_built, tiny_model_dir, tmp_path):
 
 
 def test_build_options_are_the_settings_fields():
-    """Each ``Settings`` field's build option comes from the field (``indexer.settings.option``): no options give
+    """Each ``Settings`` field's build option comes from the field (``encoder.options.option``): no options give
     ``Settings()``, switches turn their field off, and a numeric option keeps its field's rule."""
     from indexer.__main__ import make_parser
     from indexer.cli.build import settings_of

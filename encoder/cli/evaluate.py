@@ -1,4 +1,5 @@
-"""``python -m encoder evaluate TASK``: run evaluation tasks on a model, print tables, JSON or a report."""
+"""``python -m encoder evaluate TASK``: run evaluation tasks (``encoder.eval``) on a model; print tables, JSON or a
+report."""
 
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ import torch
 from ..device import add_device_option
 from ..elmo import BATCH_SIZE, Elmo
 from ..errors import fail
+from ..eval import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
+from ..eval.embeddings import Embedder
+from ..eval.results import TaskResult
 from ..glove import BASELINES, NONE, Glove
 from ..model_files import add_model_options
 from ..numbers import THREADS, Number
-from ..terminal import show_json
-from . import DEFAULT_DATA_ROOT, perplexity, pos, senses, sts, wic, wordsim, wsd
-from .embeddings import Embedder
-from .results import TaskResult
 
 TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity, "senses": senses}
 DATA = {
@@ -77,12 +77,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=THREADS,
         help="torch CPU threads (default: torch's choice; 1 is fastest for small models or on a busy machine)",
     )
-    p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print the results as JSON instead of tables: {"model", "glove", "limit", "commands", "results"}',
+    )
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (one per task on stderr, shown on a terminal)"
     )
     p.add_argument("--report", type=Path, metavar="DIR", help="with 'all': write report.md, results.json and plots")
-    p.set_defaults(func=evaluate_command)
+    p.set_defaults(run=run, show=show_tables)
 
 
 def run_task(name: str, args: argparse.Namespace, embedder: Embedder, data: Path, glove: Glove | None) -> TaskResult:
@@ -116,12 +120,12 @@ def command_line(args: argparse.Namespace, task: str) -> str:
     return shlex.join(words)
 
 
-def evaluate_command(args: argparse.Namespace) -> None:
-    """Load the model (and GloVe), run the task(s), print tables or JSON, write the report."""
+def run(args: argparse.Namespace) -> dict:
+    """Load the model (and GloVe), run the task(s) (a line on stderr as each ends), write the report; the results."""
     if args.report and args.task != "all":
         fail("--report goes with the task 'all'")
     if args.report:
-        from .report import check_report_folder
+        from ..eval.report import check_report_folder
 
         check_report_folder(args.report)  # before the tasks, which take minutes
     if args.threads:
@@ -133,13 +137,32 @@ def evaluate_command(args: argparse.Namespace) -> None:
         glove = Glove.open(args.glove) if args.glove != NONE else None
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
+    results = run_tasks(args, Embedder(elmo, args.batch_size), glove)
+    model = {"name": elmo.name, "hash": elmo.model_hash, "layers": elmo.n_layers, "dim": elmo.dim}
+    output = {
+        "model": model,
+        "glove": str(args.glove) if args.glove != NONE else None,
+        "limit": args.limit,
+        "commands": [command_line(args, n) for n in results],
+        "results": {n: r.to_json() for n, r in results.items()},
+    }
+    if args.report:
+        from ..eval.report import write_report
+
+        write_report(args.report, output, results, command_line(args, "all"))
+        print(f"wrote {args.report / 'report.md'}", file=sys.stderr)
+    return output
+
+
+def run_tasks(args: argparse.Namespace, embedder: Embedder, glove: Glove | None) -> dict[str, TaskResult]:
+    """The task ``args.task`` names, or with ``all`` each task with a data set in the model's language (a task
+    whose data are missing or malformed is then reported, not run, and the others still run)."""
     defaults = DATA[args.language]
     names = [name for name in TASKS if name in defaults] if args.task == "all" else [args.task]
     if args.task not in (*defaults, "all") and not args.data:
         fail(f"{args.task} has no {args.language} data set; give one with --data")
     if skipped := [name for name in TASKS if args.task == "all" and name not in defaults]:
         print(f"skipped (no {args.language} data set): {', '.join(skipped)}", file=sys.stderr)
-    embedder = Embedder(elmo, args.batch_size)
     root = args.data if args.task == "all" and args.data else DEFAULT_DATA_ROOT
     results = {}
     for name in names:
@@ -151,22 +174,12 @@ def evaluate_command(args: argparse.Namespace) -> None:
                 fail(f"{name}: {error}")
             results[name] = TaskResult(name, "", [], notes=[f"not run: {error}"])  # the other tasks still run
         embedder.clear()  # tasks share no sentences; keep memory flat
-        if not args.json:
-            print(f"== {name} ({results[name].seconds:.1f} s) ==\n{results[name].table()}\n", flush=True)
-        else:
-            print(f"{name}: {results[name].seconds:.1f} s", file=sys.stderr)
-    model = {"name": elmo.name, "hash": elmo.model_hash, "layers": elmo.n_layers, "dim": elmo.dim}
-    output = {
-        "model": model,
-        "glove": str(args.glove) if args.glove != NONE else None,
-        "limit": args.limit,
-        "commands": [command_line(args, n) for n in names],
-        "results": {n: r.to_json() for n, r in results.items()},
-    }
-    if args.json:
-        show_json(output, indent=1)
-    if args.report:
-        from .report import write_report
+        print(f"{name}: {results[name].seconds:.1f} s", file=sys.stderr, flush=True)
+    return results
 
-        write_report(args.report, output, results, command_line(args, "all"))
-        print(f"wrote {args.report / 'report.md'}", file=sys.stderr)
+
+def show_tables(result: dict, args: argparse.Namespace) -> None:
+    """Each task's table, under its name and time."""
+    for name, scores in result["results"].items():
+        task = TaskResult(**scores)
+        print(f"== {name} ({task.seconds:.1f} s) ==\n{task.table()}\n")

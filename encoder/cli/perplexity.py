@@ -1,0 +1,44 @@
+"""``python -m encoder perplexity``: forward and backward perplexity of a model on a text file."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import fail
+from ..files import open_text, reading
+from ..lm_head import perplexity
+from ..numbers import Number
+from ..terminal import show
+
+
+def run(args: argparse.Namespace) -> dict:
+    """The model's perplexity over ``--corpus``."""
+    with reading(args.corpus), open_text(args.corpus) as f:
+        try:
+            return perplexity(args.model, f, args.max_tokens)
+        except (FileNotFoundError, ValueError) as error:
+            fail(str(error))
+
+
+def show_perplexity(result: dict, args: argparse.Namespace) -> None:
+    show(
+        f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "
+        f"{result['forward']:.2f}, backward {result['backward']:.2f}, mean {result['mean']:.2f}"
+    )
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the ``perplexity`` sub-command."""
+    parser = commands.add_parser(
+        "perplexity",
+        help="forward and backward perplexity of a model on a text file, and their mean as exp(mean loss)",
+        description="Perplexity over the model's full softmax vocabulary (out-of-vocabulary words count as <UNK>). "
+        "Each input line (paragraph) starts from a zero LSTM state carried across its sentences.",
+    )
+    parser.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
+    parser.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
+    parser.add_argument("--max-tokens", type=Number(int, 1), help="stop after the lines holding this many tokens")
+    parser.add_argument(
+        "--json", action="store_true", help='print {"forward", "backward", "mean", "tokens", "vocab_size"}'
+    )
+    parser.set_defaults(run=run, show=show_perplexity)

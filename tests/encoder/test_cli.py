@@ -1,0 +1,59 @@
+"""``python -m encoder``'s command line: train's options are ``TrainConfig``'s fields, and a command's result is
+printed by the shared frame as text or, with ``--json``, as one JSON object."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+import h5py
+import pytest
+
+from encoder.__main__ import build_parser, main
+from encoder.cli.train import config_of
+from encoder.options import option_fields
+from encoder.train_config import DEFAULT_RECIPE, TrainConfig
+
+
+def test_train_options_are_the_train_config_fields():
+    """Every ``TrainConfig`` field has its train option (``encoder.options``): no options give the field defaults
+    (but the device, ``auto`` on the command line), flags set and clear booleans, ``--continue`` is spelled so, a
+    recipe fills what was not given, and a numeric option keeps its field's rule."""
+    assert [f.name for f in option_fields(TrainConfig)] == [f.name for f in fields(TrainConfig)]
+    parse = build_parser().parse_args
+    base = ["train", "--corpus", "a.txt", "texts", "--out", "run"]
+    plain = TrainConfig(corpus=["a.txt", "texts"], out="run", device="auto")
+    assert config_of(parse(base)) == plain
+    changed = parse(
+        [*base, "--continue", "default", "--no-progress", "--watch", "--size", "tiny", "--lr", "0.5", "--schedule",
+         "linear", "--max-tokens", "1000", "--time-budget", "2.5", "--compile"]
+    )  # fmt: skip
+    assert config_of(changed) == TrainConfig(
+        corpus=["a.txt", "texts"], out="run", device="auto", continue_from="default", progress=False, watch=True,
+        size="tiny", lr=0.5, schedule="linear", max_tokens=1000, time_budget=2.5, compile=True,
+    )  # fmt: skip
+    recipe = config_of(parse([*base, "--recipe", "--batch-size", "8"]))
+    assert recipe == TrainConfig.from_recipe(DEFAULT_RECIPE, corpus=["a.txt", "texts"], out="run", device="auto",
+                                             batch_size=8)  # fmt: skip
+    assert recipe.batch_size == 8 and recipe.size != plain.size  # the option given wins, the recipe fills the rest
+    for bad in (["--dropout", "1"], ["--batch-size", "0"], ["--lr", "nan"]):
+        with pytest.raises(SystemExit):
+            parse([*base, *bad])
+
+
+def test_json_prints_the_result_that_show_prints_as_a_line(tiny_model_dir, tmp_path, capsys):
+    """``embed`` returns what it wrote; the frame prints it as embed's line on stderr, or with ``--json`` as one
+    JSON object on stdout, which says what the hdf5 file holds."""
+    (tmp_path / "in.txt").write_text("the river bank\na bank loan\n", encoding="utf-8")
+    command = ["embed", "--model", str(tiny_model_dir), "--input", str(tmp_path / "in.txt"), "--quiet", "--top"]
+    main([*command, "--output", str(tmp_path / "a.hdf5")])
+    shown = capsys.readouterr()
+    assert shown.out == "" and shown.err.startswith("wrote 2 sentences (the top layer x ")
+    main([*command, "--output", str(tmp_path / "b.hdf5"), "--json"])
+    shown = capsys.readouterr()
+    result = json.loads(shown.out)
+    with h5py.File(tmp_path / "b.hdf5") as f:
+        assert [f[str(i)].shape for i in range(2)] == [(3, result["dim"]), (3, result["dim"])]
+    assert result == {"output": str(tmp_path / "b.hdf5"), "sentences": 2, "format": "top", "layers": 3,
+                      "dim": result["dim"]}  # fmt: skip
+    assert shown.err == ""
