@@ -71,9 +71,7 @@ def test_serve_listens_on_localhost_unless_told():
 
 
 def test_search_answers_a_batch_in_order_as_the_python_api(server, small_index):
-    status, answer = ask(
-        server, "/search", {"queries": ["muddy river bank", "magma erupts", "  "], "k": 3}
-    )
+    status, answer = ask(server, "/search", {"queries": ["muddy river bank", "magma erupts", "  "], "k": 3})
     assert status == 200
     first, second, empty = answer["answers"]
     index = Index.open(small_index)
