@@ -37,7 +37,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
-from conftest import SETTINGS, write_corpus
+from conftest import SETTINGS
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
@@ -107,16 +107,15 @@ def make_run(out: Path) -> None:
     (out / "run.json").write_text(json.dumps({"start": "fresh"}))
 
 
-def make_world(root: Path, tiny_model_dir: Path) -> World:
-    """The shared things of every bad-input case, built under ``root``."""
-    corpus = write_corpus(root / "corpus")
-    build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
+def make_world(root: Path, tiny_model_dir: Path, corpus: Path, index: Path) -> World:
+    """The shared things of every bad-input case, built under ``root`` around the session's corpus and its index
+    (``corpus_index`` in conftest.py)."""
     other = BiLM(BiLMConfig(**OTHER_MODEL))
     other.reset_parameters(seed=1)
     save_model(other, root / "other", extra_config={"name": "other"})
     (root / "published").mkdir()
     save_hdf5(Elmo.load(tiny_model_dir).model, root / "published" / "options.json", root / "published" / "weights.hdf5")
-    opened = Index.open(root / "index")
+    opened = Index.open(index)
     make_run(root / "run")
     hostile = [
         {"id": f"h{i}{ESCAPES}", "title": f"{HOSTILE} {i}", "text": f"{FEW[i]} {HOSTILE}"} for i in range(len(FEW))
@@ -126,7 +125,7 @@ def make_world(root: Path, tiny_model_dir: Path) -> World:
     return World(
         tiny_model_dir,
         corpus,
-        root / "index",
+        index,
         opened,
         root / "other",
         root / "published",

@@ -41,10 +41,10 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     return directory
 
 
-SMALL_DOCUMENTS = [
-    ("river", "The river bank was muddy after the rain. Fish swam near the bank."),
-    ("money", "She paid the money into her bank account. The bank gave her a loan."),
-    ("volcano", "Volcanoes form where magma rises through the crust and erupts."),
+SMALL_DOCUMENTS = [  # (id, title, text): one document without a title
+    ("river", "The river bank", "The river bank was muddy after the rain. Fish swam near the bank."),
+    ("money", "A loan", "She paid the money into her bank account. The bank gave her a loan."),
+    ("volcano", "", "Volcanoes form where magma rises through the crust and erupts."),
 ]
 
 
@@ -72,14 +72,13 @@ def tiny_lm_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def small_index(tmp_path_factory, tiny_model_dir) -> Path:
-    """Three documents (``SMALL_DOCUMENTS``) indexed with the tiny model: a real index, built in seconds."""
-    import json
-
+    """Three documents (``SMALL_DOCUMENTS``) indexed with the tiny model: a real index, built in seconds, shared by
+    every test that reads one; a test that changes an index copies it first."""
     from indexer import build_index
 
     folder = tmp_path_factory.mktemp("small-index")
     corpus = folder / "docs.jsonl"
-    corpus.write_text("\n".join(json.dumps({"id": i, "title": i, "text": t}) for i, t in SMALL_DOCUMENTS))
+    corpus.write_text("\n".join(json.dumps({"id": i, "title": title, "text": t}) for i, title, t in SMALL_DOCUMENTS))
     build_index([corpus], folder / "index", model=tiny_model_dir, progress=False)
     return folder / "index"
 
@@ -150,11 +149,11 @@ def published_cache(reference_fixture, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def world(tmp_path_factory, tiny_model_dir):
+def world(tmp_path_factory, tiny_model_dir, corpus_index):
     """What every bad-input case shares (tests/bad_input.py's ``World``): built once, never changed by a case."""
     from bad_input import make_world
 
-    return make_world(tmp_path_factory.mktemp("bad-input"), tiny_model_dir)
+    return make_world(tmp_path_factory.mktemp("bad-input"), tiny_model_dir, *corpus_index)
 
 
 # ------------------------------------------------------------------------------------------ a small corpus
@@ -190,6 +189,7 @@ def corpus_documents(seed: int = 0) -> list[dict]:
 
 
 def write_corpus(directory: Path) -> Path:
+    """``corpus_documents()`` as docs.jsonl and two paragraphs as notes.txt in ``directory``: a corpus folder."""
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "docs.jsonl", "w", encoding="utf-8") as f:
         for doc in corpus_documents():
@@ -198,3 +198,15 @@ def write_corpus(directory: Path) -> Path:
         "Glaciers carve deep valleys in the mountains.\n\nHoney never spoils when it is sealed.\n", encoding="utf-8"
     )
     return directory
+
+
+@pytest.fixture(scope="session")
+def corpus_index(tmp_path_factory, tiny_model_dir) -> tuple[Path, Path]:
+    """(corpus folder, index): ``write_corpus``'s documents indexed with the tiny model and ``SETTINGS``, built once
+    for the indexer tests and the bad-input suite; they read it, and copy it to change it."""
+    from indexer import build_index
+
+    root = tmp_path_factory.mktemp("corpus-index")
+    corpus = write_corpus(root / "corpus")
+    build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
+    return corpus, root / "index"

@@ -65,7 +65,7 @@ CLI = [
         "manifest.json",
         setup=lambda c: manifest(c).write_text("{"),
     ),
-    # ---- issue 40, class 1 (and 39.6): the app rebuilds only the demo index it built itself
+    # ---- the app rebuilds only the demo index it built itself (and says how to rebuild any other)
     Cmd(
         "app on an index it did not build, made with the demo's model and a trained GloVe",
         lambda c: ["app", "--index", str(c.index), "--model", str(c.model)],
@@ -151,7 +151,7 @@ APP = [
         lambda at: at.text_input(key="ui.senses.word").set_value("🏦").run(),
         lambda at: "'🏦' does not occur" in messages(at.warning),
     ),
-    (  # issue 31: a typed word in a message is text, not a link and a remote image
+    (  # a typed word in a message is text, not a link and a remote image
         "senses of a word typed as markdown",
         "views/senses.py",
         {},

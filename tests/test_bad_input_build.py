@@ -432,7 +432,7 @@ API = [
         ),
         marks=ROOTLESS,
     ),
-    # ---- issue 40, class 12: the lock file is never reached through a symbolic link
+    # ---- the lock file is never reached through a symbolic link
     Case(
         "build into a folder whose lock file is a symbolic link",
         lambda c: c.build(c.corpus),
@@ -440,7 +440,7 @@ API = [
         "out/.lock is a symbolic link, not the lock file",
         setup=lambda c: ((c.tmp / "out").mkdir(), (c.tmp / "out" / ".lock").symlink_to(c.tmp / "elsewhere")),
     ),
-    # ---- issue 40, class 8: an index built inside its own corpus folder is not read as documents
+    # ---- an index built inside its own corpus folder is not read as documents
     Case(
         "build an index inside its own corpus folder, again",
         lambda c: build_index([c.tmp / "in"], c.tmp / "in" / "index", model=c.model, settings=SETTINGS, progress=False),
@@ -451,7 +451,7 @@ API = [
             build_index([c.tmp / "in"], c.tmp / "in" / "index", model=c.model, settings=SETTINGS, progress=False),
         ),
     ),
-    # ---- issue 40, class 9: malformed data is refused, never indexed as Python reprs or empty vectors
+    # ---- malformed data is refused, never indexed as Python reprs or empty vectors
     Case(
         "build from a Parquet text column of lists",
         lambda c: c.build(parquet(c, {"id": ["a"], "text": [["One.", "Two."]]})),
@@ -488,7 +488,7 @@ API = [
         CorpusError,
         "the 3 document\\(s\\) hold no words .*nothing to index",
     ),
-    # ---- issue 40, class 10: a device is not a corpus file
+    # ---- a device is not a corpus file
     Case(
         "build from /dev/zero", lambda c: c.build(Path("/dev/zero")), CorpusError, "/dev/zero is not a file or folder"
     ),
@@ -677,7 +677,7 @@ CLI = [
         during=failing("numpy.save", NUMPY_FULL, no_space=True),
         after=lambda c: len(Index.open(c.index).search_sentences("river bank", k=1)) == 1,  # as it was, and it works
     ),
-    # ---- issue 40, class 10: a search parameter that would allocate terabytes
+    # ---- a search parameter that would allocate terabytes
     Cmd(
         "build with nprobe 10^12",
         lambda c: b(c, "--search-params", "nprobe=1000000000000", corpus=c.few()),

@@ -120,7 +120,7 @@ API = [
         "batch_size must be a whole number from 1 to 65,536",
     ),
     Case("load a model on an unknown device", lambda c: Elmo.load(c.model, device="tpu"), ValueError, "unknown device"),
-    # ---- issue 40, class 10: a model's sizes and records of the wrong shape are named, never a traceback
+    # ---- a model's sizes and records of the wrong shape are named, never a traceback
     Case(
         "load options.json without its lstm block",
         lambda c: Elmo.load(c.tmp / "published"),
@@ -277,7 +277,7 @@ CLI = [
         "o.hdf5: disk full",
         during=failing("h5py.Group.create_dataset", OS_FULL),
     ),
-    # ---- issue 40, class 2: a one-file output replaces only a file it wrote (a record it checks)
+    # ---- a one-file output replaces only a file it wrote (a record it checks)
     Cmd(
         "embed --output over an hdf5 file in AllenNLP's layout written by another tool",
         lambda c: embeds(c, "--output", str(own_hdf5(c, kind=None))),
@@ -292,7 +292,7 @@ CLI = [
         setup=lambda c: encoder_cli.main(embeds(c, "--output", str(c.tmp / "out" / "e.hdf5"))[1:]),
         own="out",
     ),
-    # ---- issue 40, class 10: a model's sizes of the wrong shape are named, never a traceback
+    # ---- a model's sizes of the wrong shape are named, never a traceback
     Cmd(
         "embed with a model whose config.json has a negative size",
         lambda c: embeds(c, "--model", str(c.model_copy), "--output", str(c.tmp / "o.hdf5")),

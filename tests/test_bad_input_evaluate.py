@@ -64,7 +64,7 @@ CLI = [
         "wordsim: ",
     ),
     Cmd("evaluate an unknown task", lambda c: e(c, "evaluate", "magic"), USAGE, "invalid choice: 'magic'"),
-    # ---- issue 40, class 9: gold data that would be scored wrongly
+    # ---- gold data that would be scored wrongly
     Cmd(
         "evaluate wordsim on gold scores that are NaN",
         wordsim,

@@ -107,7 +107,7 @@ CLI = [
         "g.txt: disk full",
         during=failing("indexer.glove.open_text", OS_FULL),
     ),
-    # ---- issue 40, class 2: a one-file output replaces only a file it wrote (a record it checks)
+    # ---- a one-file output replaces only a file it wrote (a record it checks)
     Cmd(
         "glove --out over an index's own GloVe, --overwrite included",
         lambda c: glove(c, "--out", str(c.index / "glove.txt"), "--min-count", "1", "--overwrite"),
@@ -138,7 +138,7 @@ CLI = [
         setup=lambda c: indexer_cli.main(glove(c, "--out", str(c.tmp / "out" / "g.txt"), "--min-count", "1")[1:]),
         own="out",
     ),
-    # ---- issue 40, classes 9 and 10: GloVe that would be written untrained, or of nothing
+    # ---- GloVe that would be written untrained, or of nothing
     Cmd(
         "glove with an x-max beyond any count",
         lambda c: glove(c, "--x-max", "1e308"),

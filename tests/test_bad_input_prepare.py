@@ -34,7 +34,7 @@ CLI = [
         "holds files prepare did not write \\(notes.txt\\)",
         setup=lambda c: c.file("mine/notes.txt", "mine\n"),
     ),
-    # ---- issue 40, class 4: injection (file names in the progress)
+    # ---- injection (file names in the progress)
     Cmd(
         "prepare a file whose name holds escape sequences",
         lambda c: e(
@@ -43,7 +43,7 @@ CLI = [
         WORKS,
         "x\\\\x1b\\]0;pwned\\\\x07\\\\x9b31m\\\\u202etxt.exe.txt: 5 ids",
     ),
-    # ---- issue 40, class 3: concurrent runs on one folder
+    # ---- concurrent runs on one folder
     Cmd(
         "prepare into a folder another prepare is writing",
         lambda c: e(c, "prepare", "--corpus", lines(c, "The bank.\n"), "--out", str(c.tmp / "p")),
@@ -51,7 +51,7 @@ CLI = [
         "another prepare is writing .*/p; wait for it to finish",
         setup=lambda c: ((c.tmp / "p").mkdir(), lock(c.tmp / "p")),
     ),
-    # ---- issue 40, class 8: a killed prepare is finished or replaced
+    # ---- a killed prepare is finished or replaced
     Cmd(
         "prepare again after it was killed",
         lambda c: e(c, "prepare", "--corpus", str(c.tmp / "text"), "--out", str(c.tmp / "p"), "--no-progress"),

@@ -37,7 +37,7 @@ CLI = [
         ERROR,
         "no text to train Punkt on",
     ),
-    # ---- issue 40, class 2: a one-file output replaces only a file it wrote (a record it checks)
+    # ---- a one-file output replaces only a file it wrote (a record it checks)
     Cmd(
         "punkt --out over Punkt parameters of the user's",
         lambda c: e(

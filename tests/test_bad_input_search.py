@@ -524,7 +524,7 @@ CLI = [
         ERROR,
         "x\\\\x1b\\]0;pwned\\\\x07.* does not exist",
     ),
-    # ---- issue 40, class 4: injection (JSON output: C1 controls and direction overrides escaped, values exact)
+    # ---- injection (JSON output: C1 controls and direction overrides escaped, values exact)
     Cmd(
         "neighbors in them as JSON, exactly",
         lambda c: [
@@ -558,7 +558,7 @@ CLI = [
         WORKS,
         check=no_escapes,
     ),
-    # ---- issue 40, class 8: dead ends
+    # ---- dead ends: a search during a rebuild says when to try again
     Cmd(
         "search an index while a build --overwrite rewrites it",
         lambda c: ["indexer", "search", "--index", str(c.index), "bank"],
@@ -566,7 +566,7 @@ CLI = [
         "an index is being built in .*index right now .*try again when that build has finished",
         setup=lambda c: (manifest(c).rename(c.index / "build-state.json"), lock(c.index)),
     ),
-    # ---- issue 40, class 10: a search parameter that would allocate terabytes
+    # ---- a search parameter that would allocate terabytes
     Cmd(
         "search an index whose manifest sets nprobe 10^12",
         lambda c: ["indexer", "search", "--index", str(c.index), "bank"],

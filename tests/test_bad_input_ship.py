@@ -81,7 +81,7 @@ CLI = [
         "model: disk full",
         during=failing("encoder.weights.save_file", SAFETENSORS_FULL),
     ),
-    # ---- issue 40, class 5: a model of mixed parts
+    # ---- a model of mixed parts
     Cmd(
         "ship a model with the head of another model",
         lambda c: e(c, "ship", "--run", str(run_copy(c)), "--to", str(c.tmp / "m")),
@@ -147,7 +147,7 @@ def test_a_ship_killed_half_way_leaves_the_model_as_it_was(world: World, tmp_pat
 
 
 def test_a_shipped_model_folder_has_the_usual_permissions(world: World, tmp_path: Path) -> None:
-    """Issue 40.12: the model folder is made as a temporary (mode 0700) and renamed into place; it ends with the
+    """The model folder is made as a temporary (mode 0700) and renamed into place; it ends with the
     permissions of any folder the user makes (0755 under umask 022), whether new or replacing a model."""
     old = os.umask(0o022)
     try:

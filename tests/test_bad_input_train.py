@@ -222,7 +222,7 @@ CLI = [
         partial=True,
         during=failing("encoder.run_folder.save_file", SAFETENSORS_FULL),
     ),
-    # ---- issue 40, class 3: concurrent runs on one folder
+    # ---- concurrent runs on one folder
     Cmd(
         "train into a folder another run is writing",
         lambda c: trains(c, "--max-tokens", "20", out="r"),
@@ -230,7 +230,7 @@ CLI = [
         "another training run is writing .*/r; wait for it to finish",
         setup=lambda c: ((c.tmp / "r").mkdir(), lock(c.tmp / "r")),
     ),
-    # ---- issue 40, classes 3 and 8: only what a finished prepare lists is trained on
+    # ---- only what a finished prepare lists is trained on
     Cmd(
         "train on a folder a killed prepare left",
         lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "p")),
@@ -247,7 +247,7 @@ CLI = [
             (c.tmp / "p" / "a.000.tokens.xz").read_bytes()
         ),
     ),
-    # ---- issue 40, classes 9 and 10: prepared files and records of the wrong shape
+    # ---- prepared files and records of the wrong shape
     Cmd(
         "train on a prepared folder whose record is a JSON list",
         lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "p")),
@@ -287,7 +287,7 @@ CLI = [
         ERROR,
         "forged.000.tokens.xz is damaged: its record lacks rules, rules_identity",
     ),
-    # ---- issue 40, class 5: work silently mixed or taken from the wrong place
+    # ---- work silently mixed or taken from the wrong place
     Cmd(
         "train with --out the --corpus folder",
         lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "in"), out="in"),
@@ -332,7 +332,7 @@ CLI = [
         "run/head.safetensors was trained with another vocabulary than .*run/vocab.txt",
         setup=lambda c: (run_copy(c) / "vocab.txt").write_text("<S>\n</S>\n<UNK>\nriver\nbank\n"),
     ),
-    # ---- issue 40, class 10: a damaged record of a run is named, never "Expecting value: line 1 column 1"
+    # ---- a damaged record of a run is named, never "Expecting value: line 1 column 1"
     Cmd(
         "resume from a checkpoint whose trainer.json is not JSON",
         lambda c: trains(c, "--resume", "--max-tokens", "400", out="run"),
@@ -355,7 +355,7 @@ CLI = [
         setup=lambda c: (trained_run(c) / "log.jsonl").write_text('{"step": 1}\ngarbage\n{"step": 1}\n'),
         partial=True,
     ),
-    # ---- issue 40, class 10: a device is not a corpus file
+    # ---- a device is not a corpus file
     Cmd(
         "train on /dev/zero",
         lambda c: trains(c, "--corpus", "/dev/zero"),
@@ -392,7 +392,7 @@ def test_training_refuses_zero_tokens_before_reading_the_corpus(tmp_path):
 
 
 def test_watch_shows_the_name_of_a_file_that_joins(tmp_path, capsys):
-    """`train --watch` says which file joined the corpus: its name is shown, never obeyed (issue 40, class 4)."""
+    """`train --watch` says which file joined the corpus: its name is shown, never obeyed as terminal codes."""
     folder = tmp_path / "corpus"
     folder.mkdir()
     (folder / "a.txt").write_text("The bank.\n")

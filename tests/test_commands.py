@@ -1,4 +1,4 @@
-"""The command lines where they follow their peers (issue 32): `embed --top/--average/--all` as AllenNLP's `elmo`
+"""The command lines where they follow their peers: `embed --top/--average/--all` as AllenNLP's `elmo`
 writes them, `--device auto` everywhere, no oneDNN warning, a busy port as one error line, `stats --docs`, build
 progress per document, and a missing optional dependency named by its extra."""
 
@@ -54,13 +54,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def index(corpus: Path, tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("commands-index") / "index"
-    build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False)
-    return out
-
-
 # ------------------------------------------------------------------------------------------ embed
 def test_embed_writes_all_top_or_average_as_allennlp_elmo_does(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture
@@ -100,6 +93,7 @@ def test_auto_is_cuda_when_torch_sees_a_gpu_else_cpu(monkeypatch: pytest.MonkeyP
 
 
 def test_models_load_on_auto(tiny_model_dir: Path) -> None:
+    """``device='auto'`` loads a model on the GPU when torch sees one, else on the CPU."""
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert Elmo.load(tiny_model_dir, device="auto").device.type == expected
 
@@ -226,8 +220,10 @@ def instead_of_streamlit(*args) -> None:
 
 
 def test_a_busy_port_is_one_error_line_before_streamlit_starts(
-    index: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    small_index: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
+    """A port in use is one error line naming it and a free one, and the app never starts."""
+    index = small_index
     monkeypatch.setattr(os, "execve", instead_of_streamlit)  # raises Served: it must not be reached
     with socket.socket() as other:
         other.bind(("127.0.0.1", 0))
@@ -247,17 +243,20 @@ def test_a_busy_port_is_one_error_line_before_streamlit_starts(
 
 
 # ------------------------------------------------------------------------------------------ stats --docs
-def test_stats_docs_lists_the_ids_delete_takes(index: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_stats_docs_lists_the_ids_delete_takes(
+    small_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """``stats --docs`` lists each document's id (and title, when it has one), the ids ``delete`` takes."""
     copy = tmp_path / "index"
-    shutil.copytree(index, copy)
+    shutil.copytree(small_index, copy)
     assert indexer_cli.main(["delete", "--index", str(copy), "--doc-id", "money"]) == 0
     capsys.readouterr()
     assert indexer_cli.main(["stats", "--index", str(copy), "--docs", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)["documents"]
-    assert listed == [{"doc_id": "river", "title": "The river bank"}, {"doc_id": "hills", "title": ""}]
+    assert listed == [{"doc_id": "river", "title": "The river bank"}, {"doc_id": "volcano", "title": ""}]
     assert indexer_cli.main(["stats", "--index", str(copy), "--docs"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("\n2 document(s), id and title:\n  river  The river bank\n  hills\n")
+    assert out.endswith("\n2 document(s), id and title:\n  river    The river bank\n  volcano\n")  # ids in a column
     assert indexer_cli.main(["stats", "--index", str(copy), "--json"]) == 0
     assert "documents" not in json.loads(capsys.readouterr().out)  # only with --docs
     assert indexer_cli.main(["delete", "--index", str(copy), "--doc-id", "money"]) == 2

@@ -1,4 +1,4 @@
-"""Faults from outside: Ctrl-C and SIGTERM, and kill -9 at random moments (issue 40, class 7 and the fault injection).
+"""Faults from outside: Ctrl-C and SIGTERM, and kill -9 at random moments (fault injection).
 
 Interrupts: a command says one line and exits 130 (143 for SIGTERM), with no traceback from any of its processes,
 from its first moment on; ``train`` writes a checkpoint first, which ``--resume`` goes on from.

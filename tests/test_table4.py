@@ -24,6 +24,7 @@ def demo_index(tmp_path_factory):
 
 
 def test_table4_glove_row_and_the_bilm_rows(demo_index):
+    """Table 4 of the paper on the demo: GloVe's neighbours of "play" ignore the sentence; the biLM's are labelled uses."""
     rows = table4(demo_index, k=5)
     assert [row.sense for row in rows] == ["sport", "stage"]
     assert [row.sentence for row in rows] == [sentence for sentence, _ in EXAMPLES[TABLE4]]

@@ -359,6 +359,7 @@ def test_word_in_context_opens_on_the_bank_example(index_dir: Path) -> None:
 
 
 def test_play_example_and_clicking_another_word(index_dir: Path) -> None:
+    """The "play" example fills Word in context; clicking another token asks about it; the example again goes back."""
     at = open_app(index_dir, "views/word_in_context.py")
     next(b for b in at.button if b.label.startswith("play")).click().run()
     assert "play" in at.text_input(key="ui.wic.sentence_a").value
@@ -647,6 +648,7 @@ def test_senses_shows_cards_and_a_scatter_of_all_occurrences(index_dir: Path) ->
 
 
 def test_senses_suggestion_and_unknown_word(index_dir: Path) -> None:
+    """A suggested word opens its senses; a word the index lacks is a warning, not an exception."""
     at = open_app(index_dir, "views/senses.py")
     at.button_group[0].set_value("play").run()
     assert at.text_input(key="ui.senses.word").value == "play"
@@ -921,7 +923,7 @@ def test_index_of_another_model_is_reported_not_raised(index_dir: Path, tmp_path
     at = open_app(copy, "views/senses.py")
     assert not at.exception
     assert "cannot be opened" in at.error[0].value and "rebuild" in at.error[0].value
-    # not a demo index the app built: the command that rebuilds it from its own corpus (issue 40.1)
+    # not a demo index the app built: the command that rebuilds it from its own corpus, never from the demo's
     assert at.code[0].value.startswith("python -m indexer build --corpus") and at.code[0].value.endswith("--overwrite")
 
 
@@ -1238,7 +1240,7 @@ def in_a_box_of_its_own(browser, text: str) -> bool:
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
 def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
-    """Issue 37's parts in headless Chromium at a desktop and a phone size. Word in context: the answer (the lists)
+    """What the pages lay out, seen in headless Chromium at a desktop and a phone size. Word in context: the answer (the lists)
     before the question, what the model expects under each list, the two uses compared (a section; a tab on a
     phone), the representation from a link, layer tables that fit the screen. Senses: the legend within its chart.
     Search: the formula within the screen. About: the model card part of the page, not in a box of its own."""

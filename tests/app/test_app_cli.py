@@ -142,7 +142,7 @@ def test_rebuild_replaces_the_demo_index_the_app_built(
 def test_an_index_the_app_did_not_build_is_never_rebuilt_from_the_demo(
     tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    """Issue 40.1: a user's index made with the demo's model is served as it is, whatever its GloVe; --rebuild, an
+    """A user's index made with the demo's model is served as it is, whatever its GloVe; --rebuild, an
     older format or documents added since give the command that rebuilds it from its own corpus instead."""
     from indexer import add_documents, build_index
 

@@ -109,24 +109,6 @@ def korean_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "index"
 
 
-@pytest.fixture(scope="session")
-def english_index(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A two-document English index of the tiny random model."""
-    root = tmp_path_factory.mktemp("app-index-en")
-    documents = [
-        ("river", "By the river", "The otters live on the muddy bank of the river. Ducks rest on the bank."),
-        ("money", "Saving money", "She opened an account at the bank. The bank lends money to small firms."),
-    ]
-    build_index(
-        [write_corpus(root / "corpus.jsonl", documents)],
-        root / "index",
-        model=tiny_model_dir,
-        progress=False,
-        settings=Settings(glove="train", glove_dim=16, glove_epochs=2, glove_min_count=1),
-    )
-    return root / "index"
-
-
 def titles(at: AppTest) -> list[str]:
     return [title.value for title in at.title]
 
@@ -232,8 +214,8 @@ def test_a_shared_url_keeps_its_language(korean_index: Path) -> None:
     assert documents(at)[0] == "**1. 김치 담그기**"
 
 
-def test_an_english_index_opens_in_english_and_switches_to_korean(english_index: Path) -> None:
-    at = open_app(english_index, "views/word_in_context.py")
+def test_an_english_index_opens_in_english_and_switches_to_korean(small_index: Path) -> None:
+    at = open_app(small_index, "views/word_in_context.py")
     assert_clean(at)
     assert at.radio(key="ui.lang").value == "en" and titles(at) == ["Word in context"]
     at.radio(key="ui.lang").set_value("ko").run()
@@ -417,9 +399,9 @@ def test_a_korean_nonsense_query_is_answered_in_korean(korean_index: Path) -> No
 
 
 def test_opening_the_korean_demo_after_the_english_one_moves_to_its_examples(
-    korean_index: Path, english_index: Path
+    korean_index: Path, small_index: Path
 ) -> None:
-    at = open_app(english_index, "views/senses.py")
+    at = open_app(small_index, "views/senses.py")
     assert at.text_input(key="ui.senses.word").value == "bank" and titles(at) == ["Senses"]
     at.text_input(key="index_dir").set_value(str(korean_index)).run()
     assert_clean(at)

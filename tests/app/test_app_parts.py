@@ -137,7 +137,7 @@ def blend(colour: str, opacity: float, background: str = "#ffffff") -> str:
 def test_contrast_is_computed_as_wcag_does() -> None:
     assert contrast("#000000") == pytest.approx(21) and contrast("#ffffff") == pytest.approx(1)
     assert contrast("#767676") == pytest.approx(4.54, abs=0.01)  # the lightest grey that passes AA on white
-    assert contrast("#F0E442") < 1.5  # the yellow the Senses map used to draw
+    assert contrast("#F0E442") < 1.5  # a yellow too pale for a map on white
 
 
 def test_chart_colours_text_and_captions_meet_aa_on_white() -> None:

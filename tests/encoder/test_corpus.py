@@ -1,4 +1,4 @@
-"""Prepared corpora (issue 30): `encoder prepare` tokenizes once; `train` reads the files with no tokenizer."""
+"""Prepared corpora: `encoder prepare` tokenizes once; `train` reads the files with no tokenizer."""
 
 from __future__ import annotations
 

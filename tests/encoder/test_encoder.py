@@ -63,6 +63,7 @@ def test_scalar_mix_layer_norm_uses_one_masked_mean_and_variance_per_layer():
 
 
 def test_layer_mix_presets_and_explicit_weights():
+    """token/top/average pick or average the layers, explicit weights are normalised, bad mixes are refused."""
     layers = np.stack([np.full((2, 4), j, dtype=np.float32) for j in range(3)])
     assert np.allclose(LayerMix.parse("token", 3).apply(layers), 0)
     assert np.allclose(LayerMix.parse("top", 3).apply(layers), 2)
@@ -104,6 +105,7 @@ def test_token_cache_gives_the_same_vectors_as_the_char_cnn(tiny_model_dir):
 
 
 def test_shapes_strings_empty_sentences_and_mix(tiny):
+    """``embed`` tokenizes a string, keeps an empty sentence as zero tokens, and mixes layers as asked."""
     layers = tiny.embed("The bank of the river.")[0]
     assert layers.shape == (3, 6, 16)  # nltk tokenization: The bank of the river .
     empty = tiny.embed([[]])[0]
@@ -114,6 +116,7 @@ def test_shapes_strings_empty_sentences_and_mix(tiny):
 
 
 def test_native_format_and_hdf5_round_trip(tiny, tmp_path):
+    """A model saved as AllenNLP's hdf5, loaded, and saved in our format keeps every tensor and every vector."""
     save_hdf5(tiny.model, tmp_path / "options.json", tmp_path / "weights.hdf5")
     from_hdf5 = Elmo.load(tmp_path / "options.json", tmp_path / "weights.hdf5")
     from_hdf5.save(tmp_path / "native")

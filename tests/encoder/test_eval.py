@@ -122,6 +122,7 @@ def test_conllu_reader_skips_comments_ranges_and_empty_nodes(tmp_path):
 
 
 def test_pos_runs_on_a_tiny_treebank_with_glove(embedder, tmp_path):
+    """The POS probe scores every layer, the learned mix, GloVe and the most-frequent-tag baseline on a treebank."""
     text = "1\tthe\t_\tDET\t_\n2\tcat\t_\tNOUN\t_\n3\truns\t_\tVERB\t_\n\n1\ta\t_\tDET\t_\n2\tdog\t_\tNOUN\t_\n\n"
     (tmp_path / "en_ewt-ud-test.conllu").write_text(text)
     with lzma.open(tmp_path / "en_ewt-ud-train.conllu.xz", "wt") as f:
@@ -160,6 +161,7 @@ def test_spearman_gives_ties_their_average_rank():
 
 
 def test_sts_scores_dev_and_test(embedder, tmp_path):
+    """STS reports dev and test correlations (never train), each within -100..100."""
     for split in ("train", "dev", "test"):
         (tmp_path / f"sts-{split}.csv").write_text(
             "g\tf\t2012\t1\t5.0\tA man is dancing.\tA man is dancing.\n"
@@ -299,6 +301,7 @@ def test_sense_inventory_orders_senses_and_merges_satellites(tmp_path):
     reason=f"WordNet 3.0 not installed at {WORDNET} (apt-get install wordnet-base wordnet-sense-index)",
 )
 def test_real_wordnet_first_senses():
+    """WordNet's first senses and sense counts are read from the installed WordNet 3.0 files."""
     inventory = SenseInventory.load(WORDNET)
     assert inventory.first_sense("bank", "n") == "bank%1:17:01::"
     assert inventory.first_sense("peculiar", "a") == "peculiar%5:00:00:strange:00"

@@ -31,6 +31,7 @@ def test_bag_of_context_is_the_mean_of_the_other_non_stopwords():
 
 
 def test_majority_class_and_word_overlap_baselines():
+    """The majority class, bag-of-words and tf-idf cosine baselines give their hand-computed values."""
     assert baselines.majority_accuracy(np.array([1, 1, 0]), np.array([1, 0, 0, 0])) == 25.0
     # counts {a: 2, b: 1} . {a: 1, c: 1} = 2; norms sqrt(5) and sqrt(2); punctuation and case ignored
     assert baselines.bag_of_words_cosine(["A", "a", "b", "."], ["a", "c", "!"]) == pytest.approx(2 / math.sqrt(10))
@@ -77,6 +78,7 @@ def test_wsd_limit_keeps_the_first_sentences_of_every_part():
 
 
 def test_pos_most_frequent_tag_baseline():
+    """Each word gets its most frequent training tag; an unseen word gets the commonest tag."""
     train = [(["the", "run", "run"], ["DET", "NOUN", "VERB"]), (["run", "the"], ["VERB", "DET"])]
     assert pos.most_frequent_tags(train, ["run", "the", "zebra"]) == ["VERB", "DET", "DET"]  # zebra: commonest
 

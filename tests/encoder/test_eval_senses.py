@@ -103,6 +103,7 @@ def test_glove_context_is_the_mean_of_the_other_non_stopwords():
 
 
 def test_cli_runs_the_probe_end_to_end(tiny_model_dir: Path, tmp_path, capsys):
+    """``encoder evaluate senses --json`` scores every layer and GloVe; the context-free token layer ties every pair."""
     from encoder.__main__ import main
 
     (tmp_path / "glove.txt").write_text("river 1 0\nmoney 0 1\nthe 0.5 0.5\n")

@@ -11,6 +11,7 @@ from encoder.punkt import punkt_tokenizer, save_punkt, train_punkt
 
 
 def test_shipped_parameters():
+    """The shipped Punkt parameters are small and know the common abbreviations and sentence starters, not names."""
     assert punkt.PUNKT_PATH.stat().st_size < 300_000
     params = json.loads(punkt.PUNKT_PATH.read_text(encoding="utf-8"))
     assert {"dr", "mr", "st", "u.s", "e.g", "i.e", "p.m", "etc"} <= set(params["abbrev_types"])
@@ -71,6 +72,7 @@ def test_train_punkt_needs_text():
 
 
 def test_cli_retrains_parameters(tmp_path, capsys):
+    """``encoder punkt`` trains on a compressed corpus up to --max-chars and replaces its own earlier output."""
     (tmp_path / "corpus").mkdir()
     with gzip.open(tmp_path / "corpus" / "part.txt.gz", "wt", encoding="utf-8") as f:
         f.write("\n".join(invented_corpus(200)) + "\n")

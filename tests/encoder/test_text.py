@@ -120,6 +120,7 @@ def test_leftover_punctuation_stays_with_its_sentence():
 
 @pytest.mark.parametrize("doc", ["", " ", "\n\n\t \u3000\n"])
 def test_empty_and_whitespace_text(doc):
+    """Empty or blank text has no sentences and no tokens, through every door of the splitter."""
     assert split_sentences(doc) == []
     assert sentences(doc) == []
     assert split_and_tokenize(doc) == []
@@ -128,6 +129,7 @@ def test_empty_and_whitespace_text(doc):
 
 
 def test_korean():
+    """Korean text splits into sentences at its full stops and into space-separated words, offsets intact."""
     doc = "서울은 대한민국의 수도이다. 인구는 약 천만 명이다."
     assert sentences(doc) == ["서울은 대한민국의 수도이다.", "인구는 약 천만 명이다."]
     result = split_and_tokenize(doc)
@@ -137,6 +139,7 @@ def test_korean():
 
 
 def test_other_unicode():
+    """Accents, the euro sign, emoji and Greek neither break a sentence nor shift the offsets."""
     doc = "Ça coûte 5 €. Die Straße ist naß! Emoji 🙂 works. Ελληνικά κείμενα."
     expected = ["Ça coûte 5 €.", "Die Straße ist naß!", "Emoji 🙂 works.", "Ελληνικά κείμενα."]
     assert sentences(doc) == expected
@@ -144,6 +147,7 @@ def test_other_unicode():
 
 
 def test_long_text():
+    """200,000 characters of abbreviations, quotes and questions split into exactly the planted sentences."""
     rng = random.Random(0)
     templates = [
         "Dr. {} met Mr. {} in St. Louis on Jan. {}.",
@@ -163,6 +167,7 @@ def test_long_text():
 
 
 def test_long_text_without_sentence_ends():
+    """A 200,000-character text with no sentence end is one sentence of one token, not a crash or a hang."""
     doc = "x" * 200_000
     [sentence] = split_and_tokenize(doc)
     assert (sentence.start, sentence.end, sentence.tokens) == (0, 200_000, [doc])
@@ -237,6 +242,7 @@ def write(path, content: str | bytes) -> None:
 
 @pytest.mark.parametrize("name", ["a.txt", "a.txt.gz", "a.txt.xz", "a.txt.bz2", "a.gz"])
 def test_open_text(tmp_path, name):
+    """``open_text`` reads a file plain or gzip/xz/bz2-compressed (by its suffix, or .gz alone) as UTF-8 text."""
     write(tmp_path / name, "first line\nzweite Zeile – ü\n")
     with open_text(tmp_path / name) as f:
         assert f.read() == "first line\nzweite Zeile – ü\n"

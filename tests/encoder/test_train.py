@@ -1,4 +1,4 @@
-"""Training, perplexity and the shipped default model (issue 3), on tiny models and text written here."""
+"""Training, perplexity and the shipped default model, on tiny models and text written here."""
 
 from __future__ import annotations
 
@@ -92,6 +92,7 @@ def trained(corpus, tmp_path_factory) -> tuple[Path, dict, dict]:
 
 
 def test_vocabulary_frequency_order_and_unk(tmp_path):
+    """A vocabulary lists the specials, then words by frequency (ties alphabetical), maps unseen words to <UNK>, and round-trips."""
     vocab = Vocabulary.from_counts(Counter({"the": 5, "bank": 3, "river": 3, "rare": 1}), size=5)
     assert vocab.words == ["<S>", "</S>", "<UNK>", "the", "bank"]  # ties broken alphabetically, size cut
     assert vocab.ids(["the", "river", "unseen"]) == [3, UNK_ID, UNK_ID]
@@ -130,6 +131,7 @@ def test_the_head_computes_torchs_adaptive_softmax_with_rows_found_on_the_host()
 
 
 def test_paragraph_framing_both_directions():
+    """A paragraph's inputs and targets are framed by <S> and </S> as the reference does, forwards and backwards."""
     inputs, targets = paragraph_pairs(paragraph_sentences("The bank closed. It rained.", ENGLISH))
     assert inputs == ["<S>", "The", "bank", "closed", ".", "<S>", "It", "rained", "."]
     assert targets == ["The", "bank", "closed", ".", "</S>", "It", "rained", ".", "</S>"]
@@ -382,6 +384,7 @@ def test_two_process_ddp_stays_in_sync(corpus, tmp_path):
 
 
 def test_perplexity_cli_json(trained, corpus):
+    """``encoder perplexity --json`` prints the perplexities the Python API computes; --max-tokens caps what is read."""
     out, _, after = trained
     result = subprocess.run(
         [
@@ -441,6 +444,7 @@ KOREAN = [
 
 
 def test_korean_text_trains(tmp_path):
+    """A Korean model trains on Kiwi's morphemes, records its language, and is refused as the start of an English one."""
     corpus_file = tmp_path / "ko.txt"
     corpus_file.write_text("\n".join(KOREAN * 20) + "\n", encoding="utf-8")
     out = tmp_path / "out"
@@ -459,6 +463,7 @@ def test_korean_text_trains(tmp_path):
 
 
 def test_shared_korean_corpus_trains(tmp_path):
+    """The shared Korean corpus (xz-compressed) trains a tiny model to a finite perplexity."""
     source = SHARED / "data" / "corpus-ko" / "valid.txt.xz"
     if not source.is_file():
         pytest.skip(f"{source} not found (../shared is absent in this clone)")
@@ -641,6 +646,7 @@ def test_a_run_never_replaces_another_run_or_a_model_unless_told(trained, corpus
 
 
 def test_learning_rate_schedules():
+    """The learning rate: constant by default, warmed up when continuing a model, cosine and linear decays to their floor."""
     from encoder.train import learning_rate
 
     fresh = TrainConfig(corpus=[], out="", lr=1.0)

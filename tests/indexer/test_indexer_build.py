@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SETTINGS, write_corpus
+from conftest import SETTINGS
 from test_indexer import brute_force
 
 from encoder.model import BiLM, BiLMConfig
@@ -35,15 +35,6 @@ CLI_SETTINGS = [
     "--glove-min-count",
     str(SETTINGS.glove_min_count),
 ]
-
-
-@pytest.fixture(scope="module")
-def indexer_built(tmp_path_factory, tiny_model_dir) -> tuple[Path, Path]:
-    """(corpus, index) built in this process: the reference a resumed build must equal."""
-    root = tmp_path_factory.mktemp("indexer-build")
-    corpus = write_corpus(root / "corpus")
-    build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
-    return corpus, root / "index"
 
 
 def _without_times(manifest: Manifest) -> Manifest:
@@ -82,8 +73,9 @@ def _cli_build(corpus: Path, out: Path, model: Path, kill_after: tuple[str, int]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_killed_build_resumes_to_the_same_index(indexer_built, tiny_model_dir, tmp_path):
-    corpus, reference = indexer_built
+def test_killed_build_resumes_to_the_same_index(corpus_index, tiny_model_dir, tmp_path):
+    """A build killed after a shard or after GloVe resumes to an index equal to an uninterrupted build's."""
+    corpus, reference = corpus_index
     out = tmp_path / "index"
     killed = _cli_build(corpus, out, tiny_model_dir, kill_after=("indexer.shards:write_shard", 2))
     assert killed.returncode == -9, killed.stderr
@@ -106,8 +98,10 @@ def test_killed_build_resumes_to_the_same_index(indexer_built, tiny_model_dir, t
     assert [h.relevance for h in found] == pytest.approx([h.relevance for h in expected], abs=1e-4)
 
 
-def test_rerun_refuse_and_overwrite(indexer_built, tiny_model_dir, tmp_path):
-    corpus, reference = indexer_built
+def test_rerun_refuse_and_overwrite(corpus_index, tiny_model_dir, tmp_path):
+    """The same build again opens the index it made; other settings, a foreign folder or a bad factory are refused."""
+    corpus, shared = corpus_index
+    reference = Path(shutil.copytree(shared, tmp_path / "index"))  # a build takes the index's lock: not the shared one
     created = Index.open(reference).manifest.created_at
     again = build_index([corpus], reference, model=tiny_model_dir, settings=SETTINGS, progress=False)
     assert again.manifest.created_at == created  # same inputs: opened, not rebuilt
@@ -124,22 +118,32 @@ def test_rerun_refuse_and_overwrite(indexer_built, tiny_model_dir, tmp_path):
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
 
 
+USER_FILES = [
+    "shards/mine/thesis.docx",
+    "sentences.g9.faiss",
+    "notes.g2.parquet",
+    ".draft.tmp",
+    "glove.txt",
+    "shards/00999",
+]
+# Beside an index, glove.txt is the index's own (its GloVe is trained on the corpus), and so is sentences.gN.faiss
+# (an interrupted add leaves one): those two names are a user's only in a new folder.
+NOT_THE_INDEX_S = [name for name in USER_FILES if name not in ("glove.txt", "sentences.g9.faiss")]
+
+
 @pytest.mark.parametrize(
-    "user_file",
-    ["shards/mine/thesis.docx", "sentences.g9.faiss", "notes.g2.parquet", ".draft.tmp", "glove.txt", "shards/00999"],
+    "user_file, index_there",
+    [pytest.param(name, False, id=f"new-folder:{name}") for name in USER_FILES]
+    + [pytest.param(name, True, id=f"beside-an-index:{name}") for name in NOT_THE_INDEX_S],
 )
-@pytest.mark.parametrize("index_there", [False, True])
-def test_a_build_never_deletes_files_it_did_not_write(indexer_built, tiny_model_dir, tmp_path, user_file, index_there):
+def test_a_build_never_deletes_files_it_did_not_write(corpus_index, tiny_model_dir, tmp_path, user_file, index_there):
     """Files named like index parts, in a new folder or beside an index, survive a build (even --overwrite)."""
-    corpus, reference = indexer_built
+    corpus, reference = corpus_index
     out = tmp_path / "out"
     if index_there:
         shutil.copytree(reference, out)
     path = out / user_file
-    if path.exists():
-        pytest.skip(f"{user_file} is the index's own file here (its GloVe was trained on the corpus)")
-    if index_there and user_file.startswith("sentences.g"):
-        pytest.skip("inside an index, sentences.gN.faiss is the index's own name (an interrupted add leaves them)")
+    assert not path.exists(), f"{user_file} is the index's own file: not a user's"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("precious")
     for overwrite in (False, True):
@@ -165,8 +169,9 @@ def test_the_folder_names_are_recognised_as_they_are_made():
 
 
 @pytest.mark.parametrize("user_file", ["sentences.g01.faiss", "vocab.g1.npy", "shards/000001", "shards/0001"])
-def test_names_an_index_does_not_write_are_not_taken_for_its_own(indexer_built, tiny_model_dir, tmp_path, user_file):
-    corpus, reference = indexer_built
+def test_names_an_index_does_not_write_are_not_taken_for_its_own(corpus_index, tiny_model_dir, tmp_path, user_file):
+    """A near miss of an index's file names (other padding or suffix) is a user's file, kept through --overwrite."""
+    corpus, reference = corpus_index
     out = tmp_path / "out"
     shutil.copytree(reference, out)
     path = out / user_file
@@ -177,8 +182,9 @@ def test_names_an_index_does_not_write_are_not_taken_for_its_own(indexer_built, 
     assert path.read_text() == "precious"
 
 
-def test_a_glove_file_inside_out_is_refused_not_deleted(indexer_built, tiny_model_dir, tmp_path):
-    corpus, _ = indexer_built
+def test_a_glove_file_inside_out_is_refused_not_deleted(corpus_index, tiny_model_dir, tmp_path):
+    """A GloVe file given inside --out is refused, never overwritten by the build."""
+    corpus, _ = corpus_index
     glove = tmp_path / "out" / "glove.txt"
     glove.parent.mkdir()
     glove.write_text("river 0.1 0.2\n")
@@ -202,8 +208,9 @@ def test_the_lock_is_taken_before_the_folder_or_corpus_is_read(tiny_model_dir, t
             build_index([broken], out, model=tiny_model_dir, progress=False)
 
 
-def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir, tmp_path):
-    corpus, _ = indexer_built
+def test_factory_override_max_pooling_and_min_freq(corpus_index, tiny_model_dir, tmp_path):
+    """An IVF factory, max pooling and --min-freq are built as asked, and exhaustive IVF search equals brute force."""
+    corpus, _ = corpus_index
     settings = replace(
         SETTINGS,
         search_params="nprobe=4",
@@ -227,9 +234,9 @@ def test_factory_override_max_pooling_and_min_freq(indexer_built, tiny_model_dir
 
 
 @pytest.fixture
-def indexer_copy(indexer_built, tmp_path) -> Path:
+def indexer_copy(corpus_index, tmp_path) -> Path:
     path = tmp_path / "index"
-    shutil.copytree(indexer_built[1], path)
+    shutil.copytree(corpus_index[1], path)
     return path
 
 
@@ -255,6 +262,7 @@ def test_altered_file_fails_the_hash_check(indexer_copy):
 
 
 def test_missing_file_and_bad_manifest(indexer_copy):
+    """A missing shard file, a newer format, a cut manifest and a folder that is no index are each named errors."""
     _first_shard_file(indexer_copy, "tokens.parquet").unlink()
     with pytest.raises(CorruptIndexError, match="missing"):
         Index.open(indexer_copy)
@@ -336,12 +344,12 @@ EVERY_SETTING = dict(  # a value other than the default for every field of Setti
 )
 
 
-def test_every_setting_given_through_settings_is_the_index_s(indexer_built, tiny_model_dir, tmp_path):
+def test_every_setting_given_through_settings_is_the_index_s(corpus_index, tiny_model_dir, tmp_path):
     """``build_index(settings=Settings(...))`` builds with every field as given: no keyword default of
     ``build_index`` overrides one (as ``pooling="sif"`` once silently did), and the manifest records them all."""
     assert set(EVERY_SETTING) == set(Settings.__dataclass_fields__), "give the new field a non-default value here"
     assert all(value != getattr(Settings(), name) for name, value in EVERY_SETTING.items())
-    corpus, _ = indexer_built
+    corpus, _ = corpus_index
     index = build_index(
         [corpus], tmp_path / "out", model=tiny_model_dir, settings=Settings(**EVERY_SETTING), progress=False
     )
@@ -350,10 +358,10 @@ def test_every_setting_given_through_settings_is_the_index_s(indexer_built, tiny
     assert {entry.factory for entry in index.manifest.indexes.values()} == {"HNSW8", "HNSW16"}
 
 
-def test_settings_or_fields_never_both(indexer_built, tiny_model_dir, tmp_path):
+def test_settings_or_fields_never_both(corpus_index, tiny_model_dir, tmp_path):
     """A ``Settings`` and a field given as a keyword too is refused before anything is read: one of them would
     have to win silently. A field alone, or an unknown keyword, says what it is."""
-    corpus, _ = indexer_built
+    corpus, _ = corpus_index
     with pytest.raises(TypeError, match="give settings= or pooling=, not both"):
         build_index([corpus], tmp_path / "out", model=tiny_model_dir, settings=SETTINGS, pooling="mean")
     with pytest.raises(TypeError, match="unknown reader option"):

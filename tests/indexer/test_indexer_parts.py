@@ -49,6 +49,7 @@ def test_glove_training_is_seeded_and_nearest_words_rank_by_cosine():
 
 
 def test_glove_text_format_round_trip(tmp_path):
+    """GloVe vectors written as text load back equal; unknown words have no neighbours and a zero sentence vector."""
     glove = Glove(["river", "bank", "é"], np.arange(6, dtype=np.float32).reshape(3, 2) / 7)
     save_glove(tmp_path / "glove.txt", glove)
     lines = (tmp_path / "glove.txt").read_text(encoding="utf-8").splitlines()
@@ -61,6 +62,7 @@ def test_glove_text_format_round_trip(tmp_path):
 
 # ------------------------------------------------------------------------------------------ senses
 def test_senses_of_planted_clusters():
+    """Planted clusters come back as senses, labelled by a distinctive context word (never the word or a stopword)."""
     rng = np.random.default_rng(0)
     centres = unit(rng.normal(size=(2, 16)))
     labels = np.repeat([0, 1], [30, 20])
@@ -190,6 +192,7 @@ def test_tuned_search_params_reach_the_recall_target(factory):
 
 
 def test_choose_factory_by_size():
+    """Flat up to 100,000 vectors, IVF beyond, compressed with SQ8 at ten million."""
     assert choose_factory(1_000) == "Flat" and choose_factory(100_000) == "Flat"
     assert choose_factory(1_000_000) == "IVF4096,Flat" and choose_factory(10_000_000).endswith(",SQ8")
 

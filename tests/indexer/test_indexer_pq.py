@@ -173,6 +173,7 @@ def test_pq_only_answers_approximately_and_says_so(built):
 
 
 def test_add_to_a_pq_only_index(built, tmp_path, tiny_model_dir):
+    """Documents added to a PQ-only index get compressed token vectors only, and the index verifies and answers."""
     path = tmp_path / "index"
     shutil.copytree(built["pq_only"].path, path)
     more = write_jsonl(tmp_path / "more" / "more.jsonl", documents(20, seed=2))
@@ -204,6 +205,7 @@ def test_bad_token_factories_are_refused_before_encoding(tmp_path, tiny_model_di
 
 
 def test_cli_builds_a_pq_only_index(tmp_path, tiny_model_dir, glove_file, capsys):
+    """``build --no-exact-tokens`` records a PQ-only index whose neighbours say they are approximate; a bad factory is exit 2."""
     corpus = write_jsonl(tmp_path / "corpus" / "docs.jsonl", documents(40, seed=4))
     out = tmp_path / "index"
     common = ["--shard-tokens", "5000", "--glove", str(glove_file)]
@@ -240,6 +242,7 @@ def test_cli_builds_a_pq_only_index(tmp_path, tiny_model_dir, glove_file, capsys
 
 
 def test_factory_rules():
+    """The token factory grows from Flat to IVF to IVF-PQ with the index's size; compression and training needs are known."""
     assert token_factory(1_000, 256) == "Flat"
     assert token_factory(500_000, 256) == "IVF2048,Flat"  # 0.5 GiB of float32: not compressed yet
     assert token_factory(2_000_000, 256) == "IVF4096,PQ32np"  # beyond 1 GiB: 32 bytes a vector

@@ -20,6 +20,7 @@ def read(paths, **options):
 
 
 def test_formats_and_compression(tmp_path):
+    """txt, jsonl, csv and parquet (gzip or xz) are read with their ids and titles; hidden and unknown files are skipped."""
     folder = tmp_path / "corpus"
     (folder / "sub").mkdir(parents=True)
     (folder / "a.txt").write_text("First doc.\n\n  \nSecond doc.\n")
@@ -81,6 +82,7 @@ def test_bad_files_are_clear_errors(tmp_path, name, content, message):
 
 
 def test_missing_paths_and_empty_folders(tmp_path):
+    """A missing path, a folder without corpus files and an unknown reader option are clear errors."""
     with pytest.raises(CorpusError, match="does not exist"):
         corpus_files([tmp_path / "nope"])
     (tmp_path / "empty").mkdir()
