@@ -274,9 +274,10 @@ def evaluate(
     }
 
 
-def load_language_model(model_dir: str | Path) -> tuple[LanguageModel, Vocabulary]:
+def load_language_model(model_dir: str | Path, bilm: BiLM | None = None) -> tuple[LanguageModel, Vocabulary]:
     """biLM + head + vocabulary of one of our model directories, a run or a checkpoint (all three are needed for
-    perplexity, shipping and training on), checked to be of one model (``check_one_model``)."""
+    perplexity, shipping and training on), checked to be of one model (``check_one_model``). ``bilm``: the
+    directory's biLM where the caller has loaded it already (it is checked against the head, not read again)."""
     model_dir = Path(model_dir)
     for name in (HEAD_FILE, VOCAB_FILE):
         if not (model_dir / name).is_file():
@@ -284,7 +285,7 @@ def load_language_model(model_dir: str | Path) -> tuple[LanguageModel, Vocabular
                 f"{model_dir / name} is missing: this needs one of our models (or a training run) with its LM head"
             )
     lm, vocab = (
-        LanguageModel(load_model(model_dir), LMHead.load(model_dir / HEAD_FILE)),
+        LanguageModel(bilm if bilm is not None else load_model(model_dir), LMHead.load(model_dir / HEAD_FILE)),
         Vocabulary.load(model_dir / VOCAB_FILE),
     )
     check_one_model(model_dir, lm, vocab)

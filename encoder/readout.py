@@ -31,6 +31,7 @@ import torch
 
 from .lm_data import Vocabulary
 from .lm_head import HEAD_FILE, LMHead, load_language_model
+from .model import BiLM
 from .numbers import Number
 
 PREDICTION, STATES = "prediction", "states"
@@ -106,15 +107,20 @@ class Readout:
             self._signs = torch.from_numpy(generator.choice(np.array([-1.0, 1.0], np.float32), words))
 
     @classmethod
-    def of_model(cls, folder: str | Path | None, settings: ReadoutSettings | None = None) -> Readout:
+    def of_model(
+        cls, folder: str | Path | None, settings: ReadoutSettings | None = None, bilm: BiLM | None = None
+    ) -> Readout:
         """The readout of the model in ``folder`` (one of ours: its head and vocabulary are beside it), or of a
-        published model (``folder`` None): context prediction where the head is there, else context states."""
+        published model (``folder`` None): context prediction where the head is there, else context states.
+        ``bilm``: the folder's biLM, where it is loaded already (an ``Elmo``'s ``model``): not read a second time."""
         settings = settings or ReadoutSettings()
         if folder is None or not (Path(folder) / HEAD_FILE).is_file():
             if settings.kind == PREDICTION:
                 settings = ReadoutSettings(**{**settings.to_json(), "kind": STATES})
             return cls(settings)
-        lm, vocab = load_language_model(folder)  # the head and vocabulary checked to be of one model with the biLM
+        lm, vocab = load_language_model(
+            folder, bilm
+        )  # the head and vocabulary checked to be of one model with the biLM
         return cls(settings, lm.head, vocab)
 
     def vectors(self, context: np.ndarray) -> np.ndarray:

@@ -150,7 +150,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan, replaced: pd
     out, settings = job.out, job.settings
     vocab = vocabulary(out, base, scan.counts)
     frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
-    readout = Readout.of_model(job.elmo.folder, base.readout if base else None)
+    readout = Readout.of_model(job.elmo.folder, base.readout if base else None, job.elmo.model)
     encoding = Encoding(job.elmo, readout, settings, frequencies, _kept_words(vocab, settings))
     with _shard_writer(job, encoding) as writer:
         new = encode_shards(

@@ -116,7 +116,9 @@ class ShardEncoder:
                 torch.set_num_threads(self.threads)
             elmo = open_model(self.expected, self.model, self.device)
             settings, frequencies, keep, readout = ray.get(shared[0])
-            self.encoding = Encoding(elmo, Readout.of_model(elmo.folder, readout), settings, frequencies, keep)
+            self.encoding = Encoding(
+                elmo, Readout.of_model(elmo.folder, readout, elmo.model), settings, frequencies, keep
+            )
         return self.encoding
 
     def check(self, shared: list) -> str:

@@ -239,7 +239,7 @@ class Index:
     def readout(self) -> Readout | None:
         """The sense readout the index was built with (its model's LM head, read on first use); None when the model
         was given without its folder, so the head is not known (a readout question then says so)."""
-        readout = Readout.of_model(self.elmo.folder, self.manifest.readout)
+        readout = Readout.of_model(self.elmo.folder, self.manifest.readout, self.elmo.model)
         return readout if readout.settings == self.manifest.readout else None
 
     @property

@@ -12,7 +12,9 @@ from encoder import Elmo
 from encoder.chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from encoder.lm_data import Vocabulary
 from encoder.lm_head import HEAD_FILE, LMHead
+from encoder.model import BiLM, BiLMConfig
 from encoder.readout import PREDICTION, STATES, Readout, ReadoutSettings, centred
+from encoder.weights import WeightsError
 
 SENTENCES = [["w1", "w2", "w3", "w4"], ["w5", "w6"], ["w7", "w8", "w9", "w10", "w11", "w12", "w13"]]
 
@@ -124,6 +126,17 @@ def test_substitutes_and_expectations_are_the_most_probable_words(elmo, model_di
         best = distribution[0].topk(5)
         assert [w for w, _ in expectation.words] == [WORDS[i] for i in best.indices.tolist()]
         np.testing.assert_allclose([p for _, p in expectation.words], best.values.numpy(), rtol=1e-6)
+
+
+def test_a_loaded_bilm_is_used_as_read_and_still_checked_against_the_head(model_dir, elmo):
+    """An index opens the readout with the biLM its Elmo holds (not read from disk again): the same readout as one
+    that reads it, and a biLM of another model is refused as the folder's own would be."""
+    context = elmo.embed([SENTENCES[2]], context=True)[0][-1]
+    given = Readout.of_model(model_dir, bilm=elmo.model)
+    np.testing.assert_array_equal(given.vectors(context), Readout.of_model(model_dir).vectors(context))
+    other = BiLM(BiLMConfig(**{**TINY_CONFIG, "projection_dim": 6}))
+    with pytest.raises(WeightsError, match="reads 8-dimensional states, the biLM gives 6: they are not of one model"):
+        Readout.of_model(model_dir, bilm=other)
 
 
 def test_a_model_without_a_head_reads_its_context_states(tiny_model_dir, elmo):
