@@ -10,6 +10,16 @@ from ..errors import interrupted
 from ..options import add_options, given
 from ..train_config import TrainConfig
 
+DESCRIPTION = """Train a biLM from scratch, fine-tune one (--init-from) or carry on one of our models' pretraining
+(--continue), on plain text (one paragraph per line) or on files `prepare` wrote.
+
+The objective is bilm-tf's: forward and backward LMs sharing the char CNN and one (adaptive) softmax, LSTM state
+carried between windows. The run writes into --out: log.jsonl (the learning curve), learning_curve.png,
+checkpoints/ (the latest two, each whole: --resume goes on from one) and, when it stops, the model folder
+(config.json, model.safetensors, head.safetensors, vocab.txt) that `ship` turns into a model for the repository.
+Under torchrun each rank reads its own lines and gradients are averaged every step. Recipes, schedules and GPUs:
+docs/training.md."""
+
 
 def config_of(args: argparse.Namespace) -> TrainConfig:
     """The ``TrainConfig`` that ``train``'s options say: a recipe's, where ``--recipe`` names one, with the options
@@ -35,7 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "train",
         help="train or fine-tune a biLM on plain text",
-        description=train.__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_options(parser, TrainConfig)
