@@ -26,6 +26,7 @@ from encoder.errors import MissingExtra, describe, fail, interrupted, interrupti
 from encoder.files import checkout_root
 from encoder.model_files import PUBLISHED, model_hash, resolve_model
 from encoder.numbers import Number
+from encoder.readout import ReadoutSettings
 from encoder.text import kiwi_installed
 from indexer import build_index
 from indexer.errors import IndexerError
@@ -177,6 +178,12 @@ def _rebuild_due(found: FolderInfo, model: str, glove: str) -> str | None:
         return f"The demo's GloVe baseline is now {glove!r}"
     if found.model_hash != model_hash(model):
         return f"The {model!r} model has changed since the index was built with it"
+    try:
+        readout = ReadoutSettings.of_folder(resolve_model(model).folder)
+    except ValueError as error:  # a damaged readout.json: the build would stop on it too
+        fail(str(error))
+    if found.readout != readout.to_json():
+        return f"The {model!r} model's sense readout has changed since the index was built with it"
     return None
 
 

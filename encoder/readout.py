@@ -23,7 +23,8 @@ is the context states themselves ("context states").
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import json
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,8 @@ from .numbers import Number
 PREDICTION, STATES = "prediction", "states"
 KINDS = {PREDICTION: "context prediction", STATES: "context states"}
 """The readouts by key, with the name the app and the docs give them."""
+READOUT_FILE = "readout.json"
+"""Beside one of our models, where its readout differs from the defaults: the fields of ``ReadoutSettings`` it sets."""
 CHUNK = 1024  # positions whose distributions are computed at once (1024 x 10k floats: 40 MB)
 
 READOUT_NUMBERS = {
@@ -47,6 +50,11 @@ READOUT_NUMBERS = {
     "seed": Number(int, 0, 2**32 - 1),
     "substitutes": Number(int, 0, 1000),
 }
+
+
+def has_head(folder: str | Path | None) -> bool:
+    """Whether the model in ``folder`` is one of ours with its LM head (context prediction needs it)."""
+    return folder is not None and (Path(folder) / HEAD_FILE).is_file()
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,23 @@ class ReadoutSettings:
     def to_json(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def of_folder(cls, folder: str | Path | None) -> ReadoutSettings:
+        """The readout an index of the model in ``folder`` is built with: the defaults, with the model's
+        ``readout.json`` over them (what ``bench/sense_readout.py``'s rule picked for it, where that differs from the
+        English pick); context states for a model without an LM head (a published one: ``folder`` None)."""
+        path = Path(folder) / READOUT_FILE if folder is not None else None
+        settings = cls()
+        if path is not None and path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(data, dict):
+                    raise ValueError("it is not a JSON object")
+                settings = cls(**data)
+            except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError) as error:
+                raise ValueError(f"{path} does not hold readout settings ({error}): restore the model folder") from None
+        return settings if has_head(folder) else replace(settings, kind=STATES)
+
 
 @dataclass(frozen=True)
 class Expectation:
@@ -113,11 +138,9 @@ class Readout:
         """The readout of the model in ``folder`` (one of ours: its head and vocabulary are beside it), or of a
         published model (``folder`` None): context prediction where the head is there, else context states.
         ``bilm``: the folder's biLM, where it is loaded already (an ``Elmo``'s ``model``): not read a second time."""
-        settings = settings or ReadoutSettings()
-        if folder is None or not (Path(folder) / HEAD_FILE).is_file():
-            if settings.kind == PREDICTION:
-                settings = ReadoutSettings(**{**settings.to_json(), "kind": STATES})
-            return cls(settings)
+        settings = settings or ReadoutSettings.of_folder(folder)
+        if not has_head(folder):
+            return cls(replace(settings, kind=STATES))
         lm, vocab = load_language_model(
             folder, bilm
         )  # the head and vocabulary checked to be of one model with the biLM

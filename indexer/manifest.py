@@ -338,6 +338,7 @@ class FolderInfo:
     corpus: tuple[str, ...] = ()  # the paths of the corpus files it was built from
     demo: str | None = None  # the app's demo collection this index is, as the app built it (``build_index(demo=)``),
     # None for any other index and for a demo index changed since (documents added or deleted)
+    readout: dict | None = None  # the readout settings it was built with (``ReadoutSettings.to_json``), as recorded
 
     @classmethod
     def of(cls, out: Path) -> FolderInfo:
@@ -358,6 +359,7 @@ class FolderInfo:
             stamp=path.stat().st_mtime_ns if path.is_file() else 0,
             corpus=tuple(_corpus_paths(data)),
             demo=build.get("demo") if unchanged and isinstance(build.get("demo"), str) else None,
+            readout=data.get("readout") if isinstance(data.get("readout"), dict) else None,
         )
 
 

@@ -12,6 +12,7 @@ import pytest
 import app.__main__ as cli
 from app.settings import INDEX_ENV, MAIN_SCRIPT, build_command
 from demo.corpora import DEMOS
+from encoder.readout import READOUT_FILE
 from indexer import Settings
 from indexer.errors import CorpusError
 
@@ -105,6 +106,31 @@ def test_index_of_a_model_that_changed_is_rebuilt(
     with pytest.raises(Served):
         cli.main(["--index", str(index), "--model", str(model)])
     assert "has changed since the index" in capsys.readouterr().out
+    assert builds and builds[0]["overwrite"] is True
+
+
+def test_index_built_before_its_models_readout_changed_is_rebuilt(
+    tmp_path: Path, tiny_lm_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A model whose readout.json now picks another sense readout (same weights): its demo index is rebuilt, so Word
+    in context reads the new one; unchanged, it is not."""
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_lm_dir, model)
+    index = one_document_demo(tmp_path, monkeypatch)
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(model), "--build"])
+    builds = []
+    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(model)])
+    assert not builds
+    (model / READOUT_FILE).write_text(json.dumps({"dim": 64}))
+    capsys.readouterr()
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(model)])
+    assert "sense readout has changed since the index was built" in capsys.readouterr().out
     assert builds and builds[0]["overwrite"] is True
 
 

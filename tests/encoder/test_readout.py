@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -13,7 +15,7 @@ from encoder.chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from encoder.lm_data import Vocabulary
 from encoder.lm_head import HEAD_FILE, LMHead
 from encoder.model import BiLM, BiLMConfig
-from encoder.readout import PREDICTION, STATES, Readout, ReadoutSettings, centred
+from encoder.readout import PREDICTION, READOUT_FILE, STATES, Readout, ReadoutSettings, centred
 from encoder.weights import WeightsError
 
 SENTENCES = [["w1", "w2", "w3", "w4"], ["w5", "w6"], ["w7", "w8", "w9", "w10", "w11", "w12", "w13"]]
@@ -137,6 +139,25 @@ def test_a_loaded_bilm_is_used_as_read_and_still_checked_against_the_head(model_
     other = BiLM(BiLMConfig(**{**TINY_CONFIG, "projection_dim": 6}))
     with pytest.raises(WeightsError, match="reads 8-dimensional states, the biLM gives 6: they are not of one model"):
         Readout.of_model(model_dir, bilm=other)
+
+
+def test_a_models_readout_json_sets_its_readout_over_the_defaults(model_dir, tiny_model_dir, elmo, tmp_path):
+    """readout.json beside a model (the rule's pick for it, e.g. the Korean model's 512-wide sketch) is what its
+    indexes are built with; a damaged one is an error naming it; a model without a head reads context states."""
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(model_dir, model)
+    assert ReadoutSettings.of_folder(model) == ReadoutSettings()
+    (model / READOUT_FILE).write_text(json.dumps({"dim": 64, "power": 0.5}))
+    assert ReadoutSettings.of_folder(model) == ReadoutSettings(dim=64, power=0.5)
+    context = elmo.embed([SENTENCES[1]], context=True)[0][-1]
+    assert Readout.of_model(model).vectors(context).shape == (len(context), 64)
+    for damaged in ('{"dim": 0}', '{"width": 64}', "[64]", "{dim"):
+        (model / READOUT_FILE).write_text(damaged)
+        with pytest.raises(ValueError, match=r"model/readout.json does not hold readout settings .*restore"):
+            ReadoutSettings.of_folder(model)
+    assert ReadoutSettings.of_folder(tiny_model_dir).kind == STATES
 
 
 def test_a_model_without_a_head_reads_its_context_states(tiny_model_dir, elmo):
