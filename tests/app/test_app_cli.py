@@ -81,6 +81,23 @@ def test_first_run_builds_the_demo_index_then_serves_on_localhost(
     assert option(served["argv"], "--server.port") == "9000"
 
 
+def built_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: Path) -> Path:
+    """The one-document demo index built with ``model``, as a first run builds it; its folder."""
+    index = one_document_demo(tmp_path, monkeypatch)
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(model), "--build"])
+    return index
+
+
+def builds_of_a_rerun(index: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Start the app again on ``index`` with ``model``: the options of the builds it starts (recorded, not run)."""
+    builds = []
+    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
+    with pytest.raises(Served):
+        cli.main(["--index", str(index), "--model", str(model)])
+    return builds
+
+
 def test_index_of_a_model_that_changed_is_rebuilt(
     tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
@@ -89,9 +106,7 @@ def test_index_of_a_model_that_changed_is_rebuilt(
 
     model = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model)
-    index = one_document_demo(tmp_path, monkeypatch)
-    with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(model), "--build"])
+    index = built_demo(tmp_path, monkeypatch, model)
     from conftest import TINY_CONFIG
 
     from encoder.model import BiLM, BiLMConfig
@@ -100,11 +115,8 @@ def test_index_of_a_model_that_changed_is_rebuilt(
     retrained = BiLM(BiLMConfig(**TINY_CONFIG))
     retrained.reset_parameters(seed=1)  # other weights, as a new shipped model would have
     save_model(retrained, model, extra_config={"name": "tiny"})
-    builds = []
-    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
     capsys.readouterr()
-    with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(model)])
+    builds = builds_of_a_rerun(index, model, monkeypatch)
     assert "has changed since the index" in capsys.readouterr().out
     assert builds and builds[0]["overwrite"] is True
 
@@ -118,18 +130,11 @@ def test_index_built_before_its_models_readout_changed_is_rebuilt(
 
     model = tmp_path / "model"
     shutil.copytree(tiny_lm_dir, model)
-    index = one_document_demo(tmp_path, monkeypatch)
-    with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(model), "--build"])
-    builds = []
-    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
-    with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(model)])
-    assert not builds
+    index = built_demo(tmp_path, monkeypatch, model)
+    assert not builds_of_a_rerun(index, model, monkeypatch)
     (model / READOUT_FILE).write_text(json.dumps({"dim": 64}))
     capsys.readouterr()
-    with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(model)])
+    builds = builds_of_a_rerun(index, model, monkeypatch)
     assert "sense readout has changed since the index was built" in capsys.readouterr().out
     assert builds and builds[0]["overwrite"] is True
 
@@ -138,16 +143,11 @@ def test_an_index_of_an_older_format_is_rebuilt(
     tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     """After an update that changes the index format, `make demo` rebuilds the demo index instead of failing."""
-    index = one_document_demo(tmp_path, monkeypatch)
-    with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(tiny_model_dir), "--build"])
+    index = built_demo(tmp_path, monkeypatch, tiny_model_dir)
     manifest = json.loads((index / "manifest.json").read_text())
     (index / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1}))
-    builds = []
-    monkeypatch.setattr(cli, "build_index", lambda corpus, out, **options: builds.append(options))
     capsys.readouterr()
-    with pytest.raises(Served):
-        cli.main(["--index", str(index), "--model", str(tiny_model_dir)])
+    builds = builds_of_a_rerun(index, tiny_model_dir, monkeypatch)
     assert "built by another version of ELMo Search (format 1" in capsys.readouterr().out
     assert builds and builds[0]["overwrite"] is True
 
