@@ -48,6 +48,7 @@ from .finalize import (
     write_vocabulary,
 )
 from .index import Index
+from .live import removed_copies
 from .manifest import FORMAT_VERSION, MIXES, CorpusFile, Counts, Manifest, MixRecord, ModelRecord, ModelSpec
 from .parts import load_model, model_source, open_glove, open_model
 from .readers import ReaderOptions, corpus_files
@@ -399,7 +400,7 @@ def add_documents(
 def _live_documents(out: Path, manifest: Manifest) -> pd.DataFrame:
     """The documents results can come from (deleted ones left out), by id, with their counts."""
     docs = pd.concat([storage.read_parquet(layout.shard_file(out, s.name, "docs")) for s in manifest.shards])
-    return docs[~manifest.deleted(docs["doc_id"].tolist())].set_index("doc_id")
+    return docs[~removed_copies(docs["doc_id"].tolist(), manifest.deleted_doc_ids)].set_index("doc_id")
 
 
 def _without(manifest: Manifest, removed: pd.DataFrame) -> Manifest:

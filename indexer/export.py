@@ -1,7 +1,8 @@
 """``python -m indexer export``: an index's vectors and ids for another vector store, as NumPy ``.npy`` or Parquet.
 
 The folder written (``--out``) holds ``export.json`` (what the files hold: the model, the layer mix, the dimension,
-the counts) and, row for row in index order, deleted documents left out:
+the counts) and, row for row in index order, the live rows only (``live.LiveRows``: removed and replaced
+documents left out):
 
   ``--format npy``       documents.npy       float32 (n_documents, dim)
                          document_ids.npy    unicode (n_documents,)   the documents' ids (``np.load`` without pickle)
@@ -64,13 +65,12 @@ def document_vectors(index: Index, weights: tuple[float, ...]) -> tuple[list[dic
     """The live documents (id and title) and their vectors: the mean of their sentences' mixed vectors."""
     dims = (index.elmo.n_layers, index.elmo.dim)
     sentences = shard_layers(index.path, index.manifest.shards, "sentence", dims)
-    rows = pd.Series(np.arange(len(index.docs)), index=index.docs["doc_id"]).loc[index.sentences["doc_id"]].to_numpy()
     sums = np.zeros((len(index.docs), index.elmo.dim), np.float32)
     start = 0
     for chunk in sentences.mixed(weights):
-        np.add.at(sums, rows[start : start + len(chunk)], chunk)
+        np.add.at(sums, index.sentence_docs[start : start + len(chunk)], chunk)  # by row: an id may be stored twice
         start += len(chunk)
-    live = ~index.docs["doc_id"].isin(set(index.manifest.deleted_doc_ids)).to_numpy()
+    live = index.live.documents
     documents = index.docs.loc[live, ["doc_id", "title"]]
     return documents.to_dict("records"), normalize(sums[live])
 
@@ -87,7 +87,7 @@ def token_vectors(index: Index, weights: tuple[float, ...]) -> Tokens:
         )
     layers = shard_layers(index.path, index.manifest.shards, "token", (index.elmo.n_layers, index.elmo.dim))
     table = index.tokens.assign(doc_id=index.sentences["doc_id"].to_numpy()[index.tokens["sentence_id"].to_numpy()])
-    live = ~table["doc_id"].isin(set(index.manifest.deleted_doc_ids)).to_numpy()
+    live = index.live.tokens
     table = table[live]
     vectors = np.concatenate(list(layers.mixed(weights))) if len(layers) else np.zeros((0, index.elmo.dim), np.float32)
     return table, vectors[live]

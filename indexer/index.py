@@ -45,6 +45,7 @@ from .calibration import NullQueries
 from .errors import CorpusError, CorruptIndexError, QueryError, message
 from .factory import apply_search_params
 from .glove import GloveVectors
+from .live import LiveRows
 from .manifest import Manifest, ModelSpec
 from .parts import open_glove, open_model, shard_layers, shard_substitutes
 from .ranking import METHODS
@@ -79,8 +80,8 @@ class Query:
 class Index:
     """A built index opened for search: metadata in memory, vectors memory-mapped, FAISS indexes loaded.
 
-    ``docs``, ``sentences`` and ``tokens`` are the shards' tables (pandas; row number = id), deleted
-    documents included (``manifest.deleted_doc_ids`` lists them).
+    ``docs``, ``sentences`` and ``tokens`` are the shards' tables (pandas; row number = id), removed documents
+    included; ``live`` says which rows are live (``live.LiveRows``, the one rule every reader uses).
     """
 
     def __init__(self, path: Path, manifest: Manifest, elmo: Elmo, device: str = "cpu"):
@@ -104,17 +105,21 @@ class Index:
             or len(self.tokens) != counts.stored_token_vectors
         ):
             raise CorruptIndexError(f"{path}: the shard metadata does not match the manifest counts; rebuild the index")
-        deleted_docs = manifest.deleted(self.docs["doc_id"].tolist())
-        self.deleted_docs = deleted_docs if deleted_docs.any() else None
         # the document row of each sentence: a document's sentences are stored together, in document order
         self.sentence_docs = np.repeat(np.arange(len(self.docs)), self.docs["sentences"].to_numpy())
         if len(self.sentence_docs) != len(self.sentences) or not np.array_equal(
             self.docs["doc_id"].to_numpy()[self.sentence_docs], self.sentences["doc_id"].to_numpy()
         ):
             raise CorruptIndexError(f"{path}: the shards' sentences do not follow their documents; rebuild the index")
-        deleted = deleted_docs[self.sentence_docs]
-        self.deleted_sentences = deleted if deleted.any() else None
-        self._deleted_tokens = deleted[self.tokens["sentence_id"].to_numpy()] if deleted.any() else None
+        self.live = LiveRows.of(
+            self.docs["doc_id"].tolist(),
+            manifest.deleted_doc_ids,
+            self.sentence_docs,
+            self.tokens["sentence_id"].to_numpy(),
+        )
+        self.deleted_docs = self.live.removed("documents")
+        self.deleted_sentences = self.live.removed("sentences")
+        self._deleted_tokens = self.live.removed("tokens")
         dims = (elmo.n_layers, elmo.dim)
         faiss_indexes = {}
         for kind, entry in manifest.indexes.items():
@@ -290,7 +295,7 @@ class Index:
         """The indexed words that have token vectors, with their token-layer vectors: query words the index lacks
         are matched to them (``spelling``). The vectors are the stored ones' token layer where kept (no model run)."""
         if self._speller is None:
-            live = self.tokens if self._deleted_tokens is None else self.tokens[~self._deleted_tokens]
+            live = self.tokens[self.live.tokens]
             lower = live["word"].str.lower()
             occurrences = pd.DataFrame({"word": lower, "cased": live["word"] != lower, "id": live.index})
             # one occurrence per word, lower case where it has one: the character model reads case
@@ -318,9 +323,7 @@ class Index:
         """Ids of the live token vectors of ``word`` (any case); QueryError if it has none."""
         if self._word_ids is None:
             self._word_ids = self.tokens.groupby(self.tokens["word"].str.lower()).indices
-        ids = self._word_ids.get(normalize(word), np.zeros(0, np.int64))
-        if self._deleted_tokens is not None:
-            ids = ids[~self._deleted_tokens[ids]]
+        ids = self.live.live_of("tokens", self._word_ids.get(normalize(word), np.zeros(0, np.int64)))
         if not len(ids):
             key = (
                 "stopword_not_indexed"
@@ -476,11 +479,7 @@ class Index:
         if self._collection_readout is None:
             total, count, offset = 0.0, 0, 0
             for chunk in self._readouts.layers.mixed((1.0,)):
-                live = (
-                    chunk
-                    if self._deleted_tokens is None
-                    else chunk[~self._deleted_tokens[offset : offset + len(chunk)]]
-                )
+                live = chunk[self.live.tokens[offset : offset + len(chunk)]]
                 total, count, offset = total + live.sum(0, dtype=np.float64), count + len(live), offset + len(chunk)
             self._collection_readout = np.asarray(total, np.float64) / max(count, 1)
         return self._collection_readout
@@ -707,7 +706,7 @@ class Index:
 
     def documents(self) -> list[dict]:
         """The documents results can come from (deleted ones left out), in index order: ``doc_id`` and ``title``."""
-        live = self.docs if self.deleted_docs is None else self.docs[~self.deleted_docs]
+        live = self.docs[self.live.documents]
         return [{"doc_id": doc_id, "title": title} for doc_id, title in zip(live["doc_id"], live["title"])]
 
     def stats(self) -> dict:

@@ -16,14 +16,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-import pandas as pd
 
 from encoder import Elmo, locks
 from encoder.commands import program
@@ -177,7 +173,7 @@ class Manifest:
     glove_source: dict[str, Any]
     indexes: dict[str, FaissFile]  # "sentences", "tokens", "glove"
     glove: dict[str, Any]
-    deleted_doc_ids: tuple[str, ...] = ()
+    deleted_doc_ids: tuple[str, ...] = ()  # one entry per removal; which rows are live: live.LiveRows
     build: dict[str, Any] = field(default_factory=dict)
     calibration: tuple[StoredFile, ...] = ()  # the random queries' words and vectors (calibration.py); () before 4
     readout: ReadoutSettings = ReadoutSettings()  # how each token vector's sense readout was made (encoder.readout)
@@ -279,21 +275,6 @@ class Manifest:
 
     def write(self, out: Path) -> None:
         storage.write_json(out / layout.MANIFEST, self.to_json())
-
-    def deleted(self, doc_ids: Sequence[str]) -> np.ndarray:
-        """Which of the stored documents (their ids, in index order) are deleted: the n-th time an id was deleted,
-        its n-th stored copy went. An id is added again only once every copy of it is deleted, so copies are
-        deleted in the order they were added, and an index without such copies reads as before."""
-        mask = np.zeros(len(doc_ids), bool)
-        if not self.deleted_doc_ids:
-            return mask
-        remaining = Counter(self.deleted_doc_ids)
-        ids = pd.Series(doc_ids)
-        for row in np.flatnonzero(ids.isin(set(remaining)).to_numpy()).tolist():
-            if remaining[ids.iat[row]] > 0:
-                remaining[ids.iat[row]] -= 1
-                mask[row] = True
-        return mask
 
     # ------------------------------------------------------------------------------ what it refers to
     def check_files(self, out: Path, verify_hashes: bool) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from indexer import Index, delete_documents
+from indexer import Index, add_documents, delete_documents
 from indexer.__main__ import main
 from indexer.export import export
 
@@ -98,3 +98,41 @@ def test_tokens_of_an_index_without_exact_vectors_are_one_error(tiny_model_dir, 
     with pytest.raises(ValueError, match="no exact token vectors"):
         export(index, tmp_path / "out", tokens=True)
     assert not Path(tmp_path / "out").exists()
+
+
+def test_export_after_a_replace_equals_a_fresh_build_of_the_live_documents(tiny_model_dir, tmp_path):
+    """An id stored twice (the replaced copy and the new one): export writes the new copy's vectors under its id,
+    and every other document's own, as a fresh build of the live documents does."""
+    from indexer import Settings, build_index
+
+    def corpus(name: str, documents: list[tuple[str, str]]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(json.dumps({"id": i, "text": t}) for i, t in documents))
+        return path
+
+    x, y, z = ("x", "The river bank was muddy."), ("y", "She paid money into the bank."), ("z", "Magma rises.")
+    new_x = ("x", "Volcanoes erupt when magma rises through the crust. Ash falls.")
+    settings = Settings(pooling="mean")  # pooling weights would depend on the corpus's word counts
+    build_index([corpus("first", [x, y, z])], tmp_path / "index", tiny_model_dir, settings=settings, progress=False)
+    replaced = add_documents(tmp_path / "index", [corpus("new", [new_x])], progress=False, replace=True)
+    fresh = build_index(
+        [corpus("live", [y, z, new_x])], tmp_path / "fresh", tiny_model_dir, settings=settings, progress=False
+    )
+    for index, out in ((replaced, tmp_path / "out"), (fresh, tmp_path / "fresh-out")):
+        export(index, out, "npy", tokens=True)
+    ids = np.load(tmp_path / "out" / "document_ids.npy").tolist()
+    assert sorted(ids) == ["x", "y", "z"]
+    expected = dict(
+        zip(
+            np.load(tmp_path / "fresh-out" / "document_ids.npy").tolist(),
+            np.load(tmp_path / "fresh-out" / "documents.npy"),
+        )
+    )
+    for doc_id, vector in zip(ids, np.load(tmp_path / "out" / "documents.npy")):
+        np.testing.assert_allclose(vector, expected[doc_id], rtol=1e-5, atol=1e-6)
+    words = np.load(tmp_path / "out" / "token_words.npy").tolist()
+    token_docs = np.load(tmp_path / "out" / "token_document_ids.npy").tolist()
+    fresh_words = np.load(tmp_path / "fresh-out" / "token_words.npy").tolist()
+    fresh_docs = np.load(tmp_path / "fresh-out" / "token_document_ids.npy").tolist()
+    assert sorted(zip(token_docs, words)) == sorted(zip(fresh_docs, fresh_words))
+    assert "Volcanoes" in words and "muddy" not in words  # the new copy's tokens, not the replaced one's
