@@ -43,18 +43,54 @@ _HELD: set[Path] = set()  # the lock files this process holds
 
 @contextmanager
 def locked(lock_file: Path, busy: BaseException) -> Iterator[None]:
-    """Hold the folder's lock for the block; raise ``busy`` if another process holds it."""
-    handle = _open(lock_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    """Hold the folder's lock for the block; raise ``busy`` if another process holds it. A lock file this call
+    created is removed again when the block fails (a refused command leaves nothing behind); it is removed while
+    held, and a process that opened it before then finds it gone once it holds it, and is told ``busy``."""
+    try:
+        handle, created = _open(lock_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL), True
+    except FileExistsError:
+        handle, created = _open(lock_file, os.O_WRONLY | os.O_APPEND), False
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise busy from None
+        if not _same_file(handle, lock_file):  # its holder removed it as we opened it: that writer was at work
+            raise busy
         _HELD.add(lock_file.absolute())
-        yield
+        try:
+            yield
+        except BaseException:
+            if created:
+                lock_file.unlink(missing_ok=True)
+            raise
     finally:
         _HELD.discard(lock_file.absolute())
         os.close(handle)
+
+
+def _same_file(handle: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(handle), os.stat(path, follow_symlinks=False))
+    except FileNotFoundError:
+        return False
+
+
+@contextmanager
+def made_folder(folder: Path) -> Iterator[None]:
+    """``folder`` made (with its parents) for the block, and removed again, with the parents it made, when the block
+    fails and leaves them empty: a refused command leaves no folder behind."""
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        for path in made:  # the deepest first
+            try:
+                path.rmdir()
+            except OSError:  # not empty (or not ours to remove any more): the rest stays too
+                break
+        raise
 
 
 def is_locked(lock_file: Path) -> bool:

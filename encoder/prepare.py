@@ -185,9 +185,8 @@ def prepare(
     plan = _plan(sources, rules, part_tokens)
     if out.is_dir():
         _check_out(out, plan, overwrite)  # a refusal leaves no lock behind; checked again under the lock
-    out.mkdir(parents=True, exist_ok=True)
     busy = locks.FolderBusy(f"another prepare is writing {out}; wait for it to finish, or give another --out")
-    with locks.locked(out / LOCK, busy):
+    with locks.made_folder(out), locks.locked(out / LOCK, busy):
         record = {**plan, "files": _claim_out(out, plan, overwrite), "complete": False}
         _write_record(out, record)
         listed = {f["file"] for f in record["files"]}

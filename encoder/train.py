@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from . import distributed
+from . import distributed, locks
 from .corpus import TokenizedCorpus, corpus_files, held_out_paragraphs
 from .device import resolve_device
 from .files import sha256_of
@@ -432,8 +432,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
         torch.set_num_threads(cfg.threads)  # for this run only: the caller's process gets its own count back
     try:
         out = Path(cfg.out)
-        out.mkdir(parents=True, exist_ok=True)
-        with locked_run(out):
+        with locks.made_folder(out), locked_run(out):
             check_out(cfg)  # again, now that no other run can start in --out
             if cfg.overwrite and os.environ.get("RANK", "0") == "0":
                 clear_run(out)

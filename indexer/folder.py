@@ -30,8 +30,8 @@ def locked(out: Path, create: bool = True) -> Iterator[None]:
         raise IndexFormatError(f"{out} is a file, not an index folder; give the folder an index was built in")
     if not create and not out.is_dir():
         raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
-    out.mkdir(parents=True, exist_ok=True)
-    with locks.locked(out / layout.LOCK, IndexFormatError(f"another process is writing {out}; wait for it to finish")):
+    busy = IndexFormatError(f"another process is writing {out}; wait for it to finish")
+    with locks.made_folder(out), locks.locked(out / layout.LOCK, busy):
         yield
 
 

@@ -187,8 +187,11 @@ class Ctx:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` and its bytes: what "nothing was touched" compares."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file under ``root`` and its bytes, and every folder (``name/``): what "nothing was touched" compares."""
+    return {
+        str(p.relative_to(root)) + ("" if p.is_file() else "/"): p.read_bytes() if p.is_file() else b""
+        for p in sorted(root.rglob("*"))
+    }
 
 
 def snapshots(ctx: Ctx) -> dict[str, dict[str, bytes]]:
@@ -198,8 +201,8 @@ def snapshots(ctx: Ctx) -> dict[str, dict[str, bytes]]:
 
 def assert_intact(c: Ctx, before: dict, refused: bool, partial: bool = False, own: str = "") -> None:
     """Nothing that existed or was given changed (but the command's own earlier output in ``tmp/own``, which it
-    may finish or replace); a refused call added nothing but lock files (``partial``: and the resumable state of a
-    build or run refused after it started, under ``out/``, ``index/`` or ``run/``)."""
+    may finish or replace); a refused call added nothing, not even a lock file (``partial``: but the resumable state of
+    a build or run refused after it started, under ``out/``, ``index/`` or ``run/``)."""
     after = snapshots(c)
     for root, files in before.items():
         mine = (lambda name: name.startswith(f"{own}/")) if own and root == str(c.tmp) else (lambda name: False)
@@ -208,14 +211,13 @@ def assert_intact(c: Ctx, before: dict, refused: bool, partial: bool = False, ow
     for path, content in c.given.items():
         assert path.is_file() and path.read_bytes() == content, f"{path} changed"
     if refused:
-        made = {str(p) for p in c.given}
+        made = {str(p) for p in c.given} | {str(folder) for p in c.given for folder in p.parents}
         added = [
             name
             for root, files in after.items()
             for name in files
             if name not in before[root]
             and str(Path(root) / name) not in made
-            and not name.endswith(".lock")
             and not (partial and name.split("/")[0] in ("out", "index", "run"))
         ]
         assert not added, f"a refused call left {added}"
