@@ -44,8 +44,12 @@ class KeywordTerms:
 class BM25:
     """Okapi BM25 (k1, b) precomputed as a sparse document x term weight matrix, so a query is a column sum."""
 
-    def __init__(self, documents: Iterable[Sequence[str]], k1: float = 1.5, b: float = 0.75):
-        """``documents``: each document's keyword terms (``KeywordTerms``)."""
+    def __init__(
+        self, documents: Iterable[Sequence[str]], live: np.ndarray | None = None, k1: float = 1.5, b: float = 0.75
+    ):
+        """``documents``: each document's keyword terms (``KeywordTerms``); ``live``: which of them count (None:
+        all). The others score 0 and weigh nothing in the statistics (document frequencies, mean length), so the
+        scores are those of an index of the live documents alone."""
         self.vocab: dict[str, int] = {}
         indices, indptr = [], [0]
         for document in documents:
@@ -53,28 +57,30 @@ class BM25:
             indptr.append(len(indices))
         n = len(indptr) - 1
         tf = sp.csr_matrix((np.ones(len(indices), np.float32), indices, indptr), shape=(n, len(self.vocab)))
+        if live is not None:
+            tf = (sp.diags(live.astype(np.float32)) @ tf).tocsr()
+            tf.eliminate_zeros()
         tf.sum_duplicates()
-        length = np.diff(indptr).astype(np.float32)
+        length = np.asarray(tf.sum(axis=1)).ravel()
+        n_live = n if live is None else int(live.sum())
         df = np.bincount(tf.indices, minlength=len(self.vocab))
-        idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        idf = np.log1p((n_live - df + 0.5) / (df + 0.5)).astype(np.float32)
         rows = np.repeat(np.arange(n), np.diff(tf.indptr))
-        norm = k1 * (1 - b + b * length[rows] / max(length.mean() if n else 1.0, 1e-9))
+        mean_length = length.sum() / n_live if n_live else 1.0
+        norm = k1 * (1 - b + b * length[rows] / max(mean_length, 1e-9))
         tf.data = idf[tf.indices] * tf.data * (k1 + 1) / (tf.data + norm)
         self.matrix = tf.tocsc()
 
-    def scores(self, query: Sequence[str], deleted: np.ndarray | None = None) -> np.ndarray:
-        """Every document's score for the query's keyword terms (0 where it holds none of them, or is deleted)."""
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        """Every document's score for the query's keyword terms (0 where it holds none of them, or is not live)."""
         columns = sorted({self.vocab[t] for t in query if t in self.vocab})
         if not columns:
             return np.zeros(self.matrix.shape[0], np.float32)
-        scores = np.asarray(self.matrix[:, columns].sum(axis=1)).ravel()
-        if deleted is not None:
-            scores[deleted] = 0
-        return scores
+        return np.asarray(self.matrix[:, columns].sum(axis=1)).ravel()
 
-    def search(self, query: Sequence[str], k: int, deleted: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (scores, document ids) among documents holding at least one of the query's terms."""
-        scores = self.scores(query, deleted)
+        scores = self.scores(query)
         candidates = np.flatnonzero(scores > 0)
         top = candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
         return scores[top], top

@@ -279,7 +279,7 @@ class Index:
     def bm25(self) -> BM25:
         """Okapi BM25 over whole documents, on their keyword terms (stems)."""
         if self._bm25 is None:
-            self._bm25 = BM25(self.keyword_terms(words) for words in self.document_terms)
+            self._bm25 = BM25((self.keyword_terms(words) for words in self.document_terms), self.live.documents)
         return self._bm25
 
     @property

@@ -202,14 +202,14 @@ class DocumentSearch:
             scores, ids = index.glove_documents.search(query_vector, depth, index.deleted_docs)
             return Ranking.of(ids, scores, {method: scores}, depth)
         if method == "keywords":
-            scores, ids = index.bm25.search(index.keyword_terms(tokens), depth, index.deleted_docs)
+            scores, ids = index.bm25.search(index.keyword_terms(tokens), depth)
             return Ranking.of(ids, scores, {method: scores}, depth)
         if passages is None and method in ("elmo", "hybrid"):
             (passages,) = self.elmo_documents(query_vector[None], weights)
         if method == "elmo":
             ids, scores = passages
             return Ranking.of(ids, scores, {method: scores}, depth)
-        keywords = index.bm25.scores(index.keyword_terms(tokens), index.deleted_docs)
+        keywords = index.bm25.scores(index.keyword_terms(tokens))
         matching = np.flatnonzero(keywords > 0)
         matching = matching[np.argsort(-keywords[matching], kind="stable")[:CANDIDATES]]
         elmo_ids, elmo_scores = passages

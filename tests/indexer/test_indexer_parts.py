@@ -202,12 +202,15 @@ def test_bm25_matches_stems_of_english_words_and_korean_morphemes_as_they_are():
     english = KeywordTerms("en")
     assert english(["Flooded", "rivers", "!", "flooding"]) == ["flood", "river", "flood"]
     assert KeywordTerms("ko")(["배를", "배", "."]) == ["배를", "배"]
-    bm25 = BM25(
-        [english(d) for d in (["the", "river", "bank"], ["a", "bank", "loan", "banks"], ["bread", "oven", "."])]
-    )
+    documents = [english(d) for d in (["the", "river", "bank"], ["a", "bank", "loan", "banks"], ["bread", "oven", "."])]
+    bm25 = BM25(documents)
     scores, ids = bm25.search(english(["Banks", "loans", "!"]), k=5)
     assert ids.tolist() == [1, 0] and scores[0] > scores[1] > 0
     assert bm25.scores(english(["bread"])).tolist()[:2] == [0.0, 0.0] and bm25.scores(english(["bread"]))[2] > 0
-    deleted = np.array([False, True, False])
-    assert bm25.search(english(["loan"]), 5, deleted)[1].tolist() == []
+    live = BM25(documents, live=np.array([False, True, True]))  # the first removed: scored as if never indexed
+    assert live.search(english(["loan"]), 5)[1].tolist() == [1]
+    assert live.search(english(["river"]), 5)[1].tolist() == []
+    np.testing.assert_allclose(
+        live.scores(english(["bank", "oven"]))[1:], BM25(documents[1:]).scores(english(["bank", "oven"]))
+    )
     assert bm25.search(english(["zebra"]), 5)[1].tolist() == []
