@@ -2,8 +2,8 @@
 
 Exit status: 0 done; 2 with one ``error: ...`` line on stderr that names the file or option and says what to do
 (bad input, a missing or damaged file; argparse's own usage errors also exit 2); 130 when interrupted (Ctrl-C,
-SIGINT) and 143 when terminated (SIGTERM, where a command stops cleanly: training), with one line, never a
-traceback from each process. A command line calls ``interrupts_at_start`` before its heavy imports (a second of
+SIGINT) and 143 when terminated (SIGTERM), from the first moment, with one line, never a traceback from each
+process. A command line calls ``interrupts_at_start`` before its heavy imports (a second of
 torch) and ``interruptible`` once it runs; ``interrupted`` is its one line.
 """
 
@@ -23,27 +23,44 @@ INTERRUPTED_EXIT = 128 + signal.SIGINT  # 130
 TERMINATED_EXIT = 128 + signal.SIGTERM  # 143
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM while a command runs: stops it as Ctrl-C does (what is being written is cleaned up on the way out),
+    and the command line exits with 143."""
+
+    status = TERMINATED_EXIT
+
+
 def _exit_at_start(number: int, frame: object) -> None:
     show("interrupted", file=sys.stderr)
-    os._exit(INTERRUPTED_EXIT)
+    os._exit(128 + number)
+
+
+def _terminate(number: int, frame: object) -> None:
+    raise Terminated
 
 
 def interrupts_at_start(module: str, script: str) -> None:
     """The first thing a command line's module (``module``: its ``__name__``) does: until the command runs
-    (``interruptible``), Ctrl-C ends it at once with one line (nothing is written yet). In a worker process the
-    command started (multiprocessing runs the command's module there too), Ctrl-C, which the terminal sends to
-    every process, is ignored: the command stops its workers. Only where the module runs as the program (``python
-    -m``, its console ``script``, a worker's copy): imported, by a test, it changes nothing."""
+    (``interruptible``), Ctrl-C and SIGTERM end it at once with one line (nothing is written yet), even where the
+    process was started with Ctrl-C ignored (in the background of a script). In a worker process the command
+    started (multiprocessing runs the command's module there too), Ctrl-C, which the terminal sends to every
+    process, is ignored: the command stops its workers. Only where the module runs as the program (``python -m``,
+    its console ``script``, a worker's copy): imported, by a test, it changes nothing."""
     if module not in ("__main__", "__mp_main__") and os.path.basename(sys.argv[0]) != script:
         return
     in_worker = multiprocessing.parent_process() is not None
     signal.signal(signal.SIGINT, signal.SIG_IGN if in_worker else _exit_at_start)
+    if not in_worker:
+        signal.signal(signal.SIGTERM, _exit_at_start)
 
 
 def interruptible() -> None:
-    """From here on Ctrl-C raises ``KeyboardInterrupt``, so that what is being written is cleaned up on the way out
-    (``files.atomic_path``) and the command line says ``interrupted``."""
+    """From here on Ctrl-C raises ``KeyboardInterrupt`` and SIGTERM ``Terminated``, so that what is being written
+    is cleaned up on the way out (``files.atomic_path``) and the command line says ``interrupted``. SIGTERM is
+    left as it is where the process does not stop on it by default (a test runner's own handler)."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _exit_at_start):
+        signal.signal(signal.SIGTERM, _terminate)
 
 
 def interrupted(message: str = "interrupted", status: int = INTERRUPTED_EXIT) -> NoReturn:

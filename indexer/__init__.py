@@ -3,13 +3,37 @@
 from indexer import Index, build_index
 idx = build_index(["data/demo"], "demo-index")        # or Index.open("demo-index")
 hits = idx.search("how do volcanoes erupt", k=5)
+
+The names below are imported on first use (``from indexer import Index`` works as ever): importing the package
+itself is instant, so that ``python -m indexer`` answers Ctrl-C and SIGTERM with one line from its first moment
+(``encoder.errors.interrupts_at_start``) rather than a traceback of torch's import.
 """
 
-from .build import Settings, add_documents, build_index, delete_documents
-from .errors import CorpusError, CorruptIndexError, IndexFormatError, IndexMismatchError, QueryError
-from .index import Index
-from .results import DocumentHit, Neighbors, Results, SenseCluster, SensePoint, Senses, SentenceHit, TokenHit
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+_EXPORTS = {
+    "Index": ".index",
+    "build_index": ".build",
+    "add_documents": ".build",
+    "delete_documents": ".build",
+    "Settings": ".build",
+    "Results": ".results",
+    "DocumentHit": ".results",
+    "SentenceHit": ".results",
+    "TokenHit": ".results",
+    "Neighbors": ".results",
+    "Senses": ".results",
+    "SenseCluster": ".results",
+    "SensePoint": ".results",
+    "QueryError": ".errors",
+    "IndexMismatchError": ".errors",
+    "CorruptIndexError": ".errors",
+    "IndexFormatError": ".errors",
+    "CorpusError": ".errors",
+}
 __all__ = [
     "Index",
     "build_index",
@@ -30,3 +54,15 @@ __all__ = [
     "IndexFormatError",
     "CorpusError",
 ]
+
+if TYPE_CHECKING:
+    from .build import Settings, add_documents, build_index, delete_documents
+    from .errors import CorpusError, CorruptIndexError, IndexFormatError, IndexMismatchError, QueryError
+    from .index import Index
+    from .results import DocumentHit, Neighbors, Results, SenseCluster, SensePoint, Senses, SentenceHit, TokenHit
+
+
+def __getattr__(name: str) -> object:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

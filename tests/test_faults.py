@@ -78,13 +78,23 @@ def one_line(err: str, text: str) -> bool:
     return "Traceback" not in err and lines[-1].startswith(text) and sum(text in line for line in lines) == 1
 
 
-def test_ctrl_c_while_a_command_starts_is_one_line(tmp_path: Path) -> None:
-    """Half a second in, `python -m encoder` is importing torch: Ctrl-C there is one line and exit 130."""
+@pytest.mark.parametrize(
+    "program, number, delay",
+    [("encoder", signal.SIGINT, 0.5), ("encoder", signal.SIGTERM, 1.0), ("indexer", signal.SIGINT, 1.5)]
+    + [("indexer", signal.SIGTERM, 0.5), ("indexer", signal.SIGTERM, 2.0)],
+)
+def test_a_signal_while_a_command_starts_is_one_line(program: str, number: int, delay: float, tmp_path: Path) -> None:
+    """In its first seconds a command is importing torch or loading its model: Ctrl-C or SIGTERM there is one line
+    and exit 130 or 143, and nothing is left behind."""
     (tmp_path / "lines.txt").write_text("a b\n")
-    running = Running("encoder", "embed", "--input", str(tmp_path / "lines.txt"), "--output", str(tmp_path / "o"))
-    time.sleep(0.5)
-    code, err = running.signal(signal.SIGINT)
-    assert code == 130 and one_line(err, "interrupted"), err
+    out = str(tmp_path / "o")
+    command = ["embed", "--input", str(tmp_path / "lines.txt"), "--output", out]
+    running = Running(
+        program, *(command if program == "encoder" else ["build", "--corpus", str(ROOT / "data/demo"), "--out", out])
+    )
+    time.sleep(delay)
+    code, err = running.signal(number)
+    assert code == 128 + number and one_line(err, "interrupted"), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lines.txt"]
 
 

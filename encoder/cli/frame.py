@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from ..commands import parser_for
-from ..errors import ERROR_EXIT, REPORTED, describe, interruptible, report_interrupted, reported
+from ..errors import ERROR_EXIT, INTERRUPTED_EXIT, REPORTED, describe, interruptible, report_interrupted, reported
 from ..terminal import show, show_json
 
 Answer = Callable[[Callable[[], Any]], Any]
@@ -61,8 +61,10 @@ def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, answer:
         warnings.showwarning = _show_warning
         try:
             result = answer(lambda: args.run(args))
-        except KeyboardInterrupt:
-            return report_interrupted(getattr(args, "interrupted", "interrupted"))
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (``errors.Terminated``)
+            return report_interrupted(
+                getattr(args, "interrupted", "interrupted"), getattr(stop, "status", INTERRUPTED_EXIT)
+            )
     if isinstance(result, int):
         return result
     if "error" in result:
