@@ -13,6 +13,7 @@ import streamlit as st
 from app import i18n, state, url
 from app.i18n import LANGUAGES, plain, t
 from app.model_card import LayerFindings, card_file, card_parts, layer_findings, model_dir
+from app.render import layer_weights
 from app.settings import CHART_COLOURS
 from app.widgets import layer_name
 from encoder import BiLMConfig
@@ -104,16 +105,17 @@ def what_each_layer_holds(found: LayerFindings) -> None:
     probes.table(rows)
     command, day = found.mixes_by
     mixes.caption(t("about.mixes_caption", command=command, day=day, n=n_layers))
-    layer, weight = plain("about.column_layer"), plain("about.column_weight")
-    series = [plain("about.mix_pos"), plain("about.mix_wic"), plain("about.mix_average")]
-    mixes.bar_chart(
-        pd.DataFrame({layer: layers, **dict(zip(series, (found.pos_mix, found.wic_mix, [1 / n_layers] * n_layers)))}),
-        x=layer,
-        y=series,
-        y_label=weight,
-        color=list(CHART_COLOURS[:3]),
-        stack=False,
-        horizontal=True,
+    mixes.altair_chart(
+        layer_weights(
+            layers,
+            {
+                plain("about.mix_pos"): found.pos_mix,
+                plain("about.mix_wic"): found.wic_mix,
+                plain("about.mix_average"): [1 / n_layers] * n_layers,
+            },
+            plain("about.column_weight"),
+        ),
+        width="stretch",
     )
 
 

@@ -1054,9 +1054,7 @@ def test_about_opens_on_what_each_layer_holds(index_dir: Path, model_dir: Path) 
     assert list(table["sense probe AUC"]) == [*(f"{v:.1f}" for v in found.sense_auc), "75.3 (centred 83.4)"]
     assert "python -m bench.layers" in " ".join(texts(at.caption))
     data = chart_data(at)[0]  # one row per series and layer
-    value = next(column for column in data.columns if column.startswith("value"))
-    series = next(column for column in data.columns if column not in ("layer", value))
-    weights = {(row[series], row["layer"]): row[value] for _, row in data.iterrows()}
+    weights = {(row["series"], row["layer"]): row["weight"] for _, row in data.iterrows()}
     assert [weights[("learned for POS", name)] for name in list(table["layer"])[:3]] == found.pos_mix
     assert [weights[("learned for WiC", name)] for name in list(table["layer"])[:3]] == found.wic_mix
     assert [weights[("plain average", name)] for name in list(table["layer"])[:3]] == pytest.approx([1 / 3] * 3)
@@ -1414,11 +1412,13 @@ def in_a_box_of_its_own(browser, text: str) -> bool:
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
-def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
+def test_senses_you_can_see_in_a_real_browser(served_app: str, model_dir: Path, tmp_path: Path, size: str) -> None:
     """What the pages lay out, seen in headless Chromium at a desktop and a phone size. Word in context: the answer (the lists)
     before the question, what the model expects under each list, the two uses compared (a section; a tab on a
-    phone), the representation from a link, layer tables that fit the screen. Senses: the legend within its chart.
-    Search: the formula within the screen. About: the model card part of the page, not in a box of its own."""
+    phone), the representation from a link, layer tables with their yardstick that fit the screen. Senses: the
+    legend within its chart. Search: the formula within the screen. About: the model card part of the page, not in a
+    box of its own; what each layer holds on the first screen, its table and chart within it; the card's section
+    on what the model gets wrong where Word in context links to it."""
     width, height = SIZES[size]
     browser = open_browser(tmp_path, width, height)
     from selenium.webdriver.common.by import By
@@ -1442,6 +1442,8 @@ def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, s
             wait_for_text(browser, "the plain average of the layers")
         layer_tables = [table for table in shown(browser, '[data-testid="stTable"]') if "same sense" in table.text]
         assert len(layer_tables) == 2 and not cut_off(browser, '[data-testid="stTable"]')
+        assert all("chance" in table.text and "best possible" in table.text for table in layer_tables)
+        assert "tied: no verdict" in layer_tables[0].text  # the token layer
         browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
 
         browser.get(f"{served_app}/word_in_context?rep=1")  # a link with another representation
@@ -1465,5 +1467,37 @@ def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, s
         assert not in_a_box_of_its_own(browser, "Random weights, trained on nothing")
         assert not cut_off(browser, '[data-testid="stTable"]') and not legends_outside_their_charts(browser)
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+
+        with layers_and_weaknesses(model_dir):  # as the default model ships them
+            browser.get(f"{served_app}/about")
+            wait_for_text(browser, "Everything, for now.")
+            time.sleep(2)  # the chart draws after the text
+            first, card = (
+                next(h for h in shown(browser, "h2") if h.text == name)
+                for name in ("What each layer holds", "Model card")
+            )
+            assert first.location["y"] < height < card.location["y"]  # the layers' lesson on the first screen
+            browser.save_screenshot(str(tmp_path / f"about-{size}.png"))
+            assert "sense probe AUC" in page_text() and "learned for WiC" in page_text()
+            assert not cut_off(browser, '[data-testid="stTable"]') and not legends_outside_their_charts(browser)
+            assert browser.find_elements(By.ID, "what-it-still-gets-wrong")  # where Word in context links to
     finally:
         browser.quit()
+
+
+@contextmanager
+def layers_and_weaknesses(model_dir: Path) -> Iterator[None]:
+    """The test model with the default model's layers.json and a "What it still gets wrong" section in its card,
+    for the time of the block."""
+    from app.model_card import LAYERS_FILE
+    from encoder.model_files import resolve_model
+
+    card = model_dir / "README.md"
+    before = card.read_text(encoding="utf-8")
+    shutil.copy(resolve_model("default").folder / LAYERS_FILE, model_dir / LAYERS_FILE)
+    card.write_text(before + "\n## What it still gets wrong\n\nEverything, for now.\n", encoding="utf-8")
+    try:
+        yield
+    finally:
+        card.write_text(before, encoding="utf-8")
+        (model_dir / LAYERS_FILE).unlink()
