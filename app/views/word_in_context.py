@@ -81,6 +81,7 @@ def measured(query: UseLabel, found: list[UseLabel | None]) -> Yardstick | None:
 
 
 def yardstick_line(query: UseLabel, stick: Yardstick) -> Markdown:
+    """One line under a list: its uses of the query's sense, chance, the best possible and the verdict."""
     return t(
         "wic.yardstick",
         sense=query.sense,
@@ -115,7 +116,8 @@ def the_use(sentence: str, position: int) -> Markdown:
 
 def answer(side: str, sentence: str, word: str, position: int) -> None:
     """One chosen use: its sentence, its nearest uses in the page's representation (each with the demo's label where
-    it has one), then what the language model expects at it."""
+    it has one; for a labelled use, their count against its yardstick, and a line where the model gets an example of
+    the page wrong), then what the language model expects at it."""
     st.markdown(the_use(sentence, position))
     with errors_in_page():
         result = state.neighbors(index, sentence, word, position, k, same_word, mix, explain=True)
@@ -125,10 +127,10 @@ def answer(side: str, sentence: str, word: str, position: int) -> None:
         query = label_of_use(sentence, word, position)
         if query is not None:  # the list's count against its yardstick, and an example the model gets wrong
             answers = per_representation(sentence, word, position, query)
-            stick = next((answer.stick for answer in answers if answer.name == chosen_name), None)
+            stick = next((reading.stick for reading in answers if reading.name == chosen_name), None)
             if stick is not None and same_word:
                 st.caption(yardstick_line(query, stick))
-            example_wrong(sentence, word, query, [answer.name for answer in answers if below_chance(answer.stick)])
+            example_wrong(sentence, word, query, [reading.name for reading in answers if below_chance(reading.stick)])
         glove_words.setdefault(word.lower(), result.glove_note)
         if result.expected:
             st.markdown(f"**{t('wic.expects_heading')}**")
