@@ -193,6 +193,31 @@ STRINGS: dict[str, dict[str, str]] = {
         "wic.column_same_pos": "same POS",
         "wic.column_same_sense": "same sense",
         "wic.column_senses": "senses, nearest first",
+        "wic.column_chance": "chance",
+        "wic.column_best": "best possible",
+        "wic.column_verdict": "verdict",
+        "wic.yardstick_caption": "Chance: how many of the labelled neighbours would be of sense *{sense}* if they "
+        "were drawn at random from the uses of “{word}” in this collection ({in_sense} of its {total} labelled uses "
+        "are); best possible: all of them, up to {in_sense}. Within half a use of chance counts as at chance.",
+        "wic.yardstick": "In its sense (*{sense}*): {count} of {counted}; chance {chance}, best possible {best}: "
+        "{verdict}.",
+        "wic.leaders": "Most uses of its sense here: {names} ({count} of {counted}).",
+        "wic.below_chance": "Below chance here: {names}.",
+        "wic.example_wrong": "**This model gets its own example wrong**: by {names} fewer of the nearest uses are "
+        "*{sense}* than random uses of “{word}” would give. The model card says what it still gets wrong: "
+        "[About › {section}](about#{anchor}).",
+        "wic.example_wrong_plain": "**This model gets its own example wrong**: by {names} fewer of the nearest uses "
+        "are *{sense}* than random uses of “{word}” would give.",
+        "wic.column_typical_same": "typical, same sense",
+        "wic.column_typical_other": "typical, other senses",
+        "wic.typical_caption": "Typical cosines of “{word}” in this collection: the median between two of its "
+        "labelled uses of the same sense ({same} pairs) and of different senses ({other} pairs). Read A and B's "
+        "cosine against them: near the first, like two uses of one sense; near the second, like two senses.",
+        "wic.no_typical": "No typical cosines for “{word}”: the demo labels none of its uses in this collection.",
+        "yardstick.below": "below chance",
+        "yardstick.at": "at chance",
+        "yardstick.above": "above chance",
+        "yardstick.tied": "tied: no verdict",
         "wic.other_model": "Beside another model",
         "wic.other_model_help": "The same uses asked of an index of the same documents built with another model (a "
         "folder named FOLDER-MODEL beside this one: `python -m app --model elmo-small` builds the demo's).",
@@ -299,6 +324,23 @@ This model has {n_layers} layers:
         "about.column_weight": "weight s_j",
         "about.used_by_search": "search",
         "about.used_by_words": "words in context",
+        "about.layers_heading": "What each layer holds",
+        "about.layers_caption": "Linear probes on this model's frozen layers (`{command}`, {day}; UD English EWT "
+        "dev and the sense probe, tables in docs/evaluation.md). Peters et al. (2018, §5.3) found syntax lower and "
+        "meaning higher: part of speech is read best at layer 1, above all for words whose tag depends on the "
+        "context; senses at layer 2, and better than any layer by context prediction.",
+        "about.column_upos": "part of speech (UPOS), %",
+        "about.column_upos_ambiguous": "part of speech, ambiguous words, %",
+        "about.column_xpos": "Penn tags (XPOS), %",
+        "about.column_sense_auc": "sense probe AUC",
+        "about.readout_row": "sense readout (context prediction)",
+        "about.readout_auc": "{auc:.1f} (centred {centred:.1f})",
+        "about.mixes_caption": "The layer weights s_j a task learns for itself (`{command}`, {day}), beside the plain "
+        "average (1/{n} each): part-of-speech tagging leans on the lower layers, WiC (is a word used in the same "
+        "sense?) on the token layer and the top one.",
+        "about.mix_pos": "learned for POS",
+        "about.mix_wic": "learned for WiC",
+        "about.mix_average": "plain average",
     },
     "ko": {
         "page.search": "검색",
@@ -484,6 +526,30 @@ This model has {n_layers} layers:
         "wic.column_same_pos": "같은 품사",
         "wic.column_same_sense": "같은 뜻",
         "wic.column_senses": "가까운 순서의 뜻",
+        "wic.column_chance": "우연",
+        "wic.column_best": "최대",
+        "wic.column_verdict": "판정",
+        "wic.yardstick_caption": "우연: 이웃이 이 문서 모음 속 “{word}”의 쓰임에서 무작위로 뽑혔다면 뜻 *{sense}*인 것이 "
+        "몇 개일지입니다(표지가 붙은 쓰임 {total}개 중 {in_sense}개). 최대: 이웃 모두, 단 {in_sense}개까지. 우연과 반 개 "
+        "이내로 차이 나면 우연 수준으로 봅니다.",
+        "wic.yardstick": "같은 뜻(*{sense}*): {counted}개 중 {count}개, 우연 {chance}, 최대 {best}: {verdict}.",
+        "wic.leaders": "여기서 같은 뜻을 가장 많이 찾은 표현: {names} ({counted}개 중 {count}개).",
+        "wic.below_chance": "여기서 우연보다 못한 표현: {names}.",
+        "wic.example_wrong": "**이 모델은 자기 예시를 틀립니다**: {names}에서 가장 가까운 쓰임 가운데 *{sense}*인 것이 "
+        "“{word}”의 쓰임을 무작위로 뽑을 때보다 적습니다. 모델 카드가 아직 못하는 것을 설명합니다: "
+        "[소개 › {section}](about#{anchor}).",
+        "wic.example_wrong_plain": "**이 모델은 자기 예시를 틀립니다**: {names}에서 가장 가까운 쓰임 가운데 *{sense}*인 "
+        "것이 “{word}”의 쓰임을 무작위로 뽑을 때보다 적습니다.",
+        "wic.column_typical_same": "보통 값, 같은 뜻",
+        "wic.column_typical_other": "보통 값, 다른 뜻",
+        "wic.typical_caption": "이 문서 모음에서 “{word}”의 보통 코사인: 표지가 붙은 두 쓰임이 같은 뜻일 때({same}쌍)와 "
+        "다른 뜻일 때({other}쌍)의 중앙값입니다. A와 B의 코사인이 앞의 값에 가까우면 한 뜻의 두 쓰임 같고, 뒤의 값에 "
+        "가까우면 두 뜻 같습니다.",
+        "wic.no_typical": "“{word}”의 보통 코사인이 없습니다: 데모는 이 문서 모음 속 그 쓰임에 표지를 붙이지 않았습니다.",
+        "yardstick.below": "우연보다 못함",
+        "yardstick.at": "우연 수준",
+        "yardstick.above": "우연보다 나음",
+        "yardstick.tied": "동점: 판정 없음",
         "wic.other_model": "다른 모델과 나란히",
         "wic.other_model_help": "같은 문서를 다른 모델로 만든 색인(이 폴더 옆의 FOLDER-MODEL 폴더, 데모는 "
         "`python -m app --model elmo-small`이 만듭니다)에서 같은 쓰임을 찾습니다.",
@@ -586,6 +652,22 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
         "about.column_weight": "가중치 s_j",
         "about.used_by_search": "검색",
         "about.used_by_words": "문맥 속 단어",
+        "about.layers_heading": "층마다 담긴 것",
+        "about.layers_caption": "이 모델의 고정된 층에 건 선형 탐침입니다(`{command}`, {day}; UD English EWT dev와 뜻 "
+        "탐침, 표는 docs/evaluation.md). Peters 외(2018, §5.3)는 아래층에 문법이, 위층에 의미가 더 있음을 보였습니다. "
+        "품사는 1층에서 가장 잘 읽히고(문맥에 따라 품사가 바뀌는 단어에서 특히), 뜻은 2층에서, 그리고 어느 층보다 문맥 "
+        "예측에서 잘 읽힙니다.",
+        "about.column_upos": "품사(UPOS), %",
+        "about.column_upos_ambiguous": "품사, 중의적인 단어, %",
+        "about.column_xpos": "Penn 태그(XPOS), %",
+        "about.column_sense_auc": "뜻 탐침 AUC",
+        "about.readout_row": "뜻 읽기(문맥 예측)",
+        "about.readout_auc": "{auc:.1f} (중심화 {centred:.1f})",
+        "about.mixes_caption": "과제가 스스로 배운 층 가중치 s_j(`{command}`, {day})를 단순 평균(각 1/{n}) 옆에 "
+        "그렸습니다. 품사 태깅은 아래층에, WiC(두 쓰임이 같은 뜻인가?)는 토큰 층과 맨 위 층에 기댑니다.",
+        "about.mix_pos": "품사용으로 배움",
+        "about.mix_wic": "WiC용으로 배움",
+        "about.mix_average": "단순 평균",
         # names of the word-in-context examples (demo.examples), shown on their buttons
         "example.bank: river vs money": "bank: 강둑 vs 은행",
         "example.play: theatre vs game": "play: 연극 vs 경기",

@@ -255,3 +255,31 @@ def errors_in_page() -> Iterator[None]:
     except Exception as error:  # noqa: BLE001 - the page must stay usable; the traceback goes to the log
         log.exception("unexpected error")
         st.error(t("render.unexpected", kind=type(error).__name__, error=error))
+
+
+def layer_weights(layers: list[str], weights: dict[str, Sequence[float]], weight_title: str) -> alt.Chart:
+    """Several sets of layer weights s_j as grouped bars, one group per layer (its name read across), the legend
+    under the chart so that a narrow column keeps it whole."""
+    rows = [
+        {"layer": layer, "series": name, "weight": float(w)}
+        for name, values in weights.items()
+        for layer, w in zip(layers, values)
+    ]
+    legend = alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=200)
+    return (
+        alt.Chart(pd.DataFrame(rows))
+        .mark_bar()
+        .encode(
+            x=alt.X("weight:Q", title=weight_title, scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("layer:N", title=None, sort=layers, axis=alt.Axis(labelLimit=200)),
+            yOffset=alt.YOffset("series:N", sort=list(weights)),
+            color=alt.Color(
+                "series:N",
+                sort=list(weights),
+                scale=alt.Scale(domain=list(weights), range=list(CHART_COLOURS[: len(weights)])),
+                legend=legend,
+            ),
+            tooltip=["layer", "series", alt.Tooltip("weight:Q", format=".2f")],
+        )
+        .properties(padding={"left": 8, "right": 16, "top": 8, "bottom": 8})
+    )

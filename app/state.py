@@ -19,6 +19,7 @@ import streamlit as st
 
 from demo.corpora import DEMOS
 from demo.examples import Examples, answerable, examples_for
+from demo.yardstick import TypicalCosines, Use, typical_cosines
 from encoder import LayerMix
 from encoder.commands import program
 from encoder.model_files import resolve_model
@@ -238,6 +239,32 @@ def compare(index: Index, use_a: tuple[str, str, int], use_b: tuple[str, str, in
     """Two uses (sentence, word, position) compared in every representation (cached per pair)."""
     with st.spinner(t("spinner.compare")):
         return _compare(index, _key(index), use_a, use_b)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _word_uses(_index: Index, key: str, word: str) -> list[Use]:
+    return _ask(lambda: _index.use_vectors(word, representation="elmo")[0])
+
+
+def word_uses(index: Index, word: str) -> list[Use]:
+    """Every use of ``word`` in the index, its sentence and token position: where its nearest uses of the same word
+    come from (cached per word)."""
+    return _word_uses(index, _key(index), word)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _typical(
+    _index: Index, key: str, word: str, weights: tuple[float, ...] | None, senses: tuple[str | None, ...]
+) -> TypicalCosines:
+    _, vectors = _ask(lambda: _index.use_vectors(word, **_representation(weights)))
+    return typical_cosines(vectors, senses)
+
+
+def typical(index: Index, word: str, mix: LayerMix | None, senses: tuple[str | None, ...]) -> TypicalCosines:
+    """The median cosines of ``word``'s same-sense and other-sense uses in a representation (as ``neighbors``'s
+    ``mix``), ``senses`` labelling its uses in ``word_uses`` order (cached per word, representation and labels)."""
+    with st.spinner(t("spinner.compare")):
+        return _typical(index, _key(index), word, _weights(mix), senses)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -659,10 +659,7 @@ class Index:
         if len(ids) > max_occurrences:
             notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
-        if weights is None:
-            vectors = self._centred(every_use, self._readouts.gather(ids, (1.0,)))
-        else:
-            vectors = self._token_vectors.gather(ids, weights)
+        vectors = self._vectors_of_uses(ids, every_use, weights)
         sentence_ids = self.tokens["sentence_id"].to_numpy()[ids]
         rows = self.sentences.iloc[sentence_ids]
         result = describe_senses(
@@ -678,6 +675,28 @@ class Index:
         result.notices = notices
         result.representation = self.representation_name(weights)
         return result
+
+    def use_vectors(
+        self, word: str, layers: str | Sequence[float] | None = None, representation: str | None = None
+    ) -> tuple[list[tuple[str, int]], np.ndarray]:
+        """Every live use of ``word`` (its sentence and token position) and its unit vector in a representation, as
+        ``neighbors`` compares them (``representation`` and ``layers`` as there): what a word's typical cosines are
+        measured on."""
+        if not isinstance(word, str) or not word.strip():
+            raise QueryError(message("word_empty"))
+        weights = self._representation(representation, layers)
+        ids = self.word_ids(word.strip())
+        tokens = self.tokens.iloc[ids]
+        sentences = self.sentences["text"].to_numpy()[tokens["sentence_id"].to_numpy()]
+        uses = [(str(sentence), int(position)) for sentence, position in zip(sentences, tokens["position"])]
+        return uses, self._vectors_of_uses(ids, ids, weights)
+
+    def _vectors_of_uses(self, ids: np.ndarray, every_use: np.ndarray, weights: tuple[float, ...] | None) -> np.ndarray:
+        """Unit vectors of uses ``ids`` of one word: the ELMo mix ``weights``, or (None) the sense readout around the
+        mean of the word's uses ``every_use``."""
+        if weights is None:
+            return self._centred(every_use, self._readouts.gather(ids, (1.0,)))
+        return self._token_vectors.gather(ids, weights)
 
     def _use_words(self, ids: np.ndarray, texts: pd.Series) -> list[dict[str, float]]:
         """What each use's cluster may be named by: the words that weigh most in its readout, with their probability,

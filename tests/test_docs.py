@@ -166,3 +166,38 @@ def test_the_command_check_catches_a_wrong_option_command_and_benchmark():
     assert any("has no option --made-up" in p for p in found)  # on a synopsis's wrapped line
     assert any("no sub-command 'frobnicate'" in p for p in found)
     assert any("bench/no_such_bench.py" in p for p in found)
+
+
+def probe_rows(markdown: str) -> dict[str, list[str]]:
+    """The rows of the "what each layer holds" table (its header names the sense probe AUC) as {layer: cells}."""
+    rows: dict[str, list[str]] = {}
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| layer | UPOS, every token |"))
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        layer, *cells = [cell.strip().replace("*", "") for cell in line.strip("|").split("|")]
+        rows[layer] = cells
+    return rows
+
+
+def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
+    """docs/evaluation.md and the default model's card give the per-layer probes and the learned mixes the About page
+    draws from ``layers.json``: one source, the docs checked against it."""
+    from app.model_card import layer_findings
+
+    folder = REPO / "data" / "models" / "default"
+    found = layer_findings(folder)
+    evaluation = (REPO / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    mixes = ", ".join(f"{w:.2f}" for w in found.wic_mix)
+    assert f"Learned mix weights (token, 1, 2): {mixes} " in evaluation  # the WiC table's
+    assert f"Learned mix weights: {', '.join(f'{w:.2f}' for w in found.pos_mix)}." in evaluation  # POS's
+    per_layer = [
+        [f"{v:.1f}" for v in values] for values in zip(found.upos, found.upos_ambiguous, found.xpos, found.sense_auc)
+    ]
+    readout = f"{found.readout_sense_auc:.1f} (centred {found.readout_sense_auc_centred:.1f})"
+    for markdown in (evaluation, card):
+        rows = probe_rows(markdown)
+        assert [rows["token layer"], rows["layer 1"], rows["layer 2"]] == per_layer
+        assert rows["sense readout (context prediction)"] == ["", "", "", readout]

@@ -1,5 +1,7 @@
-"""About page: how ELMo turns text into vectors, the model's and the index's facts and layer weights, then the model
-card at the page's full width (no box of its own to scroll)."""
+"""About page: what each layer of the model holds (the per-layer probes, and the layer weights tasks learn beside the
+plain average: Peters et al. 2018, §5.3) where the model ships them, how ELMo turns text into vectors, the model's
+and the index's facts and layer weights, then the model card at the page's full width (no box of its own to
+scroll)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ import streamlit as st
 
 from app import i18n, state, url
 from app.i18n import LANGUAGES, plain, t
-from app.model_card import card_file, card_parts
+from app.model_card import LayerFindings, card_file, card_parts, layer_findings, model_dir
+from app.render import layer_weights
 from app.settings import CHART_COLOURS
 from app.widgets import layer_name
 from encoder import BiLMConfig
-from encoder.model_files import resolve_model
 
 # config.json entries described elsewhere on the page; the others are listed (``config_fact``).
 SHOWN_CONFIG_KEYS = {*BiLMConfig.__dataclass_fields__, "name", "format_version"}
@@ -24,15 +26,6 @@ url.write({})  # the page has no state of its own; the URL keeps the collection 
 elmo = index.elmo
 manifest = index.manifest
 n_layers = elmo.n_layers
-
-
-def model_dir() -> Path | None:
-    """Where the index's model lives (its card is the README.md there); None for published hdf5 weights."""
-    source = manifest.model.source
-    try:
-        return resolve_model(*source).folder if isinstance(source, list) else resolve_model(source).folder
-    except FileNotFoundError:
-        return None
 
 
 def glove_description(glove: dict) -> str:
@@ -93,7 +86,44 @@ def diagram(weights: list[float], gamma: float) -> str:
     return "\n".join([*lines, "}"])
 
 
+def what_each_layer_holds(found: LayerFindings) -> None:
+    """The per-layer probe table, and the scalar mixes POS tagging and WiC learned beside the plain average."""
+    st.header(t("about.layers_heading"))
+    probes, mixes = st.columns([3, 2], gap="large")
+    command, day = found.probes_by
+    probes.caption(t("about.layers_caption", command=command, day=day))
+    layers = [layer_name(j, n_layers) for j in range(n_layers)]
+    columns = [plain(f"about.column_{name}") for name in ("upos", "upos_ambiguous", "xpos", "sense_auc")]
+    rows = [
+        {plain("about.column_layer"): layer, **dict(zip(columns, (f"{v:.1f}" for v in values)))}
+        for layer, *values in zip(layers, found.upos, found.upos_ambiguous, found.xpos, found.sense_auc)
+    ]
+    readout = plain("about.readout_auc", auc=found.readout_sense_auc, centred=found.readout_sense_auc_centred)
+    rows.append(
+        {plain("about.column_layer"): plain("about.readout_row"), **dict.fromkeys(columns[:3], ""), columns[3]: readout}
+    )
+    probes.table(rows)
+    command, day = found.mixes_by
+    mixes.caption(t("about.mixes_caption", command=command, day=day, n=n_layers))
+    mixes.altair_chart(
+        layer_weights(
+            layers,
+            {
+                plain("about.mix_pos"): found.pos_mix,
+                plain("about.mix_wic"): found.wic_mix,
+                plain("about.mix_average"): [1 / n_layers] * n_layers,
+            },
+            plain("about.column_weight"),
+        ),
+        width="stretch",
+    )
+
+
 st.title(t("about.title"))
+directory = model_dir(manifest)
+findings = layer_findings(directory) if directory is not None else None
+if findings is not None:  # the paper's §5.3 for this model, first: the clearest lesson of the page
+    what_each_layer_holds(findings)
 how, numbers = st.columns([3, 2], gap="large")
 
 with how:
@@ -154,7 +184,6 @@ with numbers:
     )
 
 st.header(t("about.model_card"))
-directory = model_dir()
 card = card_file(directory, i18n.language()) if directory is not None else None
 if card is None:
     st.info(t("about.no_card", name=elmo.name))

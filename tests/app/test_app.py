@@ -18,9 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app.i18n import escape
 from app.settings import CODE_ROOT, INDEX_ENV, MAIN_SCRIPT
 from indexer import Settings, build_index
 
@@ -634,6 +636,149 @@ def test_the_two_uses_are_compared_in_every_representation(index_dir: Path) -> N
     assert [tab.label for tab in at.get_by_key("narrow-wic").tabs] == ["A · bank", "GloVe"]
 
 
+def labels_in_the_index(index_dir: Path, labels: dict) -> list:
+    """The labels of the uses the test index holds (not the example sentences)."""
+    from indexer import Index
+
+    held = set(Index.open(index_dir).sentences["text"])
+    return [label for (sentence, _), label in labels.items() if sentence in held]
+
+
+def test_each_count_stands_beside_chance_the_best_possible_and_a_verdict(index_dir: Path, labelled_banks: dict) -> None:
+    """Chance: k times the share of the query's sense among the word's labelled uses in the index; best possible:
+    k or the uses of that sense, the fewer; the verdict from the count against chance (none where the neighbours are
+    tied, as at the token layer), and the lines under the table name the representations below chance. The
+    answer's caption says the same for the chosen representation."""
+    from demo.examples import EXAMPLES
+    from demo.yardstick import AT_CHANCE
+    from indexer import Index
+
+    index = Index.open(index_dir)
+    (sentence, _), _ = EXAMPLES["bank: river vs money"]
+    position = index.elmo.text.tokenize(sentence).index("bank")
+    held = labels_in_the_index(index_dir, labelled_banks)
+    river = sum(label.sense == "river" for label in held)
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.slider(key="ui.wic.k").set_value(5).run()
+    assert_clean(at)
+    table = layer_tables(at)[0]  # the river "bank" of sentence A
+    chance = 5 * river / len(held)
+    asked = [
+        {"representation": "readout"},
+        {"representation": "elmo"},
+        *({"representation": "elmo", "layers": [float(i == j) for i in range(3)]} for j in range(3)),
+    ]
+    below, verdicts = [], set()
+    for question, name, same, *yardstick in zip(
+        asked,
+        table["representation"],
+        table["same sense"],
+        table["chance"],
+        table["best possible"],
+        table["verdict"],
+    ):
+        scores = [hit.score for hit in index.neighbors(sentence, "bank", position, 5, True, **question).hits]
+        if max(scores) - min(scores) < 1e-4:  # the token layer: every "bank" has one vector
+            assert yardstick == ["—", "—", "tied: no verdict"]
+            continue
+        count = int(same.split(" / ")[0])
+        expected = "below" if count < chance - AT_CHANCE else "above" if count > chance + AT_CHANCE else "at"
+        assert yardstick == [f"{chance:.1f}", str(min(5, river)), f"{expected} chance"]
+        below += [name] if expected == "below" else []
+        verdicts.add(expected)
+    assert table["verdict"][2] == "tied: no verdict" and verdicts  # the token layer, and some verdicts
+    said = texts(at.markdown)
+    a, b = (next(i for i, text in enumerate(said) if text.startswith(f"**{side} · “bank”**")) for side in "AB")
+    said = said[a:b]  # sentence A's lines, under its table
+    if below:
+        assert "Below chance here: " + escape(", ".join(below)) + "." in said
+    else:
+        assert not any(text.startswith("Below chance here") for text in said)
+    count = table["same sense"][0].split(" / ")[0]  # context prediction, the page's representation
+    caption = f"In its sense (*river*): {count} of 5; chance {escape(f'{chance:.1f}')}, best possible {min(5, river)}"
+    assert any(text.startswith(caption) for text in texts(at.caption))
+    assert any(f"({river} of its {len(held)} labelled uses are)" in text for text in texts(at.caption))
+
+
+def test_an_example_below_chance_says_so_and_links_the_model_card(
+    index_dir: Path, model_dir: Path, labelled_banks: dict
+) -> None:
+    """The index's 4 nearest uses to the river example by context prediction are labelled money and the other 4
+    river: 0 of 4 where chance is 2, so the page says the model gets its own example wrong, and links the card's
+    section on what it still gets wrong where the card has one."""
+    from demo.examples import EXAMPLES
+    from demo.labels import UseLabel
+    from indexer import Index
+
+    index = Index.open(index_dir)
+    (river, _), _ = EXAMPLES["bank: river vs money"]
+    position = index.elmo.text.tokenize(river).index("bank")
+    ranked = index.neighbors(river, "bank", position=position, k=8, same_word=True).hits
+    assert len(ranked) == 8  # every "bank" of the index
+    for rank, hit in enumerate(ranked):
+        labelled_banks[(hit.sentence, hit.token_index)] = UseLabel("bank", "money" if rank < 4 else "river", "NOUN")
+    at = open_app(index_dir, "views/word_in_context.py")
+    at.slider(key="ui.wic.k").set_value(4).run()
+    assert_clean(at)
+    assert "context prediction" in " ".join(text for text in texts(at.markdown) if text.startswith("Below chance"))
+    wrong = [text for text in texts(at.markdown) if text.startswith("**This model gets its own example wrong**")]
+    table = layer_tables(at)[0]
+    below = [name for name, verdict in zip(table["representation"], table["verdict"]) if verdict == "below chance"]
+    assert "context prediction" in below  # 0 of 4 where chance is 2
+    assert wrong and wrong[0].startswith(f"**This model gets its own example wrong**: by {escape(', '.join(below))} ")
+    assert "are *river* than random uses of “bank”" in wrong[0]
+    assert "](about#" not in wrong[0]  # the tiny model's card has no such section
+
+    card = model_dir / "README.md"
+    before = card.read_text(encoding="utf-8")
+    card.write_text(before + "\n## What it still gets wrong\n\nEverything.\n", encoding="utf-8")
+    try:
+        at.run()
+        wrong = [text for text in texts(at.markdown) if text.startswith("**This model gets its own example wrong**")]
+        assert wrong and wrong[0].endswith("[About › What it still gets wrong](about#what-it-still-gets-wrong).")
+    finally:
+        card.write_text(before, encoding="utf-8")
+
+
+def test_the_cosine_table_gives_the_words_typical_cosines(index_dir: Path, labelled_banks: dict) -> None:
+    """Beside A and B's cosine in each representation: the median cosine of two labelled uses of "bank" in the
+    index of one sense, and of two senses, from the index's stored vectors of its uses."""
+    from demo.labels import demo_labels
+    from indexer import Index
+
+    index = Index.open(index_dir)
+    n = index.elmo.n_layers
+    asked = [
+        *({"representation": "elmo", "layers": [float(i == j) for i in range(n)]} for j in range(n)),
+        {"representation": "elmo"},
+        {"representation": "readout"},
+    ]
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert_clean(at)
+    table = next(table.value for table in at.get_by_key("wide-wic").table if "cosine" in table.value.columns)
+    for question, same, other in zip(asked, table["typical, same sense"], table["typical, other senses"]):
+        uses, vectors = index.use_vectors("bank", **question)
+        senses = [demo_labels()[use].sense for use in uses]
+        pairs = [(i, j) for i in range(len(uses)) for j in range(i + 1, len(uses))]
+        median = lambda kept: f"{np.median([vectors[i] @ vectors[j] for i, j in kept]):.3f}"  # noqa: E731
+        assert same == median([(i, j) for i, j in pairs if senses[i] == senses[j]])
+        assert other == median([(i, j) for i, j in pairs if senses[i] != senses[j]])
+    said = " ".join(texts(at.caption))
+    assert "of the same sense (12 pairs) and of different senses (16 pairs)" in said  # 4 river and 4 money uses
+
+
+def test_without_labels_in_the_collection_there_is_no_yardstick(index_dir: Path) -> None:
+    """The example sentences are labelled, the test index's uses are not: nothing to draw chance from."""
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert_clean(at)
+    table = layer_tables(at)[0]
+    assert set(table["chance"]) == set(table["best possible"]) == {"—"}
+    assert list(table["verdict"]) == ["—", "—", "tied: no verdict", "—", "—"]  # the token layer's ties say so
+    assert "No typical cosines for “bank”" in " ".join(texts(at.caption))
+    compared = next(table.value for table in at.get_by_key("wide-wic").table if "cosine" in table.value.columns)
+    assert "typical, same sense" not in compared.columns
+
+
 # ------------------------------------------------------------------------------------------ Senses
 def test_senses_shows_cards_and_a_scatter_of_all_occurrences(index_dir: Path) -> None:
     at = open_app(index_dir, "views/senses.py")
@@ -885,6 +1030,34 @@ def test_about_shows_model_card_statistics_weights_and_diagram(index_dir: Path) 
     assert facts["GloVe baseline"].startswith("trained on this index's corpus")
     assert "s2 = 0.33" in at.get("graphviz_chart")[0].proto.spec
     assert len(at.get("vega_lite_chart")) == 1  # the layer weights
+
+
+def test_about_opens_on_what_each_layer_holds(index_dir: Path, model_dir: Path) -> None:
+    """Where the model ships layers.json (the default model does), About opens on its per-layer probe table and the
+    layer weights POS tagging and WiC learned, drawn beside the plain average, as the file gives them."""
+    from app.model_card import LAYERS_FILE, layer_findings
+    from encoder.model_files import resolve_model
+
+    shipped = resolve_model("default").folder
+    found = layer_findings(shipped)
+    shutil.copy(shipped / LAYERS_FILE, model_dir / LAYERS_FILE)
+    try:
+        at = open_app(index_dir, "views/about.py")
+    finally:
+        (model_dir / LAYERS_FILE).unlink()
+    assert_clean(at)
+    assert texts(at.header)[0] == "What each layer holds"
+    table = at.table[0].value
+    assert list(table["part of speech (UPOS), %"])[:3] == [f"{v:.1f}" for v in found.upos]
+    assert list(table["part of speech, ambiguous words, %"])[:3] == [f"{v:.1f}" for v in found.upos_ambiguous]
+    assert list(table["Penn tags (XPOS), %"])[:3] == [f"{v:.1f}" for v in found.xpos]
+    assert list(table["sense probe AUC"]) == [*(f"{v:.1f}" for v in found.sense_auc), "75.3 (centred 83.4)"]
+    assert "python -m bench.layers" in " ".join(texts(at.caption))
+    data = chart_data(at)[0]  # one row per series and layer
+    weights = {(row["series"], row["layer"]): row["weight"] for _, row in data.iterrows()}
+    assert [weights[("learned for POS", name)] for name in list(table["layer"])[:3]] == found.pos_mix
+    assert [weights[("learned for WiC", name)] for name in list(table["layer"])[:3]] == found.wic_mix
+    assert [weights[("plain average", name)] for name in list(table["layer"])[:3]] == pytest.approx([1 / 3] * 3)
 
 
 def test_about_shows_facts_as_text_without_markdown_escapes(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1239,11 +1412,13 @@ def in_a_box_of_its_own(browser, text: str) -> bool:
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
-def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, size: str) -> None:
+def test_senses_you_can_see_in_a_real_browser(served_app: str, model_dir: Path, tmp_path: Path, size: str) -> None:
     """What the pages lay out, seen in headless Chromium at a desktop and a phone size. Word in context: the answer (the lists)
     before the question, what the model expects under each list, the two uses compared (a section; a tab on a
-    phone), the representation from a link, layer tables that fit the screen. Senses: the legend within its chart.
-    Search: the formula within the screen. About: the model card part of the page, not in a box of its own."""
+    phone), the representation from a link, layer tables with their yardstick that fit the screen. Senses: the
+    legend within its chart. Search: the formula within the screen. About: the model card part of the page, not in a
+    box of its own; what each layer holds on the first screen, its table and chart within it; the card's section
+    on what the model gets wrong where Word in context links to it."""
     width, height = SIZES[size]
     browser = open_browser(tmp_path, width, height)
     from selenium.webdriver.common.by import By
@@ -1267,6 +1442,8 @@ def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, s
             wait_for_text(browser, "the plain average of the layers")
         layer_tables = [table for table in shown(browser, '[data-testid="stTable"]') if "same sense" in table.text]
         assert len(layer_tables) == 2 and not cut_off(browser, '[data-testid="stTable"]')
+        assert all("chance" in table.text and "best possible" in table.text for table in layer_tables)
+        assert "tied: no verdict" in layer_tables[0].text  # the token layer
         browser.save_screenshot(str(tmp_path / f"word-in-context-{size}.png"))
 
         browser.get(f"{served_app}/word_in_context?rep=1")  # a link with another representation
@@ -1290,5 +1467,41 @@ def test_senses_you_can_see_in_a_real_browser(served_app: str, tmp_path: Path, s
         assert not in_a_box_of_its_own(browser, "Random weights, trained on nothing")
         assert not cut_off(browser, '[data-testid="stTable"]') and not legends_outside_their_charts(browser)
         assert not browser.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+
+        with layers_and_weaknesses(model_dir):  # as the default model ships them
+            browser.get(f"{served_app}/about")
+            wait_for_text(browser, "Everything, for now.")
+            time.sleep(2)  # the chart draws after the text
+            first, card = (
+                next(h for h in shown(browser, "h2") if h.text == name)
+                for name in ("What each layer holds", "Model card")
+            )
+            assert first.location["y"] < height < card.location["y"]  # the layers' lesson on the first screen
+            browser.save_screenshot(str(tmp_path / f"about-{size}.png"))
+            assert "sense probe AUC" in page_text() and "learned for WiC" in page_text()
+            assert not cut_off(browser, '[data-testid="stTable"]') and not legends_outside_their_charts(browser)
+            browser.get(f"{served_app}/about#what-it-still-gets-wrong")  # the link of an example gone wrong
+            wait_for_text(browser, "Everything, for now.")
+            time.sleep(2)
+            section = browser.find_element(By.ID, "what-it-still-gets-wrong")
+            assert 0 <= browser.execute_script("return arguments[0].getBoundingClientRect().top", section) < height
     finally:
         browser.quit()
+
+
+@contextmanager
+def layers_and_weaknesses(model_dir: Path) -> Iterator[None]:
+    """The test model with the default model's layers.json and a "What it still gets wrong" section in its card,
+    for the time of the block."""
+    from app.model_card import LAYERS_FILE
+    from encoder.model_files import resolve_model
+
+    card = model_dir / "README.md"
+    before = card.read_text(encoding="utf-8")
+    shutil.copy(resolve_model("default").folder / LAYERS_FILE, model_dir / LAYERS_FILE)
+    card.write_text(before + "\n## What it still gets wrong\n\nEverything, for now.\n", encoding="utf-8")
+    try:
+        yield
+    finally:
+        card.write_text(before, encoding="utf-8")
+        (model_dir / LAYERS_FILE).unlink()

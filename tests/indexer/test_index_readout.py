@@ -139,3 +139,21 @@ def test_neighbours_cli_explains_and_names_the_representation(lm_index, capsys):
     assert "the model expects here, from the words before:" in out and "by context prediction:" in out
     assert main([*args, "--representation", "elmo"]) == 0
     assert "by ELMo layer mix (paper):" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("question", [{}, {"representation": "elmo"}, {"representation": "elmo", "layers": "top"}])
+def test_use_vectors_are_the_vectors_neighbours_ranks_by(lm_index, question):
+    """Every use of the word, named by its sentence and position, with the unit vector ``neighbors`` compares: a
+    stored use asked as a query finds its uses at the cosines of these vectors with its own (float16 on disk, and the
+    readout centred on the mean of its uses, which magnifies the rounding)."""
+    uses, vectors = lm_index.use_vectors("bank", **question)
+    assert len(uses) == len(vectors) == len(lm_index.word_ids("bank"))
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    sentence, position = uses[0]
+    assert lm_index.query(sentence).tokens[position].lower() == "bank"
+    hits = lm_index.neighbors(sentence, "bank", position, k=len(uses), same_word=True, **question).hits
+    expected = {use: float(vector @ vectors[0]) for use, vector in zip(uses, vectors)}
+    for hit in hits:
+        assert hit.score == pytest.approx(expected[(hit.sentence, hit.token_index)], abs=2e-2)  # centring amplifies
+    with pytest.raises(QueryError, match="zebra"):
+        lm_index.use_vectors("zebra")
