@@ -105,7 +105,7 @@ def ship(run: str | Path, destination: str | Path, overwrite: bool = False, stor
     rewritten (see ``update_card_figures``) and so are the other files shipped beside the model (the Korean GloVe).
     The new folder replaces the old one only when whole, and only a model the run continued or made
     (``check_destination``; ``overwrite``: any model)."""
-    run, destination = Path(run), Path(destination)
+    run, destination = Path(run), Path(destination).absolute()  # "" or "." has a parent to stage in beside it
     lm, vocab = load_language_model(run)
     info = {k: v for k, v in read_config(run).items() if k in ("name", "language", "training")}  # _model_info's
     destination.parent.mkdir(parents=True, exist_ok=True)
