@@ -8,6 +8,7 @@ hits = idx.search("how do volcanoes erupt", k=5)
 from .build import Settings, add_documents, build_index, delete_documents
 from .errors import CorpusError, CorruptIndexError, IndexFormatError, IndexMismatchError, QueryError
 from .index import Index
+from .options import NeighborsOptions, SearchOptions, SensesOptions
 from .results import DocumentHit, Neighbors, Results, SenseCluster, SensePoint, Senses, SentenceHit, TokenHit
 
 __all__ = [
@@ -16,6 +17,9 @@ __all__ = [
     "add_documents",
     "delete_documents",
     "Settings",
+    "SearchOptions",
+    "NeighborsOptions",
+    "SensesOptions",
     "Results",
     "DocumentHit",
     "SentenceHit",

@@ -34,7 +34,6 @@ import pandas as pd
 
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
-from encoder.numbers import Number
 from encoder.readout import KINDS, Expectation, Readout, centred
 from encoder.words import WordFrequencies, is_word, normalize
 
@@ -46,8 +45,8 @@ from .errors import CorpusError, CorruptIndexError, QueryError, message
 from .factory import apply_search_params
 from .glove import GloveVectors
 from .manifest import Manifest, ModelSpec
+from .options import K, NeighborsOptions, SearchOptions, SensesOptions
 from .parts import open_glove, open_model, shard_layers, shard_substitutes
-from .ranking import METHODS
 from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
 from .search import DocumentSearch
 from .senses import describe_senses
@@ -56,12 +55,7 @@ from .vectors import RERANK, ExactSearch, VectorSet, faiss_search, gpu_faiss_ava
 from .vectors import normalize as normalize_rows
 
 MAX_QUERY_CHARS = 10_000
-MAX_K = 1_000
-K = Number(int, 1, MAX_K)  # results of a search or neighbours
-SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
-OCCURRENCES = Number(int, 1)  # occurrences clustered at most
 QUERY_BATCH = 64  # queries embedded and searched together by a search of many
-REPRESENTATIONS = ("readout", "elmo")  # how Word in context and Senses read a use: the sense readout, or ELMo's layers
 ELMO_NAME = "ELMo layer mix (paper)"
 MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
 
@@ -393,9 +387,8 @@ class Index:
         >>> [found[0].doc_id for found in index.search(["magma", "an oven for bread"], k=1)]
         ['0', '1']
         """
-        k = self._k(k)
-        if method not in METHODS:
-            raise QueryError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+        SearchOptions(k=k, method=method, layers=layers, as_typed=not spelling)  # each checked by its rule
+        k = int(k)
         weights = self._weights(layers, self.search_mix)
         if isinstance(query, str) or not isinstance(query, Sequence):
             return self.document_search.search([self.query(query)], k, method, weights, spelling)[0]
@@ -453,8 +446,6 @@ class Index:
         the sense readout, or the ELMo mix's weights for "elmo"."""
         if representation is None:
             representation = "readout" if layers is None else "elmo"
-        if representation not in REPRESENTATIONS:
-            raise QueryError(f"representation must be one of {', '.join(REPRESENTATIONS)}, not {representation!r}")
         if representation == "elmo":
             return self._token_weights(layers)
         if layers is not None:
@@ -546,7 +537,8 @@ class Index:
         their readouts are compared around the word's mean use (``encoder.readout.centred``). ``explain`` adds what
         the LM expects at the position (``Neighbors.expected``). GloVe's nearest words come along.
         """
-        k = self._k(k)
+        NeighborsOptions(position, k, same_word, explain, layers, representation)  # each checked by its rule
+        k = int(k)
         query, position, notices = self._use(sentence, word, position)
         word = word.strip()
         weights = self._representation(representation, layers)
@@ -649,10 +641,7 @@ class Index:
         else by their sentences' words (``senses.describe_senses``)."""
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_empty"))
-        if k != "auto" and SENSES_K.problem(k) is not None:
-            raise QueryError(f"k must be 'auto' or {SENSES_K.describe()}, not {k!r}")
-        if OCCURRENCES.problem(max_occurrences) is not None:
-            raise QueryError(f"max_occurrences {OCCURRENCES.problem(max_occurrences)}")
+        SensesOptions(k, max_occurrences, layers, representation)  # each checked by its rule
         weights = self._representation(representation, layers)
         ids = self.word_ids(word.strip())
         every_use = ids

@@ -121,7 +121,7 @@ API = [
         "neighbors position -1",
         lambda c: c.opened.neighbors("the river bank", "bank", position=-1),
         QueryError,
-        "outside the sentence",
+        "position must be a whole number of at least 0, not -1",
     ),
     Case(
         "neighbors position of another word",
