@@ -4,7 +4,7 @@
     GET  /search?q=how+do+volcanoes+form&k=5                              one query's answer
     POST /neighbors  {"sentence": "I sat on the bank", "word": "bank"}      as `neighbors --json` (``--explain``...)
     POST /embed      {"sentences": ["The bank of the river."]}              tokens and their mixed ELMo vectors
-    GET  /stats      what the index holds, as `stats --json`;  GET /docs: the OpenAPI page (/openapi.json)
+    GET  /stats      what the index holds, as `stats --json`;  GET /docs: the OpenAPI page, offline (/openapi.json)
 
 It listens on 127.0.0.1 unless told otherwise and answers only requests whose Host is one of its names
 (``Limits.hosts``: a page of another site cannot reach it by DNS rebinding). Every request is checked before any
@@ -28,6 +28,7 @@ from typing import Any, get_type_hints
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.exceptions import HTTPException
 
@@ -118,7 +119,7 @@ def _answer_errors_as_json(app: FastAPI) -> None:
 
 def create_app(index: Index, limits: Limits = Limits()) -> Guard:
     """The API over one opened index (the FastAPI application, behind the Host check and the body limit)."""
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their scripts served from the package: no CDN, usable offline
         title="ELMo Search",
         version="1",
         description=f"Search, neighbours in context and ELMo vectors of the index in {index.path.name}.",

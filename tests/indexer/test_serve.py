@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -152,11 +153,20 @@ def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(server):
     assert answer.status == 413 and "--max-body-bytes" in json.load(answer)["error"]
 
 
-def test_the_openapi_page_describes_the_api(server):
+def test_the_openapi_page_describes_the_api_from_this_server_alone(server):
+    """/docs works offline: every script, style sheet and icon it loads is served here, none from a CDN."""
     status, schema = ask(server, "/openapi.json")
     assert status == 200 and {"/search", "/neighbors", "/embed", "/stats"} <= set(schema["paths"])
     with urllib.request.urlopen(server + "/docs", timeout=30) as page:
-        assert page.status == 200 and "swagger" in page.read().decode().lower()
+        html = page.read().decode()
+    assert page.status == 200 and "swagger" in html.lower()
+    loaded = re.findall(r"""(?:src|href)=["']([^"']+)["']|url: *['"]([^'"]+)['"]""", html)
+    urls = [url for pair in loaded for url in pair if url]
+    assert any(url.endswith(".js") for url in urls) and not re.search(r"https?://", html)
+    for url in urls:
+        assert url.startswith("/"), url
+        with urllib.request.urlopen(server + url, timeout=30) as asset:
+            assert asset.status == 200 and asset.read()
 
 
 def test_get_search_answers_one_query_as_post_does(server):
