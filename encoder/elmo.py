@@ -338,7 +338,8 @@ class Elmo:
         pooling: str = "sif",
         word_weights: Callable[[list[str]], np.ndarray] | None = None,
     ) -> np.ndarray:
-        """One vector per text, pooled as an index pools its passages: (texts, dim) float32.
+        """One vector per text, pooled as an index pools its passages: (texts, dim) float32, or for one string its
+        (dim,) vector (as sentence-transformers' ``encode``).
 
         Each text (a string, tokenized by the model's language rules, or a list of tokens) is embedded, its tokens
         pooled per layer (``pooling``: ``sif``, the index's default, weighs each token by ``word_weights(tokens)``
@@ -349,9 +350,11 @@ class Elmo:
         >>> vectors = elmo.encode(["The river bank flooded.", "The bank raised its rates."], normalize=True)
         >>> vectors.shape, round(float(vectors[0] @ vectors[0]), 3)
         ((2, 256), 1.0)
+        >>> elmo.encode("The river bank flooded.").shape
+        (256,)
         """
-        if isinstance(texts, str):
-            texts = [texts]
+        one = isinstance(texts, str)
+        texts = [texts] if one else texts
         token_lists = [self.text.tokenize(t) if isinstance(t, str) else list(t) for t in texts]
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
@@ -365,7 +368,8 @@ class Elmo:
         vectors = np.einsum("nld,l->nd", np.stack(pooled), weights) if pooled else np.zeros((0, self.dim))
         if normalize:
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return vectors.astype(np.float32, copy=False)
+        vectors = vectors.astype(np.float32, copy=False)
+        return vectors[0] if one else vectors
 
     def _batches(self, token_lists: list[list[str]], batch_size: int, max_tokens: int) -> list[list[int]]:
         """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget (padded

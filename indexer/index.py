@@ -17,7 +17,7 @@ the word instead, mixed as ``layers`` says (the paper's way).
 Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
 the words it searched for instead, "no good match"). Document search itself is ``search.DocumentSearch``; this
 class opens the index, holds its parts and is the door of the four questions and of an index of strings
-(``from_texts``, ``add``, ``upsert``, ``save``: ``texts.py``); being every door is why it passes 450 lines.
+(``from_texts``, ``add``, ``upsert``, ``delete``, ``save``: ``texts.py``); being every door is why it passes 450 lines.
 """
 
 from __future__ import annotations
@@ -208,6 +208,23 @@ class Index:
         if ids is None:
             raise CorpusError("upsert needs the ids of the documents (those to replace, or new ones)")
         self._add(texts, ids, replace=True)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove the documents of ``ids`` from all results (as ``delete_documents``: their vectors stay on disk until
+        a rebuild; an id the index does not hold is refused and nothing is deleted); this object then answers
+        without them.
+
+        >>> index = Index.from_texts(["Volcanoes erupt when magma rises.", "Bake bread in a hot oven."], ids=["v", "b"])
+        >>> index.delete(["v"])
+        >>> len(index), [hit.doc_id for hit in index.search("magma and volcanoes", k=5)]
+        (1, ['b'])
+        """
+        from .build import delete_documents
+
+        if isinstance(ids, str):
+            raise QueryError(f"ids must be a list of document ids, not one string ({[ids]!r} deletes that one)")
+        delete_documents(self.path, ids)
+        self.__dict__.update(vars(Index.open(self.path, model=self.elmo, device=self.device, verify=False)))
 
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
         from .build import add_documents
