@@ -14,13 +14,13 @@ question are read into its options type (``indexer.options``: the same fields an
 answered by the library (``indexer.answers``: the command line's schema). Every refusal is a 4xx ``{"error":
 "..."}`` that says why (400 a bad value, 404, 405, 413 over a limit, 415 a body that is not JSON), never a 500; text
 in answers has its control and direction characters escaped as ``--json`` has (``encoder.terminal.json_text``).
-Questions run one at a time: the model's token cache is not thread-safe.
+Requests are served from several threads: the index and its model each take their own lock where they are not
+thread-safe (``Index.lock``, ``Elmo.lock``).
 """
 
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any, get_type_hints
@@ -125,11 +125,6 @@ def create_app(index: Index, limits: Limits = Limits()) -> Guard:
         description=f"Search, neighbours in context and ELMo vectors of the index in {index.path.name}.",
         default_response_class=SafeJSON,
     )
-    one_at_a_time = threading.Lock()
-
-    def answer(question: Callable[[], Any]) -> Any:
-        with one_at_a_time:
-            return question()
 
     def options_of(kind: type, values: dict) -> Any:
         """A request's options, read into their type (its rules), and ``k`` within ``--max-k``."""
@@ -151,7 +146,7 @@ def create_app(index: Index, limits: Limits = Limits()) -> Guard:
     def search_documents(request: SearchRequest) -> dict:
         check_batch("queries", len(request.queries))
         options = options_of(SearchOptions, request.model_dump(exclude={"queries"}))
-        return {"answers": answer(lambda: search_each(index, request.queries, options))}
+        return {"answers": search_each(index, request.queries, options)}
 
     @app.get("/search", summary="documents (or sentences) that answer one query")
     def search_one(q: str, k: str = "10") -> dict:
@@ -159,7 +154,7 @@ def create_app(index: Index, limits: Limits = Limits()) -> Guard:
         if problem is not None:
             raise BadRequest(f"k {problem}")
         options = options_of(SearchOptions, {"k": K(k)})
-        found = answer(lambda: answer_or_error(lambda: search_answers(index, [q], options)[0]))
+        found = answer_or_error(lambda: search_answers(index, [q], options)[0])
         if "error" in found:
             raise BadRequest(found["error"])
         return found
@@ -169,9 +164,7 @@ def create_app(index: Index, limits: Limits = Limits()) -> Guard:
         if len(request.sentence) > MAX_QUERY_CHARS:
             raise BadRequest(f"the sentence is over {MAX_QUERY_CHARS:,} characters")
         options = options_of(NeighborsOptions, request.model_dump(exclude={"sentence", "word"}))
-        found = answer(
-            lambda: answer_or_error(lambda: neighbors_answer(index, request.sentence, request.word, options))
-        )
+        found = answer_or_error(lambda: neighbors_answer(index, request.sentence, request.word, options))
         if "error" in found:
             raise BadRequest(found["error"])
         return found
@@ -195,7 +188,7 @@ def create_app(index: Index, limits: Limits = Limits()) -> Guard:
                 f"{limits.embed_values:,} (--max-embed-values)",
                 413,
             )
-        vectors = answer(lambda: index.elmo.embed(tokens, mix=mix))
+        vectors = index.elmo.embed(tokens, mix=mix)
         return {
             "model": index.elmo.name,
             "dim": index.elmo.dim,

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import functools
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,18 @@ class Query:
     text: str
     tokens: list[str]
     notices: list[str] = field(default_factory=list)
+
+
+def _one_at_a_time(question: Callable) -> Callable:
+    """A question (or change) of an index, asked under its ``lock``: its lazily built parts and the caches of its
+    vector sets are not thread-safe, so a server or an app may share one index between threads."""
+
+    @functools.wraps(question)
+    def asked(self: Index, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return question(self, *args, **kwargs)
+
+    return asked
 
 
 class Index:
@@ -137,6 +150,9 @@ class Index:
         self.document_search = DocumentSearch(self)
         self._speller: Speller | None = None
         self._word_ids: dict[str, np.ndarray] | None = None
+        self.lock = (
+            threading.RLock()
+        )  # the parts above built on first use, the mixed-vector caches: one question at a time
 
     @classmethod
     def open(cls, path: str | Path, model: ModelSpec | None = None, device: str = "auto", verify: bool = True) -> Index:
@@ -209,6 +225,7 @@ class Index:
             raise CorpusError("upsert needs the ids of the documents (those to replace, or new ones)")
         self._add(texts, ids, replace=True)
 
+    @_one_at_a_time
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the documents of ``ids`` from all results (as ``delete_documents``: their vectors stay on disk until
         a rebuild; an id the index does not hold is refused and nothing is deleted); this object then answers
@@ -226,6 +243,7 @@ class Index:
         delete_documents(self.path, ids)
         self.__dict__.update(vars(Index.open(self.path, model=self.elmo, device=self.device, verify=False)))
 
+    @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
         from .build import add_documents
 
@@ -255,9 +273,10 @@ class Index:
 
     @property
     def glove(self) -> GloveVectors:
-        if self._glove is None:
-            self._glove = open_glove(self.path, self.manifest.glove_source)
-        return self._glove
+        with self.lock:  # read once, whichever thread asks first
+            if self._glove is None:
+                self._glove = open_glove(self.path, self.manifest.glove_source)
+            return self._glove
 
     @functools.cached_property
     def _vocab(self) -> pd.DataFrame:
@@ -379,6 +398,7 @@ class Index:
         return SentenceHit(rank, float(score), row["doc_id"], row["title"], row["text"], int(sentence_id))
 
     # ------------------------------------------------------------------------------ queries
+    @_one_at_a_time
     def search(
         self,
         query: str | Sequence[str],
@@ -422,6 +442,7 @@ class Index:
             found += self.document_search.search(prepared[start : start + QUERY_BATCH], k, method, weights, spelling)
         return found
 
+    @_one_at_a_time
     def search_sentences(
         self, query: str, k: int = 10, method: str = "elmo", layers: str | Sequence[float] | None = None
     ) -> Results[SentenceHit]:
@@ -536,6 +557,7 @@ class Index:
         out = self.elmo.embed([tokens], context=True)[0]
         return out[:-1, position], out[-1, position]
 
+    @_one_at_a_time
     def neighbors(
         self,
         sentence: str,
@@ -605,6 +627,7 @@ class Index:
             return []
         return self.readout.expectations(context, k)
 
+    @_one_at_a_time
     def compare(
         self,
         sentence_a: str,
@@ -643,6 +666,7 @@ class Index:
         except QueryError:
             return None
 
+    @_one_at_a_time
     def senses(
         self,
         word: str,

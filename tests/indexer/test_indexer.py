@@ -15,6 +15,7 @@ from dataclasses import asdict
 
 import numpy as np
 import pytest
+from conftest import waits_for
 
 from encoder.options import option_fields
 from encoder.text import tokenize
@@ -595,3 +596,15 @@ def test_the_rebuild_command_gives_every_setting_that_is_not_the_default():
     args = make_parser().parse_args(["build", "--corpus", "c.txt", "--out", "out", *flags])
     assert {name: asdict(settings_of(args))[name] for name in changed} == changed
     assert settings_flags(asdict(Settings())) == []
+
+
+def test_threads_sharing_an_index_take_turns(small_index):
+    """An index's lazily built parts and vector caches are not thread-safe: while one thread's search is inside the
+    document search, another's question waits for it (``Index.lock``), then is answered."""
+    index = Index.open(small_index)
+    found = []
+    search = index.document_search
+    assert waits_for(
+        search, "search", lambda: index.search("muddy river"), lambda: found.append(index.search("magma", k=1))
+    )
+    assert found[0][0].doc_id == "volcano"
