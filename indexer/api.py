@@ -5,6 +5,11 @@
     POST /neighbors  {"sentence": "I sat on the bank", "word": "bank"}      as `neighbors --json` (``--explain``...)
     POST /embed      {"sentences": ["The bank of the river."]}              tokens and their mixed ELMo vectors
     GET  /stats      what the index holds, as `stats --json`;  GET /docs: the OpenAPI page, offline (/openapi.json)
+    POST /add, /upsert {"texts": [...], "ids": [...]};  POST /delete {"ids": [...]}   with Authorization: Bearer TOKEN
+
+The write endpoints are off (403) unless the server was given a token (``serve --token-file``, or
+``$ELMO_SEARCH_TOKEN``); a request without it, or with another, gets 401 (compared in constant time), and one while
+another process writes the index (a build, add or delete) 409.
 
 It listens on 127.0.0.1 unless told otherwise and answers only requests whose Host is one of its names
 (``Limits.hosts``: a page of another site cannot reach it by DNS rebinding). Every request is checked before any
@@ -20,26 +25,28 @@ thread-safe (``Index.lock``, ``Elmo.lock``).
 
 from __future__ import annotations
 
+import hmac
 import socket
 from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any, get_type_hints
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.exceptions import HTTPException
 
-from encoder import LayerMix
+from encoder import LayerMix, locks
 from encoder.terminal import json_text
 
+from . import layout
 from .answers import answer_or_error, neighbors_answer, search_answers, search_each
 from .errors import QueryError
 from .index import MAX_QUERY_CHARS, Index
 from .options import K, NeighborsOptions, SearchOptions
-from .serve import Limits
+from .serve import TOKEN_VARIABLE, Limits
 
 
 class SafeJSON(JSONResponse):
@@ -80,6 +87,17 @@ class EmbedRequest(BaseModel):
     layers: str | None = Field(None, description="layer mix (default: the index's mix for words in context)")
 
 
+class Texts(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    texts: list[str] = Field(min_length=1, description="the documents' texts")
+    ids: list[str] | None = Field(None, description="their ids (add: default their positions after the stored ones)")
+
+
+class Ids(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    ids: list[str] = Field(min_length=1, description="the ids of the documents to delete")
+
+
 class EmbedAnswer(BaseModel):
     model: str
     dim: int
@@ -90,9 +108,9 @@ class EmbedAnswer(BaseModel):
 class BadRequest(Exception):
     """A request that breaks a rule: answered with its status and message."""
 
-    def __init__(self, message: str, status: int = 400):
+    def __init__(self, message: str, status: int = 400, headers: dict | None = None):
         super().__init__(message)
-        self.status = status
+        self.status, self.headers = status, headers
 
 
 def _answer_errors_as_json(app: FastAPI) -> None:
@@ -101,7 +119,7 @@ def _answer_errors_as_json(app: FastAPI) -> None:
 
     @app.exception_handler(BadRequest)
     async def bad_request(request: Request, error: BadRequest) -> JSONResponse:
-        return SafeJSON({"error": str(error)}, status_code=error.status)
+        return SafeJSON({"error": str(error)}, status_code=error.status, headers=error.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -117,8 +135,9 @@ def _answer_errors_as_json(app: FastAPI) -> None:
         return SafeJSON({"error": str(error.detail).lower()}, status_code=error.status_code, headers=error.headers)
 
 
-def create_app(index: Index, limits: Limits = Limits()) -> Guard:
-    """The API over one opened index (the FastAPI application, behind the Host check and the body limit)."""
+def create_app(index: Index, limits: Limits = Limits(), token: str | None = None) -> Guard:
+    """The API over one opened index (the FastAPI application, behind the Host check and the body limit); ``token``
+    turns the write endpoints on."""
     app = FastAPIOffline(  # /docs and /redoc with their scripts served from the package: no CDN, usable offline
         title="ELMo Search",
         version="1",
@@ -196,6 +215,38 @@ def create_app(index: Index, limits: Limits = Limits()) -> Guard:
             "embeddings": [{"tokens": t, "vectors": v.tolist()} for t, v in zip(tokens, vectors)],
         }
 
+    def may_write(request: Request) -> None:
+        """The write endpoints' gate: on (a token), the right token (401 else), no other writer (409 else)."""
+        if token is None:
+            raise BadRequest(f"writing is off: start serve with --token-file FILE or ${TOKEN_VARIABLE}", 403)
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, f"Bearer {token}".encode()):
+            raise BadRequest(
+                "give the server's token: Authorization: Bearer TOKEN", 401, {"WWW-Authenticate": "Bearer"}
+            )
+        if locks.is_locked(index.path / layout.LOCK):
+            raise BadRequest(f"another process is writing {index.path.name} (a build, add or delete); try later", 409)
+
+    def written(change: Callable[[], None], **said: Any) -> dict:
+        done = answer_or_error(lambda: change() or {})
+        if "error" in done:
+            raise BadRequest(done["error"])
+        return {**said, "documents": len(index)}
+
+    gate = [Depends(may_write)]
+
+    @app.post("/add", summary="add documents (with the server's token)", dependencies=gate)
+    def add(request: Texts) -> dict:
+        return written(lambda: index.add(request.texts, request.ids), added=len(request.texts))
+
+    @app.post("/upsert", summary="add or replace documents by id (with the server's token)", dependencies=gate)
+    def upsert(request: Texts) -> dict:
+        return written(lambda: index.upsert(request.texts, request.ids), upserted=len(request.texts))
+
+    @app.post("/delete", summary="delete documents by id (with the server's token)", dependencies=gate)
+    def delete(request: Ids) -> dict:
+        return written(lambda: index.delete(request.ids), deleted=len(request.ids))
+
     @app.get("/stats", summary="what the index holds")
     def stats() -> dict:
         return index.stats()
@@ -248,9 +299,9 @@ class Guard:
         await SafeJSON({"error": message}, status_code=status)({"type": "http"}, None, send)
 
 
-def serve(index: Index, listening: socket.socket, limits: Limits) -> None:
+def serve(index: Index, listening: socket.socket, limits: Limits, token: str | None = None) -> None:
     """Serve the API on the ``listening`` socket (``serve.listen``) until interrupted."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(create_app(index, limits), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(index, limits, token), log_level="warning"))
     server.run(sockets=[listening])

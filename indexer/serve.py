@@ -7,11 +7,31 @@ before it loads it.
 
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 """The names a request's Host may give besides the address the server listens on and those ``--allow-host`` adds."""
+
+
+TOKEN_VARIABLE = "ELMO_SEARCH_TOKEN"
+"""The environment variable that holds the write endpoints' token when ``serve`` is given no ``--token-file``."""
+
+
+def write_token(token_file: Path | None) -> str | None:
+    """The token of the write endpoints (add, upsert, delete): the first line of ``token_file``, else
+    ``$ELMO_SEARCH_TOKEN``; None (writing off) when neither is given. An empty token is refused."""
+    if token_file is None:
+        token = os.environ.get(TOKEN_VARIABLE)
+        where = f"${TOKEN_VARIABLE}"
+    else:
+        token = token_file.read_text(encoding="utf-8").splitlines()[0] if token_file.stat().st_size else ""
+        where = str(token_file)
+    if token is not None and not token.strip():
+        raise ValueError(f"{where} holds no token; put a long random one there (or give none: writing stays off)")
+    return None if token is None else token.strip()
 
 
 @dataclass(frozen=True)

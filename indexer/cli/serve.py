@@ -11,12 +11,13 @@ from encoder.numbers import Number
 from encoder.terminal import show
 
 from ..options import K
-from ..serve import Limits, listen
+from ..serve import TOKEN_VARIABLE, Limits, listen, write_token
 from .common import add_model_options, add_threads_option, open_index
 
 
 def run(args: argparse.Namespace) -> int:
     """Take the port, open the index (an error is one line, as for any command), then serve it until interrupted."""
+    token = write_token(args.token_file)
     try:
         listening = listen(args.host, args.port)
     except OSError as error:
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         args.max_body_bytes, args.max_batch, args.max_k, args.max_embed_values, (args.host, *args.allow_host)
     )
     show(f"serving {index.path} on http://{args.host}:{args.port} (API page: /docs; Ctrl+C stops it)", file=sys.stderr)
-    serve(index, listening, limits)
+    serve(index, listening, limits, token)
     return 0
 
 
@@ -74,5 +75,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="a name the Host header of a request may give besides localhost, 127.0.0.1, ::1 and --host (repeat for "
         "more); other requests are refused, so that a web page cannot reach the server by DNS rebinding",
+    )
+    serve.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help=f"turn on the write endpoints (POST /add, /upsert, /delete) for requests that give the token on FILE's "
+        f"first line (Authorization: Bearer TOKEN); default: ${TOKEN_VARIABLE} if set, else writing is off",
     )
     serve.set_defaults(run=run)

@@ -3,6 +3,7 @@ the Python API's, bad requests get a 4xx with a message (never a 500), the OpenA
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import json
 import re
@@ -13,6 +14,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +33,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(small_index, tmp_path_factory):
-    """The server as a user starts it, with small limits to test; yields its base URL."""
-    port, log = free_port(), tmp_path_factory.mktemp("log") / "serve.log"
-    command = [sys.executable, "-m", "indexer", "serve", "--index", small_index, "--port", port]
-    command += ["--max-batch", 4, "--max-k", 20, "--max-body-bytes", 4000, "--max-embed-values", 1_000]
+@contextmanager
+def started(index: Path, log: Path, *options: object) -> Iterator[str]:
+    """The server as a user starts it, with ``options``; yields its base URL, stops it after."""
+    port = free_port()
+    command = [sys.executable, "-m", "indexer", "serve", "--index", index, "--port", port, *options]
     with open(log, "w") as out:
         process = subprocess.Popen(list(map(str, command)), cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -54,6 +56,25 @@ def server(small_index, tmp_path_factory):
     process.terminate()
     process.wait(timeout=30)
     assert "Traceback" not in log.read_text()
+
+
+@pytest.fixture(scope="module")
+def server(small_index, tmp_path_factory):
+    """The server with small limits to test; yields its base URL."""
+    log = tmp_path_factory.mktemp("log") / "serve.log"
+    limits = ["--max-batch", 4, "--max-k", 20, "--max-body-bytes", 4000, "--max-embed-values", 1_000]
+    with started(small_index, log, *limits) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def writable(small_index, tmp_path_factory):
+    """A server of a copy of the small index, given a token: (its URL, the token, the index folder)."""
+    folder = tmp_path_factory.mktemp("writable")
+    index = Index.open(small_index).save(folder / "index")
+    (folder / "token").write_text("s3cret-token\n")
+    with started(index, folder / "serve.log", "--token-file", folder / "token") as url:
+        yield url, "s3cret-token", index
 
 
 def ask(url: str, path: str, body: dict | bytes | None = None, headers: dict | None = None) -> tuple[int, dict]:
@@ -216,3 +237,31 @@ def test_a_port_in_use_is_one_error_line_before_serving(server, small_index):
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("error: cannot listen on 127.0.0.1:") and done.stderr.count("\n") == 1
+
+
+def test_writing_is_off_without_a_token(server):
+    status, answer = ask(server, "/add", {"texts": ["A new text."]})
+    assert status == 403 and "--token-file" in answer["error"]
+
+
+def test_writes_need_the_token_and_change_what_search_finds(writable):
+    url, token, index = writable
+    body = {"texts": ["Glaciers carve deep valleys in the mountains."], "ids": ["glacier"]}
+    assert ask(url, "/add", body)[0] == 401
+    status, answer = ask(url, "/add", body, headers={"Authorization": "Bearer s3cret-tokeN"})
+    assert status == 401 and "Authorization: Bearer" in answer["error"]
+    mine = {"Authorization": f"Bearer {token}"}
+    assert ask(url, "/add", body, headers=mine) == (200, {"added": 1, "documents": 4})
+    found = ask(url, "/search", {"queries": ["glaciers and valleys"], "k": 1})[1]["answers"][0]["results"]
+    assert found[0]["doc_id"] == "glacier"
+    replaced = {"texts": ["Bread rises in a warm oven."], "ids": ["glacier"]}
+    assert ask(url, "/upsert", replaced, headers=mine) == (200, {"upserted": 1, "documents": 4})
+    status, answer = ask(url, "/delete", {"ids": ["castle"]}, headers=mine)
+    assert status == 400 and "castle" in answer["error"]
+    assert ask(url, "/delete", {"ids": ["glacier"]}, headers=mine) == (200, {"deleted": 1, "documents": 3})
+    assert len(Index.open(index)) == 3
+    with open(index / ".lock", "a") as lock:  # another process's build, as the kernel sees it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        status, answer = ask(url, "/delete", {"ids": ["river"]}, headers=mine)
+    assert status == 409 and "another process is writing" in answer["error"]
+    assert len(Index.open(index)) == 3
