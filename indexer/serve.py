@@ -53,12 +53,13 @@ class Limits:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host``:``port`` (an ``OSError`` that says why not: the port in use, no such address)."""
+    """A socket listening on ``host``:``port`` (an ``OSError`` that says why not: the port in use, no such address)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listening = socket.socket(family, socket.SOCK_STREAM)
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind((host, port))
+        listening.listen(2048)  # taken now: no other server can bind it while the index opens
     except OSError:
         listening.close()
         raise
