@@ -63,7 +63,10 @@ def _request_model(name: str, options: type, **inputs: Any) -> type[BaseModel]:
     each value are the options type's own, applied when the body is read into it."""
     hints = get_type_hints(options)
     specs = {
-        spec.name: (hints[spec.name], Field(spec.default, description=spec.metadata["help"].replace("%(default)s", "")))
+        spec.name: (
+            hints[spec.name],
+            Field(spec.default, description=spec.metadata["help"].replace("%(default)s", str(spec.default))),
+        )
         for spec in fields(options)
         if spec.default is not MISSING
     }
