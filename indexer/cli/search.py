@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> dict | int:
 
 QUERY_FIELDS = ("query", "id", *(option.name for option in option_fields(SearchOptions)))
 """What a line of ``--queries`` may set (a JSON object): the query, an id to find its answer by, and its options."""
+QUERY_OBJECT = "{" + ", ".join(f'"{name}": ...' for name in QUERY_FIELDS) + "}"
+"""A line's JSON object as ``--help`` shows it."""
 
 
 class QueryLine(NamedTuple):
@@ -194,9 +196,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="answer every query of FILE ('-': standard input) in this one process: one query per line, as text or "
-        'as a JSON object {"query": ..., "id": ..., "k": ..., "method": ..., "layers": ..., '
-        '"as_typed": ..., "sentences": ..., "baseline": ...} (each field but "query" optional, default: this '
-        "command's options); prints one JSON result per line, in order, queries searched in batches (exit status 2 "
+        f'as a JSON object {QUERY_OBJECT} (each field but "query" optional, default: this command\'s options); prints one JSON result per line, in order, queries searched in batches (exit status 2 '
         "if a line failed: its object then holds the error, the other lines their answers)",
     )
     add_options(search, SearchOptions)
