@@ -10,10 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import shlex
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import streamlit as st
 
@@ -48,8 +45,6 @@ QUESTION_KEYS = (
 ``SEEDED_KEYS`` saying for which language they last did)."""
 SEEDED_KEYS = ("wic.examples", "senses.examples")
 N_SUGGESTED_WORDS = 10
-T = TypeVar("T")
-_ONE_QUESTION_AT_A_TIME = threading.Lock()
 
 
 @st.cache_resource(max_entries=3, show_spinner=False)  # the spinner is the caller's, in the UI's language
@@ -160,21 +155,11 @@ def _key(index: Index) -> str:
     return f"{index.path}@{FolderInfo.of(index.path).stamp}"
 
 
-def _ask(question: Callable[[], T]) -> T:
-    """The answer to a question, its notices with it.
-
-    Streamlit serves each browser tab from its own thread, but the shared model (its growing token cache) is not
-    thread-safe, so questions run one at a time.
-    """
-    with _ONE_QUESTION_AT_A_TIME:
-        return question()
-
-
 @st.cache_data(max_entries=128, show_spinner=False)
 def _search(
     _index: Index, key: str, query: str, k: int, method: str, weights: tuple[float, ...], spelling: bool
 ) -> Results[DocumentHit]:
-    return _ask(lambda: _index.search(query, k=k, method=method, layers=list(weights), spelling=spelling))
+    return _index.search(query, k=k, method=method, layers=list(weights), spelling=spelling)
 
 
 def search(index: Index, query: str, k: int, method: str, mix: LayerMix, spelling: bool = True) -> Results[DocumentHit]:
@@ -205,10 +190,8 @@ def _neighbors(
     weights: tuple[float, ...] | None,
     explain: bool,
 ) -> Neighbors:
-    return _ask(
-        lambda: _index.neighbors(
-            sentence, word, position=position, k=k, same_word=same_word, explain=explain, **_representation(weights)
-        )
+    return _index.neighbors(
+        sentence, word, position=position, k=k, same_word=same_word, explain=explain, **_representation(weights)
     )
 
 
@@ -232,7 +215,7 @@ def neighbors(
 @st.cache_data(max_entries=64, show_spinner=False)
 def _compare(_index: Index, key: str, use_a: tuple[str, str, int], use_b: tuple[str, str, int]) -> Comparison:
     (sentence_a, word_a, position_a), (sentence_b, word_b, position_b) = use_a, use_b
-    return _ask(lambda: _index.compare(sentence_a, word_a, sentence_b, word_b, position_a, position_b))
+    return _index.compare(sentence_a, word_a, sentence_b, word_b, position_a, position_b)
 
 
 def compare(index: Index, use_a: tuple[str, str, int], use_b: tuple[str, str, int]) -> Comparison:
@@ -269,7 +252,7 @@ def typical(index: Index, word: str, mix: LayerMix | None, senses: tuple[str | N
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _senses(_index: Index, key: str, word: str, k: int | str, weights: tuple[float, ...] | None) -> Senses:
-    return _ask(lambda: _index.senses(word, k=k, **_representation(weights)))
+    return _index.senses(word, k=k, **_representation(weights))
 
 
 def senses(index: Index, word: str, k: int | str, mix: LayerMix | None = None) -> Senses:
@@ -286,7 +269,7 @@ GLOVE_CANDIDATES = 5
 @st.cache_data(max_entries=128, show_spinner=False)
 def _glove_nearest(_index: Index, key: str, word: str, k: int) -> list[tuple[str, float]] | None:
     rules = _index.elmo.text
-    nearest = _ask(lambda: _index.glove.nearest(word, GLOVE_CANDIDATES * k))
+    nearest = _index.glove.nearest(word, GLOVE_CANDIDATES * k)
     return None if nearest is None else [(w, s) for w, s in nearest if rules.label_words(w) == [w]][:k]
 
 

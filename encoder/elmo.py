@@ -4,7 +4,9 @@
     layers = elmo.embed(["The bank of the river."])[0]        # (L+1, n_tokens, 2P)
     vectors = elmo.embed(sentences, mix="average")            # list of (n_tokens, 2P)
 
-Batching (length-sorted under a token budget), the token cache and statefulness are handled inside.
+Batching (length-sorted under a token budget), the token cache and statefulness are handled inside, and so is
+threads' sharing one model: the cache and the carried state change under the model's own lock (``Elmo.lock``), so
+a server or an app can ask it from several threads.
 Stateless by default: a sentence always gets the same vectors, whatever else is in its batch.
 With ``stateful=True`` the LSTM state of batch row b is carried to row b of the next batch, as the
 reference implementations do; batches are then taken in input order, never sorted.
@@ -13,6 +15,7 @@ reference implementations do; batches are then taken in input order, never sorte
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -87,6 +90,7 @@ class Elmo:
         # longest sentence
         self.length_multiple = 8 if self.device.type == "cuda" else 1
         self._state: State | None = None
+        self.lock = threading.RLock()  # the token cache and the carried state: one thread at a time runs the model
         self.token_cache = TokenCache(self.config.projection_dim, self.device)
         self.cache_vocabulary([BOS_TOKEN, EOS_TOKEN])
 
@@ -164,10 +168,11 @@ class Elmo:
     # ---------------------------------------------------------------- token cache
     def cache_vocabulary(self, words: Iterable[str], batch_size: int = 4096) -> None:
         """Precompute the context-free char-CNN vectors of ``words`` (other words are cached as they come)."""
-        new = [w for w in dict.fromkeys(words) if w not in self.token_cache]
-        for start in range(0, len(new), batch_size):
-            chunk = new[start : start + batch_size]
-            self.token_cache.add(chunk, self._char_cnn(chunk))
+        with self.lock:
+            new = [w for w in dict.fromkeys(words) if w not in self.token_cache]
+            for start in range(0, len(new), batch_size):
+                chunk = new[start : start + batch_size]
+                self.token_cache.add(chunk, self._char_cnn(chunk))
 
     @contextmanager
     def computing(self) -> Iterator[None]:
@@ -210,15 +215,16 @@ class Elmo:
             ids = torch.nn.functional.pad(ids, (0, 0, 0, self._width(longest) - longest))
             with self.computing():
                 return self.model.char_cnn(ids) * (ids > 0).any(-1, keepdim=True)
-        misses = [w for w in dict.fromkeys(w for s in sentences for w in s) if w not in self.token_cache]
-        miss_vectors = self._char_cnn(misses) if misses else None
-        kept = self.token_cache.add(misses, miss_vectors) if misses else 0
-        extra = {w: i for i, w in enumerate(misses[kept:])}  # did not fit in the cache
-        table = self.token_cache.table(miss_vectors[kept:] if miss_vectors is not None else None)
-        rows = np.zeros((len(sentences), self._width(longest)), dtype=np.int64)  # row 0 of the table = padding
-        for b, sentence in enumerate(sentences):
-            rows[b, : len(sentence)] = [self.token_cache.row(w, extra) for w in sentence]
-        return table[torch.from_numpy(rows).to(self.device)]
+        with self.lock:  # the cache grows (and its tensor moves) as words come
+            misses = [w for w in dict.fromkeys(w for s in sentences for w in s) if w not in self.token_cache]
+            miss_vectors = self._char_cnn(misses) if misses else None
+            kept = self.token_cache.add(misses, miss_vectors) if misses else 0
+            extra = {w: i for i, w in enumerate(misses[kept:])}  # did not fit in the cache
+            table = self.token_cache.table(miss_vectors[kept:] if miss_vectors is not None else None)
+            rows = np.zeros((len(sentences), self._width(longest)), dtype=np.int64)  # row 0 of the table = padding
+            for b, sentence in enumerate(sentences):
+                rows[b, : len(sentence)] = [self.token_cache.row(w, extra) for w in sentence]
+            return table[torch.from_numpy(rows).to(self.device)]
 
     # ---------------------------------------------------------------- state
     def reset_state(self) -> None:
@@ -264,16 +270,17 @@ class Elmo:
     ) -> list[np.ndarray]:
         """Run one batch as given (no sorting or splitting) -> per sentence (L+1, n, 2P) float32, or (L+2, n, 2P) with
         ``context``: the last row then holds each token's context states (``BiLM.context_states``)."""
-        tokens, mask = self.model_inputs(sentences, use_cache)
-        with self.computing():
-            layers, state = self.model.contextualize(
-                tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful
-            )
-            if context:
-                layers.append(self.model.context_states(layers[-1]))
-        if state is not None:
-            self._keep_state(state)
-        return self._to_host(torch.stack(layers), [len(s) for s in sentences])
+        with self.lock:  # the carried state, and torch's process-wide switches of ``computing``
+            tokens, mask = self.model_inputs(sentences, use_cache)
+            with self.computing():
+                layers, state = self.model.contextualize(
+                    tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful
+                )
+                if context:
+                    layers.append(self.model.context_states(layers[-1]))
+            if state is not None:
+                self._keep_state(state)
+            return self._to_host(torch.stack(layers), [len(s) for s in sentences])
 
     def _to_host(self, layers: torch.Tensor, lengths: list[int]) -> list[np.ndarray]:
         """Layers (L+1, B, T, 2P) on the device -> per sentence (L+1, n, 2P) float32 on the host, without BOS, EOS
@@ -338,7 +345,8 @@ class Elmo:
         pooling: str = "sif",
         word_weights: Callable[[list[str]], np.ndarray] | None = None,
     ) -> np.ndarray:
-        """One vector per text, pooled as an index pools its passages: (texts, dim) float32.
+        """One vector per text, pooled as an index pools its passages: (texts, dim) float32, or for one string its
+        (dim,) vector (as sentence-transformers' ``encode``).
 
         Each text (a string, tokenized by the model's language rules, or a list of tokens) is embedded, its tokens
         pooled per layer (``pooling``: ``sif``, the index's default, weighs each token by ``word_weights(tokens)``
@@ -349,9 +357,11 @@ class Elmo:
         >>> vectors = elmo.encode(["The river bank flooded.", "The bank raised its rates."], normalize=True)
         >>> vectors.shape, round(float(vectors[0] @ vectors[0]), 3)
         ((2, 256), 1.0)
+        >>> elmo.encode("The river bank flooded.").shape
+        (256,)
         """
-        if isinstance(texts, str):
-            texts = [texts]
+        one = isinstance(texts, str)
+        texts = [texts] if one else texts
         token_lists = [self.text.tokenize(t) if isinstance(t, str) else list(t) for t in texts]
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
@@ -365,7 +375,8 @@ class Elmo:
         vectors = np.einsum("nld,l->nd", np.stack(pooled), weights) if pooled else np.zeros((0, self.dim))
         if normalize:
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return vectors.astype(np.float32, copy=False)
+        vectors = vectors.astype(np.float32, copy=False)
+        return vectors[0] if one else vectors
 
     def _batches(self, token_lists: list[list[str]], batch_size: int, max_tokens: int) -> list[list[int]]:
         """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget (padded

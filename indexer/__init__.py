@@ -20,6 +20,9 @@ _EXPORTS = {
     "add_documents": ".build",
     "delete_documents": ".build",
     "Settings": ".build",
+    "SearchOptions": ".options",
+    "NeighborsOptions": ".options",
+    "SensesOptions": ".options",
     "Results": ".results",
     "DocumentHit": ".results",
     "SentenceHit": ".results",
@@ -40,6 +43,9 @@ __all__ = [
     "add_documents",
     "delete_documents",
     "Settings",
+    "SearchOptions",
+    "NeighborsOptions",
+    "SensesOptions",
     "Results",
     "DocumentHit",
     "SentenceHit",
@@ -59,6 +65,7 @@ if TYPE_CHECKING:
     from .build import Settings, add_documents, build_index, delete_documents
     from .errors import CorpusError, CorruptIndexError, IndexFormatError, IndexMismatchError, QueryError
     from .index import Index
+    from .options import NeighborsOptions, SearchOptions, SensesOptions
     from .results import DocumentHit, Neighbors, Results, SenseCluster, SensePoint, Senses, SentenceHit, TokenHit
 
 

@@ -1,67 +1,104 @@
-"""The HTTP API over one index (FastAPI), as ``python -m indexer serve`` (``indexer.serve``) runs it.
+"""The HTTP API over one index (FastAPI), as ``python -m indexer serve`` runs it (``serve``).
 
     POST /search     {"queries": ["how do volcanoes form", ...], "k": 5}   each query's answer, as `search --json`
+    GET  /search?q=how+do+volcanoes+form&k=5                              one query's answer
     POST /neighbors  {"sentence": "I sat on the bank", "word": "bank"}      as `neighbors --json` (``--explain``...)
     POST /embed      {"sentences": ["The bank of the river."]}              tokens and their mixed ELMo vectors
-    GET  /stats      what the index holds, as `stats --json`;  GET /docs: the OpenAPI page (/openapi.json)
+    GET  /stats      what the index holds, as `stats --json`;  GET /docs: the OpenAPI page, offline (/openapi.json)
+    POST /add, /upsert {"texts": [...], "ids": [...]};  POST /delete {"ids": [...]}   with Authorization: Bearer TOKEN
 
-It listens on 127.0.0.1 unless told otherwise. Every request is checked before any work: its body size
-(``Limits.body_bytes``), k, the number of queries or sentences in one request (``Limits.batch``); a request that
-breaks a rule gets a 4xx answer ``{"error": "..."}`` that says which, never a 500. The answers are those of the
-command line (``indexer.cli``), so both have one schema (docs/indexer.md). Questions run one at a time: the
-model's token cache is not thread-safe.
+The write endpoints are off (403) unless the server was given a token (``serve --token-file``, or
+``$ELMO_SEARCH_TOKEN``); a request without it, or with another, gets 401 (compared in constant time), and one while
+another process writes the index (a build, add or delete) 409.
+
+It listens on 127.0.0.1 unless told otherwise and answers only requests whose Host is one of its names
+(``Limits.hosts``: a page of another site cannot reach it by DNS rebinding). Every request is checked before any
+work: its Host, its body size (``Limits.body_bytes``), k, the number of queries or sentences in one request
+(``Limits.batch``), the numbers an ``/embed`` answer would hold (``Limits.embed_values``). The options of each
+question are read into its options type (``indexer.options``: the same fields and rules as the command line's) and
+answered by the library (``indexer.answers``: the command line's schema). Every refusal is a 4xx ``{"error":
+"..."}`` that says why (400 a bad value, 404, 405, 413 over a limit, 415 a body that is not JSON), never a 500; text
+in answers has its control and direction characters escaped as ``--json`` has (``encoder.terminal.json_text``).
+Requests are served from several threads: the index and its model each take their own lock where they are not
+thread-safe (``Index.lock``, ``Elmo.lock``).
 """
 
 from __future__ import annotations
 
-import argparse
-import threading
+import hmac
+import socket
 from collections.abc import Callable
-from dataclasses import asdict
-from typing import Any
+from dataclasses import MISSING, fields
+from typing import Any, get_type_hints
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi_offline import FastAPIOffline
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from starlette.exceptions import HTTPException
 
-from encoder import LayerMix
+from encoder import LayerMix, locks
+from encoder.terminal import json_text
 
-from .index import MAX_K, MAX_QUERY_CHARS, Index
-from .ranking import METHODS
-from .serve import Limits
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # a misspelt field is an error, not a silent default
-
-
-class SearchRequest(Strict):
-    queries: list[str] = Field(min_length=1, description="the queries, answered in order")
-    k: int = Field(10, ge=1, le=MAX_K, description="results per query (at most the server's --max-k)")
-    method: str = Field(METHODS[0], description=f"one of {', '.join(METHODS)}")
-    layers: str | None = Field(None, description="layer mix: token, top, average or weights like 0.2,0.3,0.5")
-    sentences: bool = Field(False, description="rank single sentences instead of documents")
-    baseline: bool = Field(False, description="also the GloVe baseline's results")
-    as_typed: bool = Field(False, description="no word replaced by a nearest indexed spelling")
+from . import layout
+from .answers import answer_or_error, neighbors_answer, search_answers, search_each
+from .errors import QueryError
+from .index import MAX_QUERY_CHARS, Index
+from .options import K, NeighborsOptions, SearchOptions
+from .serve import TOKEN_VARIABLE, Limits
 
 
-class NeighborsRequest(Strict):
-    sentence: str = Field(max_length=MAX_QUERY_CHARS)
-    word: str
-    position: int | None = Field(None, ge=0, description="the word's token position if it occurs more than once")
-    k: int = Field(10, ge=1, le=MAX_K)
-    same_word: bool = False
-    layers: str | None = None
-    representation: str | None = Field(
-        None, description="'readout' (the sense readout; the default unless layers are given) or 'elmo'"
-    )
-    explain: bool = Field(False, description="also what the model expects at the word, from each side")
+class SafeJSON(JSONResponse):
+    """JSON as ``--json`` writes it: control and direction characters escaped (``json_text``), and a lone surrogate
+    (valid in a JSON string, not in UTF-8) written as its ``\\u`` escape instead of failing."""
+
+    def render(self, content: Any) -> bytes:
+        return json_text(content).encode("utf-8", "backslashreplace")
 
 
-class EmbedRequest(Strict):
+def _request_model(name: str, options: type, **inputs: Any) -> type[BaseModel]:
+    """The JSON body of a question: its ``inputs`` (pydantic fields), then the fields of its options type with their
+    defaults and help; strict types (``true`` is no number) and no field that is not one of these. The rules of
+    each value are the options type's own, applied when the body is read into it."""
+    hints = get_type_hints(options)
+    specs = {
+        spec.name: (
+            hints[spec.name],
+            Field(spec.default, description=spec.metadata["help"].replace("%(default)s", str(spec.default))),
+        )
+        for spec in fields(options)
+        if spec.default is not MISSING
+    }
+    return create_model(name, __config__=ConfigDict(extra="forbid", strict=True), **inputs, **specs)
+
+
+SearchRequest = _request_model(
+    "SearchRequest", SearchOptions, queries=(list[str], Field(min_length=1, description="the queries, in order"))
+)
+NeighborsRequest = _request_model(
+    "NeighborsRequest",
+    NeighborsOptions,
+    sentence=(str, Field(description="a sentence containing the word")),
+    word=(str, Field(description="the word, as it appears in the sentence")),
+)
+
+
+class EmbedRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
     sentences: list[str] = Field(min_length=1, description="texts, each tokenized by the model's rules")
     layers: str | None = Field(None, description="layer mix (default: the index's mix for words in context)")
+
+
+class Texts(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    texts: list[str] = Field(min_length=1, description="the documents' texts")
+    ids: list[str] | None = Field(None, description="their ids (add: default their positions after the stored ones)")
+
+
+class Ids(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    ids: list[str] = Field(min_length=1, description="the ids of the documents to delete")
 
 
 class EmbedAnswer(BaseModel):
@@ -74,94 +111,144 @@ class EmbedAnswer(BaseModel):
 class BadRequest(Exception):
     """A request that breaks a rule: answered with its status and message."""
 
-    def __init__(self, message: str, status: int = 400):
+    def __init__(self, message: str, status: int = 400, headers: dict | None = None):
         super().__init__(message)
-        self.status = status
+        self.status, self.headers = status, headers
 
 
 def _answer_errors_as_json(app: FastAPI) -> None:
-    """Every refusal answers ``{"error": "..."}``: a ``BadRequest`` with its status, a body FastAPI cannot validate
-    with 422 and one line per problem."""
+    """Every refusal answers ``{"error": "..."}``: a ``BadRequest`` with its status, a body that is not JSON with
+    415, one FastAPI cannot read into its request with 400 and one line per problem, 404 and 405 with their words."""
 
     @app.exception_handler(BadRequest)
     async def bad_request(request: Request, error: BadRequest) -> JSONResponse:
-        return JSONResponse({"error": str(error)}, status_code=error.status)
+        return SafeJSON({"error": str(error)}, status_code=error.status, headers=error.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        if request.method == "POST" and "json" not in request.headers.get("content-type", ""):
+            return SafeJSON({"error": "the body must be JSON (Content-Type: application/json)"}, status_code=415)
         problems = [
             f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'the body'}: {e['msg']}" for e in error.errors()
         ]
-        return JSONResponse({"error": "; ".join(problems)}, status_code=422)
+        return SafeJSON({"error": "; ".join(problems)}, status_code=400)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        return SafeJSON({"error": str(error.detail).lower()}, status_code=error.status_code, headers=error.headers)
 
 
-def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
-    """The API over one opened index (the FastAPI application, behind the body limit)."""
-    from .cli.common import answer_or_error  # the command line's answers: one schema for both
-    from .cli.search import answers
-
-    app = FastAPI(
+def create_app(index: Index, limits: Limits = Limits(), token: str | None = None) -> Guard:
+    """The API over one opened index (the FastAPI application, behind the Host check and the body limit); ``token``
+    turns the write endpoints on."""
+    app = FastAPIOffline(  # /docs and /redoc with their scripts served from the package: no CDN, usable offline
         title="ELMo Search",
         version="1",
         description=f"Search, neighbours in context and ELMo vectors of the index in {index.path.name}.",
+        default_response_class=SafeJSON,
     )
-    one_at_a_time = threading.Lock()
 
-    def answer(question: Callable[[], dict]) -> dict:
-        with one_at_a_time:
-            return answer_or_error(question)
+    def options_of(kind: type, values: dict) -> Any:
+        """A request's options, read into their type (its rules), and ``k`` within ``--max-k``."""
+        try:
+            options = kind(**values)
+        except QueryError as error:
+            raise BadRequest(str(error)) from None
+        if options.k > limits.k:
+            raise BadRequest(f"k is {options.k}; at most {limits.k} (--max-k)")
+        return options
 
-    def check(what: str, count: int, k: int | None = None) -> None:
+    def check_batch(what: str, count: int) -> None:
         if count > limits.batch:
             raise BadRequest(f"{count} {what} in one request; at most {limits.batch} (--max-batch)", 413)
-        if k is not None and k > limits.k:
-            raise BadRequest(f"k is {k}; at most {limits.k} (--max-k)")
 
     _answer_errors_as_json(app)
 
     @app.post("/search", summary="documents (or sentences) that answer each query")
     def search_documents(request: SearchRequest) -> dict:
-        check("queries", len(request.queries), request.k)
-        if request.method not in METHODS:
-            raise BadRequest(f"method must be one of {', '.join(METHODS)}, not {request.method!r}", 422)
-        options = argparse.Namespace(**request.model_dump(exclude={"queries"}))
-        batch = answer(lambda: {"answers": answers(index, request.queries, options)})  # one batched search
-        if "error" not in batch:
-            return {"answers": batch["answers"]}
-        # a query the batch refused: each query asked alone, so that only its own answer is an error
-        return {"answers": [answer(lambda: answers(index, [query], options)[0]) for query in request.queries]}
+        check_batch("queries", len(request.queries))
+        options = options_of(SearchOptions, request.model_dump(exclude={"queries"}))
+        return {"answers": search_each(index, request.queries, options)}
+
+    @app.get("/search", summary="documents (or sentences) that answer one query")
+    def search_one(q: str, k: str = "10") -> dict:
+        problem = K.text_problem(k)
+        if problem is not None:
+            raise BadRequest(f"k {problem}")
+        options = options_of(SearchOptions, {"k": K(k)})
+        found = answer_or_error(lambda: search_answers(index, [q], options)[0])
+        if "error" in found:
+            raise BadRequest(found["error"])
+        return found
 
     @app.post("/neighbors", summary="the nearest uses in context of a word in a sentence")
     def neighbors(request: NeighborsRequest) -> dict:
-        check("sentences", 1, request.k)
-        question = request.model_dump()
-        found = answer(
-            lambda: {"sentence": request.sentence, "word": request.word, **asdict(index.neighbors(**question))}
-        )
+        if len(request.sentence) > MAX_QUERY_CHARS:
+            raise BadRequest(f"the sentence is over {MAX_QUERY_CHARS:,} characters")
+        options = options_of(NeighborsOptions, request.model_dump(exclude={"sentence", "word"}))
+        found = answer_or_error(lambda: neighbors_answer(index, request.sentence, request.word, options))
         if "error" in found:
             raise BadRequest(found["error"])
         return found
 
     @app.post("/embed", summary="tokens and mixed ELMo vectors of sentences", response_model=EmbedAnswer)
     def embed(request: EmbedRequest) -> dict:
-        check("sentences", len(request.sentences))
+        check_batch("sentences", len(request.sentences))
         if any(len(s) > MAX_QUERY_CHARS for s in request.sentences):
             raise BadRequest(f"a sentence is over {MAX_QUERY_CHARS:,} characters")
         try:
             mix = LayerMix.parse(request.layers, index.elmo.n_layers) if request.layers else index.layer_mix
         except ValueError as error:
             raise BadRequest(f"bad layer mix: {error}") from None
-        with one_at_a_time:
-            tokens = [index.elmo.text.tokenize(s) for s in request.sentences]
-            if not all(tokens):
-                raise BadRequest("a sentence has no tokens")
-            vectors = index.elmo.embed(tokens, mix=mix)
+        tokens = [index.elmo.text.tokenize(s) for s in request.sentences]
+        if not all(tokens):
+            raise BadRequest("a sentence has no tokens")
+        values = sum(map(len, tokens)) * index.elmo.dim
+        if values > limits.embed_values:
+            raise BadRequest(
+                f"the answer would hold {values:,} numbers (tokens x {index.elmo.dim}); at most "
+                f"{limits.embed_values:,} (--max-embed-values)",
+                413,
+            )
+        vectors = index.elmo.embed(tokens, mix=mix)
         return {
             "model": index.elmo.name,
             "dim": index.elmo.dim,
             "layers": list(mix.weights),
             "embeddings": [{"tokens": t, "vectors": v.tolist()} for t, v in zip(tokens, vectors)],
         }
+
+    def may_write(request: Request) -> None:
+        """The write endpoints' gate: on (a token), the right token (401 else), no other writer (409 else)."""
+        if token is None:
+            raise BadRequest(f"writing is off: start serve with --token-file FILE or ${TOKEN_VARIABLE}", 403)
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, f"Bearer {token}".encode()):
+            raise BadRequest(
+                "give the server's token: Authorization: Bearer TOKEN", 401, {"WWW-Authenticate": "Bearer"}
+            )
+        if locks.is_locked(index.path / layout.LOCK):
+            raise BadRequest(f"another process is writing {index.path.name} (a build, add or delete); try later", 409)
+
+    def written(change: Callable[[], None], **said: Any) -> dict:
+        done = answer_or_error(lambda: change() or {})
+        if "error" in done:
+            raise BadRequest(done["error"])
+        return {**said, "documents": len(index)}
+
+    gate = [Depends(may_write)]
+
+    @app.post("/add", summary="add documents (with the server's token)", dependencies=gate)
+    def add(request: Texts) -> dict:
+        return written(lambda: index.add(request.texts, request.ids), added=len(request.texts))
+
+    @app.post("/upsert", summary="add or replace documents by id (with the server's token)", dependencies=gate)
+    def upsert(request: Texts) -> dict:
+        return written(lambda: index.upsert(request.texts, request.ids), upserted=len(request.texts))
+
+    @app.post("/delete", summary="delete documents by id (with the server's token)", dependencies=gate)
+    def delete(request: Ids) -> dict:
+        return written(lambda: index.delete(request.ids), deleted=len(request.ids))
 
     @app.get("/stats", summary="what the index holds")
     def stats() -> dict:
@@ -171,16 +258,16 @@ def create_app(index: Index, limits: Limits = Limits()) -> BodyLimit:
     def health() -> dict:
         return {"status": "ok"}
 
-    return BodyLimit(app, limits.body_bytes)
+    return Guard(app, limits)
 
 
-class BodyLimit:
-    """ASGI middleware: a request body over ``limit`` bytes gets 413 before the application reads it (uvicorn sets
-    no limit of its own). A declared Content-Length is checked (the HTTP parser holds the body to it); a chunked
-    body is read here up to the limit, then handed on."""
+class Guard:
+    """ASGI middleware, before the application reads anything: a Host that is not one of ``limits.hosts`` gets 400,
+    a body over ``limits.body_bytes`` 413 (uvicorn sets no limit of its own). The body is counted as it arrives,
+    whatever its Content-Length says (a declared size over the limit is refused at once), then handed on."""
 
-    def __init__(self, app: Any, limit: int):
-        self.app, self.limit = app, limit
+    def __init__(self, app: Any, limits: Limits):
+        self.app, self.limits = app, limits
 
     def __getattr__(self, name: str) -> Any:  # the wrapped app's routes, openapi() and the rest
         return getattr(self.app, name)
@@ -188,25 +275,36 @@ class BodyLimit:
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None:
-            if not declared.isdigit() or int(declared) > self.limit:
-                return await self._refuse(send)
-            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers", []))
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not self.limits.allows_host(host):
+            return await self._refuse(send, 400, f"the Host {host!r} is not one of this server's names (--allow-host)")
+        declared = headers.get(b"content-length", b"0")
+        too_big = f"the request body is over {self.limits.body_bytes:,} bytes (--max-body-bytes)"
+        if not declared.isdigit() or int(declared) > self.limits.body_bytes:
+            return await self._refuse(send, 413, too_big)
         messages, size = [], 0
         while not messages or messages[-1].get("more_body", False):
             messages.append(await receive())
             if messages[-1]["type"] != "http.request":
                 break  # the client went away
             size += len(messages[-1].get("body", b""))
-            if size > self.limit:
-                return await self._refuse(send)
+            if size > self.limits.body_bytes:
+                return await self._refuse(send, 413, too_big)
 
         async def replay() -> dict:
             return messages.pop(0) if messages else await receive()
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Callable) -> None:
-        message = f"the request body is over {self.limit:,} bytes (--max-body-bytes)"
-        await JSONResponse({"error": message}, status_code=413)({"type": "http"}, None, send)
+    @staticmethod
+    async def _refuse(send: Callable, status: int, message: str) -> None:
+        await SafeJSON({"error": message}, status_code=status)({"type": "http"}, None, send)
+
+
+def serve(index: Index, listening: socket.socket, limits: Limits, token: str | None = None) -> None:
+    """Serve the API on the ``listening`` socket (``serve.listen``) until interrupted."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(create_app(index, limits, token), log_level="warning"))
+    server.run(sockets=[listening])

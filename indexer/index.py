@@ -17,14 +17,15 @@ the word instead, mixed as ``layers`` says (the paper's way).
 Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
 the words it searched for instead, "no good match"). Document search itself is ``search.DocumentSearch``; this
 class opens the index, holds its parts and is the door of the four questions and of an index of strings
-(``from_texts``, ``add``, ``upsert``, ``save``: ``texts.py``); being every door is why it passes 450 lines.
+(``from_texts``, ``add``, ``upsert``, ``delete``, ``save``: ``texts.py``); being every door is why it passes 450 lines.
 """
 
 from __future__ import annotations
 
 import functools
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,6 @@ import pandas as pd
 
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
-from encoder.numbers import Number
 from encoder.readout import KINDS, Expectation, Readout, centred
 from encoder.words import WordFrequencies, is_word, normalize
 
@@ -47,8 +47,8 @@ from .factory import apply_search_params
 from .glove import GloveVectors
 from .live import LiveRows
 from .manifest import Manifest, ModelSpec
+from .options import K, NeighborsOptions, SearchOptions, SensesOptions
 from .parts import open_glove, open_model, shard_layers, shard_substitutes
-from .ranking import METHODS
 from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
 from .search import DocumentSearch
 from .senses import describe_senses
@@ -57,12 +57,7 @@ from .vectors import RERANK, ExactSearch, VectorSet, faiss_search, gpu_faiss_ava
 from .vectors import normalize as normalize_rows
 
 MAX_QUERY_CHARS = 10_000
-MAX_K = 1_000
-K = Number(int, 1, MAX_K)  # results of a search or neighbours
-SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
-OCCURRENCES = Number(int, 1)  # occurrences clustered at most
 QUERY_BATCH = 64  # queries embedded and searched together by a search of many
-REPRESENTATIONS = ("readout", "elmo")  # how Word in context and Senses read a use: the sense readout, or ELMo's layers
 ELMO_NAME = "ELMo layer mix (paper)"
 MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
 
@@ -75,6 +70,18 @@ class Query:
     text: str
     tokens: list[str]
     notices: list[str] = field(default_factory=list)
+
+
+def _one_at_a_time(question: Callable) -> Callable:
+    """A question (or change) of an index, asked under its ``lock``: its lazily built parts and the caches of its
+    vector sets are not thread-safe, so a server or an app may share one index between threads."""
+
+    @functools.wraps(question)
+    def asked(self: Index, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return question(self, *args, **kwargs)
+
+    return asked
 
 
 class Index:
@@ -148,6 +155,9 @@ class Index:
         self.document_search = DocumentSearch(self)
         self._speller: Speller | None = None
         self._word_ids: dict[str, np.ndarray] | None = None
+        self.lock = (
+            threading.RLock()
+        )  # the parts above built on first use, the mixed-vector caches: one question at a time
 
     @classmethod
     def open(cls, path: str | Path, model: ModelSpec | None = None, device: str = "auto", verify: bool = True) -> Index:
@@ -220,6 +230,25 @@ class Index:
             raise CorpusError("upsert needs the ids of the documents (those to replace, or new ones)")
         self._add(texts, ids, replace=True)
 
+    @_one_at_a_time
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove the documents of ``ids`` from all results (as ``delete_documents``: their vectors stay on disk until
+        a rebuild; an id the index does not hold is refused and nothing is deleted); this object then answers
+        without them.
+
+        >>> index = Index.from_texts(["Volcanoes erupt when magma rises.", "Bake bread in a hot oven."], ids=["v", "b"])
+        >>> index.delete(["v"])
+        >>> len(index), [hit.doc_id for hit in index.search("magma and volcanoes", k=5)]
+        (1, ['b'])
+        """
+        from .build import delete_documents
+
+        if isinstance(ids, str):
+            raise QueryError(f"ids must be a list of document ids, not one string ({[ids]!r} deletes that one)")
+        delete_documents(self.path, ids)
+        self.__dict__.update(vars(Index.open(self.path, model=self.elmo, device=self.device, verify=False)))
+
+    @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
         from .build import add_documents
 
@@ -249,9 +278,10 @@ class Index:
 
     @property
     def glove(self) -> GloveVectors:
-        if self._glove is None:
-            self._glove = open_glove(self.path, self.manifest.glove_source)
-        return self._glove
+        with self.lock:  # read once, whichever thread asks first
+            if self._glove is None:
+                self._glove = open_glove(self.path, self.manifest.glove_source)
+            return self._glove
 
     @functools.cached_property
     def _vocab(self) -> pd.DataFrame:
@@ -371,6 +401,7 @@ class Index:
         return SentenceHit(rank, float(score), row["doc_id"], row["title"], row["text"], int(sentence_id))
 
     # ------------------------------------------------------------------------------ queries
+    @_one_at_a_time
     def search(
         self,
         query: str | Sequence[str],
@@ -396,9 +427,8 @@ class Index:
         >>> [found[0].doc_id for found in index.search(["magma", "an oven for bread"], k=1)]
         ['0', '1']
         """
-        k = self._k(k)
-        if method not in METHODS:
-            raise QueryError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+        SearchOptions(k=k, method=method, layers=layers, as_typed=not spelling)  # each checked by its rule
+        k = int(k)
         weights = self._weights(layers, self.search_mix)
         if isinstance(query, str) or not isinstance(query, Sequence):
             return self.document_search.search([self.query(query)], k, method, weights, spelling)[0]
@@ -415,6 +445,7 @@ class Index:
             found += self.document_search.search(prepared[start : start + QUERY_BATCH], k, method, weights, spelling)
         return found
 
+    @_one_at_a_time
     def search_sentences(
         self, query: str, k: int = 10, method: str = "elmo", layers: str | Sequence[float] | None = None
     ) -> Results[SentenceHit]:
@@ -456,8 +487,6 @@ class Index:
         the sense readout, or the ELMo mix's weights for "elmo"."""
         if representation is None:
             representation = "readout" if layers is None else "elmo"
-        if representation not in REPRESENTATIONS:
-            raise QueryError(f"representation must be one of {', '.join(REPRESENTATIONS)}, not {representation!r}")
         if representation == "elmo":
             return self._token_weights(layers)
         if layers is not None:
@@ -527,6 +556,7 @@ class Index:
         out = self.elmo.embed([tokens], context=True)[0]
         return out[:-1, position], out[-1, position]
 
+    @_one_at_a_time
     def neighbors(
         self,
         sentence: str,
@@ -545,7 +575,8 @@ class Index:
         their readouts are compared around the word's mean use (``encoder.readout.centred``). ``explain`` adds what
         the LM expects at the position (``Neighbors.expected``). GloVe's nearest words come along.
         """
-        k = self._k(k)
+        NeighborsOptions(position, k, same_word, explain, layers, representation)  # each checked by its rule
+        k = int(k)
         query, position, notices = self._use(sentence, word, position)
         word = word.strip()
         weights = self._representation(representation, layers)
@@ -595,6 +626,7 @@ class Index:
             return []
         return self.readout.expectations(context, k)
 
+    @_one_at_a_time
     def compare(
         self,
         sentence_a: str,
@@ -633,6 +665,7 @@ class Index:
         except QueryError:
             return None
 
+    @_one_at_a_time
     def senses(
         self,
         word: str,
@@ -648,10 +681,7 @@ class Index:
         else by their sentences' words (``senses.describe_senses``)."""
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_empty"))
-        if k != "auto" and SENSES_K.problem(k) is not None:
-            raise QueryError(f"k must be 'auto' or {SENSES_K.describe()}, not {k!r}")
-        if OCCURRENCES.problem(max_occurrences) is not None:
-            raise QueryError(f"max_occurrences {OCCURRENCES.problem(max_occurrences)}")
+        SensesOptions(k, max_occurrences, layers, representation)  # each checked by its rule
         weights = self._representation(representation, layers)
         ids = self.word_ids(word.strip())
         every_use = ids

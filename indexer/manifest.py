@@ -25,6 +25,7 @@ from encoder import Elmo, locks
 from encoder.commands import program
 from encoder.glove import check as check_glove
 from encoder.glove import source_name
+from encoder.options import flag_of, option_fields
 from encoder.readout import ReadoutSettings
 
 from . import layout, storage
@@ -350,22 +351,6 @@ def _corpus_paths(data: dict) -> list[str]:
     return [c["path"] for c in corpus if isinstance(c, dict) and isinstance(c.get("path"), str)]
 
 
-_FLAGS = {  # Settings field -> its `indexer build` option
-    "layers": "--layers",
-    "search_layers": "--search-layers",
-    "pooling": "--pooling",
-    "index_factory": "--index-factory",
-    "search_params": "--search-params",
-    "token_index_factory": "--token-index-factory",
-    "min_freq": "--min-freq",
-    "glove": "--glove",
-    "glove_dim": "--glove-dim",
-    "glove_epochs": "--glove-epochs",
-    "glove_window": "--glove-window",
-    "glove_min_count": "--glove-min-count",
-    "shard_tokens": "--shard-tokens",
-    "seed": "--seed",
-}
 _READER_FLAGS = {"text_column": "--text-column", "id_column": "--id-column", "title_column": "--title-column"}
 SHOWN_CORPUS_FILES = 20  # more corpus files than this are named by the folder that holds them
 
@@ -385,13 +370,7 @@ def rebuild_command(out: Path) -> str:
         words += ["--model", str(source[0]), "--weights", str(source[1])]
     elif isinstance(source, str) and source != "default":
         words += ["--model", source]
-    settings = data.get("settings") if isinstance(data.get("settings"), dict) else {}
-    defaults = asdict(Settings())
-    for name, flag in _FLAGS.items():
-        if settings.get(name, defaults[name]) not in (defaults[name], None):
-            words += [flag, str(settings[name])]
-    words += ["--no-exact-tokens"] * (settings.get("keep_exact_tokens") is False)
-    words += ["--keep-stopwords"] * (settings.get("skip_stopwords") is False)
+    words += settings_flags(data.get("settings") if isinstance(data.get("settings"), dict) else {})
     build = data.get("build") if isinstance(data.get("build"), dict) else {}
     reader = build.get("reader") if isinstance(build.get("reader"), dict) else {}
     for name, flag in _READER_FLAGS.items():
@@ -399,6 +378,19 @@ def rebuild_command(out: Path) -> str:
             words += [flag, str(reader[name])]
     words += ["--doc-per-file"] * (reader.get("doc_per_file") is True)
     return shlex.join([*words, "--overwrite"])
+
+
+def settings_flags(settings: dict) -> list[str]:
+    """The ``build`` options that give ``settings`` (a manifest's, read as JSON) where they differ from the
+    defaults: made from the ``Settings`` fields, so a new setting is in every rebuild command."""
+    words = []
+    for setting in option_fields(Settings):
+        value, default = settings.get(setting.name, setting.default), setting.default
+        if isinstance(default, bool):
+            words += [flag_of(setting)] * (value is not default and isinstance(value, bool))
+        elif value not in (default, None):
+            words += [flag_of(setting), str(value)]
+    return words
 
 
 def check_glove_source(out: Path, entry: dict) -> None:

@@ -1,28 +1,66 @@
-"""``python -m indexer serve``: an index's questions as a JSON HTTP API (``indexer.api``), served by uvicorn.
+"""``python -m indexer serve``: what a server takes (``Limits``) and where it listens (``listen``); the API itself
+is ``indexer.api``.
 
-The limits live here so that the command line can show them without importing the web framework.
+Nothing here imports the web framework, so that the command line can show the limits and refuse a port in use
+before it loads it.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
+from pathlib import Path
 
-from .index import Index
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+"""The names a request's Host may give besides the address the server listens on and those ``--allow-host`` adds."""
+
+
+TOKEN_VARIABLE = "ELMO_SEARCH_TOKEN"
+"""The environment variable that holds the write endpoints' token when ``serve`` is given no ``--token-file``."""
+
+
+def write_token(token_file: Path | None) -> str | None:
+    """The token of the write endpoints (add, upsert, delete): the first line of ``token_file``, else
+    ``$ELMO_SEARCH_TOKEN``; None (writing off) when neither is given. An empty token is refused."""
+    if token_file is None:
+        token = os.environ.get(TOKEN_VARIABLE)
+        where = f"${TOKEN_VARIABLE}"
+    else:
+        token = token_file.read_text(encoding="utf-8").splitlines()[0] if token_file.stat().st_size else ""
+        where = str(token_file)
+    if token is not None and not token.strip():
+        raise ValueError(f"{where} holds no token; put a long random one there (or give none: writing stays off)")
+    return None if token is None else token.strip()
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may ask for (``serve --max-body-bytes``, ``--max-batch``, ``--max-k``)."""
+    """What one request may ask for (``serve --max-body-bytes``, ``--max-batch``, ``--max-k``,
+    ``--max-embed-values``) and the names its Host header may give (``hosts``, with ``LOCAL_HOSTS``)."""
 
     body_bytes: int = 1 << 20
     batch: int = 64
     k: int = 100
+    embed_values: int = 1 << 20
+    hosts: tuple[str, ...] = ()
+
+    def allows_host(self, host: str) -> bool:
+        """Whether a request's Host header (``name`` or ``name:port``, ``[::1]:port``) names this server."""
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 or host.startswith("[") else host
+        name = name.removeprefix("[").removesuffix("]").lower()
+        return name in (*LOCAL_HOSTS, *(h.lower() for h in self.hosts))
 
 
-def serve(index: Index, host: str, port: int, limits: Limits) -> None:
-    """Serve the API until interrupted."""
-    import uvicorn
-
-    from .api import create_app
-
-    uvicorn.run(create_app(index, limits), host=host, port=port, log_level="warning")
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port`` (an ``OSError`` that says why not: the port in use, no such address)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+        listening.listen(2048)  # taken now: no other server can bind it while the index opens
+    except OSError:
+        listening.close()
+        raise
+    return listening

@@ -6,7 +6,7 @@ import http.server
 import json
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -210,3 +210,31 @@ def corpus_index(tmp_path_factory, tiny_model_dir) -> tuple[Path, Path]:
     corpus = write_corpus(root / "corpus")
     build_index([corpus], root / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
     return corpus, root / "index"
+
+
+def waits_for(owner: object, method: str, first: Callable[[], object], second: Callable[[], object]) -> bool:
+    """Whether ``second`` waits for ``first``: ``first`` runs on a thread and is held inside ``owner.method`` (its
+    first call), ``second`` starts on another thread and must not end until ``first`` is let go; both then end."""
+    real = getattr(owner, method)
+    inside, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def held(*args: object, **kwargs: object) -> object:
+        if not inside.is_set():
+            inside.set()
+            release.wait(60)
+        return real(*args, **kwargs)
+
+    setattr(owner, method, held)
+    try:
+        first_thread = threading.Thread(target=first)
+        first_thread.start()
+        assert inside.wait(60), "the first call never reached the method it is held in"
+        second_thread = threading.Thread(target=lambda: (second(), done.set()))
+        second_thread.start()
+        waited = not done.wait(2)  # a lock can only make this true; a missing one ends it in milliseconds
+        release.set()
+        first_thread.join(60)
+        second_thread.join(60)
+        return waited and done.is_set()
+    finally:
+        setattr(owner, method, real)

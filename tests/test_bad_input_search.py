@@ -7,6 +7,7 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 from __future__ import annotations
 
 import shutil
+import socket
 
 from bad_input import (
     BIG_QUERY,
@@ -121,7 +122,7 @@ API = [
         "neighbors position -1",
         lambda c: c.opened.neighbors("the river bank", "bank", position=-1),
         QueryError,
-        "outside the sentence",
+        "position must be a whole number of at least 0, not -1",
     ),
     Case(
         "neighbors position of another word",
@@ -580,6 +581,26 @@ CLI = [
         ERROR,
         "manifest.json is not a valid index manifest \\(its format_version is '4', not a whole number\\)",
         setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": "4"}),
+    ),
+    Cmd(
+        "serve on a port in use",
+        lambda c: q(c, "serve", "--port", str(c.busy.getsockname()[1])),
+        ERROR,
+        "cannot listen on 127.0.0.1:\\d+: Address already in use \\(--host, --port\\)",
+        setup=lambda c: setattr(c, "busy", socket.create_server(("127.0.0.1", 0))),
+        after=lambda c: c.busy.close(),
+    ),
+    Cmd(
+        "serve with an empty token file",
+        lambda c: q(c, "serve", "--token-file", str(c.file("token", "\n"))),
+        ERROR,
+        "token holds no token; put a long random one there",
+    ),
+    Cmd(
+        "serve with a token file that is not there",
+        lambda c: q(c, "serve", "--token-file", str(c.tmp / "no-token")),
+        ERROR,
+        "no-token",
     ),
 ]
 

@@ -13,6 +13,7 @@ from app.i18n import t
 from app.render import document_hits, errors_in_page, notices
 from app.widgets import layer_mix_control, set_layer_mix
 from encoder.mix import PRESETS
+from indexer.options import SearchOptions
 from indexer.ranking import METHODS
 
 ELMO_METHODS = [m for m in METHODS if m != "glove"]  # the GloVe baseline has its own tab
@@ -58,8 +59,8 @@ button_column.button(t("search.button"), type="primary", width="stretch", icon="
 if examples.queries:
     st.pills(t("search.examples"), examples.queries, key="search.example", on_change=use_example)
 
-st.session_state.setdefault("ui.search.k", 10)
-st.session_state.setdefault("ui.search.method", METHODS[0])
+st.session_state.setdefault("ui.search.k", SearchOptions().k)  # the library's defaults
+st.session_state.setdefault("ui.search.method", SearchOptions().method)
 with st.expander(t("search.advanced")):
     method = st.radio(
         t("search.method"),

@@ -13,9 +13,10 @@ from app.i18n import Markdown, plain, t
 from app.render import cluster_map, errors_in_page, escape, highlight_word, notices
 from app.widgets import representation_choice, representation_name, representation_options, typed_word
 from demo.labels import demo_labels, purity
+from indexer.options import AUTO_SENSES, SensesOptions
 
 CARDS_PER_ROW = 3
-K_OPTIONS = ["auto", 2, 3, 4, 5, 6, 7, 8]
+K_OPTIONS = [AUTO_SENSES, 2, 3, 4, 5, 6, 7, 8]
 REPRESENTATION_KEY = "ui.senses.representation"
 
 
@@ -39,7 +40,7 @@ st.caption(t("senses.caption"))
 if state.first_visit("senses", index):
     st.session_state["ui.senses.word"] = suggestions[0] if suggestions else ""
 url.read("senses", url_params)
-st.session_state.setdefault("ui.senses.k", "auto")
+st.session_state.setdefault("ui.senses.k", SensesOptions().k)  # the library's default: auto
 word_column, k_column = st.columns([3, 2], vertical_alignment="bottom")
 typed = word_column.text_input(t("senses.word"), key="ui.senses.word", max_chars=url.MAX_TEXT)
 k = k_column.selectbox(

@@ -10,8 +10,8 @@ import argparse
 
 from encoder.cli import frame
 
+from ..answers import answer_or_error
 from . import add, build, delete, export, glove, neighbors, search, senses, serve, stats
-from .common import answer_or_error
 
 COMMANDS = (build, add, delete, search, neighbors, senses, stats, glove, export, serve)
 """The sub-commands, in the order ``--help`` lists them."""

@@ -1,21 +1,19 @@
-"""What several of ``python -m indexer``'s sub-commands share: their model, query, reader, Ray, layer and thread
-options, opening the index they name, and answering a question with its result or its one error."""
+"""What several of ``python -m indexer``'s sub-commands share: their model, query, reader, Ray and thread options,
+and opening the index they name."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from encoder import model_files
-from encoder.cli import frame
 from encoder.device import add_device_option
 from encoder.errors import fail
 from encoder.numbers import THREADS, Number
 
-from ..errors import IndexerError
-from ..index import REPRESENTATIONS, Index
+from ..index import Index
+from ..options import LAYERS_HELP
 
 RESUMABLE = "interrupted; re-run the same command to resume"
 """The one line of an interrupted build or add (``interrupted`` of their parsers' defaults)."""
@@ -59,17 +57,6 @@ def ray_options(args: argparse.Namespace) -> dict:
     if args.ray_workers is not None and args.ray is False:
         fail("--ray-workers needs --ray")
     return {"ray": args.ray, "ray_workers": args.ray_workers}
-
-
-def answer_or_error(question: Callable[[], Any]) -> Any:
-    """A question's result with its ``notices`` (an empty list for a command that has none: one schema), or
-    ``{"error": ...}`` where it fails on bad input, a missing or damaged file, too little memory or an
-    ``IndexerError`` (``encoder.cli.frame.answer_or_error``); an ``int`` (the exit status of a command that printed
-    its own output) as it is."""
-    result = frame.answer_or_error(question, (IndexerError,))
-    if isinstance(result, int) or "error" in result:
-        return result
-    return {**result, "notices": result.get("notices", [])}
 
 
 def add_model_options(parser: argparse.ArgumentParser, default: str | None) -> None:
@@ -143,20 +130,5 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_layers_option(parser: argparse.ArgumentParser) -> None:
-    """``--layers``: the layer mix of one question."""
-    parser.add_argument(
-        "--layers",
-        help="layer mix for this query: token, top, average or weights like 0.2,0.3,0.5 "
-        "(default: the index's mix for this kind of question; other mixes search exactly)",
-    )
-
-
-def add_representation_option(parser: argparse.ArgumentParser) -> None:
-    """``--representation``: how a use of a word is read (neighbors, senses)."""
-    parser.add_argument(
-        "--representation",
-        choices=REPRESENTATIONS,
-        help="how a use of the word is read: 'readout', the index's sense readout (context prediction: the words the "
-        "language model expects there; the default unless --layers is given), or 'elmo', the ELMo layers at the word "
-        "mixed as --layers says (the paper's way)",
-    )
+    """``--layers``: the layer mix of one question (``export``; the questions have it as a field of their options)."""
+    parser.add_argument("--layers", help=LAYERS_HELP)

@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 
-from encoder.numbers import Number
+from encoder.options import add_options, given
 from encoder.terminal import show
 
-from ..index import MAX_QUERY_CHARS, K
-from .common import add_layers_option, add_query_options, add_representation_option, open_index
+from ..answers import neighbors_answer
+from ..options import NeighborsOptions
+from .common import add_query_options, open_index
 
 
 def run(args: argparse.Namespace) -> dict:
     """The nearest uses of the word (and GloVe's nearest words)."""
-    found = open_index(args).neighbors(
-        args.sentence,
-        args.word,
-        position=args.position,
-        k=args.k,
-        same_word=args.same_word,
-        layers=args.layers,
-        representation=args.representation,
-        explain=args.explain,
-    )
-    return {"sentence": args.sentence[:MAX_QUERY_CHARS], "word": args.word, **asdict(found)}
+    options = NeighborsOptions(**given(args, NeighborsOptions))
+    return neighbors_answer(open_index(args), args.sentence, args.word, options)
 
 
 def _highlight(sentence: str, start: int, end: int) -> str:
@@ -59,18 +50,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     neighbors.add_argument("--sentence", required=True, help="a sentence containing the word")
     neighbors.add_argument("--word", required=True, help="the word (as it appears in the sentence; case-insensitive)")
-    neighbors.add_argument(
-        "--position", type=Number(int, 0), help="its token position (0-based) if it occurs more than once"
-    )
-    neighbors.add_argument("--k", type=K, default=10, help="number of uses to show (default: 10)")
-    neighbors.add_argument("--same-word", action="store_true", help="only uses of the same word")
-    neighbors.add_argument(
-        "--explain",
-        action="store_true",
-        help="also print what the model expects at the word: the forward LM's 10 likeliest words given the words "
-        "before it and the backward LM's given the words after it, with their probabilities",
-    )
-    add_layers_option(neighbors)
-    add_representation_option(neighbors)
+    add_options(neighbors, NeighborsOptions)
     add_query_options(neighbors)
     neighbors.set_defaults(run=run, show=show_neighbors)

@@ -8,17 +8,20 @@ import itertools
 import json
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
-from encoder import LayerMix
 from encoder.errors import fail
+from encoder.options import add_options, given, option_fields
 from encoder.terminal import json_text, show
 
-from ..index import MAX_QUERY_CHARS, Index, K
-from ..ranking import METHODS, RELEVANCE_LINE, method_name
-from .common import add_layers_option, add_query_options, answer_or_error, open_index
+from ..answers import search_answers, search_each
+from ..errors import QueryError
+from ..index import MAX_QUERY_CHARS, Index
+from ..options import SearchOptions
+from ..ranking import RELEVANCE_LINE
+from .common import add_query_options, open_index
 
 SHOWN_NOTICES = ("searched_for", "no_good_match")
 """Notices a search's text output says itself (on standard output, where the results are)."""
@@ -28,58 +31,30 @@ def run(args: argparse.Namespace) -> dict | int:
     """The answer to the query; with ``--queries``, the exit status of answering them all (``search_many``)."""
     if (args.queries is not None) == (args.query is not None):
         fail("give one query, or --queries FILE (- for standard input) for many, not both")
+    options = SearchOptions(**given(args, SearchOptions))
     if args.queries is not None:
-        return search_many(args)
-    return answers(open_index(args), [args.query], args)[0]
+        return search_many(args, options)
+    return search_answers(open_index(args), [args.query], options)[0]
 
 
-QUERY_FIELDS = ("query", "id", "k", "method", "layers", "sentences", "baseline", "as_typed")
-"""What a line of ``--queries`` may set (a JSON object): the query, an id to find its answer by, and options."""
+QUERY_FIELDS = ("query", "id", *(option.name for option in option_fields(SearchOptions)))
+"""What a line of ``--queries`` may set (a JSON object): the query, an id to find its answer by, and its options."""
+QUERY_OBJECT = "{" + ", ".join(f'"{name}": ...' for name in QUERY_FIELDS) + "}"
+"""A line's JSON object as ``--help`` shows it."""
 
 
-def answers(index: Index, queries: list[str], options: argparse.Namespace) -> list[dict]:
-    """The answers to ``queries`` under one set of options, as the command prints them: the top k documents
-    (``above_line`` marks those better than chance), or with ``options.sentences`` the nearest sentences. Documents
-    are searched as one batch (``Index.search`` of a list)."""
-    lists = [("results", "elmo" if options.sentences else options.method)] + [("glove", "glove")] * options.baseline
-    found: dict[str, list] = {}
-    for name, method in lists:
-        if options.sentences:
-            layers = options.layers if method == "elmo" else None
-            found[name] = [index.search_sentences(query, options.k, method, layers) for query in queries]
-        else:  # one query alone: its errors are its own, not "query 0 of the list"
-            asked = queries if len(queries) > 1 else queries[0]
-            searched = index.search(asked, options.k, method, options.layers, spelling=not options.as_typed)
-            found[name] = searched if len(queries) > 1 else [searched]
-    weights = (  # valid: the searches checked them
-        LayerMix.parse(options.layers, index.elmo.n_layers).weights if options.layers else index.search_mix.weights
-    )
-    result = []
-    for i, query in enumerate(queries):
-        answer = {
-            "query": query[:MAX_QUERY_CHARS],
-            "k": options.k,
-            "method": options.method,
-            "layers": options.layers or index.manifest.search_layers.spec,
-            "sentences": options.sentences,
-        }
-        if not options.sentences:  # documents: the method in words, and the query as searched (respelled)
-            respelled = (found[name][i].searched_for for name, _ in lists if found[name][i].searched_for)
-            answer |= {"method_name": method_name(options.method, weights), "searched_for": next(respelled, None)}
-        notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
-        for name, _ in lists:
-            answer[name] = [asdict(h) for h in found[name][i]]
-            notices.update(dict.fromkeys(found[name][i].notices))
-        result.append({**answer, "notices": list(notices)})
-    return result
+class QueryLine(NamedTuple):
+    """A line of ``--queries``: its query, the id its answer carries (None: none), its options."""
+
+    query: str
+    id: str | int | None
+    options: SearchOptions
 
 
-def _query_lines(
-    source: BinaryIO, name: str, defaults: argparse.Namespace
-) -> Iterator[tuple[int, argparse.Namespace | str]]:
-    """``--queries``: (line number, the options of that line's query, or why it cannot be read), blank lines
-    skipped. A line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS``; a byte-order
-    mark before the first line is not part of it."""
+def _query_lines(source: BinaryIO, name: str, defaults: SearchOptions) -> Iterator[tuple[int, QueryLine | str]]:
+    """``--queries``: (line number, that line's query and options, or why it cannot be read), blank lines skipped. A
+    line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS`` (the others: ``defaults``);
+    a byte-order mark before the first line is not part of it."""
     for number, raw in enumerate(source, start=1):
         try:
             line = raw.decode("utf-8")
@@ -93,7 +68,7 @@ def _query_lines(
         if not line.strip():
             continue
         if not line.lstrip().startswith("{"):
-            yield number, argparse.Namespace(**{**vars(defaults), "query": line.rstrip("\r\n"), "id": None})
+            yield number, QueryLine(line.rstrip("\r\n"), None, defaults)
             continue
         try:
             fields = json.loads(line)
@@ -105,32 +80,20 @@ def _query_lines(
             what = f"unknown field(s) {', '.join(unknown)}" if unknown else 'no "query" text'
             yield number, f'{what}; a line\'s object has "query" and any of {", ".join(QUERY_FIELDS[1:])}'
             continue
-        options = argparse.Namespace(**{**vars(defaults), "id": None, **fields})
-        problem = _problem(options)
-        yield number, problem if problem is not None else options
-
-
-def _problem(options: argparse.Namespace) -> str | None:
-    """Why a ``--queries`` line's options are refused where the command line would refuse them (None: they are
-    not)."""
-    if options.method not in METHODS:
-        return f"method must be one of {', '.join(METHODS)}, not {options.method!r}"
-    if K.problem(options.k) is not None:
-        return f"k {K.problem(options.k)}"
-    if options.layers is not None and not isinstance(options.layers, str):
-        return f'layers must be text such as "top" or "0.2,0.3,0.5", not {options.layers!r}'
-    if options.id is not None and not isinstance(options.id, (str, int)):
-        return f"id must be text or a number, not {options.id!r}"
-    for flag in ("sentences", "baseline", "as_typed"):
-        if not isinstance(getattr(options, flag), bool):
-            return f"{flag} must be true or false, not {getattr(options, flag)!r}"
-    return None
+        query, line_id = fields.pop("query"), fields.pop("id", None)
+        if line_id is not None and not isinstance(line_id, (str, int)):
+            yield number, f"id must be text or a number, not {line_id!r}"
+            continue
+        try:
+            yield number, QueryLine(query, line_id, replace(defaults, **fields))
+        except QueryError as error:
+            yield number, str(error)
 
 
 QUERY_BATCH = 64  # lines of --queries read, then answered in batches of the same options
 
 
-def search_many(args: argparse.Namespace) -> int:
+def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
     """``search --queries``: every query of the file (or standard input) against one opened index, one JSON
     object per line in the input's order, written as each batch of lines is answered (queries of the same options
     searched together). A line that cannot be answered gets an object with its ``error`` (and the line's number
@@ -140,7 +103,7 @@ def search_many(args: argparse.Namespace) -> int:
     failed = False
     with source:
         index = open_index(args)
-        lines = _query_lines(source, name, args)
+        lines = _query_lines(source, name, defaults)
         while batch := list(itertools.islice(lines, QUERY_BATCH)):
             for number, answer in _answer_batch(index, batch):
                 if "error" in answer:
@@ -151,25 +114,20 @@ def search_many(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def _answer_batch(index: Index, batch: list[tuple[int, argparse.Namespace | str]]) -> list[tuple[int, dict]]:
-    """The answer of each line of ``batch``, in order: lines of the same options searched together; a group that
-    fails is answered line by line, so that only the lines at fault get an error."""
+def _answer_batch(index: Index, batch: list[tuple[int, QueryLine | str]]) -> list[tuple[int, dict]]:
+    """The answer of each line of ``batch``, in order: lines of the same options searched together
+    (``search_each``: only the lines at fault get an error)."""
     answered: dict[int, dict] = {}
-    groups: dict[tuple, list[tuple[int, argparse.Namespace]]] = {}
-    for number, options in batch:
-        if isinstance(options, str):
-            answered[number] = {"error": options}
+    groups: dict[str, list[tuple[int, QueryLine]]] = {}
+    for number, line in batch:
+        if isinstance(line, str):
+            answered[number] = {"error": line}
         else:
-            key = tuple((k, repr(v)) for k, v in sorted(vars(options).items()) if k not in ("query", "id"))
-            groups.setdefault(key, []).append((number, options))
+            groups.setdefault(repr(line.options), []).append((number, line))
     for group in groups.values():
-        together = answer_or_error(lambda: {"answers": answers(index, [o.query for _, o in group], group[0][1])})
-        if "error" in together:  # one of them is at fault: find which
-            found = [answer_or_error(lambda o=o: answers(index, [o.query], o)[0]) for _, o in group]
-        else:
-            found = together["answers"]
-        for (number, options), answer in zip(group, found):
-            answered[number] = {"id": options.id, **answer} if options.id is not None else answer
+        found = search_each(index, [line.query for _, line in group], group[0][1].options)
+        for (number, line), answer in zip(group, found):
+            answered[number] = {"id": line.id, **answer} if line.id is not None else answer
     return [(number, answered[number]) for number, _ in batch]
 
 
@@ -238,33 +196,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="answer every query of FILE ('-': standard input) in this one process: one query per line, as text or "
-        'as a JSON object {"query": ..., "id": ..., "k": ..., "method": ..., "layers": ..., '
-        '"as_typed": ..., "sentences": ..., "baseline": ...} (each field but "query" optional, default: this '
-        "command's options); prints one JSON result per line, in order, queries searched in batches (exit status 2 "
+        f'as a JSON object {QUERY_OBJECT} (each field but "query" optional, default: this command\'s options); prints one JSON result per line, in order, queries searched in batches (exit status 2 '
         "if a line failed: its object then holds the error, the other lines their answers)",
     )
-    search.add_argument("--k", type=K, default=10, help="number of results (default: 10)")
-    search.add_argument(
-        "--method",
-        default=METHODS[0],
-        choices=METHODS,
-        help="hybrid: BM25 keywords + ELMo passage similarity under the index's search layers, both measured "
-        "against chance and added (default, the best measured; the demo's search layer is the token layer, ELMo's "
-        "context-free char-CNN); elmo: ELMo passages only; keywords: BM25 over documents; glove: mean GloVe vectors "
-        "(the static baseline)",
-    )
-    add_layers_option(search)
-    search.add_argument(
-        "--sentences", action="store_true", help="rank single sentences by ELMo cosine instead of documents"
-    )
-    search.add_argument("--baseline", action="store_true", help="also list the GloVe baseline's results")
+    add_options(search, SearchOptions)
     search.add_argument(
         "--why", action="store_true", help="show each document's part scores (ELMo cosine, BM25) against chance"
-    )
-    search.add_argument(
-        "--as-typed",
-        action="store_true",
-        help="search the words as typed: no word is replaced by a nearest indexed spelling (respelling off)",
     )
     add_query_options(search)
     search.set_defaults(run=run, show=show_search, shown_notices=SHOWN_NOTICES)

@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 
+from encoder.options import add_options, given
 from encoder.terminal import show
 
-from ..index import OCCURRENCES, SENSES_K
-from .common import add_layers_option, add_query_options, add_representation_option, open_index
+from ..answers import senses_answer
+from ..options import SensesOptions
+from .common import add_query_options, open_index
 
 
 def run(args: argparse.Namespace) -> dict:
     """The word's senses: clusters of its uses."""
-    found = open_index(args).senses(
-        args.word,
-        k=args.k,
-        max_occurrences=args.max_occurrences,
-        layers=args.layers,
-        representation=args.representation,
-    )
-    return asdict(found)
-
-
-def _senses_k(text: str) -> int | str:
-    """``--k`` of senses: auto, or a number of senses (``SENSES_K``)."""
-    if text == "auto":
-        return text
-    if SENSES_K.text_problem(text) is not None:
-        raise argparse.ArgumentTypeError(f"must be auto or {SENSES_K.describe()}, not {text!r}")
-    return SENSES_K(text)
+    return senses_answer(open_index(args), args.word, SensesOptions(**given(args, SensesOptions)))
 
 
 def show_senses(result: dict, args: argparse.Namespace) -> None:
@@ -55,16 +40,6 @@ def register(commands: argparse._SubParsersAction) -> None:
         "2-D (PCA) coordinates for plotting.",
     )
     senses.add_argument("--word", required=True, help="the word")
-    senses.add_argument(
-        "--k", type=_senses_k, default="auto", help="number of senses, or auto (default: auto, at most 8)"
-    )
-    senses.add_argument(
-        "--max-occurrences",
-        type=OCCURRENCES,
-        default=2000,
-        help="cluster a random sample of this many uses at most (default: %(default)s)",
-    )
-    add_layers_option(senses)
-    add_representation_option(senses)
+    add_options(senses, SensesOptions)
     add_query_options(senses)
     senses.set_defaults(run=run, show=show_senses)

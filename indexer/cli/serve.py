@@ -6,19 +6,30 @@ import argparse
 import sys
 from pathlib import Path
 
+from encoder.errors import fail
 from encoder.numbers import Number
 from encoder.terminal import show
 
-from ..index import K
-from ..serve import Limits, serve
+from ..options import K
+from ..serve import TOKEN_VARIABLE, Limits, listen, write_token
 from .common import add_model_options, add_threads_option, open_index
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the index (an error is one line, as for any command), then serve it until interrupted."""
+    """Take the port, open the index (an error is one line, as for any command), then serve it until interrupted."""
+    token = write_token(args.token_file)
+    try:
+        listening = listen(args.host, args.port)
+    except OSError as error:
+        fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error} (--host, --port)")
     index = open_index(args)
+    from ..api import serve  # the web framework, loaded only to serve
+
+    limits = Limits(
+        args.max_body_bytes, args.max_batch, args.max_k, args.max_embed_values, (args.host, *args.allow_host)
+    )
     show(f"serving {index.path} on http://{args.host}:{args.port} (API page: /docs; Ctrl+C stops it)", file=sys.stderr)
-    serve(index, args.host, args.port, Limits(args.max_body_bytes, args.max_batch, args.max_k))
+    serve(index, listening, limits, token)
     return 0
 
 
@@ -51,4 +62,25 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="queries or sentences in one request at most (default %(default)s)",
     )
     serve.add_argument("--max-k", type=K, default=Limits.k, help="largest k a request may ask (default %(default)s)")
+    serve.add_argument(
+        "--max-embed-values",
+        type=Number(int, 1),
+        default=Limits.embed_values,
+        help="numbers an /embed answer may hold at most: its tokens times the model's dimension (default %(default)s)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name the Host header of a request may give besides localhost, 127.0.0.1, ::1 and --host (repeat for "
+        "more); other requests are refused, so that a web page cannot reach the server by DNS rebinding",
+    )
+    serve.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help=f"turn on the write endpoints (POST /add, /upsert, /delete) for requests that give the token on FILE's "
+        f"first line (Authorization: Bearer TOKEN); default: ${TOKEN_VARIABLE} if set, else writing is off",
+    )
     serve.set_defaults(run=run)

@@ -13,6 +13,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
+from conftest import waits_for
 
 from encoder import BiLMConfig, Elmo, LayerMix, ScalarMix
 from encoder.model import BiLM
@@ -382,3 +383,18 @@ def test_the_model_identity_covers_config_and_weights_and_survives_a_resave(tiny
     config = json.loads((tmp_path / "a" / "config.json").read_text())
     (tmp_path / "a" / "config.json").write_text(json.dumps({**config, "cell_clip": 1.0}))
     assert model_hash(tmp_path / "a") != model_hash(tmp_path / "b")
+
+
+def test_threads_sharing_a_model_take_turns(tiny_model_dir):
+    """The token cache and the carried state change under the model's own lock: while one thread is inside the
+    model (held in its char CNN), another's embed waits, then both get their vectors."""
+    elmo = Elmo.load(tiny_model_dir)
+    alone = Elmo.load(tiny_model_dir).embed([["another", "word"]])[0]
+    found = []
+    assert waits_for(
+        elmo,
+        "_char_cnn",
+        lambda: elmo.embed([["held", "word"]]),
+        lambda: found.append(elmo.embed([["another", "word"]])),
+    )
+    np.testing.assert_allclose(found[0][0], alone, atol=1e-6)

@@ -11,21 +11,27 @@ import json
 import pickle
 import shlex
 import shutil
+from dataclasses import asdict
 
 import numpy as np
 import pytest
+from conftest import waits_for
 
+from encoder.options import option_fields
 from encoder.text import tokenize
 from indexer import (
     CorpusError,
     Index,
     IndexFormatError,
     QueryError,
+    Settings,
     add_documents,
     delete_documents,
 )
-from indexer.__main__ import main
+from indexer.__main__ import main, make_parser
 from indexer.calibration import NullQueries
+from indexer.cli.build import settings_of
+from indexer.manifest import settings_flags
 from indexer.ranking import HYBRID_ELMO_WEIGHT, METHODS, RELEVANCE_LINE, Null, parts_of
 
 
@@ -571,3 +577,34 @@ def test_each_bad_line_of_queries_gets_its_own_error(indexer_index, tmp_path, ca
     assert answers[2]["error"] == f"{queries}, line 3: byte 0xff at column 13 is not UTF-8"
     assert "id must be" in answers[4]["error"] and len(answers[5]["results"]) == 2
     assert "Traceback" not in captured.err and captured.err.count("error: line") == 4
+
+
+def test_the_rebuild_command_gives_every_setting_that_is_not_the_default():
+    """Each ``Settings`` field with a ``build`` option, set to another value than its default, comes back from the
+    rebuild command's options: a new setting cannot drop out of it."""
+    others = {"layers": "top", "search_layers": "average", "pooling": "max", "glove": "stanford"}
+    others |= {"index_factory": "HNSW32", "search_params": "efSearch=64", "token_index_factory": "Flat"}
+    changed = {}
+    for setting in option_fields(Settings):
+        if isinstance(setting.default, bool):
+            changed[setting.name] = not setting.default
+        elif isinstance(setting.default, int):
+            changed[setting.name] = setting.default + 1
+        else:
+            changed[setting.name] = others[setting.name]
+    flags = settings_flags(changed)
+    args = make_parser().parse_args(["build", "--corpus", "c.txt", "--out", "out", *flags])
+    assert {name: asdict(settings_of(args))[name] for name in changed} == changed
+    assert settings_flags(asdict(Settings())) == []
+
+
+def test_threads_sharing_an_index_take_turns(small_index):
+    """An index's lazily built parts and vector caches are not thread-safe: while one thread's search is inside the
+    document search, another's question waits for it (``Index.lock``), then is answered."""
+    index = Index.open(small_index)
+    found = []
+    search = index.document_search
+    assert waits_for(
+        search, "search", lambda: index.search("muddy river"), lambda: found.append(index.search("magma", k=1))
+    )
+    assert found[0][0].doc_id == "volcano"

@@ -40,11 +40,11 @@ def small() -> Index:
 def test_docstring_examples_run():
     """The examples in the docstrings of the API's doors are run as they are written."""
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    doors = [Index.search, Index.from_texts, Index.save, Index.upsert, Elmo.encode]
+    doors = [Index.search, Index.from_texts, Index.save, Index.upsert, Index.delete, Elmo.encode]
     for door in doors:
         for test in finder.find(door, door.__qualname__, globs={"Index": Index, "Elmo": Elmo}):
             runner.run(test)
-    assert runner.summarize(verbose=False).attempted >= 8 and runner.failures == 0
+    assert runner.summarize(verbose=False).attempted >= 11 and runner.failures == 0
 
 
 def test_a_list_of_queries_is_answered_as_each_one_alone(small):
@@ -128,7 +128,9 @@ def test_encode_pools_as_the_index_does():
         weights = WordFrequencies({}).weights(elmo.text.tokenize(text))  # no counts: words 1, punctuation 0
         expected = (per_layer[-1] * weights[:, None]).sum(0) / weights.sum()
         np.testing.assert_allclose(vector, expected / np.linalg.norm(expected), atol=1e-5)
-    assert elmo.encode(texts[0], pooling="mean").shape == (1, elmo.dim)
+    one = elmo.encode(texts[0], mix="top", normalize=True)  # one string: one vector, as sentence-transformers
+    assert one.shape == (elmo.dim,) and elmo.encode(texts[:1], pooling="mean").shape == (1, elmo.dim)
+    np.testing.assert_allclose(one, vectors[0], atol=1e-6)
     with pytest.raises(ValueError, match="pooling must be one of"):
         elmo.encode(texts, pooling="median")
     with pytest.raises(ValueError, match="text 1 has no tokens"):
@@ -187,3 +189,15 @@ def test_a_query_file_answers_at_the_batch_speed(small, tmp_path, capsys):
     assert [a["results"][0]["doc_id"] for a in answers] == ["volcano", "bread", "telescope"]
     assert [len(a["results"]) for a in answers] == [2, 1, 2]
     assert Path(small.path).is_dir()
+
+
+def test_delete_removes_documents_from_every_answer_and_refuses_what_it_cannot(small, tmp_path):
+    index = Index.open(small.save(tmp_path / "copy"))
+    index.delete(["river", "money"])
+    assert len(index) == 4 and len(Index.open(index.path)) == 4  # written to the folder, and this object knows it
+    assert all(hit.doc_id not in ("river", "money") for hit in index.search("the bank of a river", k=6))
+    with pytest.raises(QueryError, match="not in the index: 'castle'; nothing was deleted"):
+        index.delete(["castle", "volcano"])
+    with pytest.raises(QueryError, match="not one string"):
+        index.delete("volcano")
+    assert len(index) == 4

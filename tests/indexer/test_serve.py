@@ -1,20 +1,31 @@
 """``python -m indexer serve``: a real server process on a small index, asked by a real HTTP client; answers match
-the Python API's, bad requests get a 4xx with a message (never a 500), the OpenAPI page is served."""
+the Python API's, bad requests get a 4xx with a message (never a 500), the OpenAPI page is served from this server
+alone, writes need the token, and requests generated from the schema (schemathesis) keep it."""
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import hypothesis
 import numpy as np
 import pytest
+import schemathesis
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation import GenerationMode
+from schemathesis.specs.openapi.checks import negative_data_rejection, response_schema_conformance
 
 from indexer import Index
 from indexer.__main__ import make_parser
@@ -28,12 +39,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(small_index, tmp_path_factory):
-    """The server as a user starts it, with small limits to test; yields its base URL."""
-    port, log = free_port(), tmp_path_factory.mktemp("log") / "serve.log"
-    command = [sys.executable, "-m", "indexer", "serve", "--index", small_index, "--port", port]
-    command += ["--max-batch", 4, "--max-k", 20, "--max-body-bytes", 4000]
+@contextmanager
+def started(index: Path, log: Path, *options: object) -> Iterator[str]:
+    """The server as a user starts it, with ``options``; yields its base URL, stops it after."""
+    port = free_port()
+    command = [sys.executable, "-m", "indexer", "serve", "--index", index, "--port", port, *options]
     with open(log, "w") as out:
         process = subprocess.Popen(list(map(str, command)), cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -52,6 +62,25 @@ def server(small_index, tmp_path_factory):
     process.terminate()
     process.wait(timeout=30)
     assert "Traceback" not in log.read_text()
+
+
+@pytest.fixture(scope="module")
+def server(small_index, tmp_path_factory):
+    """The server with small limits to test; yields its base URL."""
+    log = tmp_path_factory.mktemp("log") / "serve.log"
+    limits = ["--max-batch", 4, "--max-k", 20, "--max-body-bytes", 4000, "--max-embed-values", 1_000]
+    with started(small_index, log, *limits) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def writable(small_index, tmp_path_factory):
+    """A server of a copy of the small index, given a token: (its URL, the token, the index folder)."""
+    folder = tmp_path_factory.mktemp("writable")
+    index = Index.open(small_index).save(folder / "index")
+    (folder / "token").write_text("s3cret-token\n")
+    with started(index, folder / "serve.log", "--token-file", folder / "token") as url:
+        yield url, "s3cret-token", index
 
 
 def ask(url: str, path: str, body: dict | bytes | None = None, headers: dict | None = None) -> tuple[int, dict]:
@@ -100,27 +129,37 @@ def test_neighbors_and_embed_answer_as_the_python_api(server, small_index):
 @pytest.mark.parametrize(
     "path, body, status, says",
     [
-        ("/search", b"{not json", 422, "JSON"),
-        ("/search", b"null", 422, "body"),
-        ("/search", b"[1, 2]", 422, "body"),
-        ("/search", {"queries": [1, None]}, 422, "queries"),
-        ("/search", {"queries": []}, 422, "queries"),
-        ("/search", {"queries": ["x"], "colour": "red"}, 422, "colour"),
-        ("/search", {"queries": "bank"}, 422, "queries"),
-        ("/search", {"queries": ["bank"], "k": 0}, 422, "k"),
+        ("/search", b"{not json", 400, "JSON"),
+        ("/search", b"null", 400, "body"),
+        ("/search", b"[1, 2]", 400, "body"),
+        ("/search", {"queries": [1, None]}, 400, "queries"),
+        ("/search", {"queries": []}, 400, "queries"),
+        ("/search", {"queries": ["x"], "colour": "red"}, 400, "colour"),
+        ("/search", {"queries": "bank"}, 400, "queries"),
+        ("/search", {"queries": ["bank"], "k": 0}, 400, "k must be"),
         ("/search", {"queries": ["bank"], "k": 21}, 400, "--max-k"),
-        ("/search", {"queries": ["bank"], "k": "many"}, 422, "k"),
+        ("/search", {"queries": ["bank"], "k": 1000}, 400, "--max-k"),
+        ("/search", {"queries": ["bank"], "k": True}, 400, "k"),
+        ("/search", {"queries": ["bank"], "k": 2.0}, 400, "k"),
+        ("/search", {"queries": ["bank"], "k": "many"}, 400, "k"),
+        ("/search", {"queries": ["bank"], "baseline": 1}, 400, "baseline"),
         ("/search", {"queries": ["a", "b", "c", "d", "e"]}, 413, "--max-batch"),
-        ("/search", {"queries": ["bank"], "method": "magic"}, 422, "method"),
+        ("/search", {"queries": ["bank"], "method": "magic"}, 400, "method must be one of"),
         ("/search", {"queries": ["x" * 5000]}, 413, "--max-body-bytes"),
+        ("/search?q=bank&k=0", None, 400, "k must be"),
+        ("/search?q=bank&k=true", None, 400, "k must be"),
+        ("/search?k=3", None, 400, "q"),
         ("/neighbors", {"sentence": "The bank of the river.", "word": "castle"}, 400, "castle"),
-        ("/neighbors", {"sentence": "The bank.", "word": "bank", "position": -1}, 422, "position"),
+        ("/neighbors", {"sentence": "The bank.", "word": "bank", "position": -1}, 400, "position"),
         ("/neighbors", {"sentence": "The bank.", "word": "bank", "position": 7}, 400, "position"),
-        ("/neighbors", {"word": "bank"}, 422, "sentence"),
+        ("/neighbors", {"sentence": "The bank.", "word": "bank", "representation": "x"}, 400, "representation"),
+        ("/neighbors", {"word": "bank"}, 400, "sentence"),
+        ("/neighbors", None, 405, "method not allowed"),
         ("/embed", {"sentences": ["bank"], "layers": "9,9"}, 400, "layer mix"),
         ("/embed", {"sentences": ["..."]}, 200, None),
         ("/embed", {"sentences": [" "]}, 400, "no tokens"),
-        ("/nowhere", {}, 404, None),
+        ("/embed", {"sentences": ["bank " * 300]}, 413, "--max-embed-values"),
+        ("/nowhere", {}, 404, "not found"),
     ],
 )
 def test_bad_requests_get_a_4xx_with_a_message(server, path, body, status, says):
@@ -141,8 +180,117 @@ def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(server):
     assert answer.status == 413 and "--max-body-bytes" in json.load(answer)["error"]
 
 
-def test_the_openapi_page_describes_the_api(server):
+def test_the_openapi_page_describes_the_api_from_this_server_alone(server):
+    """/docs works offline: every script, style sheet and icon it loads is served here, none from a CDN."""
     status, schema = ask(server, "/openapi.json")
     assert status == 200 and {"/search", "/neighbors", "/embed", "/stats"} <= set(schema["paths"])
     with urllib.request.urlopen(server + "/docs", timeout=30) as page:
-        assert page.status == 200 and "swagger" in page.read().decode().lower()
+        html = page.read().decode()
+    assert page.status == 200 and "swagger" in html.lower()
+    loaded = re.findall(r"""(?:src|href)=["']([^"']+)["']|url: *['"]([^'"]+)['"]""", html)
+    urls = [url for pair in loaded for url in pair if url]
+    assert any(url.endswith(".js") for url in urls) and not re.search(r"https?://", html)
+    for url in urls:
+        assert url.startswith("/"), url
+        with urllib.request.urlopen(server + url, timeout=30) as asset:
+            assert asset.status == 200 and asset.read()
+
+
+def test_get_search_answers_one_query_as_post_does(server):
+    status, posted = ask(server, "/search", {"queries": ["muddy river bank"], "k": 2})
+    got, answer = ask(server, "/search?" + urllib.parse.urlencode({"q": "muddy river bank", "k": 2}))
+    assert status == got == 200 and answer == posted["answers"][0]
+
+
+def test_a_body_that_is_not_json_is_refused_by_its_content_type(server):
+    status, answer = ask(server, "/search", b'{"queries": ["bank"]}', headers={"Content-Type": "text/plain"})
+    assert status == 415 and "application/json" in answer["error"]
+
+
+def test_a_request_for_another_host_is_refused(server):
+    """A page of another site that rebinds its name to 127.0.0.1 sends its own name as the Host."""
+    status, answer = ask(server, "/stats", headers={"Host": "rebound.example:8000"})
+    assert status == 400 and "rebound.example" in answer["error"]
+    assert ask(server, "/health", headers={"Host": "localhost:1"})[0] == 200
+
+
+def test_answers_escape_control_characters_and_lone_surrogates(server):
+    """Text from the request comes back escaped as `--json` writes it, and a lone surrogate (valid JSON, not UTF-8)
+    is answered, not a 500."""
+    body = json.dumps({"queries": ["bank\u0085\u202e river", "bank \ud800"]}).encode()
+    request = urllib.request.Request(server + "/search", data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        raw = answer.read()
+    assert b"\\u0085" in raw and b"\\u202e" in raw and "\u0085".encode() not in raw
+    first, second = json.loads(raw)["answers"]
+    assert first["query"] == "bank\u0085\u202e river" and second["query"] == "bank \ud800"
+
+
+def test_a_chunked_body_with_a_small_content_length_is_still_limited(server):
+    host, port = server.removeprefix("http://").split(":")
+    body = json.dumps({"queries": ["y" * 6000]}).encode()
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:3000], body[3000:])) + b"0\r\n\r\n"
+    head = f"POST /search HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n"
+    with socket.create_connection((host, int(port)), timeout=60) as connection:
+        connection.sendall(head.encode() + b"Transfer-Encoding: chunked\r\n\r\n" + chunks)
+        status_line = connection.recv(4096).split(b"\r\n", 1)[0]
+    assert status_line.split()[1] in (b"400", b"413")  # refused by the limit, or by the HTTP parser: never 200
+
+
+def test_a_port_in_use_is_one_error_line_before_serving(server, small_index):
+    port = server.rsplit(":", 1)[1]
+    command = [sys.executable, "-m", "indexer", "serve", "--index", str(small_index), "--port", port]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: cannot listen on 127.0.0.1:") and done.stderr.count("\n") == 1
+
+
+def test_writing_is_off_without_a_token(server):
+    status, answer = ask(server, "/add", {"texts": ["A new text."]})
+    assert status == 403 and "--token-file" in answer["error"]
+
+
+def test_writes_need_the_token_and_change_what_search_finds(writable):
+    url, token, index = writable
+    body = {"texts": ["Glaciers carve deep valleys in the mountains."], "ids": ["glacier"]}
+    assert ask(url, "/add", body)[0] == 401
+    status, answer = ask(url, "/add", body, headers={"Authorization": "Bearer s3cret-tokeN"})
+    assert status == 401 and "Authorization: Bearer" in answer["error"]
+    mine = {"Authorization": f"Bearer {token}"}
+    assert ask(url, "/add", body, headers=mine) == (200, {"added": 1, "documents": 4})
+    found = ask(url, "/search", {"queries": ["glaciers and valleys"], "k": 1})[1]["answers"][0]["results"]
+    assert found[0]["doc_id"] == "glacier"
+    replaced = {"texts": ["Bread rises in a warm oven."], "ids": ["glacier"]}
+    assert ask(url, "/upsert", replaced, headers=mine) == (200, {"upserted": 1, "documents": 4})
+    status, answer = ask(url, "/delete", {"ids": ["castle"]}, headers=mine)
+    assert status == 400 and "castle" in answer["error"]
+    assert ask(url, "/delete", {"ids": ["glacier"]}, headers=mine) == (200, {"deleted": 1, "documents": 3})
+    assert len(Index.open(index)) == 3
+    with open(index / ".lock", "a") as lock:  # another process's build, as the kernel sees it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        status, answer = ask(url, "/delete", {"ids": ["river"]}, headers=mine)
+    assert status == 409 and "another process is writing" in answer["error"]
+    assert len(Index.open(index)) == 3
+
+
+@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+def test_every_operation_answers_what_its_schema_allows_without_a_server_error(server, mode):
+    """Requests made from the served OpenAPI schema (schemathesis), valid and not, 25 per operation with a fixed
+    seed: never a 500, a request that breaks the schema is refused (4xx), every answer is the JSON it promises."""
+    schema = schemathesis.openapi.from_url(server + "/openapi.json")
+    schema.config.checks.negative_data_rejection.expected_statuses.append("413")  # over a limit is refused too
+    checks = [not_a_server_error, negative_data_rejection, response_schema_conformance]
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert {"/search", "/neighbors", "/embed", "/add", "/delete"} <= {operation.path for operation in operations}
+    for operation in operations:
+        if mode is GenerationMode.NEGATIVE and not (len(operation.body) or len(operation.query)):
+            continue  # nothing to send that the schema forbids (/stats, /health)
+
+        @hypothesis.given(case=operation.as_strategy(mode))
+        @hypothesis.settings(
+            max_examples=25, derandomize=True, deadline=None, suppress_health_check=list(hypothesis.HealthCheck)
+        )
+        def answers(case: schemathesis.Case) -> None:
+            case.call_and_validate(checks=checks)
+
+        answers()
