@@ -14,7 +14,7 @@ from encoder.text import LANGUAGES
 from .. import folder
 from ..glove import NUMBERS as GLOVE_NUMBERS
 from ..glove import X_MAX, save_glove, train_glove_on_text
-from .common import add_threads_option, set_threads
+from .common import add_threads_option
 
 GLOVE_KIND = "glove"  # what ``glove --out`` records it wrote (``ownership.record_written``)
 
@@ -32,7 +32,6 @@ def run(args: argparse.Namespace) -> dict:
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
-    set_threads(args)
     glove = train_glove_on_text(
         args.corpus,
         max_tokens=args.max_tokens,
