@@ -10,11 +10,11 @@ from encoder.errors import fail
 from encoder.numbers import SEED
 from encoder.terminal import show
 from encoder.text import LANGUAGES
+from encoder.threads import add_threads_option
 
 from .. import folder
 from ..glove import NUMBERS as GLOVE_NUMBERS
 from ..glove import X_MAX, save_glove, train_glove_on_text
-from .common import add_threads_option
 
 GLOVE_KIND = "glove"  # what ``glove --out`` records it wrote (``ownership.record_written``)
 

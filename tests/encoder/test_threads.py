@@ -66,12 +66,14 @@ def test_the_cgroup_folders_are_the_process_own(tmp_path, monkeypatch):
 
 
 def test_the_rule(monkeypatch):
-    assert [threads.default_threads(cores, 0) for cores in (1, 2, 4, 16)] == [1, 2, 2, 2]
-    assert [threads.default_threads(cores, 1.5) for cores in (1, 2, 16)] == [1, 1, 1]
+    assert [threads.default_threads(cores, 0) for cores in (1, 2, 4, 16)] == [1, 2, 4, 16]  # idle: every core
+    assert [threads.default_threads(2, load) for load in (0.4, 0.6, 1.0, 2.0, 6.0)] == [2, 1, 1, 1, 1]
+    assert [threads.default_threads(16, load) for load in (0.4, 4.0, 15.4, 40.0)] == [16, 12, 1, 1]
     monkeypatch.setattr(threads, "usable_cores", lambda: 4)
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.1, 0.0, 0.0))
-    assert threads.default_threads() == 2
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (5.0, 0.0, 0.0))
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)  # 4 of a machine's 16 cores: a quarter of its load
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (4.0, 0.0, 0.0))
+    assert threads.default_threads() == 3
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (20.0, 0.0, 0.0))
     assert threads.default_threads() == 1
 
 
@@ -114,6 +116,17 @@ def test_the_api_keeps_a_count_the_process_chose(torch_threads, monkeypatch):
     chosen = torch.get_num_threads()
     threads.apply_default_threads()  # the process set torch's count itself: kept
     assert torch.get_num_threads() == chosen and threads.api_threads() == chosen
+
+
+def test_loading_a_model_applies_the_rule(torch_threads, monkeypatch):
+    from encoder import Elmo
+
+    count = 3 if threads._TORCH_AT_IMPORT != 3 else 2
+    monkeypatch.setenv(threads.THREADS_ENV, str(count))
+    threads._applied = None
+    torch.set_num_threads(threads._TORCH_AT_IMPORT)
+    Elmo.load("default")
+    assert torch.get_num_threads() == count
 
 
 def _commands() -> list[tuple[str, str, argparse.ArgumentParser]]:
