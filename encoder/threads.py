@@ -86,23 +86,32 @@ def usable_cores() -> int:
     return max(1, min(cores, quota) if quota is not None else cores)
 
 
-def machine_load() -> float:
-    """The 1-minute load average, per core of the machine, times the cores this process may use: the other
-    runnable work competing for our cores (0 where the system does not say)."""
+def machine_load(cores: int) -> float:
+    """The 1-minute load average, per core of the machine, times ``cores``: the other runnable work competing for
+    them (0 where the system does not say)."""
     try:
         load = os.getloadavg()[0]
     except OSError:
         return 0.0
-    return load * usable_cores() / (os.cpu_count() or 1)
+    return load * cores / (os.cpu_count() or 1)
+
+
+def process_share() -> int:
+    """The usable cores of this process's own: all of them, or its share where ``torchrun`` started several ranks
+    on this machine (``LOCAL_WORLD_SIZE``), which run side by side on the same cores."""
+    ranks = os.environ.get("LOCAL_WORLD_SIZE", "1")
+    return max(1, usable_cores() // max(1, int(ranks) if ranks.isdigit() else 1))
 
 
 def default_threads(cores: int | None = None, load: float | None = None) -> int:
-    """The measured rule (``RULE``) for ``cores`` usable cores at ``load`` (default: this process's, now). A thread
-    that has no idle core of its own is descheduled, and the others wait for it at every parallel step: measured
-    on 2 cores, 2 threads embedded 1.7x faster than one with no background load and 6-16x slower under load
-    (docs/benchmarks.md): a busy core costs far more than an idle one left unused."""
-    cores = usable_cores() if cores is None else cores
-    load = machine_load() if load is None else load
+    """The measured rule (``RULE``) for ``cores`` usable cores at ``load`` (default: this process's share of them,
+    ``process_share``, and the load now).
+
+    A thread that has no idle core of its own is descheduled, and the others wait for it at every parallel step:
+    measured on 2 cores, 2 threads embedded 1.7x faster than one with no background load and 6-16x slower under
+    load (docs/benchmarks.md): a busy core costs far more than an idle one left unused."""
+    cores = process_share() if cores is None else cores
+    load = machine_load(cores) if load is None else load
     return max(1, min(cores, math.floor(cores - load + 0.5)))
 
 

@@ -75,6 +75,9 @@ def test_the_rule(monkeypatch):
     assert threads.default_threads() == 3
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (20.0, 0.0, 0.0))
     assert threads.default_threads() == 1
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # two torchrun ranks on these cores: half each
+    assert threads.default_threads() == 2
 
 
 def test_the_environment_variable_overrides_the_rule(monkeypatch):
