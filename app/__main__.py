@@ -28,6 +28,7 @@ from encoder.model_files import PUBLISHED, model_hash, resolve_model
 from encoder.numbers import Number
 from encoder.readout import ReadoutSettings
 from encoder.text import kiwi_installed
+from encoder.threads import THREADS_ENV, add_threads_option, apply_threads
 from indexer import build_index
 from indexer.errors import IndexerError
 from indexer.manifest import FORMAT_VERSION, FolderInfo, glove_source_name, rebuild_command
@@ -88,6 +89,7 @@ def make_parser() -> argparse.ArgumentParser:
         "--address", default="localhost", help="address to listen on (default localhost: only this machine can connect)"
     )
     parser.add_argument("--port", type=Number(int, 1, 65_535), default=8501, help="port to listen on (default 8501)")
+    add_threads_option(parser)
     return parser
 
 
@@ -252,6 +254,10 @@ def streamlit_command(address: str, port: int) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     interruptible()
+    try:  # chosen before the demo build loads the machine, for the build and the UI's process (below)
+        threads = apply_threads(args.threads)
+    except ValueError as error:  # a bad $ELMO_SEARCH_THREADS
+        fail(str(error))
     demo = DEMOS[args.demo]
     model = args.model or demo.model
     try:
@@ -274,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     env = {
         **os.environ,
         INDEX_ENV: str(index_dir),
+        THREADS_ENV: str(threads),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE_ROOT), os.environ.get("PYTHONPATH")])),
     }
     os.execve(sys.executable, streamlit_command(args.address, args.port), env)

@@ -202,9 +202,15 @@ def main() -> None:
     if args.worker:
         return allennlp_worker(args)
 
+    import torch
+
+    from encoder.threads import THREADS_ENV
+
     env = dict(os.environ)
     if args.threads:
         env.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
+    # our command's count: the same as AllenNLP's (--threads, else torch's default), not the project's thread rule
+    env[THREADS_ENV] = str(args.threads or torch.get_num_threads())
     for checkout in args.checkout:
         if not (checkout / "encoder" / "__main__.py").is_file():
             parser.error(f"--checkout {checkout}: no encoder/__main__.py there")

@@ -19,12 +19,11 @@ import argparse
 import time
 from pathlib import Path
 
-import torch
-
 from encoder import Elmo
 from encoder.eval import DEFAULT_DATA_ROOT, perplexity, senses
 from encoder.eval.embeddings import Embedder
 from encoder.text import text_rules
+from encoder.threads import apply_threads
 from encoder.weights import read_config
 
 DECIMALS = {"tokens per character (test)": 3, "bits per character": 2, "bits per character, <UNK> spelled out": 2}
@@ -64,7 +63,7 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default %(default)s)")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    apply_threads(args.threads)
 
     started = time.perf_counter()
     lines = perplexity.read_paragraphs(args.test, text_rules("ko"), args.max_tokens)

@@ -16,11 +16,10 @@ import argparse
 import json
 import time
 
-import torch
-
 from encoder import PUBLISHED, BiLM, BiLMConfig, Elmo
 from encoder.files import shipped_data
 from encoder.text import text_rules
+from encoder.threads import apply_threads
 
 
 def demo_sentences(n: int) -> list[list[str]]:
@@ -46,7 +45,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    apply_threads(args.threads)
     sentences = demo_sentences(args.sentences)
     shapes = [(name, "random, published shape") for name in PUBLISHED if name != "elmo-original-5.5b"]
     print(f"{len(sentences)} sentences, {sum(map(len, sentences)):,} tokens; {args.threads} threads")

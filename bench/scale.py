@@ -39,9 +39,9 @@ from pathlib import Path
 
 import faiss
 import numpy as np
-import torch
 
 import indexer.build as build_module
+from encoder.threads import apply_threads
 from encoder.words import normalize
 from indexer import Index, Settings, build_index
 from indexer.factory import (
@@ -154,8 +154,7 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    faiss.omp_set_num_threads(args.threads)
+    apply_threads(args.threads)
 
     with tempfile.TemporaryDirectory() as tmp:
         out = args.keep or Path(tmp) / "index"

@@ -15,8 +15,8 @@ Part 3 times ``python -m indexer search`` as a user runs it, whole processes (st
 loading, the answer): one query per process, and many queries in one process (``--queries``, the dev queries three
 times over), where the time to each answer is read as it is printed. Every part runs the default method and
 ``--method keywords`` side by side, in one run, so that their ratio is measured under the same load.
-``--threads N`` sets torch's and FAISS's threads here and in the processes of part 3 (1 is fastest on a machine
-busy with other work).
+``--threads N`` sets torch's and FAISS's threads here and in the processes of part 3 (default: the thread rule,
+``encoder/threads.py``).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1_000, help="number of queries (default: 1000)")
     parser.add_argument("--k", type=int, default=10, help="neighbours per query for recall@k (default: 10)")
     parser.add_argument(
-        "--threads", type=int, help="torch and FAISS threads, here and in part 3's processes (default: all cores)"
+        "--threads", type=int, help="torch and FAISS threads, here and in part 3's processes (default: the thread rule)"
     )
     parser.add_argument(
         "--demo-index",
@@ -261,11 +261,10 @@ def main() -> None:
     parser.add_argument("--only-processes", action="store_true", help="only part 3, the whole processes")
     args = parser.parse_args()
     if args.threads:
-        import torch
+        from encoder.threads import THREADS_ENV, apply_threads
 
-        faiss.omp_set_num_threads(args.threads)
-        torch.set_num_threads(args.threads)
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the processes of part 3
+        apply_threads(args.threads)
+        os.environ[THREADS_ENV] = str(args.threads)  # the processes of part 3
 
     if args.only_processes:
         print("## Whole processes: `python -m indexer search` from the command line\n")

@@ -24,6 +24,7 @@ from encoder.lm_data import LMBatches, Vocabulary
 from encoder.lm_head import LanguageModel, LMHead
 from encoder.model import BiLM, BiLMConfig
 from encoder.model_files import DEFAULT_MODEL_DIR
+from encoder.threads import apply_threads
 from encoder.train import SIZES, TYPE_MULTIPLE, TrainConfig, captured_top_layer, make_optimizer, train_step
 from encoder.weights import read_config
 
@@ -91,10 +92,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10, help="timed steps per shape (default %(default)s)")
     parser.add_argument("--batch-size", type=int, default=64, help="default %(default)s")
     parser.add_argument("--vocab-size", type=int, default=100_000, help="softmax classes (default %(default)s)")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: the thread rule)")
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_threads(args.threads)
     shapes = {
         "shipped default": BiLMConfig(
             **{k: v for k, v in read_config(DEFAULT_MODEL_DIR).items() if k in BiLMConfig.__dataclass_fields__}

@@ -32,6 +32,7 @@ from .model import BiLM, State
 from .model_files import resolve_model
 from .numbers import Number
 from .text import TextRules, text_rules
+from .threads import apply_default_threads
 from .weights import load_hdf5, load_model, read_config, save_model
 from .words import WordFrequencies
 
@@ -112,7 +113,9 @@ class Elmo:
         ``cache_vocab_size`` > 0 precomputes the char-CNN vectors of that many of the most frequent words
         of one of our models' training vocabulary (otherwise words are cached as they are first seen).
         ``precision``: one of ``PRECISIONS`` (``fp32``, exact, by default); outputs are float32 in every case.
+        The process's CPU threads follow the project's rule unless it chose its own (``threads.apply_default_threads``).
         """
+        apply_default_threads()
         found = resolve_model(spec, weights)
         if found.folder is None:
             return cls(

@@ -59,6 +59,7 @@ from .run_folder import (
     write_run_record,
 )
 from .text import LANGUAGES, text_rules
+from .threads import api_threads
 from .train_config import NUMBERS, SCHEDULES, SIZES, TrainConfig
 from .weights import load_hdf5, load_model, read_config
 
@@ -428,8 +429,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     started = time.monotonic()
     check_modes(cfg)  # before the corpus is tokenized, which can take a minute
     threads = torch.get_num_threads()
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)  # for this run only: the caller's process gets its own count back
+    torch.set_num_threads(api_threads(cfg.threads))  # for this run only: the caller's process gets its own back
     try:
         out = Path(cfg.out)
         with locks.made_folder(out), locked_run(out):

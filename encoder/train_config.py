@@ -15,6 +15,7 @@ from .model_files import MODEL_SPEC_HELP
 from .numbers import SEED, THREADS, Number
 from .options import option, rules
 from .text import LANGUAGES
+from .threads import THREADS_HELP
 
 SIZES = {
     # for tests and smoke runs
@@ -242,9 +243,7 @@ class TrainConfig:
         ),
     )
     seed: int = field(default=0, metadata=option("default %(default)s", rule=SEED))
-    threads: int | None = field(
-        default=None, metadata=option("torch CPU threads (default: torch's choice)", rule=THREADS)
-    )
+    threads: int | None = field(default=None, metadata=option(THREADS_HELP, rule=THREADS, metavar="N"))
     valid: str | None = field(default=None, metadata=option("held-out text for periodic validation perplexity"))
     valid_tokens: int = field(
         default=20_000,

@@ -28,6 +28,7 @@ from encoder import ownership
 from encoder.errors import MissingExtra, describe
 from encoder.files import TMP_DIR_PREFIX, temporary_target
 from encoder.readout import Readout
+from encoder.threads import apply_threads
 
 try:
     import ray
@@ -110,10 +111,7 @@ class ShardEncoder:
                     "driver writes (its check file is not there): put the index folder (--out / --index) on "
                     "storage every node of the cluster mounts at the same path, e.g. NFS"
                 )
-            if self.threads is not None:
-                import torch
-
-                torch.set_num_threads(self.threads)
+            apply_threads(self.threads)
             elmo = open_model(self.expected, self.model, self.device)
             settings, frequencies, keep, readout = ray.get(shared[0])
             self.encoding = Encoding(
@@ -192,7 +190,8 @@ def encoders(
         actor_class = ray.remote(ShardEncoder).options(
             num_cpus=cpus, num_gpus=gpus, max_restarts=MAX_RESTARTS, max_task_retries=MAX_RESTARTS
         )
-        threads = 1 if device == "cpu" else None
+        # each CPU actor its share of the cluster's cores (the rule's count on a GPU, where the model is not on them)
+        threads = max(1, int(ray.cluster_resources().get("CPU", 1) // count)) if device == "cpu" else None
         actors = [
             actor_class.remote(out.resolve(), marker.resolve(), nonce, expected, model, device, threads)
             for _ in range(count)

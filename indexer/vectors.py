@@ -18,6 +18,8 @@ import faiss
 import numpy as np
 import torch
 
+from encoder.threads import faiss_threads_here
+
 from .factory import is_compressed
 
 RERANK = 10  # a compressed index with exact vectors kept: candidates fetched per result, then re-scored exactly
@@ -50,6 +52,7 @@ def faiss_search_many(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Top-k live hits (scores, ids) of each query (rows of ``queries``), in one FAISS search; the queries whose top
     is crowded by deleted entries are searched again, fetching more."""
+    faiss_threads_here()  # the thread rule's count, in a server's or the app's worker thread too
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     n_deleted = int(deleted.sum()) if deleted is not None else 0
     fetch = min(index.ntotal, k + min(n_deleted, 4 * k + 64))

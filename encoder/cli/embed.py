@@ -14,6 +14,7 @@ from ..errors import fail
 from ..model_files import add_model_options
 from ..numbers import check_finite
 from ..terminal import show
+from ..threads import add_threads_option
 
 # What `embed` writes for each sentence, as AllenNLP's `elmo` command does for --all, --top and --average
 OUTPUT_FORMATS = {
@@ -91,6 +92,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "'sentence_to_index'.",
     )
     add_model_options(embed)
+    add_threads_option(embed)
     embed.add_argument(
         "--input", type=Path, required=True, help="UTF-8 text, one tokenized sentence per line (or raw text: --raw)"
     )

@@ -9,8 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 from ..device import add_device_option
 from ..elmo import BATCH_SIZE, Elmo
 from ..errors import fail
@@ -19,7 +17,8 @@ from ..eval.embeddings import Embedder
 from ..eval.results import TaskResult
 from ..glove import BASELINES, NONE, Glove
 from ..model_files import add_model_options
-from ..numbers import THREADS, Number
+from ..numbers import Number
+from ..threads import add_threads_option
 
 TASKS = {"wic": wic, "wsd": wsd, "pos": pos, "sts": sts, "wordsim": wordsim, "perplexity": perplexity, "senses": senses}
 DATA = {
@@ -72,11 +71,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch-size", type=BATCH_SIZE, default=64, help="sentences per batch (default %(default)s)")
     add_device_option(p)
-    p.add_argument(
-        "--threads",
-        type=THREADS,
-        help="torch CPU threads (default: torch's choice; 1 is fastest for small models or on a busy machine)",
-    )
+    add_threads_option(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -128,8 +123,6 @@ def run(args: argparse.Namespace) -> dict:
         from ..eval.report import check_report_folder
 
         check_report_folder(args.report)  # before the tasks, which take minutes
-    if args.threads:
-        torch.set_num_threads(args.threads)
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device)
         args.language = elmo.text.language

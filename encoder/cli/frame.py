@@ -24,6 +24,7 @@ from typing import Any
 from ..commands import parser_for
 from ..errors import ERROR_EXIT, INTERRUPTED_EXIT, REPORTED, describe, interruptible, report_interrupted, reported
 from ..terminal import show, show_json
+from ..threads import apply_threads
 
 Answer = Callable[[Callable[[], Any]], Any]
 """How a program answers a command: ``answer_or_error`` or its own, given the command's ``run`` to call."""
@@ -60,7 +61,7 @@ def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, answer:
     with warnings.catch_warnings():  # puts showwarning back when the command ends (tests call main in-process)
         warnings.showwarning = _show_warning
         try:
-            result = answer(lambda: args.run(args))
+            result = answer(lambda: _run(args))
         except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (``errors.Terminated``)
             return report_interrupted(
                 getattr(args, "interrupted", "interrupted"), getattr(stop, "status", INTERRUPTED_EXIT)
@@ -79,6 +80,14 @@ def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, answer:
             show(f"notice: {notice}", file=sys.stderr)
     args.show(result, args)
     return 0
+
+
+def _run(args: argparse.Namespace) -> Any:
+    """The command's ``run``, after the threads of a command that runs the model (one with ``--threads``:
+    ``threads.add_threads_option``) are set, by ``--threads`` or the default rule."""
+    if hasattr(args, "threads"):
+        apply_threads(args.threads)
+    return args.run(args)
 
 
 def _show_warning(message: Warning | str, *_: Any, **__: Any) -> None:

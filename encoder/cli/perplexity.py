@@ -9,6 +9,7 @@ from ..files import open_text, reading
 from ..lm_head import perplexity
 from ..numbers import Number
 from ..terminal import show
+from ..threads import add_threads_option
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -37,6 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
     parser.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
+    add_threads_option(parser)
     parser.add_argument("--max-tokens", type=Number(int, 1), help="stop after the lines holding this many tokens")
     parser.add_argument(
         "--json", action="store_true", help='print {"forward", "backward", "mean", "tokens", "vocab_size"}'

@@ -10,7 +10,8 @@ from typing import Any
 from encoder import model_files
 from encoder.device import add_device_option
 from encoder.errors import fail
-from encoder.numbers import THREADS, Number
+from encoder.numbers import Number
+from encoder.threads import add_threads_option
 
 from ..index import Index
 from ..options import LAYERS_HELP
@@ -28,17 +29,8 @@ def model_spec(args: argparse.Namespace) -> Any:
     return args.model
 
 
-def set_threads(args: argparse.Namespace) -> None:
-    """``--threads``, for the commands that run the model or train GloVe."""
-    if args.threads:
-        import torch  # the indexer's modules import it anyway; here only to set its threads
-
-        torch.set_num_threads(args.threads)
-
-
 def open_index(args: argparse.Namespace) -> Index:
-    """The index ``--index`` names, with the model, device, threads and hash checking the options ask for."""
-    set_threads(args)
+    """The index ``--index`` names, with the model, device and hash checking the options ask for."""
     return Index.open(args.index, model=model_spec(args), device=args.device, verify=not args.no_verify)
 
 
@@ -60,10 +52,11 @@ def ray_options(args: argparse.Namespace) -> dict:
 
 
 def add_model_options(parser: argparse.ArgumentParser, default: str | None) -> None:
-    """``--model``, ``--weights`` and ``--device``; ``default`` None: the index's own model."""
+    """``--model``, ``--weights``, ``--device`` and ``--threads``; ``default`` None: the index's own model."""
     where = "default: the model named in the index manifest" if default is None else "default: %(default)s"
     model_files.add_model_options(parser, default, where)
     add_device_option(parser)
+    add_threads_option(parser)
 
 
 def add_reader_options(parser: argparse.ArgumentParser) -> None:
@@ -107,7 +100,7 @@ def add_ray_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_query_options(parser: argparse.ArgumentParser) -> None:
-    """What a command that opens an index takes: ``--index``, the model, ``--no-verify``, ``--json``, ``--threads``."""
+    """What a command that opens an index takes: ``--index``, the model and threads, ``--no-verify``, ``--json``."""
     parser.add_argument("--index", required=True, type=Path, help="the index directory")
     add_model_options(parser, None)
     parser.add_argument(
@@ -116,17 +109,6 @@ def add_query_options(parser: argparse.ArgumentParser) -> None:
         help="skip checking file hashes on open (sizes are still checked); faster for huge indexes",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (schema in docs/indexer.md)")
-    add_threads_option(parser)
-
-
-def add_threads_option(parser: argparse.ArgumentParser) -> None:
-    """``--threads``, for the commands that run the model or train GloVe (``set_threads``)."""
-    parser.add_argument(
-        "--threads",
-        type=THREADS,
-        help="torch CPU threads (default: torch's choice, one per core; 1 is several times faster on a machine busy "
-        "with other work: measured in bench/search_speed.py)",
-    )
 
 
 def add_layers_option(parser: argparse.ArgumentParser) -> None:

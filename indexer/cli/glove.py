@@ -10,11 +10,11 @@ from encoder.errors import fail
 from encoder.numbers import SEED
 from encoder.terminal import show
 from encoder.text import LANGUAGES
+from encoder.threads import add_threads_option
 
 from .. import folder
 from ..glove import NUMBERS as GLOVE_NUMBERS
 from ..glove import X_MAX, save_glove, train_glove_on_text
-from .common import add_threads_option, set_threads
 
 GLOVE_KIND = "glove"  # what ``glove --out`` records it wrote (``ownership.record_written``)
 
@@ -32,7 +32,6 @@ def run(args: argparse.Namespace) -> dict:
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
-    set_threads(args)
     glove = train_glove_on_text(
         args.corpus,
         max_tokens=args.max_tokens,

@@ -12,7 +12,7 @@ from encoder.terminal import show
 
 from ..options import K
 from ..serve import TOKEN_VARIABLE, Limits, listen, write_token
-from .common import add_model_options, add_threads_option, open_index
+from .common import add_model_options, open_index
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +44,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--index", required=True, type=Path, help="the index directory")
     add_model_options(serve, None)
     serve.add_argument("--no-verify", action="store_true", help="skip checking file hashes on open")
-    add_threads_option(serve)
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: only this machine can connect)"
     )

@@ -241,3 +241,24 @@ def test_the_korean_demo_is_built_from_its_corpus_with_its_model(
     assert [p.name for p in corpus] == ["part_a.jsonl", "part_b.jsonl"] and corpus[0].parent.name == "demo-ko"
     assert out == tmp_path / "ko" and options["model"] == "ko" and options["glove"] == "korean"
     assert build_command(DEMOS["ko"].index_dir) == "python -m app --demo ko"
+
+
+def test_the_app_chooses_the_threads_once_for_the_build_and_the_ui(
+    tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from encoder import threads
+
+    monkeypatch.delenv(threads.THREADS_ENV, raising=False)
+    monkeypatch.setattr(threads, "_applied", threads._applied)  # set back after the test, as torch's count is
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setattr(threads, "default_threads", lambda: 3)  # the rule's choice, whatever the load now
+        index = built_demo(tmp_path, monkeypatch, tiny_model_dir)
+        assert served["env"][threads.THREADS_ENV] == "3" and torch.get_num_threads() == 3
+        with pytest.raises(Served):
+            cli.main(["--index", str(index), "--model", str(tiny_model_dir), "--threads", "1"])
+        assert served["env"][threads.THREADS_ENV] == "1" and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
