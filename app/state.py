@@ -226,7 +226,7 @@ def compare(index: Index, use_a: tuple[str, str, int], use_b: tuple[str, str, in
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _word_uses(_index: Index, key: str, word: str) -> list[Use]:
-    return _ask(lambda: _index.use_vectors(word, representation="elmo")[0])
+    return _index.use_vectors(word, representation="elmo")[0]
 
 
 def word_uses(index: Index, word: str) -> list[Use]:
@@ -239,7 +239,7 @@ def word_uses(index: Index, word: str) -> list[Use]:
 def _typical(
     _index: Index, key: str, word: str, weights: tuple[float, ...] | None, senses: tuple[str | None, ...]
 ) -> TypicalCosines:
-    _, vectors = _ask(lambda: _index.use_vectors(word, **_representation(weights)))
+    _, vectors = _index.use_vectors(word, **_representation(weights))
     return typical_cosines(vectors, senses)
 
 

@@ -706,6 +706,7 @@ class Index:
         result.representation = self.representation_name(weights)
         return result
 
+    @_one_at_a_time
     def use_vectors(
         self, word: str, layers: str | Sequence[float] | None = None, representation: str | None = None
     ) -> tuple[list[tuple[str, int]], np.ndarray]:
