@@ -215,6 +215,8 @@ def _target_status(out: Path, contents: folder.Contents, state: dict, overwrite:
     replace an index or an interrupted build of something else unless allowed, and any folder holding files a
     build did not write (even with --overwrite: a build deletes only its own files)."""
     manifest, previous, foreign = contents.manifest, contents.state, contents.foreign
+    if contents.older is not None and not overwrite:
+        Manifest.read(out)  # refused with the advice to rebuild it, which --overwrite follows
     if foreign:
         what = "an index with other files in it" if contents.owner is not None else "not empty and not an index"
         raise FileExistsError(

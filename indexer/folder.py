@@ -42,44 +42,48 @@ def read_state(out: Path) -> dict | None:
 
 @dataclass(frozen=True)
 class Contents:
-    """What an index folder holds, read once: its manifest, an unfinished build's state, the finished shard
-    folders on disk (names, in order) and the entries no build of ours wrote (paths relative to the folder)."""
+    """What an index folder holds, read once: its manifest (or, in ``older``, one of a format this code no longer
+    reads), an unfinished build's state, the finished shard folders on disk (names, in order) and the entries no
+    build of ours wrote (paths relative to the folder)."""
 
     manifest: Manifest | None
+    older: dict | None
     state: dict | None
     shards: tuple[str, ...]
     foreign: tuple[str, ...]
 
     @property
     def owner(self) -> Manifest | dict | None:
-        """What owns the files in the folder: its manifest, else an unfinished build's state, else nothing."""
-        return _owner(self.manifest, self.state)
+        """What owns the files in the folder: its manifest (of any format), else an unfinished build's state."""
+        return _owner(self.manifest, self.older, self.state)
 
 
-def _owner(manifest: Manifest | None, state: dict | None) -> Manifest | dict | None:
-    return manifest if manifest is not None else state
+def _owner(manifest: Manifest | None, older: dict | None, state: dict | None) -> Manifest | dict | None:
+    return manifest if manifest is not None else older if older is not None else state
 
 
 def read_manifest(out: Path) -> Manifest | None:
-    """The manifest of the finished index in ``out`` (None: there is none)."""
-    return Manifest.read(out) if (out / layout.MANIFEST).is_file() else None
+    """The manifest of the finished index in ``out`` (None: there is none, or one of an older format)."""
+    if not (out / layout.MANIFEST).is_file() or Manifest.older(out) is not None:
+        return None
+    return Manifest.read(out)
 
 
 def owner_of(out: Path) -> Manifest | dict | None:
     """What owns the files in ``out`` (as ``Contents.owner``), without listing them: ``glove --out`` asks whether a
     folder is an index's."""
-    return _owner(read_manifest(out), read_state(out))
+    return _owner(read_manifest(out), Manifest.older(out), read_state(out))
 
 
 def read(out: Path) -> Contents:
     """The contents of the index folder ``out`` (which may not exist yet)."""
-    manifest, state = read_manifest(out), read_state(out)
-    owner = _owner(manifest, state)
+    manifest, older, state = read_manifest(out), Manifest.older(out), read_state(out)
+    owner = _owner(manifest, older, state)
     shards_dir = out / layout.SHARDS
     entries = sorted(p.name for p in shards_dir.iterdir()) if shards_dir.is_dir() else []
     shards = tuple(name for name in entries if layout.shard_number(name) is not None)
     strangers = ownership.foreign(out, is_ours(out, owner)) if out.is_dir() else []
-    return Contents(manifest, state, shards, tuple(str(p.relative_to(out)) for p in strangers))
+    return Contents(manifest, older, state, shards, tuple(str(p.relative_to(out)) for p in strangers))
 
 
 def _trained_glove(owner: Manifest | dict | None) -> bool:

@@ -274,6 +274,17 @@ class Manifest:
                 f"{path} is not a valid index manifest ({type(error).__name__}: {error}); rebuild the index"
             ) from None
 
+    @staticmethod
+    def older(out: Path) -> dict | None:
+        """The manifest in ``out`` as JSON where it is one of a format older than this code reads (None: it is not):
+        enough to know which files in the folder an earlier build wrote, so that ``build --overwrite`` (what
+        reading it advises) may replace them."""
+        path = out / layout.MANIFEST
+        data = storage.read_json(path) if path.is_file() else None
+        version = data.get("format_version") if isinstance(data, dict) else None
+        old = isinstance(version, int) and not isinstance(version, bool) and version < OLDEST_READABLE
+        return data if old else None
+
     def write(self, out: Path) -> None:
         storage.write_json(out / layout.MANIFEST, self.to_json())
 

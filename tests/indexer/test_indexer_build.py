@@ -384,3 +384,23 @@ def test_build_options_are_the_settings_fields():
     assert changed == Settings(keep_exact_tokens=False, skip_stopwords=False, min_freq=3, pooling="max")
     with pytest.raises(SystemExit):
         parse([*base, "--min-freq", "0"])
+
+
+def test_the_advice_on_an_older_format_rebuilds_it(small_index, tmp_path, capsys):
+    """An index of a format this code no longer reads is refused with the command that rebuilds it, and that command
+    (build ... --overwrite) replaces it, where it used to refuse with the same advice."""
+    import shlex
+
+    old = Path(shutil.copytree(small_index, tmp_path / "old"))
+    manifest = json.loads((old / layout.MANIFEST).read_text())
+    (old / layout.MANIFEST).write_text(json.dumps({**manifest, "format_version": 4}))
+    with pytest.raises(IndexFormatError, match="format 4") as refused:
+        Index.open(old)
+    command = shlex.split(str(refused.value).split("rebuild it: ")[1])
+    assert command[command.index("build") - 1 :][:1] == ["indexer"] and command[-1] == "--overwrite"
+    assert main([*command[command.index("build") :]]) == 0
+    assert Index.open(old).count() == Index.open(small_index).count()
+    (old / "notes.txt").write_text("mine")  # a file of the user's: still never deleted, whatever the format
+    (old / layout.MANIFEST).write_text(json.dumps({**manifest, "format_version": 4}))
+    assert main([*command[command.index("build") :]]) == 2
+    assert (old / "notes.txt").read_text() == "mine" and "notes.txt" in capsys.readouterr().err
