@@ -98,7 +98,9 @@ class DocumentSearch:
         """The hits of ``found`` with their relevance, evidence, passages and matched words."""
         index, notices = self.index, query.notices
         if not len(found.ids):
-            return Results([], notices + [message("no_match")], query.searched_for)
+            glove_lacks_them = method == "glove" and not vector.any()  # the GloVe, not the documents, lacks the words
+            said = message("no_glove_vector" if glove_lacks_them else "no_match")
+            return Results([], [*notices, said], query.searched_for)
         relevance = self.null(method, weights, query.n_words).relevance(found.scores)
         if relevance[0] < RELEVANCE_LINE:
             notices.append(message("no_good_match"))

@@ -127,6 +127,8 @@ def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
     assert len(glove) == 3 and all(0 <= h.relevance <= 1 for h in glove)
     nothing = indexer_index.search("zzzqqq", k=3, method="keywords")
     assert nothing.hits == [] and [n.key for n in nothing.notices] == ["no_match"]
+    words_glove_lacks = indexer_index.search("바다 zzzqqq", k=3, method="glove", spelling=False)
+    assert words_glove_lacks.hits == [] and [n.key for n in words_glove_lacks.notices] == ["no_glove_vector"]
 
 
 def test_nonsense_gets_a_no_good_match_notice(indexer_index):
