@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .lm_data import Vocabulary
+from .files import sha256_of
+from .lm_data import VOCAB_FILE, Vocabulary
 from .lm_head import HEAD_FILE, LMHead, load_language_model
 from .model import BiLM
 from .numbers import Number
@@ -55,6 +56,14 @@ READOUT_NUMBERS = {
 def has_head(folder: str | Path | None) -> bool:
     """Whether the model in ``folder`` is one of ours with its LM head (context prediction needs it)."""
     return folder is not None and (Path(folder) / HEAD_FILE).is_file()
+
+
+def head_hash(folder: str | Path | None) -> str | None:
+    """The content hash of what the readout reads beside the biLM, its LM head and vocabulary (None: the model has
+    no head): an index records it, since the biLM's hash does not cover them and they name what the model expects."""
+    if not has_head(folder):
+        return None
+    return sha256_of([Path(folder) / HEAD_FILE, Path(folder) / VOCAB_FILE])[:16]
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,7 @@ class ModelRecord:
     source: str | list[str] | None  # "default", our model folder, or [options.json, weights.hdf5]
     dim: int
     n_layers: int
+    head_hash: str | None = None  # its LM head and vocabulary (``encoder.readout.head_hash``); None: none, or unknown
 
 
 @dataclass(frozen=True)

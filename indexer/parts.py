@@ -13,7 +13,10 @@ import numpy as np
 
 from encoder import Elmo
 from encoder.glove import Glove
+from encoder.lm_data import VOCAB_FILE
+from encoder.lm_head import HEAD_FILE
 from encoder.model_files import MODEL_NAMES, resolve_model
+from encoder.readout import head_hash
 
 from . import layout, storage
 from .errors import IndexMismatchError
@@ -48,11 +51,13 @@ def load_model(model: ModelSpec, device: str = "auto") -> tuple[Elmo, ModelRecor
     so what its language's tokenizer needs must be installed (``MissingExtra`` says which extra)."""
     if isinstance(model, Elmo):
         model.text.require()
-        return model, ModelRecord(model.name, model.model_hash, None, model.dim, model.n_layers)
+        return model, ModelRecord(
+            model.name, model.model_hash, None, model.dim, model.n_layers, head_hash(model.folder)
+        )
     source = model_source(model)
     elmo = Elmo.load(*(source if isinstance(source, list) else [source]), device=device)
     elmo.text.require()
-    return elmo, ModelRecord(elmo.name, elmo.model_hash, source, elmo.dim, elmo.n_layers)
+    return elmo, ModelRecord(elmo.name, elmo.model_hash, source, elmo.dim, elmo.n_layers, head_hash(elmo.folder))
 
 
 def open_model(expected: ModelRecord, model: ModelSpec | None, device: str) -> Elmo:
@@ -76,6 +81,13 @@ def open_model(expected: ModelRecord, model: ModelSpec | None, device: str) -> E
             f"the index was built with model {expected.name!r} (hash {expected.hash}), "
             f"but {elmo.name!r} (hash {elmo.model_hash}) was given; open it with the same model "
             "or rebuild the index with this one"
+        )
+    known = expected.head_hash is not None and elmo.folder is not None  # else the readout is not read: ELMo only
+    if known and head_hash(elmo.folder) != expected.head_hash:
+        raise IndexMismatchError(
+            f"the LM head or vocabulary of model {expected.name!r} ({HEAD_FILE}, {VOCAB_FILE} in {elmo.folder}) is not "
+            "the one the index was built with, and they name what the model expects at a word; restore them, or "
+            "rebuild the index with this model"
         )
     return elmo
 

@@ -3,6 +3,8 @@ read through it, each checked against a direct computation from the model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import SETTINGS, write_corpus
@@ -157,3 +159,18 @@ def test_use_vectors_are_the_vectors_neighbours_ranks_by(lm_index, question):
         assert hit.score == pytest.approx(expected[(hit.sentence, hit.token_index)], abs=2e-2)  # centring amplifies
     with pytest.raises(QueryError, match="zebra"):
         lm_index.use_vectors("zebra")
+
+
+def test_an_index_opens_only_with_the_lm_head_and_vocabulary_it_was_built_with(lm_index, tiny_lm_dir, tmp_path):
+    """The biLM's hash does not cover the head and vocabulary, which name what the model expects: the index
+    records their own hash, and a model folder whose vocabulary changed is refused with one clear error."""
+    import shutil
+
+    from indexer import IndexMismatchError
+
+    model = Path(shutil.copytree(tiny_lm_dir, tmp_path / "model"))
+    assert Index.open(lm_index.path, model=model).count() == lm_index.count()  # a copy of the same model: fine
+    words = (model / "vocab.txt").read_text().splitlines()
+    (model / "vocab.txt").write_text("\n".join([*words[:3], words[4], words[3], *words[5:]]) + "\n")  # two swapped
+    with pytest.raises(IndexMismatchError, match="LM head or vocabulary"):
+        Index.open(lm_index.path, model=model)
