@@ -71,3 +71,12 @@ def given(args: argparse.Namespace, config: type) -> dict[str, Any]:
     """The keyword arguments of ``config`` that the parsed options ``args`` hold (an ``unset`` option not given is
     absent, and so is a field without an option)."""
     return {field.name: getattr(args, field.name) for field in option_fields(config) if hasattr(args, field.name)}
+
+
+def check_keywords(config: type, keywords: dict[str, Any], what: str) -> None:
+    """Refuse keyword arguments that are no field of the dataclass ``config`` (a ``TypeError`` naming them and the
+    fields; ``what``: what its fields are called, "setting", "reader option"), before anything is made of them."""
+    names = [f.name for f in fields(config)]
+    unknown = sorted(set(keywords) - set(names))
+    if unknown:
+        raise TypeError(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(names)}")

@@ -29,6 +29,7 @@ import pandas as pd
 from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
 from encoder.glove import BASELINES, STANFORD
+from encoder.options import check_keywords
 from encoder.readout import Readout
 from encoder.words import WordFrequencies
 
@@ -248,11 +249,7 @@ def build_settings(settings: Settings | None = None, **fields: Any) -> Settings:
             f"give settings= or {', '.join(f'{name}=' for name in fields)}, not both: settings= sets every field "
             "(dataclasses.replace(settings, ...) changes some)"
         )
-    unknown = set(fields) - set(Settings.__dataclass_fields__)
-    if unknown:
-        raise TypeError(
-            f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(Settings.__dataclass_fields__)}"
-        )
+    check_keywords(Settings, fields, "setting")
     settings = settings or Settings(**fields)
     spec = {name: _mix_spec(getattr(settings, name)) for name in MIXES}
     glove = str(settings.glove)

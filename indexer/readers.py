@@ -30,6 +30,7 @@ from docutils.core import publish_doctree
 from markdown_it import MarkdownIt
 
 from encoder.files import DECODE_ERRORS, open_text
+from encoder.options import check_keywords
 
 from . import layout
 from .errors import CorpusError
@@ -59,11 +60,7 @@ class ReaderOptions:
 
     @classmethod
     def from_kwargs(cls, **options: Any) -> ReaderOptions:
-        unknown = set(options) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise TypeError(
-                f"unknown reader option(s): {', '.join(sorted(unknown))}; known: {', '.join(cls.__dataclass_fields__)}"
-            )
+        check_keywords(cls, options, "reader option")
         return cls(**options)
 
 
