@@ -68,7 +68,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--explain",
         action="store_true",
         help="also print what the model expects at the word: the forward LM's 10 likeliest words given the words "
-        "before it and the backward LM's given the words after it, with their probabilities",
+        "before it and the backward LM's given the words after it, with their probabilities (a Korean model: its "
+        "10 likeliest nouns among its 100 likeliest words)",
     )
     add_layers_option(neighbors)
     add_representation_option(neighbors)
