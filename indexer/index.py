@@ -651,7 +651,7 @@ class Index:
         layers: str | Sequence[float] | None = None,
         representation: str | None = None,
     ) -> Senses:
-        """Cluster the occurrences of ``word`` (k by silhouette when "auto", at most 8) and place them in 2-D.
+        """Cluster the occurrences of ``word`` (k by ``senses.auto_k`` when "auto": 2 to 8) and place them in 2-D.
 
         ``representation`` as for ``neighbors``: the sense readout (each use around the word's mean use), or the ELMo
         mix ``layers``. Clusters are named by the LM's likeliest words at their uses where the index keeps them,
