@@ -362,8 +362,8 @@ class KoreanText(TextRules):
 
     def shown_expectations(self, words: Sequence[str]) -> list[str]:
         """Only the expected words that name something alone (``names_something``): no particle, ending, stem,
-        number or the LM's own classes (a rare word, a sentence's start or end). A noun that is also a stem (먹, 작)
-        cannot be told apart out of its sentence, and stays."""
+        number or the LM's own classes (a rare word, a sentence's start or end). Out of its sentence a noun that is
+        also a stem (먹, 작) stays, and one Kiwi reads otherwise alone (섬 as 서 + ㅁ) is dropped."""
         return [word for word in words if self.names_something(word)]
 
     def split_and_tokenize(self, text: str) -> list[Sentence]:

@@ -23,7 +23,8 @@ MAX_AUTO_K = 8
 MIN_CLUSTER = 5
 """Uses a sense needs at least for "auto" to report it: k is at most n // MIN_CLUSTER, and among those the
 silhouette picks only clusterings whose every cluster is this big. Chosen by ``bench/sense_k.py`` on labelled
-development words (the demo's labels, SemCor): the lowest mean |k error| of the rules it compares (docs/app.md)."""
+development words (the demo's labels, SemCor): the lowest mean |k error| of the rules it compares that fit no
+threshold to those words, with no Senses-page word left at one sense (docs/app.md, "Senses, how many")."""
 N_EXAMPLES = 5
 
 
