@@ -140,9 +140,10 @@ def expected_word(word: str) -> str:
 def expectations(expected: Sequence[Expectation]) -> None:
     """What the language model expects at a use, as a table: each direction's likeliest words with their
     probabilities, the forward LM's (given the words before) beside the backward LM's (given the words after). A
-    table wraps its cells, so it fits a narrow column and a phone."""
+    table wraps its cells, so it fits a narrow column and a phone. A direction with fewer words shown (Korean shows
+    only nouns: ``TextRules.shown_expectations``) leaves its last cells empty."""
     columns = {plain(f"expect.{e.direction}"): [f"{expected_word(w)} · {p:.3f}" for w, p in e.words] for e in expected}
-    st.table([dict(zip(columns, row)) for row in zip(*columns.values())])
+    st.table([dict(zip(columns, row)) for row in itertools.zip_longest(*columns.values(), fillvalue="")])
     st.caption(t("expect.caption"))
 
 

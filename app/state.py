@@ -268,14 +268,13 @@ GLOVE_CANDIDATES = 5
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _glove_nearest(_index: Index, key: str, word: str, k: int) -> list[tuple[str, float]] | None:
-    rules = _index.elmo.text
     nearest = _index.glove.nearest(word, GLOVE_CANDIDATES * k)
-    return None if nearest is None else [(w, s) for w, s in nearest if rules.label_words(w) == [w]][:k]
+    return None if nearest is None else [(w, s) for w, s in nearest if _index.elmo.text.names_something(w)][:k]
 
 
 def glove_nearest(index: Index, word: str, k: int) -> list[tuple[str, float]] | None:
     """GloVe's ``k`` nearest words to ``word`` that may name something, by the index's language rules
-    (``TextRules.label_words``: in Korean nouns, never a particle, an ending or a fragment of a word); None when
+    (``TextRules.names_something``: in Korean nouns, never a particle, an ending or a fragment of a word); None when
     ``word`` has no GloVe vector."""
     return _glove_nearest(index, _key(index), word, k)
 

@@ -199,10 +199,12 @@ def token_picker(
     label: str, sentence: str, key: str, rules: TextRules, indexed: Callable[[str], bool]
 ) -> tuple[str, int] | None:
     """Clickable tokens of ``sentence`` as the index's model tokenizes it (``rules``), so positions agree: the words
-    the index holds (``indexed``), never a stopword or a word it has no uses of. The chosen word (``key``) carries
-    over when the sentence is edited, matched as ``typed_word`` matches it (배를 finds 배)."""
+    the index holds (``indexed``) among the language's content words (``TextRules.content_positions``: never a
+    stopword; in Korean nouns, never a particle, an ending or a verb's stem), and the content words it lacks as "not
+    offered". The chosen word (``key``) carries over when the sentence is edited, matched as ``typed_word`` matches
+    it (배를 finds 배)."""
     tokens = rules.tokenize(sentence)
-    content = [i for i, token in enumerate(tokens) if is_content_word(token, rules.stopwords)]
+    content = rules.content_positions(sentence)
     words = [i for i in content if indexed(tokens[i])]
     missing = list(dict.fromkeys(tokens[i] for i in content if i not in words))
     if missing:

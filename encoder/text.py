@@ -14,12 +14,13 @@ import functools
 import hashlib
 import importlib.util
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import MissingExtra
 from .punkt import PUNKT_PATH, punkt_tokenizer
+from .words import is_content_word
 
 # A paragraph: from a non-space character to the end of its line, and the lines after it up to
 # a blank line.
@@ -223,6 +224,22 @@ class TextRules:
         stopwords. Languages with a tagger at hand narrow this to nouns."""
         return [t for t in self.tokenize(text) if any(c.isalpha() for c in t) and t.lower() not in self.stopwords]
 
+    def names_something(self, word: str) -> bool:
+        """``word``, read alone, is one word that may name a topic (``label_words``): the rule that keeps GloVe's
+        nearest words and sense clusters' names to nouns in Korean."""
+        return self.label_words(word) == [word]
+
+    def content_positions(self, text: str) -> list[int]:
+        """The positions (in ``tokenize(text)``) of the tokens a page offers to look up: words that are not
+        stopwords. Languages whose ``label_words`` has a tagger narrow them to what it keeps (Korean: nouns, never
+        a particle, an ending or a verb's stem)."""
+        return [i for i, token in enumerate(self.tokenize(text)) if is_content_word(token, self.stopwords)]
+
+    def shown_expectations(self, words: Sequence[str]) -> list[str]:
+        """Of the words a language model expects somewhere (likeliest first), those a page shows: all of them, in
+        a language whose content words are its words less stopwords."""
+        return list(words)
+
 
 class EnglishText(TextRules):
     """Punkt sentences (the shipped parameters) and NLTK's word tokenizer (see the functions above)."""
@@ -315,18 +332,39 @@ class KoreanText(TextRules):
     def label_words(self, text: str) -> list[str]:
         """The surface tokens of ``text`` that Kiwi, reading the whole text, tags as one noun (``LABEL_TAGS``), less
         stopwords and ``KOREAN_GENERIC_NOUNS``: never a particle, an ending or a verb's stem (적, 합니다, 먹)."""
+        tokens = self.tokenize(text)
+        return [tokens[i] for i in self.content_positions(text)]
+
+    def content_positions(self, text: str) -> list[int]:
+        """The tokens that ``label_words`` keeps, by their positions: Korean offers and shows only nouns."""
         morphemes = self._kiwi.tokenize(text)
-        words = []
-        for token, start, end in self.text_tokens(text):
-            tags = [m.tag for m in morphemes if m.start < end and m.start + m.len > start]
-            if (
-                len(tags) == 1
-                and tags[0] in self.LABEL_TAGS
-                and token not in self.stopwords
-                and token not in KOREAN_GENERIC_NOUNS
-            ):
-                words.append(token)
-        return words
+        return [
+            i
+            for i, (token, start, end) in enumerate(self.text_tokens(text))
+            if self._is_noun(token, [m.tag for m in morphemes if m.start < end and m.start + m.len > start])
+        ]
+
+    def _is_noun(self, token: str, tags: Sequence[str]) -> bool:
+        """A token whose morphemes (their Kiwi ``tags``) are one noun that names something."""
+        return (
+            len(tags) == 1
+            and tags[0] in self.LABEL_TAGS
+            and token not in self.stopwords
+            and token not in KOREAN_GENERIC_NOUNS
+        )
+
+    def names_something(self, word: str) -> bool:
+        """As ``TextRules.names_something``, from Kiwi's morphemes of the word alone (a whole sentence's analysis
+        costs about 10 ms a word, too slow for the 50 GloVe neighbours or 100 expected words of one question)."""
+        morphemes = self._kiwi.tokenize(word)
+        whole = len(morphemes) == 1 and morphemes[0].start == 0 and morphemes[0].len == len(word)
+        return whole and self._is_noun(word, [morphemes[0].tag])
+
+    def shown_expectations(self, words: Sequence[str]) -> list[str]:
+        """Only the expected words that name something alone (``names_something``): no particle, ending, stem,
+        number or the LM's own classes (a rare word, a sentence's start or end). Out of its sentence a noun that is
+        also a stem (먹, 작) stays, and one Kiwi reads otherwise alone (섬 as 서 + ㅁ) is dropped."""
+        return [word for word in words if self.names_something(word)]
 
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         result = []
@@ -359,6 +397,9 @@ class KoreanEojeolText(KoreanText):
         return [m.span() for m in _EOJEOL.finditer(text, offset + sentence.start, offset + sentence.end)]
 
     label_words = TextRules.label_words  # an eojeol holds its particles: no token is a noun alone
+    names_something = TextRules.names_something
+    content_positions = TextRules.content_positions
+    shown_expectations = TextRules.shown_expectations
 
 
 _EOJEOL = re.compile(r"\w+|[^\w\s]")  # a run of letters and digits, or one punctuation mark

@@ -59,6 +59,7 @@ from .vectors import normalize as normalize_rows
 MAX_QUERY_CHARS = 10_000
 QUERY_BATCH = 64  # queries embedded and searched together by a search of many
 ELMO_NAME = "ELMo layer mix (paper)"
+EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
 MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
 
 
@@ -620,11 +621,19 @@ class Index:
         return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)
 
     def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
-        """What the LM expects at a use (its context states): each direction's ``k`` likeliest words. None for a
-        model without an LM head (published weights)."""
+        """What the LM expects at a use (its context states): each direction's ``k`` likeliest words that the
+        language shows (``TextRules.shown_expectations``: in Korean nouns, among the ``EXPECTED_CANDIDATES`` times
+        ``k`` likeliest). None for a model without an LM head (published weights)."""
         if self.readout is None or self.readout.head is None:
             return []
-        return self.readout.expectations(context, k)
+        shown = []
+        for expectation in self.readout.expectations(
+            context, min(EXPECTED_CANDIDATES * k, self.readout.head.vocab_size)
+        ):
+            probability = dict(expectation.words)
+            words = self.elmo.text.shown_expectations(list(probability))[:k]
+            shown.append(Expectation(expectation.direction, [(word, probability[word]) for word in words]))
+        return shown
 
     @_one_at_a_time
     def compare(
@@ -674,7 +683,7 @@ class Index:
         layers: str | Sequence[float] | None = None,
         representation: str | None = None,
     ) -> Senses:
-        """Cluster the occurrences of ``word`` (k by silhouette when "auto", at most 8) and place them in 2-D.
+        """Cluster the occurrences of ``word`` (k by ``senses.auto_k`` when "auto": 2 to 8) and place them in 2-D.
 
         ``representation`` as for ``neighbors``: the sense readout (each use around the word's mean use), or the ELMo
         mix ``layers``. Clusters are named by the LM's likeliest words at their uses where the index keeps them,
@@ -700,7 +709,7 @@ class Index:
             self.elmo.text.stopwords,
             k,
             positions=self.tokens["position"].to_numpy()[ids].tolist(),
-            may_name=lambda name: self.elmo.text.label_words(name) == [name],  # the language's rule: Korean nouns
+            may_name=self.elmo.text.names_something,  # the language's rule: Korean nouns
         )
         result.notices = notices
         result.representation = self.representation_name(weights)

@@ -119,7 +119,8 @@ class NeighborsOptions:
         default=False,
         metadata=option(
             "also print what the model expects at the word: the forward LM's 10 likeliest words given the words "
-            "before it and the backward LM's given the words after it, with their probabilities"
+            "before it and the backward LM's given the words after it, with their probabilities (a Korean model: its "
+            "10 likeliest nouns among its 100 likeliest words)"
         ),
     )
     layers: str | Sequence[float] | None = _layers()

@@ -1,5 +1,6 @@
 """Word senses: k-means over the vectors of a word's occurrences (its sense readout or ELMo layers), k chosen by
-silhouette, PCA to 2-D, each cluster named by the words that mark its uses out."""
+silhouette among the clusterings whose every sense has ``MIN_CLUSTER`` uses, PCA to 2-D, each cluster named by the
+words that mark its uses out."""
 
 from __future__ import annotations
 
@@ -19,31 +20,45 @@ from encoder.words import is_content_word, normalize
 from .results import SenseCluster, SensePoint, Senses
 
 MAX_AUTO_K = 8
-MIN_SILHOUETTE = 0.25  # below this no split is convincing (Kaufman & Rousseeuw): report one sense
+MIN_CLUSTER = 5
+"""Uses a sense needs at least for "auto" to report it: k is at most n // MIN_CLUSTER, and among those the
+silhouette picks only clusterings whose every cluster is this big. Chosen by ``bench/sense_k.py`` on labelled
+development words (the demo's labels, SemCor): the lowest mean |k error| of the rules it compares that fit no
+threshold to those words, with no Senses-page word left at one sense (docs/app.md, "Senses, how many")."""
 N_EXAMPLES = 5
 
 
-def choose_clusters(vectors: np.ndarray, k: int | str = "auto", seed: int = 0) -> tuple[np.ndarray, float | None]:
-    """Cluster labels (0 = largest cluster) and the silhouette of the chosen clustering (None for one cluster)."""
+def auto_k(vectors: np.ndarray, seed: int = 0) -> int:
+    """The number of senses "auto" reports for these uses: of k = 2 .. min(8, n // MIN_CLUSTER), the k-means whose
+    clusters all hold ``MIN_CLUSTER`` uses or more with the best cosine silhouette; 2 where the uses can fill two
+    senses yet no such clustering has clusters that big (a word is never collapsed to one sense while its uses
+    could show two); 1 below 2 * ``MIN_CLUSTER`` uses, too few to tell senses apart."""
     n = len(vectors)
-    if k == "auto":
-        best: tuple[float, np.ndarray] | None = None
-        for kk in range(2, min(MAX_AUTO_K, n - 1) + 1):
-            labels = KMeans(kk, n_init=4, random_state=seed).fit_predict(vectors)
+    best: tuple[float, int] | None = None
+    for k in range(2, min(MAX_AUTO_K, n // MIN_CLUSTER) + 1):
+        labels = KMeans(k, n_init=4, random_state=seed).fit_predict(vectors)
+        if np.bincount(labels, minlength=k).min() >= MIN_CLUSTER:
             score = float(silhouette_score(vectors, labels, metric="cosine"))
             if best is None or score > best[0]:
-                best = (score, labels)
-        if best is None or best[0] < MIN_SILHOUETTE:
-            return np.zeros(n, dtype=np.int64), None
-        silhouette, labels = best
-    else:
-        k = min(int(k), n)
-        if k < 1:
-            raise ValueError("k must be at least 1")
-        if k == 1:
-            return np.zeros(n, dtype=np.int64), None
-        labels = KMeans(k, n_init=4, random_state=seed).fit_predict(vectors)
-        silhouette = float(silhouette_score(vectors, labels, metric="cosine")) if len(set(labels)) > 1 else None
+                best = (score, k)
+    if best is not None:
+        return best[1]
+    return 2 if n >= 2 * MIN_CLUSTER else 1
+
+
+def choose_clusters(vectors: np.ndarray, k: int | str = "auto", seed: int = 0) -> tuple[np.ndarray, float | None]:
+    """Cluster labels (0 = largest cluster) and the silhouette of the chosen clustering (None for one cluster); k
+    by ``auto_k`` when "auto"."""
+    n = len(vectors)
+    if k == "auto":
+        k = auto_k(vectors, seed)
+    k = min(int(k), n)
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    if k == 1:
+        return np.zeros(n, dtype=np.int64), None
+    labels = KMeans(k, n_init=4, random_state=seed).fit_predict(vectors)
+    silhouette = float(silhouette_score(vectors, labels, metric="cosine")) if len(set(labels)) > 1 else None
     by_size = {old: new for new, (old, _) in enumerate(Counter(labels.tolist()).most_common())}
     return np.array([by_size[c] for c in labels.tolist()], dtype=np.int64), silhouette
 

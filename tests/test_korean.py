@@ -54,6 +54,37 @@ def test_korean_label_words_are_nouns_never_particles_endings_or_stems():
     assert text_rules("en").label_words("Every bank of the river, often 2 of them.") == ["bank", "river"]
 
 
+def test_korean_content_words_are_the_nouns_kiwi_finds_in_context_and_alone():
+    """The word picker (``content_positions``) and what the model expects (``shown_expectations``) keep what
+    ``label_words`` keeps, checked against Kiwi's tags directly: no particle, ending, verb stem, number or LM class."""
+    from kiwipiepy import Kiwi
+
+    from encoder.text import KOREAN_GENERIC_NOUNS, KOREAN_STOPWORDS, KoreanText
+
+    korean, kiwi = text_rules("ko"), Kiwi(num_workers=1)
+
+    def noun(word: str, tags: list[str]) -> bool:
+        return tags in ([t] for t in KoreanText.LABEL_TAGS) and word not in KOREAN_STOPWORDS | KOREAN_GENERIC_NOUNS
+
+    sentence = "파도가 잔잔해지자 우리는 작은 배를 타고 건너편 섬으로 향했다."
+    morphemes = kiwi.tokenize(sentence)
+    direct = [
+        i
+        for i, (token, start, end) in enumerate(korean.text_tokens(sentence))
+        if noun(token, [m.tag for m in morphemes if m.start < end and m.start + m.len > start])
+    ]
+    tokens = korean.tokenize(sentence)
+    assert korean.content_positions(sentence) == direct
+    assert [tokens[i] for i in direct] == ["파도", "배", "건너편", "섬"]  # not 작 (작은), 타 (타고), 향했
+    expected = ["를", "배", "었", "타", "깎", "바다", "1950", "<unk>", "</s>", "학교", "때", "했", "서울"]
+    alone = [(w, kiwi.tokenize(w)) for w in expected]
+    direct = [w for w, m in alone if len(m) == 1 and m[0].len == len(w) and noun(w, [m[0].tag])]
+    assert korean.shown_expectations(expected) == direct == ["배", "바다", "학교", "서울"]
+    english = text_rules("en")
+    assert english.shown_expectations(expected) == expected  # English shows every expected word, as before
+    assert english.content_positions("The bank of the river, every day.") == [1, 4, 6, 7]
+
+
 def test_eojeol_rules_keep_kiwi_sentences_and_split_off_punctuation_only(tiny_model_dir, tmp_path):
     found = text_rules("ko-eojeol").split_and_tokenize(DOC)
     assert [s.text for s in found] == [s.text for s in text_rules("ko").split_and_tokenize(DOC)]

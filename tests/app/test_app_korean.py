@@ -268,13 +268,17 @@ def test_korean_presets_appear_and_run_on_word_in_context(korean_index: Path) ->
     picker = at.button_group[0]  # the tokens of sentence A, as Kiwi splits them, that the index holds
     from encoder.text import text_rules
 
+    # 밤사이 내린 눈이 발목까지 쌓여서 아침 일찍 마당을 쓸었다: its nouns only, never a particle, ending or stem
+    assert picker.options == ["눈"]  # of its nouns the index holds only 눈 (내린, 쌓, 쓸었: verbs, not offered)
+    not_offered = next(caption.value for caption in at.caption if "마당" in caption.value)  # nouns it lacks
+    assert "발목" in not_offered and not {"내린", "쌓", "쓸었", "이"} & set(re.split(r"[:,\s]+", not_offered))
+    next(b for b in at.button if b.label.startswith("배")).click().run()
+    picker = at.button_group[0]  # 파도가 잔잔해지자 우리는 작은 배를 타고 건너편 섬으로 향했다.
+    assert picker.options == ["배", "섬"]  # not 작 (작은) or 타 (타고), fragments of verbs the index holds
     tokens = text_rules("ko").tokenize(at.text_input(key="ui.wic.sentence_a").value)
-    assert "눈" in picker.options and "마당" not in picker.options and "이" not in picker.options  # no particle
-    assert any("마당" in caption.value for caption in at.caption)  # named: not in the collection
-    other = next(word for word in picker.options if word != "눈")
-    picker.set_value(tokens.index(other)).run()
+    picker.set_value(tokens.index("섬")).run()
     assert_clean(at)
-    assert texts(at.subheader)[0] == f"ELMo · 문장 A의 “{other}”"
+    assert texts(at.subheader)[0] == "ELMo · 문장 A의 “섬”"
 
 
 def test_korean_word_in_context_shows_its_new_parts_in_korean(korean_index: Path) -> None:
@@ -459,7 +463,7 @@ def test_the_korean_ui_in_a_real_browser(served_korean: str, tmp_path: Path, siz
         assert browser.title == "Word in context · ELMo Search"
         assert ("ELMo · “배” in A" in page_text()) == (size == "desktop")  # a phone's tab says "A · 배"
 
-        browser.get(f"{url}/senses?word=배를")
+        browser.get(f"{url}/senses?word=배를&k=2")  # 8 uses: too few for "auto" to show two senses of 5
         wait_for_text(browser, "뜻 2")
         assert "“배”의 뜻을 보여 줍니다" in page_text() and "누르면 문장을 읽을 수 있습니다" in page_text()
         browser.save_screenshot(str(tmp_path / f"senses-ko-{size}.png"))

@@ -11,7 +11,7 @@ from indexer import vectors
 from indexer.bm25 import BM25, KeywordTerms
 from indexer.factory import build_faiss, choose_factory, tune_search_params
 from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
-from indexer.senses import choose_clusters, describe_senses
+from indexer.senses import MIN_CLUSTER, auto_k, choose_clusters, describe_senses
 from indexer.vectors import ExactSearch, LayerStore, VectorSet, faiss_search, mix
 
 
@@ -84,9 +84,28 @@ def test_senses_of_planted_clusters():
     assert [c.label for c in relabelled.clusters] == ["river", "money"]
     alike = describe_senses("bank", vectors, sentences, [{"banking": 1.0, "banks": 1.0}] * 50, ENGLISH_STOPWORDS)
     assert [c.label for c in alike.clusters] == ["", ""]  # "banking" is in both: distinctive of neither
-    blob = unit(rng.normal(size=(40, 16)))  # no structure: one sense
-    assert (choose_clusters(blob)[0] == 0).all()
     assert len(describe_senses("x", vectors[:1], sentences[:1], contexts[:1], ENGLISH_STOPWORDS).clusters) == 1
+
+
+def test_auto_k_finds_two_planted_senses_and_never_more_than_the_uses_can_fill():
+    """Two well-separated blobs: 2 senses, found again as they were planted; one blob: the documented minimum (2
+    once the uses could fill two senses of ``MIN_CLUSTER``, 1 below); never more senses than n // MIN_CLUSTER,
+    and never a sense of fewer than ``MIN_CLUSTER`` uses where a clustering with none exists."""
+    rng = np.random.default_rng(3)
+    centres = unit(rng.normal(size=(4, 16)))
+    planted = np.repeat([0, 1], [14, 10])
+    two = unit(centres[planted] + 0.05 * rng.normal(size=(24, 16)))
+    labels, silhouette = choose_clusters(two)
+    assert auto_k(two) == 2 and (labels == planted).all() and silhouette > 0.5
+    blob = unit(rng.normal(size=(40, 16)))  # no structure
+    assert auto_k(blob) == 2 and auto_k(blob[: 2 * MIN_CLUSTER - 1]) == 1
+    assert (choose_clusters(blob[: 2 * MIN_CLUSTER - 1])[0] == 0).all()
+    four = np.repeat([0, 1, 2, 3], 3)  # 12 uses in four tight groups of 3: k = 4 would be the best silhouette
+    tight = unit(centres[four] + 0.01 * rng.normal(size=(12, 16)))
+    assert auto_k(tight) == 12 // MIN_CLUSTER == 2
+    many = np.repeat(np.arange(4), [3, 3, 17, 17])  # two senses too small to show alone: 3, none under 5 uses
+    uneven = unit(centres[many] + 0.01 * rng.normal(size=(40, 16)))
+    assert auto_k(uneven) == 3 and np.bincount(choose_clusters(uneven)[0]).min() >= MIN_CLUSTER
 
 
 def test_sense_labels_weigh_the_lms_likeliest_words_by_their_probability():
