@@ -44,3 +44,8 @@ def json_text(value: Any, **options: Any) -> str:
 def show_json(value: Any, file: TextIO | None = None, **options: Any) -> None:
     """Print ``value`` as ``json_text`` (to stdout unless ``file``), flushed: a reader of a pipe gets it at once."""
     print(json_text(value, **options), file=file or sys.stdout, flush=True)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and its noun, singular for one: "1 sentence", "1,204 sentences" (``plural``: when not noun + "s")."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

@@ -256,7 +256,7 @@ def test_stats_docs_lists_the_ids_delete_takes(
     assert listed == [{"doc_id": "river", "title": "The river bank"}, {"doc_id": "volcano", "title": ""}]
     assert indexer_cli.main(["stats", "--index", str(copy), "--docs"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("\n2 document(s), id and title:\n  river    The river bank\n  volcano\n")  # ids in a column
+    assert out.endswith("\n2 documents, id and title:\n  river    The river bank\n  volcano\n")  # ids in a column
     assert indexer_cli.main(["stats", "--index", str(copy), "--json"]) == 0
     assert "documents" not in json.loads(capsys.readouterr().out)  # only with --docs
     assert indexer_cli.main(["delete", "--index", str(copy), "--doc-id", "money"]) == 2

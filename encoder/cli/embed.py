@@ -13,7 +13,7 @@ from ..elmo import BATCH_SIZE, PRECISIONS
 from ..errors import fail
 from ..model_files import add_model_options
 from ..numbers import check_finite
-from ..terminal import show
+from ..terminal import counted, show
 from ..threads import add_threads_option
 
 # What `embed` writes for each sentence, as AllenNLP's `elmo` command does for --all, --top and --average
@@ -75,7 +75,7 @@ def show_embedded(result: dict, args: argparse.Namespace) -> None:
     layers = result["layers"]
     what = {"all": f"{layers} layers", "top": "the top layer", "average": f"the mean of {layers} layers"}
     show(
-        f"wrote {result['sentences']} sentences ({what[result['format']]} x {result['dim']} dims) to "
+        f"wrote {counted(result['sentences'], 'sentence')} ({what[result['format']]} x {result['dim']} dims) to "
         f"{result['output']}",
         file=sys.stderr,
     )

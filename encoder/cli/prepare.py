@@ -6,7 +6,7 @@ import argparse
 
 from .. import prepare
 from ..corpus import WORKERS
-from ..terminal import show
+from ..terminal import counted, show
 from ..text import LANGUAGES
 
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> dict:
 
 def show_prepared(result: dict, args: argparse.Namespace) -> None:
     show(
-        f"prepared {result['tokens']:,} ids in {result['files']} file(s), {result['bytes'] / 1e6:.1f} MB, into "
+        f"prepared {result['tokens']:,} ids in {counted(result['files'], 'file')}, {result['bytes'] / 1e6:.1f} MB, into "
         f"{result['out']} ({result['rules_identity']}; {result['seconds']:.0f} s)"
     )
 

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
-from encoder.terminal import show
+from encoder.terminal import counted, show
 
 from ..build import delete_documents
 
@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> dict:
 
 def show_deleted(result: dict, args: argparse.Namespace) -> None:
     """How many documents went and how many remain."""
-    show(f"deleted {len(result['deleted'])} document(s); {result['counts']['documents']:,} remain")
+    show(f"deleted {counted(len(result['deleted']), 'document')}; {result['counts']['documents']:,} remain")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

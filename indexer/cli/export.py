@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from encoder.terminal import show
+from encoder.terminal import counted, show
 
 from ..export import FORMATS, export
 from .common import add_layers_option, add_query_options, open_index
@@ -18,9 +18,9 @@ def run(args: argparse.Namespace) -> dict:
 
 def show_export(result: dict, args: argparse.Namespace) -> None:
     """How many vectors were written, and how."""
-    tokens = f" and {result['tokens']['count']:,} token vectors" if "tokens" in result else ""
+    tokens = f" and {counted(result['tokens']['count'], 'token vector')}" if "tokens" in result else ""
     show(
-        f"wrote {result['documents']['count']:,} document vectors{tokens} ({result['dim']} dims) as {result['format']}"
+        f"wrote {counted(result['documents']['count'], 'document vector')}{tokens} ({result['dim']} dims) as {result['format']}"
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from encoder import ownership
 from encoder.errors import fail
 from encoder.numbers import SEED
-from encoder.terminal import show
+from encoder.terminal import counted, show
 from encoder.text import LANGUAGES
 from encoder.threads import add_threads_option
 
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> dict:
 
 def show_glove(result: dict, args: argparse.Namespace) -> None:
     """Where the vectors went, and how many."""
-    show(f"wrote {result['words']} words x {result['dim']} dims to {result['out']}")
+    show(f"wrote {counted(result['words'], 'word')} x {result['dim']} dims to {result['out']}")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from encoder.options import add_options, given
-from encoder.terminal import show
+from encoder.terminal import counted, show
 
 from ..answers import senses_answer
 from ..options import SensesOptions
@@ -21,11 +21,14 @@ def show_senses(result: dict, args: argparse.Namespace) -> None:
     """Each sense: its size, the words that mark it, its typical sentences."""
     silhouette = f", silhouette {result['silhouette']:.2f}" if result["silhouette"] is not None else ""
     show(
-        f"{result['word']!r}: {result['n_occurrences']} occurrences, {len(result['clusters'])} sense(s){silhouette}, "
+        f"{result['word']!r}: {counted(result['n_occurrences'], 'occurrence')}, "
+        f"{counted(len(result['clusters']), 'sense')}{silhouette}, "
         f"by {result['representation']}"
     )
     for number, cluster in enumerate(result["clusters"]):
-        show(f"sense {number}  ({cluster['size']} uses; marked by: {cluster['label'] or 'no distinctive words'})")
+        show(
+            f"sense {number}  ({counted(cluster['size'], 'use')}; marked by: {cluster['label'] or 'no distinctive words'})"
+        )
         for example in cluster["examples"]:
             show(f"    - {example}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from encoder.terminal import show
+from encoder.terminal import counted, show
 
 from .common import add_query_options, open_index
 
@@ -40,7 +40,7 @@ def show_stats(result: dict, args: argparse.Namespace) -> None:
     show(
         f"glove     {result['glove']['source']}, dim {result['glove']['dim']}, {result['glove']['vocab_size']:,} words"
     )
-    show(f"disk      {result['disk_bytes'] / 2**20:.1f} MiB in {result['shards']} shard(s)")
+    show(f"disk      {result['disk_bytes'] / 2**20:.1f} MiB in {counted(result['shards'], 'shard')}")
     if "documents" in result:  # stats --docs
         _print_documents(result["documents"])
 
@@ -48,7 +48,7 @@ def show_stats(result: dict, args: argparse.Namespace) -> None:
 def _print_documents(documents: list[dict]) -> None:
     """One line per document: its id (what ``delete --doc-id`` takes), then its title."""
     print()
-    show(f"{len(documents):,} document(s), id and title:")
+    show(f"{counted(len(documents), 'document')}, id and title:")
     width = min(max((len(d["doc_id"]) for d in documents), default=0), 40)
     for doc in documents:
         show(f"  {doc['doc_id']:<{width}}  {doc['title']}".rstrip())

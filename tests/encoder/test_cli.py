@@ -57,3 +57,15 @@ def test_json_prints_the_result_that_show_prints_as_a_line(tiny_model_dir, tmp_p
     assert result == {"output": str(tmp_path / "b.hdf5"), "sentences": 2, "format": "top", "layers": 3,
                       "dim": result["dim"]}  # fmt: skip
     assert shown.err == ""
+
+
+def test_counts_are_said_in_the_singular_for_one():
+    from encoder.terminal import counted
+
+    assert [counted(n, "sentence") for n in (0, 1, 2, 1204)] == [
+        "0 sentences",
+        "1 sentence",
+        "2 sentences",
+        "1,204 sentences",
+    ]
+    assert counted(1, "token vector") == "1 token vector" and counted(3, "sense", "senses") == "3 senses"
