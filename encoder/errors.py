@@ -10,8 +10,10 @@ torch) and ``interruptible`` once it runs; ``interrupted`` is its one line.
 from __future__ import annotations
 
 import errno
+import importlib.metadata
 import multiprocessing
 import os
+import shlex
 import signal
 import sys
 from typing import NoReturn
@@ -80,13 +82,25 @@ def report_interrupted(message: str = "interrupted", status: int = INTERRUPTED_E
 
 
 class MissingExtra(ImportError):
-    """A feature whose optional dependencies (an extra of ``pyproject.toml``: ko, ray) are not installed."""
+    """A feature whose optional dependencies (an extra of ``pyproject.toml``: ko, ray) are not installed: the hint
+    names the packages themselves, as the installed project's metadata lists them, since the project is installed
+    from a checkout or a wheel, not by a name on the package index."""
 
     def __init__(self, feature: str, extra: str):
+        packages = extra_packages(extra)
+        install = f"pip install {shlex.join(packages)}" if packages else f"pip install '.[{extra}]' in the checkout"
         super().__init__(
-            f"{feature} needs the optional dependencies [{extra}]: pip install 'elmo-search[{extra}]' "
-            "(in a checkout: make install)"
+            f"{feature} needs the optional dependencies [{extra}]: {install} (in a checkout: make install)"
         )
+
+
+def extra_packages(extra: str) -> list[str]:
+    """The requirements of the project's optional dependencies ``extra`` (``pyproject.toml``), as installed."""
+    try:
+        requires = importlib.metadata.requires("elmo-search") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a folder that was never installed
+        return []
+    return [r.split(";")[0].strip() for r in requires if f'extra == "{extra}"' in r.replace("'", '"')]
 
 
 def fail(message: str) -> NoReturn:

@@ -211,7 +211,7 @@ CLI = [
             c, "embed", "--model", str(c.model), "--input", lines(c, "a\n"), "--output", str(c.tmp / "no" / "o.hdf5")
         ),
         WORKS,
-        "wrote 1 sentences",
+        "wrote 1 sentence ",
     ),
     Cmd(
         "embed onto a folder",
@@ -288,7 +288,7 @@ CLI = [
         "embed --output over the file it wrote before",
         lambda c: embeds(c, "--output", str(c.tmp / "out" / "e.hdf5")),
         WORKS,
-        "wrote 1 sentences",
+        "wrote 1 sentence ",
         setup=lambda c: encoder_cli.main(embeds(c, "--output", str(c.tmp / "out" / "e.hdf5"))[1:]),
         own="out",
     ),

@@ -318,7 +318,7 @@ def test_a_missing_optional_dependency_names_its_extra(
     argv += ["--ray", "--quiet"]
     assert indexer_cli.main(argv) == 2
     assert capsys.readouterr().err == (
-        "error: --ray needs the optional dependencies [ray]: pip install 'elmo-search[ray]' (in a checkout: make install)\n"
+        "error: --ray needs the optional dependencies [ray]: pip install ray==2.60.0 (in a checkout: make install)\n"
     )
     assert not (tmp_path / "index").exists()
 
