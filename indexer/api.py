@@ -146,6 +146,7 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
         version="1",
         description=f"Search, neighbours in context and ELMo vectors of the index in {index.path.name}.",
         default_response_class=SafeJSON,
+        dependencies=[Depends(lambda: index.refresh())],  # an index another process changed is opened again first
     )
 
     def options_of(kind: type, values: dict) -> Any:

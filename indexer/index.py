@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from encoder import Elmo, LayerMix
+from encoder import Elmo, LayerMix, locks
 from encoder.device import resolve_device
 from encoder.readout import KINDS, Expectation, Readout, centred
 from encoder.words import WordFrequencies, is_word, normalize
@@ -42,7 +42,7 @@ from . import layout, storage
 from . import texts as text_input
 from .bm25 import BM25, KeywordTerms, terms
 from .calibration import NullQueries
-from .errors import CorpusError, CorruptIndexError, QueryError, message
+from .errors import CorpusError, CorruptIndexError, IndexMismatchError, QueryError, message
 from .factory import apply_search_params
 from .glove import GloveVectors
 from .live import LiveRows
@@ -83,6 +83,16 @@ def _one_at_a_time(question: Callable) -> Callable:
             return question(self, *args, **kwargs)
 
     return asked
+
+
+def _written(path: Path) -> tuple[int, int, int] | None:
+    """When and how the manifest in ``path`` was last written (it is replaced whole, by a rename): what ``refresh``
+    compares; None where there is none."""
+    try:
+        found = (path / layout.MANIFEST).stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
 
 
 class Index:
@@ -156,6 +166,7 @@ class Index:
         self.document_search = DocumentSearch(self)
         self._speller: Speller | None = None
         self._word_ids: dict[str, np.ndarray] | None = None
+        self.written: tuple[int, int, int] | None = None  # the manifest as read (``open``), for ``refresh``
         self.lock = (
             threading.RLock()
         )  # the parts above built on first use, the mixed-vector caches: one question at a time
@@ -169,10 +180,13 @@ class Index:
         (missing, truncated or - with ``verify`` - altered files) or IndexMismatchError (another model).
         """
         path = Path(path)
+        written = _written(path)  # before the manifest is read: a change after it is seen by ``refresh``
         manifest = Manifest.read(path)
         manifest.check_files(path, verify_hashes=verify)
         device = resolve_device(device)
-        return cls(path, manifest, open_model(manifest.model, model, device), device)
+        index = cls(path, manifest, open_model(manifest.model, model, device), device)
+        index.written = written
+        return index
 
     @classmethod
     def from_texts(
@@ -260,6 +274,21 @@ class Index:
                 self.path, [corpus], model=self.elmo, device=self.device, progress=False, replace=replace
             )
         self.__dict__.update(vars(added))  # answer from the new generation; a temporary folder stays this index's
+
+    @_one_at_a_time
+    def refresh(self) -> bool:
+        """Answer from the index as it is on disk now: where another process changed it since it was opened (an
+        ``add``, ``delete`` or a rebuild: its manifest was written again), it is opened again; returns
+        whether it was. While a writer holds the folder's lock nothing changes (a build under way is half-written).
+        A server calls it before each request, so that it never answers from documents that are gone."""
+        if locks.is_locked(self.path / layout.LOCK) or _written(self.path) in (None, self.written):
+            return False
+        try:
+            opened = Index.open(self.path, model=self.elmo, device=self.device, verify=False)
+        except IndexMismatchError:  # rebuilt with another model: the one it names
+            opened = Index.open(self.path, device=self.device, verify=False)
+        self.__dict__.update(vars(opened))
+        return True
 
     def __len__(self) -> int:
         """The documents results can come from (deleted ones left out)."""

@@ -27,7 +27,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import negative_data_rejection, response_schema_conformance
 
-from indexer import Index
+from indexer import Index, delete_documents
 from indexer.__main__ import make_parser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -271,6 +271,23 @@ def test_writes_need_the_token_and_change_what_search_finds(writable):
         status, answer = ask(url, "/delete", {"ids": ["river"]}, headers=mine)
     assert status == 409 and "another process is writing" in answer["error"]
     assert len(Index.open(index)) == 3
+
+
+def test_the_server_answers_from_the_index_as_another_process_left_it(writable):
+    """A delete or an add by another process (here, this one) is what the next request sees: the server opens the
+    changed index again, never answering from documents that are gone nor failing on files the change removed."""
+    url, _, index = writable
+
+    def found(query: str) -> list[str]:
+        status, answer = ask(url, "/search", {"queries": [query], "k": 10})
+        assert status == 200, answer
+        return [hit["doc_id"] for hit in answer["answers"][0]["results"]]
+
+    before = found("the bank of the river")
+    delete_documents(index, [before[0]])
+    assert before[0] not in found("the bank of the river") and ask(url, "/stats")[1]["counts"]["documents"] == 2
+    Index.open(index).add(["Icebergs drift south in the spring."], ids=["iceberg"])
+    assert "iceberg" in found("icebergs drifting") and ask(url, "/stats")[1]["counts"]["documents"] == 3
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
