@@ -43,7 +43,7 @@ from .chars import BOS_TOKEN, EOS_TOKEN
 from .commands import program
 from .files import atomic_path, open_text, reading, text_files
 from .numbers import THREADS, Number
-from .terminal import show
+from .terminal import counted, show
 from .text import TextRules, text_rules
 
 BOS_ID, EOS_ID = 0, 1
@@ -381,7 +381,7 @@ class TokenizedCorpus:
         if progress:
             prepared = sum(map(is_prepared, files))
             print(
-                f"read {len(files)} file(s) ({prepared} prepared), {corpus.n_tokens():,} tokens, "
+                f"read {counted(len(files), 'file')} ({prepared} prepared), {corpus.n_tokens():,} tokens, "
                 f"{len(corpus.types):,} word types in {time.monotonic() - started:.0f} s "
                 f"({corpus.workers if len(files) > prepared and corpus.workers else 'no'} worker processes)",
                 file=sys.stderr,

@@ -37,7 +37,7 @@ from .files import atomic_path, sha256_of, temporary_target, text_files
 from .locks import LOCK
 from .numbers import Number
 from .ownership import NotOwnedError
-from .terminal import show, visible
+from .terminal import counted, show, visible
 from .text import TextRules, text_rules
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # what one file may weigh (a GPU machine's transfers take files up to this)
@@ -208,7 +208,7 @@ def prepare(
                 if progress:
                     show(
                         f"{source}: {len(tokenized.ids):,} ids, {len(tokenized.types):,} word types -> "
-                        f"{len(parts)} file(s), {sum(p['bytes'] for p in parts) / 1e6:.1f} MB",
+                        f"{counted(len(parts), 'file')}, {sum(p['bytes'] for p in parts) / 1e6:.1f} MB",
                         file=sys.stderr,
                     )
         finally:

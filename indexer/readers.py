@@ -31,6 +31,7 @@ from markdown_it import MarkdownIt
 
 from encoder.files import DECODE_ERRORS, open_text
 from encoder.options import check_keywords
+from encoder.terminal import counted
 
 from . import layout
 from .errors import CorpusError
@@ -112,7 +113,9 @@ def _warn_skipped(folder: Path, unsupported: list[Path], hidden: list[Path]) -> 
     said = [f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))]
     parts = [f"{', '.join(said)} (not a type it reads)"] if unsupported else []
     parts += [f"{len(hidden)} hidden (a name or folder starting with '.')"] if hidden else []
-    warnings.warn(f"{folder}: skipped {len(unsupported) + len(hidden)} file(s): {'; '.join(parts)}", stacklevel=3)
+    warnings.warn(
+        f"{folder}: skipped {counted(len(unsupported) + len(hidden), 'file')}: {'; '.join(parts)}", stacklevel=3
+    )
 
 
 def _walk(folder: Path) -> Iterator[Path]:

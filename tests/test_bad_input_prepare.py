@@ -56,7 +56,7 @@ CLI = [
         "prepare again after it was killed",
         lambda c: e(c, "prepare", "--corpus", str(c.tmp / "text"), "--out", str(c.tmp / "p"), "--no-progress"),
         WORKS,
-        "prepared 50 ids in 2 file\\(s\\)",
+        "prepared 50 ids in 2 files",
         setup=killed_prepare,
         own="p",
         after=lambda c: is_complete(read_record(c.tmp / "p")) and len(read_record(c.tmp / "p")["files"]) == 2,
@@ -65,7 +65,7 @@ CLI = [
         "prepare --overwrite after it was killed",
         lambda c: e(c, "prepare", "--corpus", str(c.tmp / "text" / "b.txt"), "--out", str(c.tmp / "p"), "--overwrite"),
         WORKS,
-        "prepared 25 ids in 1 file\\(s\\)",
+        "prepared 25 ids in 1 file,",
         setup=killed_prepare,
         own="p",
         after=lambda c: (

@@ -34,7 +34,7 @@ def test_formats_and_compression(tmp_path):
     (folder / ".hidden" / "e.txt").write_text("hidden")
     (folder / "notes.docx").write_text("ignored: not a corpus format")
 
-    with pytest.warns(UserWarning, match=r"skipped 2 file\(s\): 1 \.docx \(not a type it reads\); 1 hidden"):
+    with pytest.warns(UserWarning, match=r"skipped 2 files: 1 \.docx \(not a type it reads\); 1 hidden"):
         docs, stats = read([folder])
     assert [(d.doc_id, d.title, d.text) for d in docs] == [
         ("corpus/a.txt:1", "", "First doc."),

@@ -172,7 +172,7 @@ def test_markdown_and_rst_files_are_documents(tmp_path):
     (folder / "a.md").write_text("# Volcanoes\n\nMagma *rises* through the [crust](http://x).\n\n- lava\n")
     (folder / "b.rst").write_text("Rivers\n======\n\nA river **flows**.\n\n.. include:: /etc/passwd\n")
     (folder / "c.docx").write_bytes(b"PK")
-    with pytest.warns(UserWarning, match=r"skipped 2 file\(s\): 1 \.docx \(not a type it reads\); 1 hidden"):
+    with pytest.warns(UserWarning, match=r"skipped 2 files: 1 \.docx \(not a type it reads\); 1 hidden"):
         files = corpus_files([folder])
     docs = list(read_corpus(files, ReaderOptions()))
     assert [(d.doc_id, d.title) for d in docs] == [("notes/a.md", "Volcanoes"), ("notes/b.rst", "Rivers")]
