@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 _EXPORTS = {
     "Index": ".index",
-    "build_index": ".build",
-    "add_documents": ".build",
+    "build_index": ".index",
+    "add_documents": ".index",
     "delete_documents": ".build",
     "Settings": ".build",
     "SearchOptions": ".options",
@@ -62,9 +62,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .build import Settings, add_documents, build_index, delete_documents
+    from .build import Settings, delete_documents
     from .errors import CorpusError, CorruptIndexError, IndexFormatError, IndexMismatchError, QueryError
-    from .index import Index
+    from .index import Index, add_documents, build_index
     from .options import NeighborsOptions, SearchOptions, SensesOptions
     from .results import DocumentHit, Neighbors, Results, SenseCluster, SensePoint, Senses, SentenceHit, TokenHit
 

@@ -1,4 +1,5 @@
-"""Building an index: one pipeline for a new index (``build_index``) and for more documents (``add_documents``).
+"""Building an index: one pipeline for a new index (``write_index``) and for more documents (``write_additions``);
+``index.build_index`` and ``index.add_documents`` run them and open the result (this module never imports ``Index``).
 
     check the inputs -> lock the folder -> scan the corpus -> encode shards -> finalize -> write the manifest
 
@@ -22,7 +23,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -48,7 +49,6 @@ from .finalize import (
     write_calibration,
     write_vocabulary,
 )
-from .index import Index
 from .live import removed_copies
 from .manifest import FORMAT_VERSION, MIXES, CorpusFile, Counts, Manifest, MixRecord, ModelRecord, ModelSpec
 from .parts import load_model, model_source, open_glove, open_model
@@ -56,7 +56,7 @@ from .readers import ReaderOptions, corpus_files
 from .settings import AUTO, GLOVE_NAMES, SHARD_TOKENS, TRAIN_GLOVE, Settings
 from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
 
-__all__ = ["SHARD_TOKENS", "Settings", "build_index", "add_documents", "delete_documents"]
+__all__ = ["SHARD_TOKENS", "Settings", "Written", "write_index", "write_additions", "delete_documents"]
 
 COUNTED = ("documents", "sentences", "tokens", "token_vectors")
 
@@ -260,7 +260,17 @@ def _mix_spec(mix: str | Sequence[float]) -> str:
     return mix if isinstance(mix, str) else ",".join(map(str, mix))
 
 
-def build_index(
+class Written(NamedTuple):
+    """What a build or an add wrote, as ``index.build_index`` and ``index.add_documents`` open it: the folder, the
+    model it was written with, the device, and whether its files are to be checked by hash (not when just written)."""
+
+    folder: Path
+    model: Elmo
+    device: str
+    verify: bool
+
+
+def write_index(
     corpus: Sequence[str | Path],
     out: str | Path,
     model: ModelSpec = "default",
@@ -273,8 +283,8 @@ def build_index(
     ray_workers: int | None = None,
     demo: str | None = None,
     **options: Any,
-) -> Index:
-    """Build (or resume building) an index of ``corpus`` in ``out`` and open it.
+) -> Written:
+    """Build (or resume building) an index of ``corpus`` in ``out``: ``build_index`` returns it opened.
 
     How: ``settings`` (a ``Settings``), or its fields as keywords (``pooling="mean"``, ``glove="train"``, ...), never
     both. Reader options, also keywords: ``text_column``, ``id_column``, ``title_column``, ``doc_per_file``.
@@ -321,7 +331,7 @@ def build_index(
         contents = folder.read(out)
         status = _target_status(out, contents, state, overwrite)
         if status == "done":
-            return Index.open(out, model=elmo, device=device)
+            return Written(out, elmo, device, verify=True)
         # the whole corpus is validated before anything is written
         scan = scan_corpus(files, options, elmo.text, set(), progress)
         if settings.index_factory:
@@ -338,10 +348,10 @@ def build_index(
         kept = contents.shards if status == "resume" else ()  # the interrupted build's finished shards
         folder.remove_unreferenced(out, None, state, keep_shards=kept)
         _encode_and_commit(job, None, scan)
-    return Index.open(out, model=elmo, device=device, verify=False)  # just written: sizes are checked, not hashes
+    return Written(out, elmo, device, verify=False)  # just written: sizes are checked, not hashes
 
 
-def add_documents(
+def write_additions(
     path: str | Path,
     corpus: Sequence[str | Path],
     model: ModelSpec | None = None,
@@ -352,14 +362,15 @@ def add_documents(
     ray_workers: int | None = None,
     replace: bool = False,
     **reader_options: Any,
-) -> Index:
-    """Append the documents of ``corpus`` to the index at ``path`` (resumable like a build) and open it.
+) -> Written:
+    """Append the documents of ``corpus`` to the index at ``path`` (resumable like a build): ``add_documents``
+    returns it opened.
 
     New documents get token vectors under the index's settings; GloVe is not retrained (words it does
     not know do not count in GloVe sentence means), and FAISS indexes keep their type and training.
     A document whose id is in the index is refused, unless ``replace`` (an upsert): it then replaces that
     document, in the same commit as the additions (a killed upsert leaves the index as it was). The id of a
-    deleted document can be used again. ``ray`` and ``ray_workers`` as for ``build_index``.
+    deleted document can be used again. ``ray`` and ``ray_workers`` as for ``write_index``.
     """
     out, device = Path(path), resolve_device(device)
     with _connected(ray), folder.locked(out, create=False):
@@ -393,7 +404,7 @@ def add_documents(
         storage.write_json(out / layout.STATE, state)
         manifest = _encode_and_commit(job, base, scan, replaced)
         folder.remove_unreferenced(out, manifest, manifest)
-    return Index.open(out, model=elmo, device=device, verify=False)
+    return Written(out, elmo, device, verify=False)
 
 
 def _live_documents(out: Path, manifest: Manifest) -> pd.DataFrame:

@@ -23,6 +23,7 @@ class opens the index, holds its parts and is the door of the four questions and
 from __future__ import annotations
 
 import functools
+import inspect
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ from encoder.device import resolve_device
 from encoder.readout import KINDS, Expectation, Readout, centred
 from encoder.words import WordFrequencies, is_word, normalize
 
-from . import layout, storage
+from . import build, layout, storage
 from . import texts as text_input
 from .bm25 import BM25, KeywordTerms, terms
 from .calibration import NullQueries
@@ -205,8 +206,6 @@ class Index:
         >>> len(index), index.search("an oven for bread", k=1)[0].doc_id
         (2, 'b')
         """
-        from .build import build_index
-
         texts, ids = text_input.checked(texts, ids)
         temporary = tempfile.TemporaryDirectory(prefix="elmo-search-")
         corpus = text_input.write_jsonl(Path(temporary.name), texts, ids)
@@ -256,17 +255,13 @@ class Index:
         >>> len(index), [hit.doc_id for hit in index.search("magma and volcanoes", k=5)]
         (1, ['b'])
         """
-        from .build import delete_documents
-
         if isinstance(ids, str):
             raise QueryError(f"ids must be a list of document ids, not one string ({[ids]!r} deletes that one)")
-        delete_documents(self.path, ids)
+        build.delete_documents(self.path, ids)
         self.__dict__.update(vars(Index.open(self.path, model=self.elmo, device=self.device, verify=False)))
 
     @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
-        from .build import add_documents
-
         texts, ids = text_input.checked(texts, ids, first_id=len(self.docs))
         with tempfile.TemporaryDirectory(prefix="elmo-search-") as folder:
             corpus = text_input.write_jsonl(Path(folder), texts, ids)
@@ -827,3 +822,21 @@ class Index:
             "device": self.device,
             "backend": self.backend,
         }
+
+
+def _opening(write: Callable[..., build.Written], name: str) -> Callable[..., Index]:
+    """``write`` (``build.write_index`` or ``write_additions``), then the index it wrote, opened: the public function
+    ``name``, with ``write``'s parameters and documentation. The build pipeline never imports ``Index``."""
+
+    def opened(*args: Any, **kwargs: Any) -> Index:
+        written = write(*args, **kwargs)
+        return Index.open(written.folder, model=written.model, device=written.device, verify=written.verify)
+
+    opened.__name__ = opened.__qualname__ = name
+    opened.__doc__ = write.__doc__
+    opened.__signature__ = inspect.signature(write).replace(return_annotation="Index")  # type: ignore[attr-defined]
+    return opened
+
+
+build_index = _opening(build.write_index, "build_index")
+add_documents = _opening(build.write_additions, "add_documents")

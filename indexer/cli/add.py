@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..build import add_documents
+from ..index import add_documents
 from .common import (
     RESUMABLE,
     add_model_options,

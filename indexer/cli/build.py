@@ -7,7 +7,7 @@ from pathlib import Path
 
 from encoder.options import add_options, given
 
-from ..build import build_index
+from ..index import build_index
 from ..settings import Settings
 from .common import (
     RESUMABLE,
