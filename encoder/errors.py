@@ -16,6 +16,8 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 from .terminal import show
@@ -54,6 +56,20 @@ def interrupts_at_start(module: str, script: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN if in_worker else _exit_at_start)
     if not in_worker:
         signal.signal(signal.SIGTERM, _exit_at_start)
+
+
+@contextmanager
+def interrupting() -> Iterator[None]:
+    """``interruptible`` for the block, and the handlers there were before it put back after: a command run in-process
+    (by a test) leaves the caller's own."""
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    interruptible()
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            if handler is not None:  # None: set outside Python, not to be set again from here
+                signal.signal(number, handler)
 
 
 def interruptible() -> None:

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from ..commands import parser_for
-from ..errors import ERROR_EXIT, INTERRUPTED_EXIT, REPORTED, describe, interruptible, report_interrupted, reported
+from ..errors import ERROR_EXIT, INTERRUPTED_EXIT, REPORTED, describe, interrupting, report_interrupted, reported
 from ..terminal import show, show_json
 from ..threads import apply_threads
 
@@ -57,8 +57,8 @@ def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, answer:
     ``errors.fail`` raise ``SystemExit`` as they always do). ``answer``: how the program answers a command (its
     own error classes, its schema)."""
     args = parser.parse_args(argv)
-    interruptible()
-    with warnings.catch_warnings():  # puts showwarning back when the command ends (tests call main in-process)
+    # both put back when the command ends (tests call main in-process): the signal handlers, showwarning
+    with interrupting(), warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
             result = answer(lambda: _run(args))

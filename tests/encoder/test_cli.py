@@ -69,3 +69,21 @@ def test_counts_are_said_in_the_singular_for_one():
         "1,204 sentences",
     ]
     assert counted(1, "token vector") == "1 token vector" and counted(3, "sense", "senses") == "3 senses"
+
+
+def test_a_command_run_in_process_leaves_the_callers_signal_handlers(tmp_path):
+    """While a command runs, Ctrl-C and SIGTERM stop it (``errors.interrupting``); after it, the process's own
+    handlers are back, so a test runner that called it still stops on SIGTERM as it would."""
+    import signal
+
+    def mine(number, frame):
+        pass
+
+    before = {number: signal.signal(number, mine) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit):  # a missing corpus: one error line, after the handlers were changed
+            main(["punkt", "--corpus", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "p.json")])
+        assert [signal.getsignal(number) for number in before] == [mine, mine]
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
