@@ -258,7 +258,7 @@ class Index:
         if isinstance(ids, str):
             raise QueryError(f"ids must be a list of document ids, not one string ({[ids]!r} deletes that one)")
         build.delete_documents(self.path, ids)
-        self.__dict__.update(vars(Index.open(self.path, model=self.elmo, device=self.device, verify=False)))
+        self._reopen()
 
     @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
@@ -278,12 +278,16 @@ class Index:
         A server calls it before each request, so that it never answers from documents that are gone."""
         if locks.is_locked(self.path / layout.LOCK) or _written(self.path) in (None, self.written):
             return False
+        self._reopen()
+        return True
+
+    def _reopen(self) -> None:
+        """Answer from the index as it is on disk now, with this model (the one it names, if rebuilt with another)."""
         try:
             opened = Index.open(self.path, model=self.elmo, device=self.device, verify=False)
-        except IndexMismatchError:  # rebuilt with another model: the one it names
+        except IndexMismatchError:
             opened = Index.open(self.path, device=self.device, verify=False)
         self.__dict__.update(vars(opened))
-        return True
 
     def __len__(self) -> int:
         """The documents results can come from (deleted ones left out)."""
