@@ -46,10 +46,19 @@ from .settings import (
     variant_dir,
 )
 
+DESCRIPTION = """\
+Serve ELMo Search's web app (search by meaning, a word in context, its senses) on
+http://localhost:8501, for this machine only unless --address says otherwise.
+
+The first run builds the demo indexes from the shipped demo documents (the README
+gives the time it takes); later runs start at once; --rebuild builds them again.
+--index serves an index of yours as it is (built with `elmo-indexer build`); the
+app builds or rebuilds only the demo indexes it made itself."""
+
 
 def make_parser() -> argparse.ArgumentParser:
     """The ``python -m app`` / ``elmo-search`` options."""
-    parser = parser_for("app", __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = parser_for("app", DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--demo",
         choices=list(DEMOS),

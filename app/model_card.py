@@ -20,7 +20,9 @@ CARD = "README.md"
 LAYERS_FILE = "layers.json"
 WEAKNESSES = "What it still gets wrong"
 """The card's heading of what the model gets wrong, which the Word in context page links to where an example fails."""
-_COMMENT = re.compile(r"<!--.*?-->[ \t]*\n?", re.S)
+_COMMENT = re.compile(r"^[ \t]*<!--.*?-->[ \t]*\n|<!--.*?-->", re.S | re.M)
+"""An HTML comment: with its line where it stands alone on one (a mark of ``encoder ship``), else by itself (a figure's
+marks, ``scripts/paste_figures.py``, keep the words around them apart)."""
 _MACHINE_FOLDER = re.compile(
     r"(?<![\w./-])(?:\.\./shared/(?:data/|models/)?|/tmp/|/work/[\w.-]+/|/home/[\w.-]+/|/root/)"
 )

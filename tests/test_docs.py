@@ -201,3 +201,33 @@ def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
         rows = probe_rows(markdown)
         assert [rows["token layer"], rows["layer 1"], rows["layer 2"]] == per_layer
         assert rows["sense readout (context prediction)"] == ["", "", "", readout]
+
+
+# ------------------------------------------------------------------------------------------ figures from benches
+def test_a_figure_quoted_on_several_pages_says_the_same_on_each():
+    """The pages quote a bench's figure between marks (``bench/figures.py``) that ``scripts/paste_figures.py`` fills
+    in: each figure has one value wherever it is quoted, and its name starts with the bench that prints it."""
+    from scripts.paste_figures import pages, quoted_figures
+
+    values: dict[str, set[str]] = {}
+    for page in pages(REPO):
+        for name, value in quoted_figures(page.read_text(encoding="utf-8")):
+            values.setdefault(name, set()).add(value)
+    assert values, "no page quotes a figure"
+    for name, found in values.items():
+        assert len(found) == 1, f"figure {name} differs between pages: {sorted(found)}"
+        bench = REPO / "bench" / f"{name.split('.')[0]}.py"
+        assert bench.is_file() and "figure" in bench.read_text(encoding="utf-8"), f"{name}: no bench prints it"
+
+
+def test_pasting_replaces_the_quoted_figures_and_nothing_else():
+    from scripts.paste_figures import paste, printed_figures
+
+    output = "a table\nfigure b.met = 9 of 10\nfigure b.table begin\n| x |\n|---|\nfigure b.table end\nfigure b.n = 3\n"
+    figures = printed_figures(output)
+    assert figures == {"b.met": "9 of 10", "b.table": "\n| x |\n|---|\n", "b.n": "3"}
+    page = "Met: <!--figure b.met-->5 of 10<!--/figure-->, <!--figure other-->1<!--/figure-->.\n<!--figure b.table-->\n| y |\n<!--/figure-->\n"
+    assert paste(page, figures) == (
+        "Met: <!--figure b.met-->9 of 10<!--/figure-->, <!--figure other-->1<!--/figure-->.\n"
+        "<!--figure b.table-->\n| x |\n|---|\n<!--/figure-->\n"
+    )

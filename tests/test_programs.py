@@ -49,6 +49,17 @@ def test_each_console_script_says_its_version(package):
     assert version.returncode == 0 and version.stdout.strip() == f"{SCRIPTS[package]} {VERSION}"
 
 
+@pytest.mark.parametrize("package", list(SCRIPTS))
+def test_each_programs_help_is_written_for_users(package, monkeypatch, capsys):
+    """``--help`` opens with what the program does, in plain text: no reStructuredText markup of a docstring, no
+    ``python -m`` of a developer."""
+    monkeypatch.setattr(sys, "argv", [f"/somewhere/bin/{SCRIPTS[package]}"])
+    with pytest.raises(SystemExit):
+        PARSERS[package]()
+    description = capsys.readouterr().out.split("\n\n")[1]
+    assert description.strip() and "``" not in description and "python -m" not in description
+
+
 def test_an_installed_copy_names_its_own_paths(tmp_path, monkeypatch, capsys):
     """Where no checkout is (an installed package), a missing demo corpus names the installed folder and how to
     restore it, not a path or a git command of a checkout."""

@@ -52,6 +52,7 @@ def test_the_card_is_shown_without_comments_or_machine_folders(tmp_path: Path) -
         "![learning curve](curve.png)\n\n## Training\n```bash\n# train it\npython -m encoder train --corpus /tmp/corpus "
         "--out /tmp/run/x\n```\n"
         "![gone](missing.png)\n![outside](../secret.png)\nKeep data/models/default and https://example.org/tmp/x.\n"
+        "Examples: 5 → <!--figure wic.met-->9 of 10<!--/figure--> with 5 or more.\n"
     )
     parts = card_parts(card, tmp_path)
     assert parts[1] == tmp_path / "curve.png" and sum(isinstance(p, Path) for p in parts) == 1
@@ -62,6 +63,7 @@ def test_the_card_is_shown_without_comments_or_machine_folders(tmp_path: Path) -
     assert "missing.png" not in text and "secret" not in text
     assert text.startswith("### Model\n") and "\n#### Training\n" in text  # under the page's own headings
     assert "\n# train it\n" in text  # a code block's comment is no heading
+    assert "Examples: 5 → 9 of 10 with 5 or more." in text  # a figure's marks go, the words around them stay apart
 
 
 @pytest.mark.parametrize("model", ["default", "ko"])

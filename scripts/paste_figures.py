@@ -1,0 +1,82 @@
+"""Paste the figures a bench printed into every page that quotes them.
+
+    python -m bench.word_in_context | tee /dev/stderr | python scripts/paste_figures.py
+
+Reads a bench's output (``bench/figures.py``: ``figure NAME = VALUE`` lines and ``figure NAME begin`` ... ``end``
+blocks) and replaces what each page holds between ``<!--figure NAME-->`` and ``<!--/figure-->`` in the README,
+docs/*.md and the model cards (data/models/*/README*.md). Prints what it changed, and the names of figures that no
+page quotes. Pages keep everything else byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = ("README.md", "docs/*.md", "data/models/*/README*.md")
+QUOTED = re.compile(r"<!--figure (?P<name>[\w.-]+)-->(?P<value>.*?)<!--/figure-->", re.DOTALL)
+LINE = re.compile(r"^figure (?P<name>[\w.-]+) = (?P<value>.*)$")
+BLOCK = re.compile(r"^figure (?P<name>[\w.-]+) (?P<edge>begin|end)$")
+
+
+def printed_figures(output: str) -> dict[str, str]:
+    """The figures in a bench's output: name -> value (a block's lines, between line breaks)."""
+    figures: dict[str, str] = {}
+    block: list[str] | None = None
+    name = ""
+    for line in output.splitlines():
+        edge = BLOCK.match(line)
+        if block is not None:
+            if edge and edge["name"] == name and edge["edge"] == "end":
+                figures[name] = "\n" + "\n".join(block) + "\n"
+                block = None
+            else:
+                block.append(line)
+        elif edge and edge["edge"] == "begin":
+            name, block = edge["name"], []
+        elif found := LINE.match(line):
+            figures[found["name"]] = found["value"]
+    if block is not None:
+        raise SystemExit(f"error: the block figure {name} has no end line (was the bench cut short?)")
+    return figures
+
+
+def pages(root: Path = REPO) -> list[Path]:
+    """Every page that may quote a figure."""
+    return sorted({page for pattern in PAGES for page in root.glob(pattern)})
+
+
+def quoted_figures(text: str) -> list[tuple[str, str]]:
+    """(name, value) of each figure a page quotes, in order."""
+    return [(found["name"], found["value"]) for found in QUOTED.finditer(text)]
+
+
+def paste(text: str, figures: dict[str, str]) -> str:
+    """``text`` with each quoted figure that ``figures`` holds replaced by its value."""
+    return QUOTED.sub(
+        lambda found: f"<!--figure {found['name']}-->{figures.get(found['name'], found['value'])}<!--/figure-->", text
+    )
+
+
+def main() -> None:
+    figures = printed_figures(sys.stdin.read())
+    if not figures:
+        raise SystemExit("error: no figure lines in the input (pipe a bench's output into this script)")
+    quoted: set[str] = set()
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        names = {name for name, _ in quoted_figures(text)}
+        quoted |= names
+        pasted = paste(text, figures)
+        if pasted != text:
+            page.write_text(pasted, encoding="utf-8")
+            changed = sorted(name for name in names & figures.keys())
+            print(f"{page.relative_to(REPO)}: {', '.join(changed)}")
+    for name in sorted(figures.keys() - quoted):
+        print(f"not quoted anywhere: {name}")
+
+
+if __name__ == "__main__":
+    main()
