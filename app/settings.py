@@ -24,7 +24,7 @@ darkened where needed so that each reads on white at AA's 4.5:1 (sky blue became
 
 
 def configured_index_dir(demo: str = "en") -> Path:
-    """The ``ELMO_SEARCH_INDEX`` setting, else the index of ``demo`` (under ``build/`` of a checkout)."""
+    """The ``ELMO_SEARCH_INDEX`` setting, else the index of ``demo`` (under ``indexes/`` of a checkout)."""
     value = os.environ.get(INDEX_ENV, "").strip()
     return Path(value).expanduser().resolve() if value else DEMOS[demo].index_dir
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from encoder.files import cache_root, checkout_root, shipped_data
 from encoder.glove import BASELINES
 
-# build/ of a checkout; an installed copy must not write into site-packages, so it uses the user's cache folder
-_INDEXES = checkout_root() / "build" if checkout_root() else cache_root()
+# indexes/ of a checkout (not build/, which `pip install .` fills with its own files); an installed copy must not
+# write into site-packages, so it uses the user's cache folder
+_INDEXES = checkout_root() / "indexes" if checkout_root() else cache_root()
 
 
 @dataclass(frozen=True)

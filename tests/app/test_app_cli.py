@@ -226,8 +226,8 @@ def test_index_setting_comes_from_the_environment(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv(INDEX_ENV, str(tmp_path / "mine"))
     assert cli.configured_index_dir() == tmp_path / "mine"
     monkeypatch.delenv(INDEX_ENV)
-    assert cli.configured_index_dir().parts[-2:] == ("build", "demo-index")
-    assert cli.configured_index_dir("ko").parts[-2:] == ("build", "demo-index-ko")
+    assert cli.configured_index_dir().parts[-2:] == ("indexes", "demo-index")
+    assert cli.configured_index_dir("ko").parts[-2:] == ("indexes", "demo-index-ko")
 
 
 def test_the_korean_demo_is_built_from_its_corpus_with_its_model(
