@@ -122,6 +122,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "search.results": "Results",
         "search.as_typed": "Search the words as typed (no respelling)",
         "search.type_query": "Type a query, or pick an example, to search the collection.",
+        "search.other_language": "This query is written in {language}; this collection is in {collection}.",
+        "search.in_demo": "Search the {demo} demo",
+        "language.en": "English",
+        "language.ko": "Korean",
         "search.relevance_help": "Relevance, the number the list is sorted by, on one scale for every method: the "
         "share of random-word queries (as many words as yours) whose best document scores lower than this one. About "
         "50 % is what chance gets; 100 % beats every random query. Documents under 50 % wait behind a switch under "
@@ -457,6 +461,10 @@ This model has {n_layers} layers:
         "search.results": "결과 수",
         "search.as_typed": "입력한 그대로 검색 (철자 고치지 않기)",
         "search.type_query": "검색어를 입력하거나 예시를 골라 문서 모음을 검색하세요.",
+        "search.other_language": "이 검색어는 {language}로 쓰였고, 이 문서 모음은 {collection}로 되어 있습니다.",
+        "search.in_demo": "{demo} 데모에서 검색",
+        "language.en": "영어",
+        "language.ko": "한국어",
         "search.relevance_help": "관련도는 목록을 정렬한 값이며 모든 방법에 같은 척도입니다. 질의와 단어 수가 같은 "
         "무작위 단어 질의 가운데, 가장 좋은 문서의 점수가 이 문서보다 낮은 질의의 비율입니다. 우연히 얻는 값은 약 "
         "50 %이고, 100 %는 모든 무작위 질의보다 낫다는 뜻입니다. 50 % 미만인 문서는 목록 아래의 스위치 뒤에 "

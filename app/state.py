@@ -20,6 +20,7 @@ from demo.yardstick import TypicalCosines, Use, typical_cosines
 from encoder import LayerMix
 from encoder.commands import program
 from encoder.model_files import resolve_model
+from encoder.text import written_in
 from encoder.words import is_content_word, normalize
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
@@ -44,6 +45,7 @@ QUESTION_KEYS = (
 """What the user asked the last index: emptied when another index opens (its pages then seed their own examples,
 ``SEEDED_KEYS`` saying for which language they last did)."""
 SEEDED_KEYS = ("wic.examples", "senses.examples")
+CARRIED_QUERY_KEY = "search.carried_query"  # a query taken along to the other demo (``search_in_demo``)
 N_SUGGESTED_WORDS = 10
 
 
@@ -84,6 +86,23 @@ def url_params() -> dict[str, str]:
     return next(({DEMO_PARAM: key} for key, demo in DEMOS.items() if shown == demo.index_dir.resolve()), {})
 
 
+def other_demo(query: str, language: str) -> str | None:
+    """The demo collection (its key) that a query written in another language than the open index's is meant for,
+    where that demo is built and not the one open (``encoder.text.written_in`` tells the query's language)."""
+    written = written_in(query)
+    demo = DEMOS.get(written) if written not in (None, language) else None
+    if demo is None or demo.index_dir.resolve() == index_dir() or not FolderInfo.of(demo.index_dir).has_index:
+        return None
+    return written
+
+
+def search_in_demo(demo: str, query: str) -> None:
+    """Open the demo collection ``demo`` and search it for ``query`` (a button's callback: before the next run)."""
+    st.session_state[INDEX_DIR_KEY] = str(DEMOS[demo].index_dir)
+    st.session_state["demo"] = demo  # the sidebar's switch says so too
+    st.session_state[CARRIED_QUERY_KEY] = query
+
+
 def index_switched() -> bool:
     """Whether this run shows another index than the last run (never on a session's first run). On a switch the
     old questions are forgotten, so no page asks the new index what was asked of the old one."""
@@ -93,6 +112,7 @@ def index_switched() -> bool:
         return False
     for key in QUESTION_KEYS:
         st.session_state[key] = ""  # set, not deleted: a text box shows a value set here, and keeps a deleted one
+    st.session_state["ui.search.query"] = st.session_state.pop(CARRIED_QUERY_KEY, "")
     for key in [k for k in st.session_state if k in SEEDED_KEYS or str(k).startswith("pick.")]:
         del st.session_state[key]
     return True

@@ -415,3 +415,16 @@ def text_rules(language: str = "en") -> TextRules:
     if language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r}: one of {', '.join(LANGUAGES)}")
     return LANGUAGES[language]()
+
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")  # syllables, jamo, compatibility jamo
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+
+
+def written_in(text: str) -> str | None:
+    """The language a text is written in, as far as its letters tell: "ko" where it has Hangul, "en" where it has
+    Latin letters and no Hangul, None where it has neither (digits, punctuation). What tells a user that a query
+    is meant for a collection of the other language."""
+    if _HANGUL.search(text):
+        return "ko"
+    return "en" if _LATIN.search(text) else None

@@ -9,9 +9,10 @@ import urllib.parse
 import streamlit as st
 
 from app import state, url
-from app.i18n import t
+from app.i18n import plain, t
 from app.render import document_hits, errors_in_page, notices
 from app.widgets import layer_mix_control, set_layer_mix
+from demo.corpora import DEMOS
 from encoder.mix import PRESETS
 from indexer.options import SearchOptions
 from indexer.ranking import METHODS
@@ -84,6 +85,11 @@ if not query.strip():
     st.stop()
 if mix is None:
     st.stop()
+other_demo = state.other_demo(query, index.elmo.text.language)
+if other_demo is not None:  # a Korean query on the English demo, or the other way round: one click away
+    written, shown = (plain(f"language.{language}") for language in (other_demo, index.elmo.text.language))
+    st.info(t("search.other_language", language=written, collection=shown), icon=":material/translate:")
+    st.button(t("search.in_demo", demo=DEMOS[other_demo].name), on_click=state.search_in_demo, args=(other_demo, query))
 
 st.caption(t("search.caption"), help=t("search.relevance_help"))
 layers = layers_label()

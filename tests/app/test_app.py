@@ -1002,6 +1002,37 @@ def test_the_demo_collection_lives_in_the_url(
     assert at.session_state["index_dir"] == str(index_copy) and at.query_params["demo"] == "ko"
 
 
+def test_a_query_in_the_other_language_is_one_click_from_the_other_demo(
+    index_dir: Path, index_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Korean query on the English demo says so, with a button that searches the Korean demo for it; a query in
+    the index's own language, or one on the demo it is meant for, gets no such line."""
+    import dataclasses
+
+    from app import settings, state
+    from demo import corpora
+
+    demos = {
+        "en": dataclasses.replace(settings.DEMOS["en"], index_dir=index_dir),
+        "ko": dataclasses.replace(settings.DEMOS["ko"], index_dir=index_copy),  # stands for the Korean demo
+    }
+    for module in (corpora, settings, state):
+        monkeypatch.setattr(module, "DEMOS", demos)
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("the river bank").run()
+    assert_clean(at)
+    assert not [b for b in at.button if b.label.startswith("Search the")]
+    at.text_input(key="ui.search.query").set_value("배를 타고 강을 건넜다").run()
+    assert_clean(at)
+    assert "This query is written in Korean; this collection is in English." in texts(at.info)
+    (button,) = [b for b in at.button if b.label == "Search the 한국어 demo"]
+    button.click().run()
+    assert_clean(at)
+    assert at.session_state["index_dir"] == str(index_copy) and at.radio(key="demo").value == "ko"
+    assert at.text_input(key="ui.search.query").value == "배를 타고 강을 건넜다"
+    assert not [b for b in at.button if b.label.startswith("Search the")]  # on the demo it is meant for
+
+
 # ------------------------------------------------------------------------------------------ About
 def in_a_scroll_box(node, text: str, boxed: bool = False) -> bool:
     """Whether markdown holding ``text`` sits in a container of fixed height (a box with its own scroll bar)."""

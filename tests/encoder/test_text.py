@@ -285,3 +285,11 @@ def test_text_tokens_split_sentences_first_and_keep_offsets():
     assert [t for t, _, _ in found] == ["I", "sat", "down", ".", "The", "bank", "was", "muddy", "."]
     assert all(text[a:b] == t for t, a, b in found)
     assert tokenize(text)[2] == "down."  # the word tokenizer alone keeps an inner period: why text_tokens exists
+
+
+def test_the_language_a_text_is_written_in_is_told_by_its_letters():
+    from encoder.text import written_in
+
+    assert written_in("배를 타고") == "ko" and written_in("the 배 of Korea") == "ko"  # any Hangul: Korean
+    assert written_in("how do volcanoes form") == "en" and written_in("Ångström café") == "en"
+    assert written_in("1999 - 2024 !") is None and written_in("") is None
