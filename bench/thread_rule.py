@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -30,14 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.background import busy
+
 ROOT = Path(__file__).resolve().parents[1]
 RULE = "rule"
-LOAD_LIMIT_S = 1800  # a busy-loop process ends by itself after this, even if the bench is killed
-
-
-def _busy(deadline: float) -> None:
-    while time.monotonic() < deadline:
-        pass
 
 
 def worker(index: Path, sentences: int, threads: int | None) -> dict:
@@ -73,21 +68,12 @@ def run_worker(index: Path, sentences: int, setting: int | str) -> dict:
 
 def measure_load(load: int, index: Path, args: argparse.Namespace, settings: list) -> list[dict]:
     """The rows of one background load: each setting's best of ``args.rounds``, run alternating."""
-    deadline = time.monotonic() + LOAD_LIMIT_S
-    busy = [multiprocessing.Process(target=_busy, args=(deadline,), daemon=True) for _ in range(load)]
-    for process in busy:
-        process.start()
-    try:
-        time.sleep(args.settle)
+    with busy(load, args.settle):
         runs: dict = {setting: [] for setting in settings}
         for _ in range(args.rounds):
             for setting in settings:
                 runs[setting].append(run_worker(index, args.sentences, setting))
         measured = os.getloadavg()[0]
-    finally:
-        for process in busy:
-            process.terminate()
-            process.join()
     rows = []
     for setting, found in runs.items():
         rows.append(
