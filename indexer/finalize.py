@@ -119,7 +119,8 @@ def glove_source(out: Path, settings: Settings, vocab: pd.DataFrame, shards: Seq
     if settings.glove != TRAIN_GLOVE:
         return resolve_glove(settings.glove)
     if not (out / layout.GLOVE).is_file():  # else written by this build before it was interrupted (writes are atomic)
-        words = vocab[vocab["count"] >= settings.glove_min_count].head(settings.glove_max_vocab)["word"].tolist()
+        training = settings.glove_training()
+        words = vocab[vocab["count"] >= training.min_count].head(training.vocab_size)["word"].tolist()
         ids = {w: i for i, w in enumerate(words)}
 
         def sentences() -> Iterator[np.ndarray]:
@@ -127,9 +128,9 @@ def glove_source(out: Path, settings: Settings, vocab: pd.DataFrame, shards: Seq
                 for tokens in storage.read_parquet(layout.shard_file(out, shard.name, "sentences"))["tokens"]:
                     yield np.array([ids[w] for w in map(normalize, tokens) if w in ids], dtype=np.int64)
 
-        counts = cooccurrence(sentences(), len(words), settings.glove_window)
+        counts = cooccurrence(sentences(), len(words), training.window)
         trained = train_glove(
-            counts, words, dim=settings.glove_dim, epochs=settings.glove_epochs, seed=settings.seed, progress=progress
+            counts, words, training.dim, training.epochs, x_max=training.x_max, seed=training.seed, progress=progress
         )
         save_glove(out / layout.GLOVE, trained)
     return {"file": layout.GLOVE, "source": TRAINED_GLOVE, **storage.file_record(out / layout.GLOVE)}

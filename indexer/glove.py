@@ -11,6 +11,7 @@ import math
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,13 +22,14 @@ from tqdm.auto import tqdm
 from encoder.files import atomic_path, iter_lines, open_text
 from encoder.glove import Glove
 from encoder.numbers import SEED, NonFiniteError, Number, check_finite, check_memory
+from encoder.options import option
 from encoder.text import text_rules
 from encoder.words import WordFrequencies
 from encoder.words import normalize as normalize_word
 
 from .vectors import normalize
 
-__all__ = ["Glove", "GloveVectors", "cooccurrence", "train_glove", "train_glove_on_text", "save_glove"]
+__all__ = ["Glove", "GloveTraining", "GloveVectors", "cooccurrence", "train_glove", "train_glove_on_text", "save_glove"]
 
 NUMBERS = {
     "max_tokens": Number(int, 1),
@@ -49,6 +51,40 @@ X_MAX = 10.0
 """Where the weight f(x) = min(1, (x/x_max)^0.75) reaches 1. The paper's 100 suits its billions of tokens; on
 one 8M-token corpus-en shard glove.c itself scored WordSim-353 33.4 / STS-B test 18.2 with 10 against 28.2 /
 9.1 with 100 (the reference's demo script also uses 10 for its 17M-token text8)."""
+
+
+@dataclass(frozen=True)
+class GloveTraining:
+    """How GloVe is trained on text, one set of defaults for every way of asking: ``indexer glove``'s options are
+    made from these fields, ``build --glove train``'s ``--glove-*`` options take their defaults and rules from them
+    (``Settings.glove_training``), and ``train_glove_on_text`` takes one. The defaults suit the corpora this project
+    meets, a demo collection to a few million tokens: 50 dimensions, as Stanford's baseline has."""
+
+    vocab_size: int = field(
+        default=200_000, metadata=option("most frequent words kept (default: %(default)s)", rule=NUMBERS["vocab_size"])
+    )
+    min_count: int = field(
+        default=2,
+        metadata=option("words seen fewer times are left out (default: %(default)s)", rule=NUMBERS["min_count"]),
+    )
+    window: int = field(
+        default=10, metadata=option("co-occurrence window in words (default: %(default)s)", rule=NUMBERS["window"])
+    )
+    dim: int = field(default=50, metadata=option("vector size (default: %(default)s)", rule=NUMBERS["dim"]))
+    epochs: int = field(default=25, metadata=option("AdaGrad epochs (default: %(default)s)", rule=NUMBERS["epochs"]))
+    x_max: float = field(
+        default=X_MAX,
+        metadata=option(
+            "co-occurrence count at which a pair's weight reaches 1 (default: %(default)s, for corpora of millions "
+            "of tokens; the GloVe paper's 100 is for billions)",
+            rule=NUMBERS["x_max"],
+        ),
+    )
+    seed: int = field(default=0, metadata=option("random seed (default: %(default)s)", rule=SEED))
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "min_count", "window", "dim", "epochs", "x_max", "seed"):
+            NUMBERS[name].check(name, getattr(self, name))
 
 
 def cooccurrence(sentences: Iterable[np.ndarray], vocab_size: int, window: int = 10) -> sp.csr_matrix:
@@ -90,10 +126,10 @@ def cooccurrence(sentences: Iterable[np.ndarray], vocab_size: int, window: int =
 def train_glove(
     counts: sp.spmatrix,
     words: Sequence[str],
-    dim: int = 50,
-    epochs: int = 25,
+    dim: int = GloveTraining.dim,
+    epochs: int = GloveTraining.epochs,
     lr: float = 0.05,
-    x_max: float = X_MAX,
+    x_max: float = GloveTraining.x_max,
     alpha: float = 0.75,
     batch_size: int = 32_768,
     seed: int = 0,
@@ -161,18 +197,15 @@ def train_glove(
 def train_glove_on_text(
     paths: Sequence[str | Path],
     max_tokens: int,
-    vocab_size: int,
-    min_count: int = 5,
-    window: int = 10,
+    training: GloveTraining = GloveTraining(),
     progress: bool = True,
     language: str = "en",
-    **training,
 ) -> Glove:
     """GloVe on plain text files (.txt/.gz/.xz, folders): the first ``max_tokens`` tokens, split and
     tokenized by ``language``'s rules as everywhere else in the project (``encoder.text``), lower-cased, the
-    ``vocab_size`` most frequent words."""
-    for name, value in dict(max_tokens=max_tokens, vocab_size=vocab_size, min_count=min_count, window=window).items():
-        NUMBERS[name].check(name, value)
+    ``training.vocab_size`` most frequent words seen ``training.min_count`` times or more."""
+    NUMBERS["max_tokens"].check("max_tokens", max_tokens)
+    vocab_size, min_count = training.vocab_size, training.min_count
     text = text_rules(language)
     sentences: list[list[str]] = []
     n_tokens = 0
@@ -199,7 +232,10 @@ def train_glove_on_text(
         )
     ids = {w: i for i, w in enumerate(words)}
     id_arrays = (np.array([ids[t] for t in s if t in ids], dtype=np.int64) for s in sentences)
-    return train_glove(cooccurrence(id_arrays, len(words), window), words, progress=progress, **training)
+    counts = cooccurrence(id_arrays, len(words), training.window)
+    return train_glove(
+        counts, words, training.dim, training.epochs, x_max=training.x_max, seed=training.seed, progress=progress
+    )
 
 
 def save_glove(path: str | Path, glove: Glove) -> None:

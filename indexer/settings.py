@@ -9,8 +9,9 @@ one field here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from encoder.glove import BASELINES, Glove
 from encoder.mix import POOLINGS
@@ -18,12 +19,19 @@ from encoder.numbers import SEED, Number
 from encoder.options import option, rules
 
 from .factory import check_search_params
-from .glove import NUMBERS as GLOVE_NUMBERS
+from .glove import GloveTraining
 
 AUTO = "auto"  # Settings.token_index_factory: chosen by size (see factory.token_factory)
 SHARD_TOKENS = 50_000  # tokens per shard: the most work a killed build can lose
 TRAIN_GLOVE = "train"  # Settings.glove: train GloVe on the indexed corpus (stored in the index)
 GLOVE_NAMES = (AUTO, *BASELINES.values(), TRAIN_GLOVE)  # Settings.glove values that name vectors, not a file
+
+
+def _glove_training(name: str, with_option: bool = True) -> Any:
+    """The ``Settings`` field of ``--glove train``'s ``name``: the default, rule and help of ``GloveTraining``'s."""
+    spec = next(f for f in fields(GloveTraining) if f.name == name)
+    help = f"GloVe training: {spec.metadata['help']}" if with_option else None
+    return field(default=spec.default, metadata=option(help, rule=spec.metadata["rule"]))
 
 
 @dataclass(frozen=True)
@@ -100,31 +108,27 @@ class Settings:
             "copied), or 'train' (GloVe trained on the corpus, kept in the index)"
         ),
     )
-    glove_dim: int = field(
-        default=50, metadata=option("GloVe training: vector size (default: %(default)s)", rule=GLOVE_NUMBERS["dim"])
-    )
-    glove_epochs: int = field(
-        default=25, metadata=option("GloVe training: epochs (default: %(default)s)", rule=GLOVE_NUMBERS["epochs"])
-    )
-    glove_window: int = field(
-        default=10,
-        metadata=option(
-            "GloVe training: co-occurrence window in words (default: %(default)s)", rule=GLOVE_NUMBERS["window"]
-        ),
-    )
-    glove_min_count: int = field(
-        default=2,
-        metadata=option(
-            "GloVe training: words seen fewer times are left out (default: %(default)s)",
-            rule=GLOVE_NUMBERS["min_count"],
-        ),
-    )
-    glove_max_vocab: int = field(default=200_000, metadata=option(None, rule=GLOVE_NUMBERS["vocab_size"]))
+    glove_dim: int = _glove_training("dim")
+    glove_epochs: int = _glove_training("epochs")
+    glove_window: int = _glove_training("window")
+    glove_min_count: int = _glove_training("min_count")
+    glove_max_vocab: int = _glove_training("vocab_size", with_option=False)
     shard_tokens: int = field(
         default=SHARD_TOKENS,
         metadata=option("tokens per shard, the unit of resuming (default: %(default)s)", rule=Number(int, 1, 10**9)),
     )
     seed: int = field(default=0, metadata=option("seed for sampling and GloVe (default: %(default)s)", rule=SEED))
+
+    def glove_training(self) -> GloveTraining:
+        """How ``--glove train`` trains GloVe on the indexed corpus (``GloveTraining``, seeded by ``seed``)."""
+        return GloveTraining(
+            vocab_size=self.glove_max_vocab,
+            min_count=self.glove_min_count,
+            window=self.glove_window,
+            dim=self.glove_dim,
+            epochs=self.glove_epochs,
+            seed=self.seed,
+        )
 
     def check(self) -> None:
         if self.pooling not in POOLINGS:

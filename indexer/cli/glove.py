@@ -7,14 +7,14 @@ from pathlib import Path
 
 from encoder import ownership
 from encoder.errors import fail
-from encoder.numbers import SEED
+from encoder.options import add_options, given
 from encoder.terminal import counted, show
 from encoder.text import LANGUAGES
 from encoder.threads import add_threads_option
 
 from .. import folder
 from ..glove import NUMBERS as GLOVE_NUMBERS
-from ..glove import X_MAX, save_glove, train_glove_on_text
+from ..glove import GloveTraining, save_glove, train_glove_on_text
 
 GLOVE_KIND = "glove"  # what ``glove --out`` records it wrote (``ownership.record_written``)
 
@@ -32,18 +32,8 @@ def run(args: argparse.Namespace) -> dict:
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
-    glove = train_glove_on_text(
-        args.corpus,
-        max_tokens=args.max_tokens,
-        vocab_size=args.vocab_size,
-        min_count=args.min_count,
-        window=args.window,
-        language=args.language,
-        dim=args.dim,
-        epochs=args.epochs,
-        x_max=args.x_max,
-        seed=args.seed,
-    )
+    training = GloveTraining(**given(args, GloveTraining))
+    glove = train_glove_on_text(args.corpus, args.max_tokens, training, language=args.language)
     save_glove(args.out, glove)
     ownership.record_written(args.out, GLOVE_KIND)
     return {"out": str(args.out), "words": len(glove.index), "dim": glove.dim}
@@ -67,26 +57,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     glove.add_argument(
         "--max-tokens", type=GLOVE_NUMBERS["max_tokens"], default=5_000_000, help="tokens to read (default 5,000,000)"
     )
-    glove.add_argument(
-        "--vocab-size",
-        type=GLOVE_NUMBERS["vocab_size"],
-        default=30_000,
-        help="most frequent words kept (default 30,000)",
-    )
-    glove.add_argument(
-        "--min-count", type=GLOVE_NUMBERS["min_count"], default=5, help="drop words seen fewer times (default 5)"
-    )
-    glove.add_argument("--window", type=GLOVE_NUMBERS["window"], default=10, help="co-occurrence window (default 10)")
-    glove.add_argument("--dim", type=GLOVE_NUMBERS["dim"], default=100, help="vector size (default 100)")
-    glove.add_argument("--epochs", type=GLOVE_NUMBERS["epochs"], default=15, help="AdaGrad epochs (default 15)")
-    glove.add_argument(
-        "--x-max",
-        type=GLOVE_NUMBERS["x_max"],
-        default=X_MAX,
-        help="co-occurrence count at which a pair's weight reaches 1 (default %(default)s, for corpora of millions "
-        "of tokens; the GloVe paper's 100 is for billions)",
-    )
-    glove.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    add_options(glove, GloveTraining)
     add_threads_option(glove)
     glove.add_argument(
         "--language",

@@ -101,3 +101,22 @@ def test_one_batch_does_not_blow_up(counts):
     glove = train_glove(counts, WORDS, dim=DIM, epochs=EPOCHS, batch_size=10**6, progress=False)
     norms = np.linalg.norm(glove.matrix, axis=1)
     assert np.isfinite(norms).all() and norms.max() < 10
+
+
+def test_every_way_of_training_glove_has_one_set_of_defaults():
+    """``indexer glove``, ``build --glove train`` (its ``--glove-*`` settings) and the Python API train with the same
+    defaults: those of ``GloveTraining``."""
+    from indexer import Settings
+    from indexer.__main__ import make_parser
+    from indexer.glove import GloveTraining
+
+    args = make_parser().parse_args(["glove", "--corpus", "text.txt", "--out", "glove.txt"])
+    command = GloveTraining(**{f: getattr(args, f) for f in GloveTraining.__dataclass_fields__})
+    assert command == GloveTraining() == Settings().glove_training()
+    build = make_parser().parse_args(["build", "--corpus", "c", "--out", "o"])
+    assert (build.glove_dim, build.glove_epochs, build.glove_window, build.glove_min_count) == (
+        GloveTraining.dim,
+        GloveTraining.epochs,
+        GloveTraining.window,
+        GloveTraining.min_count,
+    )
