@@ -14,9 +14,9 @@ Word in context and Senses read each use through the index's sense readout by de
 the language model expects at the word, "context prediction"); ``representation="elmo"`` reads the ELMo layers at
 the word instead, mixed as ``layers`` says (the paper's way).
 
-Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
-the words it searched for instead, "no good match"). ``Index`` is a door: it checks, takes the lock and asks the
-parts of the index as opened (``parts.IndexParts``: tables, vectors, FAISS indexes, lazily built parts), document
+Each answer carries its ``notices``: what a question changed or found out (a query cut at
+``queries.MAX_QUERY_CHARS``, the words it searched for instead, "no good match"). ``Index`` is a door: it takes the
+lock and asks the parts of the index as opened (``parts.IndexParts``: tables, vectors, FAISS indexes, lazily built parts), document
 search (``search.DocumentSearch``) and the word questions (``words.WordQuestions``); a change (``add``, ``upsert``,
 ``delete``, ``refresh``; an index of strings: ``texts.py``) replaces all three at once.
 """
