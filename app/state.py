@@ -288,7 +288,7 @@ GLOVE_CANDIDATES = 5
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _glove_nearest(_index: Index, key: str, word: str, k: int) -> list[tuple[str, float]] | None:
-    nearest = _index.glove.nearest(word, GLOVE_CANDIDATES * k)
+    nearest = _index.parts.glove.nearest(word, GLOVE_CANDIDATES * k)
     return None if nearest is None else [(w, s) for w, s in nearest if _index.elmo.text.names_something(w)][:k]
 
 
@@ -314,12 +314,12 @@ def examples(index: Index) -> Examples:
     found = answerable(
         examples_for(rules.language),
         rules,
-        in_text=lambda word: normalize(word) in index.frequencies.counts,
+        in_text=lambda word: normalize(word) in index.parts.frequencies.counts,
         uses=lambda word: uses(index, word),
     )
     if found.sense_words:
         return found
-    frequent = sorted(index.frequencies.counts, key=lambda word: -index.frequencies.counts[word])
+    frequent = sorted(index.parts.frequencies.counts, key=lambda word: -index.parts.frequencies.counts[word])
     words = (w for w in frequent if is_content_word(w, rules.stopwords) and any(c.isalpha() for c in w))
     suggested = tuple(itertools.islice((w for w in words if uses(index, w) >= 2), N_SUGGESTED_WORDS))
     return dataclasses.replace(found, sense_words=suggested)

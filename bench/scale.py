@@ -101,7 +101,7 @@ def recall(found: list[np.ndarray], truth: list[np.ndarray]) -> float:
 
 def token_index_table(index: Index, n_queries: int, seed: int, factories: list[str] | None) -> list[dict]:
     """Part 3: token index factories on the stored token vectors, bytes per vector and recall@10."""
-    layers, weights = index._token_vectors.layers, index.layer_mix.weights
+    layers, weights = index.parts.token_vectors.layers, index.layer_mix.weights
     n, dim = len(layers), index.elmo.dim
     vectors = np.concatenate(list(layers.mixed(weights)))
     words = index.tokens["word"].map(normalize).to_numpy()

@@ -102,7 +102,7 @@ Ranker = Callable[[Index, list[dict]], list[list[str]]]
 def tfidf_rankings(index: Index, queries: list[dict]) -> list[list[str]]:
     """The reference: TF-IDF cosine over whole documents (title + text), deleted documents excluded."""
     vectorizer = TfidfVectorizer(analyzer=terms)
-    documents = vectorizer.fit_transform(index.document_terms)
+    documents = vectorizer.fit_transform(index.parts.document_terms)
     doc_ids = index.docs["doc_id"].to_numpy()
     found = []
     for q in queries:
@@ -114,7 +114,7 @@ def tfidf_rankings(index: Index, queries: list[dict]) -> list[list[str]]:
 
 def unstemmed_keyword_rankings(index: Index, queries: list[dict]) -> list[list[str]]:
     """BM25 over the words as they are (no stemming, no respelling): keyword search before this change."""
-    bm25 = BM25(index.document_terms)
+    bm25 = BM25(index.parts.document_terms)
     doc_ids = index.docs["doc_id"].to_numpy()
     return [[doc_ids[i] for i in bm25.search(terms(index.query(q["query"]).tokens), DEPTH)[1]] for q in queries]
 
@@ -198,24 +198,24 @@ def respelling_table(index: Index, queries: list[dict], typoed: list[dict]) -> N
     respelled now, and how many the rule before (every word the index lacks) respelled; and the typo'd dev queries."""
     rng = random.Random(TYPO_SEED)
     stopwords = index.elmo.text.stopwords
-    known = set(index.bm25.vocab)
+    known = set(index.parts.bm25.vocab)
     words = [
         w
-        for w in index.glove.words[:COMMON_RANK]
+        for w in index.parts.glove.words[:COMMON_RANK]
         if w.isalpha()
         and w.isascii()
         and len(w) >= 4
         and w not in stopwords
-        and index.keyword_terms.term(w) not in known
+        and index.parts.keyword_terms.term(w) not in known
     ]
     sample = rng.sample(words, COMMON_WORDS)
     now = [w for w, found in zip(sample, index.search(sample, k=1)) if found.searched_for is not None]
-    before = [w for w in sample if index.speller.correct(w) is not None]
+    before = [w for w in sample if index.parts.speller.correct(w) is not None]
     print(
         f"\nrespelling: {COMMON_WORDS} common English words absent from the index (of GloVe's {COMMON_RANK:,} most frequent)"
     )
     print(f"respelled now: {len(now)} {now[:10]}; by the rule before (any word the index lacks): {len(before)}")
-    print("examples before: " + ", ".join(f"{w} -> {index.speller.correct(w)}" for w in before[:8]))
+    print("examples before: " + ", ".join(f"{w} -> {index.parts.speller.correct(w)}" for w in before[:8]))
     changed = [(q, t) for q, t in zip(queries, typoed) if q["query"] != t["query"]]
     if not changed:  # e.g. Korean queries: no typo'd copy
         return

@@ -11,8 +11,9 @@ from encoder import LayerMix
 from encoder.cli import frame
 
 from .errors import IndexerError
-from .index import MAX_QUERY_CHARS, Index
+from .index import Index
 from .options import NeighborsOptions, SearchOptions, SensesOptions
+from .queries import MAX_QUERY_CHARS
 from .ranking import method_name
 
 

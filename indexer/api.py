@@ -44,8 +44,9 @@ from encoder.terminal import json_text
 from . import layout
 from .answers import answer_or_error, neighbors_answer, search_answers, search_each
 from .errors import QueryError
-from .index import MAX_QUERY_CHARS, Index
+from .index import Index
 from .options import K, NeighborsOptions, SearchOptions
+from .queries import MAX_QUERY_CHARS
 from .serve import TOKEN_VARIABLE, Limits
 
 

@@ -68,7 +68,9 @@ def document_vectors(index: Index, weights: tuple[float, ...]) -> tuple[list[dic
     sums = np.zeros((len(index.docs), index.elmo.dim), np.float32)
     start = 0
     for chunk in sentences.mixed(weights):
-        np.add.at(sums, index.sentence_docs[start : start + len(chunk)], chunk)  # by row: an id may be stored twice
+        np.add.at(
+            sums, index.parts.sentence_docs[start : start + len(chunk)], chunk
+        )  # by row: an id may be stored twice
         start += len(chunk)
     live = index.live.documents
     documents = index.docs.loc[live, ["doc_id", "title"]]

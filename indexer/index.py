@@ -14,10 +14,11 @@ Word in context and Senses read each use through the index's sense readout by de
 the language model expects at the word, "context prediction"); ``representation="elmo"`` reads the ELMo layers at
 the word instead, mixed as ``layers`` says (the paper's way).
 
-Each answer carries its ``notices``: what a question changed or found out (a query cut at ``MAX_QUERY_CHARS``,
-the words it searched for instead, "no good match"). Document search itself is ``search.DocumentSearch``; this
-class opens the index, holds its parts and is the door of the four questions and of an index of strings
-(``from_texts``, ``add``, ``upsert``, ``delete``, ``save``: ``texts.py``); being every door is why it passes 450 lines.
+Each answer carries its ``notices``: what a question changed or found out (a query cut at
+``queries.MAX_QUERY_CHARS``, the words it searched for instead, "no good match"). ``Index`` is a door: it takes the
+lock and asks the parts of the index as opened (``parts.IndexParts``: tables, vectors, FAISS indexes, lazily built parts), document
+search (``search.DocumentSearch``) and the word questions (``words.WordQuestions``); a change (``add``, ``upsert``,
+``delete``, ``refresh``; an index of strings: ``texts.py``) replaces all three at once.
 """
 
 from __future__ import annotations
@@ -27,51 +28,28 @@ import inspect
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from encoder import Elmo, LayerMix, locks
+from encoder import locks
 from encoder.device import resolve_device
-from encoder.readout import KINDS, Expectation, Readout, centred
-from encoder.words import WordFrequencies, is_word, normalize
 
-from . import build, layout, storage
+from . import build, layout
 from . import texts as text_input
-from .bm25 import BM25, KeywordTerms, terms
-from .calibration import NullQueries
-from .errors import CorpusError, CorruptIndexError, IndexMismatchError, QueryError, message
-from .factory import apply_search_params
-from .glove import GloveVectors
-from .live import LiveRows
+from .errors import CorpusError, IndexMismatchError, QueryError, message
 from .manifest import Manifest, ModelSpec
-from .options import K, NeighborsOptions, SearchOptions, SensesOptions
-from .parts import open_glove, open_model, shard_layers, shard_substitutes
-from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit, TokenHit
+from .options import K, SearchOptions
+from .parts import IndexParts, open_model
+from .queries import Query, layer_weights, read_query
+from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit
 from .search import DocumentSearch
-from .senses import describe_senses
-from .spelling import Speller
-from .vectors import RERANK, ExactSearch, VectorSet, faiss_search, gpu_faiss_available, mix
-from .vectors import normalize as normalize_rows
+from .vectors import faiss_search, gpu_faiss_available
+from .words import WordQuestions
 
-MAX_QUERY_CHARS = 10_000
 QUERY_BATCH = 64  # queries embedded and searched together by a search of many
-ELMO_NAME = "ELMo layer mix (paper)"
-EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
-MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
-
-
-@dataclass
-class Query:
-    """A query or sentence as every question uses it: its text (cut at ``MAX_QUERY_CHARS``), its tokens, and the
-    notices of what was changed to make it answerable."""
-
-    text: str
-    tokens: list[str]
-    notices: list[str] = field(default_factory=list)
 
 
 def _one_at_a_time(question: Callable) -> Callable:
@@ -96,81 +74,29 @@ def _written(path: Path) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_mtime_ns, found.st_size
 
 
+def _part(name: str) -> property:
+    """An attribute of ``Index`` that is one of its parts (``IndexParts``), read-only: a change replaces them all."""
+    return property(lambda index: getattr(index.parts, name), doc=f"``IndexParts.{name}``")
+
+
 class Index:
     """A built index opened for search: metadata in memory, vectors memory-mapped, FAISS indexes loaded.
 
     ``docs``, ``sentences`` and ``tokens`` are the shards' tables (pandas; row number = id), removed documents
-    included; ``live`` says which rows are live (``live.LiveRows``, the one rule every reader uses).
+    included; ``live`` says which rows are live (``live.LiveRows``, the one rule every reader uses). ``parts`` holds
+    them and every other part (``parts.IndexParts``).
     """
 
-    def __init__(self, path: Path, manifest: Manifest, elmo: Elmo, device: str = "cpu"):
-        self.path = path
-        self.manifest = manifest
-        self.elmo = elmo
-        self.device = device
-        self.layer_mix = LayerMix(manifest.layers.weights)  # word in context and senses
-        self.search_mix = LayerMix(manifest.search_layers.weights)  # search
-        shards = manifest.shards
+    def __init__(self, parts: IndexParts, written: tuple[int, int, int] | None = None):
+        self.lock = threading.RLock()  # the lazily built parts, the mixed-vector caches: one question at a time
+        self._answer_from(parts, written)
 
-        def read(part: str) -> pd.DataFrame:
-            tables = [storage.read_parquet(layout.shard_file(path, s.name, part)) for s in shards]
-            return pd.concat(tables, ignore_index=True)
-
-        self.docs, self.sentences, self.tokens = read("docs"), read("sentences"), read("tokens")
-        counts = manifest.counts
-        if (
-            len(self.docs) != counts.stored_documents
-            or len(self.sentences) != counts.stored_sentences
-            or len(self.tokens) != counts.stored_token_vectors
-        ):
-            raise CorruptIndexError(f"{path}: the shard metadata does not match the manifest counts; rebuild the index")
-        # the document row of each sentence: a document's sentences are stored together, in document order
-        self.sentence_docs = np.repeat(np.arange(len(self.docs)), self.docs["sentences"].to_numpy())
-        if len(self.sentence_docs) != len(self.sentences) or not np.array_equal(
-            self.docs["doc_id"].to_numpy()[self.sentence_docs], self.sentences["doc_id"].to_numpy()
-        ):
-            raise CorruptIndexError(f"{path}: the shards' sentences do not follow their documents; rebuild the index")
-        self.live = LiveRows.of(
-            self.docs["doc_id"].tolist(),
-            manifest.deleted_doc_ids,
-            self.sentence_docs,
-            self.tokens["sentence_id"].to_numpy(),
-        )
-        self.deleted_docs = self.live.removed("documents")
-        self.deleted_sentences = self.live.removed("sentences")
-        self._deleted_tokens = self.live.removed("tokens")
-        dims = (elmo.n_layers, elmo.dim)
-        faiss_indexes = {}
-        for kind, entry in manifest.indexes.items():
-            faiss_indexes[kind] = storage.read_faiss(path / entry.file, entry.ntotal, entry.dim)
-            apply_search_params(faiss_indexes[kind], entry.search_params)
-        self.sentence_vectors = VectorSet(
-            shard_layers(path, shards, "sentence", dims), faiss_indexes["sentences"], self.search_mix.weights, device
-        )
-        self.title_vectors = VectorSet(shard_layers(path, shards, "title", dims), None, (), device)
-        exact_tokens = shard_layers(path, shards, "token", dims) if manifest.settings.keep_exact_tokens else None
-        self._token_vectors = VectorSet(
-            exact_tokens, faiss_indexes["tokens"], self.layer_mix.weights, device, rerank=RERANK
-        )
-        self._glove_index = faiss_indexes["glove"]
-        width = manifest.readout.width(elmo.dim)
-        self._readouts = VectorSet(shard_layers(path, shards, "readout", (1, width)), None, (1.0,), device)
-        self._substitutes = shard_substitutes(path, shards, manifest.readout.kept_substitutes)
-        self._collection_readout: np.ndarray | None = None
-        self._glove: GloveVectors | None = None
-        self._frequencies: WordFrequencies | None = None
-        self._document_terms: list[list[str]] | None = None
-        self.keyword_terms = KeywordTerms(elmo.text.language)
-        self._bm25: BM25 | None = None
-        self._glove_documents: ExactSearch | None = None
-        self._null_queries: NullQueries | None = None
-        self.document_search = DocumentSearch(self)
-        self._speller: Speller | None = None
-        self._word_ids: dict[str, np.ndarray] | None = None
-        self.written: tuple[int, int, int] | None = None  # the manifest as read (``open``), for ``refresh``
-        self.lock = (
-            threading.RLock()
-        )  # the parts above built on first use, the mixed-vector caches: one question at a time
+    def _answer_from(self, parts: IndexParts, written: tuple[int, int, int] | None) -> None:
+        """Answer from ``parts`` (``written``: the manifest as read, for ``refresh``): every part, and the questions'
+        caches, replaced at once."""
+        self.parts, self.written = parts, written
+        self.document_search = DocumentSearch(parts)
+        self.words = WordQuestions(parts)
 
     @classmethod
     def open(cls, path: str | Path, model: ModelSpec | None = None, device: str = "auto", verify: bool = True) -> Index:
@@ -185,9 +111,7 @@ class Index:
         manifest = Manifest.read(path)
         manifest.check_files(path, verify_hashes=verify)
         device = resolve_device(device)
-        index = cls(path, manifest, open_model(manifest.model, model, device), device)
-        index.written = written
-        return index
+        return cls(IndexParts(path, manifest, open_model(manifest.model, model, device), device), written)
 
     @classmethod
     def from_texts(
@@ -268,7 +192,7 @@ class Index:
             added = add_documents(
                 self.path, [corpus], model=self.elmo, device=self.device, progress=False, replace=replace
             )
-        self.__dict__.update(vars(added))  # answer from the new generation; a temporary folder stays this index's
+        self._answer_from(added.parts, added.written)  # the new generation; a temporary folder stays this index's
 
     @_one_at_a_time
     def refresh(self) -> bool:
@@ -287,7 +211,7 @@ class Index:
             opened = Index.open(self.path, model=self.elmo, device=self.device, verify=False)
         except IndexMismatchError:
             opened = Index.open(self.path, device=self.device, verify=False)
-        self.__dict__.update(vars(opened))
+        self._answer_from(opened.parts, opened.written)
 
     def __len__(self) -> int:
         """The documents results can come from (deleted ones left out)."""
@@ -297,102 +221,15 @@ class Index:
         """``len(index)``: the documents results can come from."""
         return len(self)
 
-    # ------------------------------------------------------------------------------ lazily built parts
-    @functools.cached_property
-    def readout(self) -> Readout | None:
-        """The sense readout the index was built with (its model's LM head, read on first use); None when the model
-        was given without its folder, so the head is not known (a readout question then says so)."""
-        readout = Readout.of_model(self.elmo.folder, self.manifest.readout, self.elmo.model)
-        return readout if readout.settings == self.manifest.readout else None
+    # ------------------------------------------------------------------------------ the parts most read
+    path, manifest, elmo, device = _part("path"), _part("manifest"), _part("elmo"), _part("device")
+    layer_mix, search_mix = _part("layer_mix"), _part("search_mix")  # word questions' layer mix, and search's
+    docs, sentences, tokens, live = _part("docs"), _part("sentences"), _part("tokens"), _part("live")
 
-    @property
-    def glove(self) -> GloveVectors:
-        with self.lock:  # read once, whichever thread asks first
-            if self._glove is None:
-                self._glove = open_glove(self.path, self.manifest.glove_source)
-            return self._glove
-
-    @functools.cached_property
-    def _vocab(self) -> pd.DataFrame:
-        """Word counts of the indexed text (most frequent first), read once."""
-        return storage.read_parquet(self.path / self.manifest.vocab.file)
-
-    @property
-    def frequencies(self) -> WordFrequencies:
-        """Word counts of the indexed text: they weigh a query's words as the passages' were weighed."""
-        if self._frequencies is None:
-            self._frequencies = WordFrequencies(dict(zip(self._vocab["word"], self._vocab["count"].tolist())))
-        return self._frequencies
-
-    @property
-    def document_terms(self) -> list[list[str]]:
-        """Each document's words (``bm25.terms``): its title's, then its sentences'."""
-        if self._document_terms is None:
-            documents = [terms(t) for t in self.docs["title_tokens"]]
-            for row, tokens in zip(self.sentence_docs.tolist(), self.sentences["tokens"]):
-                documents[row].extend(terms(tokens))
-            self._document_terms = documents
-        return self._document_terms
-
-    @property
-    def bm25(self) -> BM25:
-        """Okapi BM25 over whole documents, on their keyword terms (stems)."""
-        if self._bm25 is None:
-            self._bm25 = BM25((self.keyword_terms(words) for words in self.document_terms), self.live.documents)
-        return self._bm25
-
-    @property
-    def null_queries(self) -> NullQueries:
-        """The random-word queries relevance is calibrated on, stored in the index (``calibration``)."""
-        if self._null_queries is None:
-            names = tuple(f.file for f in self.manifest.calibration)
-            self._null_queries = NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
-        return self._null_queries
-
-    @property
-    def speller(self) -> Speller:
-        """The indexed words that have token vectors, with their token-layer vectors: query words the index lacks
-        are matched to them (``spelling``). The vectors are the stored ones' token layer where kept (no model run)."""
-        if self._speller is None:
-            live = self.tokens[self.live.tokens]
-            lower = live["word"].str.lower()
-            occurrences = pd.DataFrame({"word": lower, "cased": live["word"] != lower, "id": live.index})
-            # one occurrence per word, lower case where it has one: the character model reads case
-            first = occurrences.sort_values(["word", "cased"], kind="stable").drop_duplicates("word")
-            words = first["word"].tolist()
-            if self._token_vectors.layers is not None:
-                token_layer = (1.0,) + (0.0,) * (self.elmo.n_layers - 1)
-                # layer 0 is the token vector twice (forward and backward halves alike): one half is the vector
-                vectors = self._token_vectors.layers.gather(first["id"].to_numpy(), token_layer)
-                vectors = vectors[:, : self.elmo.config.projection_dim]
-            else:
-                vectors = self.elmo.token_vectors(words)
-            self._speller = Speller(words, vectors, self.elmo.token_vectors)
-        return self._speller
-
-    @property
-    def glove_documents(self) -> ExactSearch:
-        """SIF-weighted mean GloVe vectors of whole documents, searched exactly."""
-        if self._glove_documents is None:
-            vectors = [self.glove.pooled(t, self.frequencies) for t in self.document_terms]
-            self._glove_documents = ExactSearch(np.stack(vectors) if vectors else np.zeros((0, self.glove.dim)))
-        return self._glove_documents
-
+    @_one_at_a_time
     def word_ids(self, word: str) -> np.ndarray:
         """Ids of the live token vectors of ``word`` (any case); QueryError if it has none."""
-        if self._word_ids is None:
-            self._word_ids = self.tokens.groupby(self.tokens["word"].str.lower()).indices
-        ids = self.live.live_of("tokens", self._word_ids.get(normalize(word), np.zeros(0, np.int64)))
-        if not len(ids):
-            key = (
-                "stopword_not_indexed"
-                if normalize(word) in self.elmo.text.stopwords
-                else "punctuation_not_indexed"
-                if not is_word(word)
-                else "word_not_indexed"
-            )
-            raise QueryError(message(key, word=word))
-        return ids
+        return self.parts.word_ids(word)
 
     # ------------------------------------------------------------------------------ query helpers
     def query(self, text: Any, what: str = "query") -> Query:
@@ -400,24 +237,7 @@ class Index:
 
         ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on.
         """
-        if not isinstance(text, str) or not text.strip():
-            raise QueryError(message(f"{what}_empty"))
-        notices = []
-        if len(text) > MAX_QUERY_CHARS:
-            notices.append(message(f"{what}_too_long", length=len(text), limit=MAX_QUERY_CHARS))
-            text = text[:MAX_QUERY_CHARS]
-        tokens = self.elmo.text.tokenize(text)  # the model's language rules, as the documents were tokenized
-        if not tokens:
-            raise QueryError(message(f"{what}_no_words"))
-        return Query(text, tokens, notices)
-
-    def _weights(self, layers: str | Sequence[float] | LayerMix | None, default: LayerMix) -> tuple[float, ...]:
-        if layers is None:
-            return default.weights
-        try:
-            return LayerMix.parse(layers, self.elmo.n_layers).weights
-        except ValueError as error:
-            raise QueryError(f"bad layer mix: {error}") from None
+        return read_query(self.elmo.text, text, what)
 
     @staticmethod
     def _k(k: Any) -> int:
@@ -426,7 +246,7 @@ class Index:
         return int(k)
 
     def _sentence_hit(self, rank: int, score: float, sentence_id: int) -> SentenceHit:
-        row = self.sentences.iloc[int(sentence_id)]
+        row = self.parts.sentences.iloc[int(sentence_id)]
         return SentenceHit(rank, float(score), row["doc_id"], row["title"], row["text"], int(sentence_id))
 
     # ------------------------------------------------------------------------------ queries
@@ -458,7 +278,7 @@ class Index:
         """
         SearchOptions(k=k, method=method, layers=layers, as_typed=not spelling)  # each checked by its rule
         k = int(k)
-        weights = self._weights(layers, self.search_mix)
+        weights = layer_weights(layers, self.search_mix, self.elmo.n_layers)
         if isinstance(query, str) or not isinstance(query, Sequence):
             return self.document_search.search([self.query(query)], k, method, weights, spelling)[0]
         if not query:
@@ -485,105 +305,16 @@ class Index:
             raise QueryError(f"sentence search method must be 'elmo' or 'glove', not {method!r}")
         prepared = self.query(query)
         if method == "glove":
-            query_vector = self.glove.sentence_vector(prepared.tokens)
+            query_vector = self.parts.glove.sentence_vector(prepared.tokens)
             if not query_vector.any():
                 return Results([], [*prepared.notices, message("no_glove_vector")])
-            scores, ids = faiss_search(self._glove_index, query_vector, k, self.deleted_sentences)
+            scores, ids = faiss_search(self.parts.glove_index, query_vector, k, self.parts.deleted_sentences)
         else:
-            weights = self._weights(layers, self.search_mix)
+            weights = layer_weights(layers, self.search_mix, self.elmo.n_layers)
             (query_vector,) = self.document_search.query_vectors([prepared.tokens], "elmo", weights)
-            scores, ids = self.sentence_vectors.search(query_vector, k, weights, self.deleted_sentences)
+            scores, ids = self.parts.sentence_vectors.search(query_vector, k, weights, self.parts.deleted_sentences)
         hits = [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
         return Results(hits, prepared.notices)
-
-    def _token_weights(self, layers: str | Sequence[float] | None) -> tuple[float, ...]:
-        """The token mix for a query (``_weights``); one other than the index's needs the exact token vectors."""
-        weights = self._weights(layers, self.layer_mix)
-        if not self._token_vectors.searchable(weights):
-            raise QueryError(message("no_exact_tokens", mix=self.manifest.layers.description))
-        return weights
-
-    def _approximate_notice(self, key: str) -> list[str]:
-        """Said when token vectors come from a compressed index alone (no exact vectors to re-rank with)."""
-        if self._token_vectors.exact:
-            return []
-        return [message(key, factory=self.manifest.indexes["tokens"].factory)]
-
-    def _representation(
-        self, representation: str | None, layers: str | Sequence[float] | None
-    ) -> tuple[float, ...] | None:
-        """Check a question's representation (None: the sense readout, or "elmo" when ``layers`` are given): None for
-        the sense readout, or the ELMo mix's weights for "elmo"."""
-        if representation is None:
-            representation = "readout" if layers is None else "elmo"
-        if representation == "elmo":
-            return self._token_weights(layers)
-        if layers is not None:
-            raise QueryError("layers choose an ELMo layer mix: give them with representation='elmo'")
-        if self.readout is None:
-            raise QueryError(message("no_readout", name=self.manifest.model.name))
-        return None
-
-    def representation_name(self, weights: tuple[float, ...] | None) -> str:
-        """What a representation is called (None: the sense readout): "context prediction", "ELMo layer mix (paper)"
-        for the index's mix, else the mix's formula."""
-        if weights is None:
-            return KINDS[self.manifest.readout.kind]
-        return ELMO_NAME if weights == self.layer_mix.weights else LayerMix(weights).describe()
-
-    @property
-    def collection_readout(self) -> np.ndarray:
-        """The mean readout of the index's live uses: where a rare word's centre is shrunk to (``readout.centred``)."""
-        if self._collection_readout is None:
-            total, count, offset = 0.0, 0, 0
-            for chunk in self._readouts.layers.mixed((1.0,)):
-                live = chunk[self.live.tokens[offset : offset + len(chunk)]]
-                total, count, offset = total + live.sum(0, dtype=np.float64), count + len(live), offset + len(chunk)
-            self._collection_readout = np.asarray(total, np.float64) / max(count, 1)
-        return self._collection_readout
-
-    def _centred(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-        """Readouts of uses of one word (normalised) centred on the mean of its uses ``ids`` in the index, shrunk
-        towards the collection's mean while they are few (``encoder.readout.centred``), normalised again."""
-        sample = ids if len(ids) <= MEAN_USES else np.random.default_rng(0).choice(ids, MEAN_USES, replace=False)
-        mean = self._readouts.gather(np.sort(sample), (1.0,)).mean(0)
-        return normalize_rows(
-            centred(vectors, mean, len(ids), self.collection_readout, self.manifest.readout.shrinkage)
-        )
-
-    def _use(self, sentence: str, word: str, position: int | None) -> tuple[Query, int, list[str]]:
-        """The sentence as a query, the position of ``word`` in it (its first use unless ``position`` says which),
-        and notices (a sentence cut short, a word used twice)."""
-        query = self.query(sentence, "sentence")
-        tokens = query.tokens
-        if not isinstance(word, str) or not word.strip():
-            raise QueryError(message("word_of_sentence_empty"))
-        word = word.strip()
-        matches = [i for i, t in enumerate(tokens) if t == word] or [
-            i for i, t in enumerate(tokens) if normalize(t) == normalize(word)
-        ]
-        notices = list(query.notices)
-        if position is None:
-            if not matches:
-                raise QueryError(message("word_not_in_sentence", word=word, words=" | ".join(tokens[:60])))
-            position = matches[0]
-            if len(matches) > 1:
-                notices.append(
-                    message("word_repeated", word=word, n=len(matches), positions=matches, position=position)
-                )
-        elif (
-            isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < len(tokens)
-        ):
-            raise QueryError(message("position_outside", position=position, last=len(tokens) - 1))
-        elif position not in matches:
-            key = "position_other_word_elsewhere" if matches else "position_other_word"
-            raise QueryError(message(key, position=position, token=tokens[position], word=word, positions=matches))
-        return query, int(position), notices
-
-    def _read_use(self, tokens: list[str], position: int) -> tuple[np.ndarray, np.ndarray]:
-        """One use's ELMo layers (L+1, dim) and context states (2P,): one run of the model."""
-        out = self.elmo.embed([tokens], context=True)[0]
-        return out[:-1, position], out[-1, position]
 
     @_one_at_a_time
     def neighbors(
@@ -600,68 +331,12 @@ class Index:
         """Uses in context nearest to ``word`` as used in ``sentence`` (token ``position`` if it occurs twice).
 
         ``representation``: "readout" (the index's sense readout; the default unless ``layers`` are given) or "elmo"
-        (the ELMo layers mixed as ``layers`` say; default the index's mix). ``same_word`` keeps only occurrences of the same word (any case);
-        their readouts are compared around the word's mean use (``encoder.readout.centred``). ``explain`` adds what
-        the LM expects at the position (``Neighbors.expected``). GloVe's nearest words come along.
+        (the ELMo layers mixed as ``layers`` say; default the index's mix). ``same_word`` keeps only occurrences of
+        the same word (any case); their readouts are compared around the word's mean use
+        (``encoder.readout.centred``). ``explain`` adds what the LM expects at the position (``Neighbors.expected``).
+        GloVe's nearest words come along.
         """
-        NeighborsOptions(position, k, same_word, explain, layers, representation)  # each checked by its rule
-        k = int(k)
-        query, position, notices = self._use(sentence, word, position)
-        word = word.strip()
-        weights = self._representation(representation, layers)
-        subset = self.word_ids(word) if same_word else None
-        if not len(self._token_vectors):
-            raise QueryError(message("no_token_vectors"))
-        layer_vectors, context = self._read_use(query.tokens, position)
-        if weights is not None:
-            query_vector = mix(layer_vectors, weights)
-            scores, ids = self._token_vectors.search(query_vector, k, weights, self._deleted_tokens, subset)
-            notices += self._approximate_notice("approximate_neighbors")
-        else:
-            query_vector = normalize_rows(self.readout.vectors(context[None]))
-            if subset is None:
-                scores, ids = self._readouts.search(query_vector[0], k, (1.0,), self._deleted_tokens)
-            else:
-                candidates = self._centred(subset, self._readouts.gather(subset, (1.0,)))
-                scores, rows = ExactSearch(candidates, self.device).search(self._centred(subset, query_vector)[0], k)
-                ids = subset[rows]
-        hits = []
-        for rank, (score, token_id) in enumerate(zip(scores, ids), start=1):
-            token = self.tokens.iloc[int(token_id)]
-            row = self.sentences.iloc[int(token["sentence_id"])]
-            hits.append(
-                TokenHit(
-                    rank,
-                    float(score),
-                    token["word"],
-                    row["doc_id"],
-                    row["title"],
-                    row["text"],
-                    int(token["position"]),
-                    int(token["char_start"]),
-                    int(token["char_end"]),
-                )
-            )
-        nearest = self.glove.nearest(word, k)
-        note = None if nearest is not None else message("word_not_in_glove", word=word, size=len(self.glove))
-        expected = self.expectations(context) if explain else []
-        name = self.representation_name(weights)
-        return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)
-
-    def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
-        """What the LM expects at a use (its context states): each direction's ``k`` likeliest words that the
-        language shows (``TextRules.shown_expectations``: in Korean nouns, among the ``EXPECTED_CANDIDATES`` times
-        ``k`` likeliest). None for a model without an LM head (published weights)."""
-        if self.readout is None or self.readout.head is None:
-            return []
-        shown = []
-        for expectation in self.readout.expectations(
-            context, min(EXPECTED_CANDIDATES * k, self.readout.head.vocab_size)
-        ):
-            probability = dict(expectation.words)
-            words = self.elmo.text.shown_expectations(list(probability))[:k]
-            shown.append(Expectation(expectation.direction, [(word, probability[word]) for word in words]))
-        return shown
+        return self.words.neighbors(sentence, word, position, k, same_word, layers, representation, explain)
 
     @_one_at_a_time
     def compare(
@@ -675,32 +350,7 @@ class Index:
     ) -> Comparison:
         """Two uses compared in every representation: the cosine of their vectors at each ELMo layer, under the
         index's mix, and in the sense readout (for two uses of one indexed word, around its mean use)."""
-        uses, notices, layer_vectors, contexts = [], [], [], []
-        for sentence, word, position in ((sentence_a, word_a, position_a), (sentence_b, word_b, position_b)):
-            query, position, said = self._use(sentence, word, position)
-            layers, context = self._read_use(query.tokens, position)
-            uses.append((query.tokens, position))
-            notices += said
-            layer_vectors.append(layers)
-            contexts.append(context)
-        n = self.elmo.n_layers
-        names = [*(f"ELMo layer {j}" if j else "ELMo token layer" for j in range(n)), ELMO_NAME]
-        mixes = [*(tuple(float(i == j) for i in range(n)) for j in range(n)), self.layer_mix.weights]
-        cosines = {name: float(mix(layer_vectors[0], w) @ mix(layer_vectors[1], w)) for name, w in zip(names, mixes)}
-        if self.readout is not None:
-            readouts = normalize_rows(self.readout.vectors(np.stack(contexts)))
-            same = normalize(uses[0][0][uses[0][1]]) == normalize(uses[1][0][uses[1][1]])
-            ids = self._word_ids_or_none(uses[0][0][uses[0][1]]) if same else None
-            if ids is not None:
-                readouts = self._centred(ids, readouts)
-            cosines[self.representation_name(None)] = float(readouts[0] @ readouts[1])
-        return Comparison(uses, cosines, list(self.layer_mix.weights), self.layer_mix.gamma, notices)
-
-    def _word_ids_or_none(self, word: str) -> np.ndarray | None:
-        try:
-            return self.word_ids(word)
-        except QueryError:
-            return None
+        return self.words.compare(sentence_a, word_a, sentence_b, word_b, position_a, position_b)
 
     @_one_at_a_time
     def senses(
@@ -716,32 +366,7 @@ class Index:
         ``representation`` as for ``neighbors``: the sense readout (each use around the word's mean use), or the ELMo
         mix ``layers``. Clusters are named by the LM's likeliest words at their uses where the index keeps them,
         else by their sentences' words (``senses.describe_senses``)."""
-        if not isinstance(word, str) or not word.strip():
-            raise QueryError(message("word_empty"))
-        SensesOptions(k, max_occurrences, layers, representation)  # each checked by its rule
-        weights = self._representation(representation, layers)
-        ids = self.word_ids(word.strip())
-        every_use = ids
-        notices = self._approximate_notice("approximate_senses") if weights is not None else []
-        if len(ids) > max_occurrences:
-            notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
-            ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
-        vectors = self._vectors_of_uses(ids, every_use, weights)
-        sentence_ids = self.tokens["sentence_id"].to_numpy()[ids]
-        rows = self.sentences.iloc[sentence_ids]
-        result = describe_senses(
-            word.strip(),
-            vectors,
-            rows["text"].tolist(),
-            self._use_words(ids, rows["text"]),
-            self.elmo.text.stopwords,
-            k,
-            positions=self.tokens["position"].to_numpy()[ids].tolist(),
-            may_name=self.elmo.text.names_something,  # the language's rule: Korean nouns
-        )
-        result.notices = notices
-        result.representation = self.representation_name(weights)
-        return result
+        return self.words.senses(word, k, max_occurrences, layers, representation)
 
     @_one_at_a_time
     def use_vectors(
@@ -750,38 +375,12 @@ class Index:
         """Every live use of ``word`` (its sentence and token position) and its unit vector in a representation, as
         ``neighbors`` compares them (``representation`` and ``layers`` as there): what a word's typical cosines are
         measured on."""
-        if not isinstance(word, str) or not word.strip():
-            raise QueryError(message("word_empty"))
-        weights = self._representation(representation, layers)
-        ids = self.word_ids(word.strip())
-        tokens = self.tokens.iloc[ids]
-        sentences = self.sentences["text"].to_numpy()[tokens["sentence_id"].to_numpy()]
-        uses = [(str(sentence), int(position)) for sentence, position in zip(sentences, tokens["position"])]
-        return uses, self._vectors_of_uses(ids, ids, weights)
+        return self.words.use_vectors(word, layers, representation)
 
-    def _vectors_of_uses(self, ids: np.ndarray, every_use: np.ndarray, weights: tuple[float, ...] | None) -> np.ndarray:
-        """Unit vectors of uses ``ids`` of one word: the ELMo mix ``weights``, or (None) the sense readout around the
-        mean of the word's uses ``every_use``."""
-        if weights is None:
-            return self._centred(every_use, self._readouts.gather(ids, (1.0,)))
-        return self._token_vectors.gather(ids, weights)
-
-    def _use_words(self, ids: np.ndarray, texts: pd.Series) -> list[dict[str, float]]:
-        """What each use's cluster may be named by: the words that weigh most in its readout, with their probability,
-        where the index keeps them, else the words of its sentence that may name a topic, each counted 1."""
-        if self.readout is None or self.readout.head is None or not self.manifest.readout.kept_substitutes:
-            return [dict.fromkeys(self.elmo.text.label_words(text), 1.0) for text in texts]
-        shard_ids, shard_probs = self._substitutes
-        offsets = np.cumsum([0] + [len(a) for a in shard_ids])
-        words = self.readout.vocab.words
-        found = []
-        for token_id in ids.tolist():
-            s = int(np.searchsorted(offsets, token_id, side="right") - 1)
-            use: dict[str, float] = {}
-            for i, p in zip(shard_ids[s][token_id - offsets[s]].ravel(), shard_probs[s][token_id - offsets[s]].ravel()):
-                use[words[i]] = use.get(words[i], 0.0) + float(p)
-            found.append(use)
-        return found
+    def representation_name(self, weights: tuple[float, ...] | None) -> str:
+        """What a representation is called (None: the sense readout): "context prediction", "ELMo layer mix (paper)"
+        for the index's mix, else the mix's formula."""
+        return self.words.representation_name(weights)
 
     # ------------------------------------------------------------------------------ information
     @property
@@ -816,8 +415,8 @@ class Index:
             },
             "token_vectors": {
                 "exact_kept": m.settings.keep_exact_tokens,
-                "compressed": self._token_vectors.compressed,
-                "reranked": self._token_vectors.rerank > 1,  # the compressed index's candidates re-scored exactly
+                "compressed": self.parts.token_vectors.compressed,
+                "reranked": self.parts.token_vectors.rerank > 1,  # the compressed index's candidates re-scored exactly
                 "index_bytes_per_vector": m.indexes["tokens"].size / max(m.indexes["tokens"].ntotal, 1),
             },
             "glove": m.glove,

@@ -1,28 +1,37 @@
-"""What a manifest names, opened and checked against it: the model, the GloVe and the shards' vectors.
+"""What a manifest names, opened and checked against it: the model, the GloVe, the shards' vectors, and
+``IndexParts``, every part of one generation of an index.
 
 ``manifest.py`` knows the records; this module turns them into the objects a build and ``Index`` work with
-(``Elmo`` checked by content hash, ``GloveVectors``, memory-mapped ``LayerStore``s).
+(``Elmo`` checked by content hash, ``GloveVectors``, memory-mapped ``LayerStore``s, the tables and FAISS indexes).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from encoder import Elmo
+from encoder import Elmo, LayerMix
 from encoder.glove import Glove
 from encoder.lm_data import VOCAB_FILE
 from encoder.lm_head import HEAD_FILE
 from encoder.model_files import MODEL_NAMES, resolve_model
-from encoder.readout import head_hash
+from encoder.readout import Readout, head_hash
+from encoder.words import WordFrequencies, is_word, normalize
 
 from . import layout, storage
-from .errors import IndexMismatchError
+from .bm25 import BM25, KeywordTerms, terms
+from .calibration import NullQueries
+from .errors import CorruptIndexError, IndexMismatchError, QueryError, message
+from .factory import apply_search_params
 from .glove import GloveVectors
-from .manifest import ModelRecord, ModelSpec, Shard, check_glove_source
-from .vectors import LayerStore
+from .live import LiveRows
+from .manifest import Manifest, ModelRecord, ModelSpec, Shard, check_glove_source
+from .spelling import Speller
+from .vectors import RERANK, ExactSearch, LayerStore, VectorSet
 
 
 def open_glove(out: Path, entry: dict) -> GloveVectors:
@@ -118,3 +127,157 @@ def shard_substitutes(out: Path, shards: Sequence[Shard], k: int) -> tuple[list[
         storage.read_npy(layout.shard_file(out, s.name, "token_substitute_probs"), (s.token_vectors, k)) for s in shards
     ]
     return ids, probs
+
+
+class IndexParts:
+    """Every part of one generation of an index, as the questions read it: the shards' tables (pandas; row number
+    = id; removed documents included, ``live`` says which rows are live), their vectors and FAISS indexes, and the
+    parts built on first use (``functools.cached_property``: questions run one at a time, under ``Index.lock``).
+    ``Index.add``, ``upsert``, ``delete`` and ``refresh`` replace the whole, so that no part outlives its generation.
+    """
+
+    def __init__(self, path: Path, manifest: Manifest, elmo: Elmo, device: str):
+        self.path, self.manifest, self.elmo, self.device = path, manifest, elmo, device
+        self.layer_mix = LayerMix(manifest.layers.weights)  # word in context and senses
+        self.search_mix = LayerMix(manifest.search_layers.weights)  # search
+        shards = manifest.shards
+
+        def read(part: str) -> pd.DataFrame:
+            tables = [storage.read_parquet(layout.shard_file(path, s.name, part)) for s in shards]
+            return pd.concat(tables, ignore_index=True)
+
+        self.docs, self.sentences, self.tokens = read("docs"), read("sentences"), read("tokens")
+        counts = manifest.counts
+        if (
+            len(self.docs) != counts.stored_documents
+            or len(self.sentences) != counts.stored_sentences
+            or len(self.tokens) != counts.stored_token_vectors
+        ):
+            raise CorruptIndexError(f"{path}: the shard metadata does not match the manifest counts; rebuild the index")
+        # the document row of each sentence: a document's sentences are stored together, in document order
+        self.sentence_docs = np.repeat(np.arange(len(self.docs)), self.docs["sentences"].to_numpy())
+        if len(self.sentence_docs) != len(self.sentences) or not np.array_equal(
+            self.docs["doc_id"].to_numpy()[self.sentence_docs], self.sentences["doc_id"].to_numpy()
+        ):
+            raise CorruptIndexError(f"{path}: the shards' sentences do not follow their documents; rebuild the index")
+        self.live = LiveRows.of(
+            self.docs["doc_id"].tolist(),
+            manifest.deleted_doc_ids,
+            self.sentence_docs,
+            self.tokens["sentence_id"].to_numpy(),
+        )
+        self.deleted_docs = self.live.removed("documents")
+        self.deleted_sentences = self.live.removed("sentences")
+        self.deleted_tokens = self.live.removed("tokens")
+        dims = (elmo.n_layers, elmo.dim)
+        faiss_indexes = {}
+        for kind, entry in manifest.indexes.items():
+            faiss_indexes[kind] = storage.read_faiss(path / entry.file, entry.ntotal, entry.dim)
+            apply_search_params(faiss_indexes[kind], entry.search_params)
+        self.sentence_vectors = VectorSet(
+            shard_layers(path, shards, "sentence", dims), faiss_indexes["sentences"], self.search_mix.weights, device
+        )
+        self.title_vectors = VectorSet(shard_layers(path, shards, "title", dims), None, (), device)
+        exact_tokens = shard_layers(path, shards, "token", dims) if manifest.settings.keep_exact_tokens else None
+        self.token_vectors = VectorSet(
+            exact_tokens, faiss_indexes["tokens"], self.layer_mix.weights, device, rerank=RERANK
+        )
+        self.glove_index = faiss_indexes["glove"]  # sentences' mean GloVe vectors
+        width = manifest.readout.width(elmo.dim)
+        self.readouts = VectorSet(shard_layers(path, shards, "readout", (1, width)), None, (1.0,), device)
+        self.substitutes = shard_substitutes(path, shards, manifest.readout.kept_substitutes)
+        self.keyword_terms = KeywordTerms(elmo.text.language)
+
+    @functools.cached_property
+    def readout(self) -> Readout | None:
+        """The sense readout the index was built with (its model's LM head, read on first use); None when the model
+        was given without its folder, so the head is not known (a readout question then says so)."""
+        readout = Readout.of_model(self.elmo.folder, self.manifest.readout, self.elmo.model)
+        return readout if readout.settings == self.manifest.readout else None
+
+    @functools.cached_property
+    def glove(self) -> GloveVectors:
+        """The GloVe the index uses (``open_glove``)."""
+        return open_glove(self.path, self.manifest.glove_source)
+
+    @functools.cached_property
+    def vocab(self) -> pd.DataFrame:
+        """Word counts of the indexed text (most frequent first)."""
+        return storage.read_parquet(self.path / self.manifest.vocab.file)
+
+    @functools.cached_property
+    def frequencies(self) -> WordFrequencies:
+        """Word counts of the indexed text: they weigh a query's words as the passages' were weighed."""
+        return WordFrequencies(dict(zip(self.vocab["word"], self.vocab["count"].tolist())))
+
+    @functools.cached_property
+    def document_terms(self) -> list[list[str]]:
+        """Each document's words (``bm25.terms``): its title's, then its sentences'."""
+        documents = [terms(t) for t in self.docs["title_tokens"]]
+        for row, tokens in zip(self.sentence_docs.tolist(), self.sentences["tokens"]):
+            documents[row].extend(terms(tokens))
+        return documents
+
+    @functools.cached_property
+    def bm25(self) -> BM25:
+        """Okapi BM25 over whole documents, on their keyword terms (stems)."""
+        return BM25((self.keyword_terms(words) for words in self.document_terms), self.live.documents)
+
+    @functools.cached_property
+    def null_queries(self) -> NullQueries:
+        """The random-word queries relevance is calibrated on, stored in the index (``calibration``)."""
+        names = tuple(f.file for f in self.manifest.calibration)
+        return NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
+
+    @functools.cached_property
+    def speller(self) -> Speller:
+        """The indexed words that have token vectors, with their token-layer vectors: query words the index lacks
+        are matched to them (``spelling``). The vectors are the stored ones' token layer where kept (no model run)."""
+        live = self.tokens[self.live.tokens]
+        lower = live["word"].str.lower()
+        occurrences = pd.DataFrame({"word": lower, "cased": live["word"] != lower, "id": live.index})
+        # one occurrence per word, lower case where it has one: the character model reads case
+        first = occurrences.sort_values(["word", "cased"], kind="stable").drop_duplicates("word")
+        words = first["word"].tolist()
+        if self.token_vectors.layers is not None:
+            token_layer = (1.0,) + (0.0,) * (self.elmo.n_layers - 1)
+            # layer 0 is the token vector twice (forward and backward halves alike): one half is the vector
+            vectors = self.token_vectors.layers.gather(first["id"].to_numpy(), token_layer)
+            vectors = vectors[:, : self.elmo.config.projection_dim]
+        else:
+            vectors = self.elmo.token_vectors(words)
+        return Speller(words, vectors, self.elmo.token_vectors)
+
+    @functools.cached_property
+    def glove_documents(self) -> ExactSearch:
+        """SIF-weighted mean GloVe vectors of whole documents, searched exactly."""
+        vectors = [self.glove.pooled(t, self.frequencies) for t in self.document_terms]
+        return ExactSearch(np.stack(vectors) if vectors else np.zeros((0, self.glove.dim)))
+
+    @functools.cached_property
+    def collection_readout(self) -> np.ndarray:
+        """The mean readout of the index's live uses: where a rare word's centre is shrunk to (``readout.centred``)."""
+        total, count, offset = 0.0, 0, 0
+        for chunk in self.readouts.layers.mixed((1.0,)):
+            live = chunk[self.live.tokens[offset : offset + len(chunk)]]
+            total, count, offset = total + live.sum(0, dtype=np.float64), count + len(live), offset + len(chunk)
+        return np.asarray(total, np.float64) / max(count, 1)
+
+    @functools.cached_property
+    def token_rows(self) -> dict[str, np.ndarray]:
+        """The stored token vectors of each word (lower case), removed ones included."""
+        return self.tokens.groupby(self.tokens["word"].str.lower()).indices
+
+    def word_ids(self, word: str) -> np.ndarray:
+        """Ids of the live token vectors of ``word`` (any case); QueryError if it has none."""
+        ids = self.live.live_of("tokens", self.token_rows.get(normalize(word), np.zeros(0, np.int64)))
+        if not len(ids):
+            key = (
+                "stopword_not_indexed"
+                if normalize(word) in self.elmo.text.stopwords
+                else "punctuation_not_indexed"
+                if not is_word(word)
+                else "word_not_indexed"
+            )
+            raise QueryError(message(key, word=word))
+        return ids

@@ -4,8 +4,8 @@
     -> relevance against the random-word queries (the nulls) -> hits with their passages and matched words
 
 ``ranking`` holds the rules (the methods, the hybrid's fusion, ``Null``); this module runs them on the parts of
-an opened index (``Index``: its tables, vectors, BM25, GloVe and calibration queries), and ``Index.search`` is
-its door.
+an opened index (``IndexParts``: its tables, vectors, BM25, GloVe and calibration queries), and ``Index.search``
+is its door.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from .spelling import correctable
 from .vectors import mix
 
 if TYPE_CHECKING:
-    from .index import Index, Query
+    from .parts import IndexParts
+    from .queries import Query
 
 PASSAGES = 2  # passages shown under each document found
 DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanford's rarer ones hold typos ("furst")
@@ -59,8 +60,8 @@ class DocumentSearch:
     """Document search over one opened index; what chance scores look like is computed once per method, layer mix
     and query length (``null``) and kept."""
 
-    def __init__(self, index: Index):
-        self.index = index
+    def __init__(self, parts: IndexParts):
+        self.parts = parts
         self._nulls: dict[tuple, Null] = {}
         self._forms: dict[int, dict[str, list[str]]] = {}  # document row -> its words by keyword term
         self._words: dict[int, frozenset[str]] = {}  # sentence id -> its words
@@ -83,20 +84,20 @@ class DocumentSearch:
 
     def prepare(self, query: Query, spelling: bool) -> Prepared:
         """``query``'s words respelled (``spelling``) and its keyword terms."""
-        index = self.index
+        parts = self.parts
         notices = list(query.notices)
         tokens, searched_for = query.tokens, None
         if spelling:
             tokens, searched_for = self.respelled(query.text, tokens, notices)
-        content = (t for t in tokens if normalize(t) not in index.elmo.text.stopwords)
-        stems = list(dict.fromkeys(index.keyword_terms(content)))
+        content = (t for t in tokens if normalize(t) not in parts.elmo.text.stopwords)
+        stems = list(dict.fromkeys(parts.keyword_terms(content)))
         return Prepared(tokens, searched_for, stems, min(max(len(stems), 1), NULL_QUERY_WORDS), notices)
 
     def results(
         self, query: Prepared, vector: np.ndarray, found: Ranking, method: str, weights: tuple[float, ...]
     ) -> Results[DocumentHit]:
         """The hits of ``found`` with their relevance, evidence, passages and matched words."""
-        index, notices = self.index, query.notices
+        parts, notices = self.parts, query.notices
         if not len(found.ids):
             glove_lacks_them = method == "glove" and not vector.any()  # the GloVe, not the documents, lacks the words
             said = message("no_glove_vector" if glove_lacks_them else "no_match")
@@ -115,8 +116,8 @@ class DocumentSearch:
                     rank=i + 1,
                     score=float(found.scores[i]),
                     relevance=float(relevance[i]),
-                    doc_id=index.docs["doc_id"].iat[row],
-                    title=index.docs["title"].iat[row],
+                    doc_id=parts.docs["doc_id"].iat[row],
+                    title=parts.docs["title"].iat[row],
                     passages=self.passages(row, vector, method, weights, matched),
                     matched_words=matched,
                     parts={
@@ -134,12 +135,12 @@ class DocumentSearch:
     def query_vectors(self, token_lists: list[list[str]], method: str, weights: Sequence[float]) -> np.ndarray:
         """The queries pooled as documents are for ``method``: GloVe's, else ELMo's (embedded in one batch, pooled
         as passages are, then mixed under ``weights``): (queries, dim)."""
-        index = self.index
+        parts = self.parts
         if method == "glove":
-            pooled = [index.glove.pooled(tokens, index.frequencies) for tokens in token_lists]
-            return np.stack(pooled) if pooled else np.zeros((0, index.glove.dim), np.float32)
-        pooling, frequencies = index.manifest.pooling, index.frequencies
-        return index.elmo.encode(
+            pooled = [parts.glove.pooled(tokens, parts.frequencies) for tokens in token_lists]
+            return np.stack(pooled) if pooled else np.zeros((0, parts.glove.dim), np.float32)
+        pooling, frequencies = parts.manifest.pooling, parts.frequencies
+        return parts.elmo.encode(
             token_lists, normalize=True, mix=weights, pooling=pooling, word_weights=frequencies.weights
         )
 
@@ -148,23 +149,22 @@ class DocumentSearch:
         spelling, where there is one (``spelling.Speller``), and the query as searched (None: as typed); a
         ``searched_for`` notice in ``notices`` says what changed. Only what is no word at all is respelled: a real
         word the index lacks ("mice", "bold") is searched as it is (``is_a_word``)."""
-        index = self.index
         fixes = {}
         for token in dict.fromkeys(tokens):
             word = normalize(token)
             if (
                 correctable(word)
-                and word not in index.elmo.text.stopwords
-                and index.keyword_terms.term(word) not in index.bm25.vocab
+                and word not in self.parts.elmo.text.stopwords
+                and self.parts.keyword_terms.term(word) not in self.parts.bm25.vocab
                 and not self.is_a_word(word)
             ):
-                fix = index.speller.correct(word)
+                fix = self.parts.speller.correct(word)
                 if fix is not None:
                     fixes[token] = fix
         if not fixes:
             return tokens, None
         parts, last = [], 0
-        for token, start, end in index.elmo.text.text_tokens(text):
+        for token, start, end in self.parts.elmo.text.text_tokens(text):
             if token in fixes:
                 parts += [text[last:start], fixes[token]]
                 last = end
@@ -176,10 +176,10 @@ class DocumentSearch:
     def is_a_word(self, word: str) -> bool:
         """Whether ``word`` (lower case) is in a large dictionary: the model's training vocabulary, or the
         ``DICTIONARY_GLOVE_WORDS`` most frequent words of the index's GloVe (its rarer ones are mostly typos)."""
-        index = self.index
-        if word in index.elmo.vocabulary:
+        parts = self.parts
+        if word in parts.elmo.vocabulary:
             return True
-        return index.glove.glove.index.get(word, DICTIONARY_GLOVE_WORDS) < DICTIONARY_GLOVE_WORDS
+        return parts.glove.glove.index.get(word, DICTIONARY_GLOVE_WORDS) < DICTIONARY_GLOVE_WORDS
 
     def candidates(
         self,
@@ -197,21 +197,20 @@ class DocumentSearch:
         ``n_words``: the query's content words, the length of the random queries the hybrid's parts are measured by;
         ``passages``: the query's ``elmo_documents`` when they were searched already (with other queries').
         """
-        index = self.index
         if method == "glove":
             if not query_vector.any():
                 return Ranking.of(np.zeros(0, np.int64), np.zeros(0), {method: np.zeros(0)}, depth)
-            scores, ids = index.glove_documents.search(query_vector, depth, index.deleted_docs)
+            scores, ids = self.parts.glove_documents.search(query_vector, depth, self.parts.deleted_docs)
             return Ranking.of(ids, scores, {method: scores}, depth)
         if method == "keywords":
-            scores, ids = index.bm25.search(index.keyword_terms(tokens), depth)
+            scores, ids = self.parts.bm25.search(self.parts.keyword_terms(tokens), depth)
             return Ranking.of(ids, scores, {method: scores}, depth)
         if passages is None and method in ("elmo", "hybrid"):
             (passages,) = self.elmo_documents(query_vector[None], weights)
         if method == "elmo":
             ids, scores = passages
             return Ranking.of(ids, scores, {method: scores}, depth)
-        keywords = index.bm25.scores(index.keyword_terms(tokens))
+        keywords = self.parts.bm25.scores(self.parts.keyword_terms(tokens))
         matching = np.flatnonzero(keywords > 0)
         matching = matching[np.argsort(-keywords[matching], kind="stable")[:CANDIDATES]]
         elmo_ids, elmo_scores = passages
@@ -225,36 +224,36 @@ class DocumentSearch:
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each query: the documents with a passage among the ``PASSAGE_CANDIDATES`` nearest (sentences and
         titles), each scored by its best passage: (document rows, scores). One search of all queries at once."""
-        index = self.index
-        n_sentences = min(PASSAGE_CANDIDATES, len(index.sentence_vectors))
-        sentences = index.sentence_vectors.search_many(query_vectors, n_sentences, weights, index.deleted_sentences)
-        n_titles = min(PASSAGE_CANDIDATES, len(index.title_vectors))
-        titles = index.title_vectors.search_many(query_vectors, n_titles, weights, index.deleted_docs)
+        parts = self.parts
+        n_sentences = min(PASSAGE_CANDIDATES, len(parts.sentence_vectors))
+        sentences = parts.sentence_vectors.search_many(query_vectors, n_sentences, weights, parts.deleted_sentences)
+        n_titles = min(PASSAGE_CANDIDATES, len(parts.title_vectors))
+        titles = parts.title_vectors.search_many(query_vectors, n_titles, weights, parts.deleted_docs)
         return [
             best_per_document(
                 np.concatenate([sentence_scores, title_scores]),
-                np.concatenate([index.sentence_docs[sentence_ids], title_rows]),
+                np.concatenate([parts.sentence_docs[sentence_ids], title_rows]),
             )
             for (sentence_scores, sentence_ids), (title_scores, title_rows) in zip(sentences, titles)
         ]
 
     def elmo_scores(self, rows: np.ndarray, query_vector: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
         """The ELMo score of the documents ``rows``, exactly: the best cosine of one of their passages."""
-        index = self.index
-        starts, ends = np.searchsorted(index.sentence_docs, rows), np.searchsorted(index.sentence_docs, rows + 1)
-        best = index.title_vectors.scores(rows, query_vector, weights)
+        parts = self.parts
+        starts, ends = np.searchsorted(parts.sentence_docs, rows), np.searchsorted(parts.sentence_docs, rows + 1)
+        best = parts.title_vectors.scores(rows, query_vector, weights)
         sentence_ids = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)] + [np.zeros(0, np.int64)])
-        cosines = index.sentence_vectors.scores(sentence_ids, query_vector, weights)
+        cosines = parts.sentence_vectors.scores(sentence_ids, query_vector, weights)
         np.maximum.at(best, np.repeat(np.arange(len(rows)), ends - starts), cosines)
         return best
 
     def null(self, method: str, weights: tuple[float, ...], n_words: int) -> Null:
         """What ``method``'s best document scores for the random queries of ``n_words`` words
-        (``Index.null_queries``), searched under the layer mix ``weights`` as the user's query is: computed once."""
+        (``IndexParts.null_queries``), searched under the layer mix ``weights`` as the user's query is: computed once."""
         key = (method, weights if method in ("elmo", "hybrid") else (), n_words)
         if key not in self._nulls:
-            index = self.index
-            queries, layers = index.null_queries.of_length(n_words)
+            parts = self.parts
+            queries, layers = parts.null_queries.of_length(n_words)
             if method == "glove":
                 vectors = self.query_vectors(queries, method, weights)
             else:
@@ -272,8 +271,8 @@ class DocumentSearch:
         forms = self._forms.get(row)
         if forms is None:  # the document's words by keyword term, made once per document asked about
             forms = self._forms[row] = {}
-            for word in dict.fromkeys(self.index.document_terms[row]):
-                forms.setdefault(self.index.keyword_terms.term(word), []).append(word)
+            for word in dict.fromkeys(self.parts.document_terms[row]):
+                forms.setdefault(self.parts.keyword_terms.term(word), []).append(word)
         return [word for stem in stems for word in forms.get(stem, [])]
 
     def passages(
@@ -281,14 +280,14 @@ class DocumentSearch:
     ) -> list[Passage]:
         """The document's sentences nearest the query: by cosine (GloVe's for ``glove``, else ELMo's); for
         keyword methods, sentences holding more of the matched words come first."""
-        index = self.index
-        start, end = np.searchsorted(index.sentence_docs, [row, row + 1])  # a document's sentences are contiguous
+        parts = self.parts
+        start, end = np.searchsorted(parts.sentence_docs, [row, row + 1])  # a document's sentences are contiguous
         ids = np.arange(start, end)
-        tokens = index.sentences["tokens"].iloc[ids]
+        tokens = parts.sentences["tokens"].iloc[ids]
         if method == "glove":
-            cosines = np.stack([index.glove.pooled(t, index.frequencies) for t in tokens]) @ query_vector
+            cosines = np.stack([parts.glove.pooled(t, parts.frequencies) for t in tokens]) @ query_vector
         else:
-            cosines = index.sentence_vectors.scores(ids, query_vector, weights)
+            cosines = parts.sentence_vectors.scores(ids, query_vector, weights)
         wanted = set(matched) if method in ("hybrid", "keywords") else set()
         hits = (
             [len(wanted & self._sentence_words(i, t)) for i, t in zip(ids.tolist(), tokens)]
@@ -296,7 +295,7 @@ class DocumentSearch:
             else [0] * len(ids)
         )
         order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]
-        return [Passage(int(ids[i]), index.sentences["text"].iat[ids[i]], float(cosines[i])) for i in order]
+        return [Passage(int(ids[i]), parts.sentences["text"].iat[ids[i]], float(cosines[i])) for i in order]
 
     def _sentence_words(self, sentence_id: int, tokens: Sequence[str]) -> frozenset[str]:
         """A sentence's words (``bm25.terms``), made once per sentence asked about."""

@@ -18,8 +18,9 @@ from encoder.terminal import json_text, show
 
 from ..answers import search_answers, search_each
 from ..errors import QueryError
-from ..index import MAX_QUERY_CHARS, Index
+from ..index import Index
 from ..options import SearchOptions
+from ..queries import MAX_QUERY_CHARS
 from ..ranking import RELEVANCE_LINE
 from .common import add_query_options, open_index
 

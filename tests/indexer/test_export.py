@@ -18,7 +18,7 @@ from indexer.export import export
 
 def expected_documents(index: Index) -> tuple[list[str], np.ndarray]:
     """Each live document's vector from the index's stored sentence vectors: the mean under the search mix."""
-    layers = index.sentence_vectors.layers
+    layers = index.parts.sentence_vectors.layers
     ids, vectors = [], []
     for doc in index.documents():
         rows = np.flatnonzero(index.sentences["doc_id"].to_numpy() == doc["doc_id"])
@@ -47,7 +47,7 @@ def test_npy_layout_holds_the_documents_and_tokens_vectors(index, tmp_path):
     token_ids = np.load(out / "token_ids.npy")
     live = index.tokens.index[~index.tokens["sentence_id"].isin(np.flatnonzero(index.sentences["doc_id"] == "money"))]
     assert token_ids.tolist() == live.tolist()
-    expected = index._token_vectors.layers.gather(token_ids, index.layer_mix.weights)
+    expected = index.parts.token_vectors.layers.gather(token_ids, index.layer_mix.weights)
     np.testing.assert_allclose(np.load(out / "tokens.npy"), expected, rtol=1e-5, atol=1e-6)
     assert np.load(out / "token_words.npy").tolist() == index.tokens.loc[token_ids, "word"].tolist()
     assert set(np.load(out / "token_document_ids.npy").tolist()) == {"river", "volcano"}

@@ -40,10 +40,10 @@ def test_a_build_stores_each_token_vectors_readout_and_substitutes(lm_index, tin
     ids = np.arange(0, len(lm_index.tokens), 7)
     context = context_of(lm_index, ids)
     readout = Readout.of_model(tiny_lm_dir)
-    stored = lm_index._readouts.gather(ids, (1.0,))
+    stored = lm_index.parts.readouts.gather(ids, (1.0,))
     np.testing.assert_allclose(stored, unit(readout.vectors(context)), atol=2e-3)  # float16 on disk
     substitutes, probabilities = readout.substitutes(context, lm_index.manifest.readout.substitutes)
-    shard_ids, shard_probs = lm_index._substitutes
+    shard_ids, shard_probs = lm_index.parts.substitutes
     np.testing.assert_array_equal(np.concatenate(shard_ids)[ids], substitutes)
     np.testing.assert_allclose(np.concatenate(shard_probs)[ids].astype(np.float32), probabilities, rtol=1e-3)
 
@@ -55,8 +55,8 @@ def test_same_word_neighbours_rank_uses_by_their_readouts_around_the_words_mean(
     ids = lm_index.word_ids("bank")
     context = lm_index.elmo.embed([lm_index.query(sentence).tokens], context=True)[0][-1, 6]
     query = unit(Readout.of_model(lm_index.elmo.folder).vectors(context[None]))
-    vectors = lm_index._readouts.gather(ids, (1.0,))
-    collection = lm_index._readouts.gather(np.arange(len(lm_index.tokens)), (1.0,)).mean(0)
+    vectors = lm_index.parts.readouts.gather(ids, (1.0,))
+    collection = lm_index.parts.readouts.gather(np.arange(len(lm_index.tokens)), (1.0,)).mean(0)
     shrinkage = lm_index.manifest.readout.shrinkage
     centre = (len(ids) * vectors.mean(0) + shrinkage * collection) / (len(ids) + shrinkage)
     scores = unit(vectors - centre) @ unit(query - centre)[0]
@@ -79,7 +79,7 @@ def test_same_word_neighbours_rank_uses_by_their_readouts_around_the_words_mean(
 def test_other_words_neighbours_compare_plain_readouts_and_elmo_stays_one_argument_away(lm_index):
     sentence = "Fish swim near the muddy river bank."
     found = lm_index.neighbors(sentence, "bank", k=4)
-    stored = lm_index._readouts.gather(np.arange(len(lm_index.tokens)), (1.0,))
+    stored = lm_index.parts.readouts.gather(np.arange(len(lm_index.tokens)), (1.0,))
     context = lm_index.elmo.embed([lm_index.query(sentence).tokens], context=True)[0][-1, 6]
     query = unit(Readout.of_model(lm_index.elmo.folder).vectors(context[None]))[0]
     np.testing.assert_allclose([h.score for h in found.hits], np.sort(stored @ query)[::-1][:4], atol=1e-4)
@@ -119,7 +119,7 @@ def test_senses_cluster_readouts_and_are_named_by_substitutes(lm_index):
     senses = lm_index.senses("bank")
     assert senses.representation == "context prediction" and senses.n_occurrences == len(lm_index.word_ids("bank"))
     names = {word for cluster in senses.clusters for word in cluster.label.split(", ") if word}
-    assert names and names <= set(lm_index.readout.vocab.words) - {"<S>", "</S>", "<UNK>"}  # substitutes only
+    assert names and names <= set(lm_index.parts.readout.vocab.words) - {"<S>", "</S>", "<UNK>"}  # substitutes only
     for point in senses.points:
         assert lm_index.elmo.text.tokenize(point.sentence)[point.token_index].lower() == "bank"
     assert lm_index.senses("bank", representation="elmo").representation == "ELMo layer mix (paper)"

@@ -179,13 +179,13 @@ def test_the_hybrid_adds_its_parts_in_units_of_chance(indexer_index):
 
 def test_calibration_is_stored_at_build(indexer_index):
     """The random queries' vectors are embedded once at build time, equal to embedding them now."""
-    stored = indexer_index.null_queries
+    stored = indexer_index.parts.null_queries
     assert [f.file for f in indexer_index.manifest.calibration] == ["calibration.g1.parquet", "calibration.g1.npy"]
     assert len(stored.words) == 4 * 64 and {len(q) for q in stored.words} == {1, 2, 3, 4}
     made = NullQueries.make(
         indexer_index.elmo,
-        indexer_index._vocab,
-        indexer_index.frequencies,
+        indexer_index.parts.vocab,
+        indexer_index.parts.frequencies,
         indexer_index.manifest.pooling,
         indexer_index.manifest.settings.seed,
     )

@@ -1,0 +1,305 @@
+"""The word questions of an index, over its parts (``parts.IndexParts``): a word's uses nearest to one in context
+(``neighbors``), its uses clustered into senses (``senses``), two uses compared (``compare``), every use's vector
+(``use_vectors``), and what the language model expects at a use. ``Index`` is their door.
+
+Each use is read in a representation: the index's sense readout (``encoder.readout``, "context prediction": what
+the language model expects at the word; a use of one word is compared around the word's mean use), or the ELMo
+layers at the word, mixed as ``layers`` say (the paper's way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from encoder import LayerMix
+from encoder.readout import KINDS, Expectation, centred
+from encoder.words import normalize
+
+from .errors import QueryError, message
+from .options import NeighborsOptions, SensesOptions
+from .parts import IndexParts
+from .queries import Query, layer_weights, read_query
+from .results import Comparison, Neighbors, Senses, TokenHit
+from .senses import describe_senses
+from .vectors import ExactSearch, mix
+from .vectors import normalize as normalize_rows
+
+ELMO_NAME = "ELMo layer mix (paper)"
+EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
+MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
+
+
+class WordQuestions:
+    """The word questions over one generation of an index (``Index.neighbors``, ``senses``, ``compare`` and
+    ``use_vectors`` say what each answers)."""
+
+    def __init__(self, parts: IndexParts):
+        self.parts = parts
+
+    def _token_weights(self, layers: str | Sequence[float] | None) -> tuple[float, ...]:
+        """The token mix for a query (``queries.layer_weights``); one other than the index's needs the exact token vectors."""
+        weights = layer_weights(layers, self.parts.layer_mix, self.parts.elmo.n_layers)
+        if not self.parts.token_vectors.searchable(weights):
+            raise QueryError(message("no_exact_tokens", mix=self.parts.manifest.layers.description))
+        return weights
+
+    def _approximate_notice(self, key: str) -> list[str]:
+        """Said when token vectors come from a compressed index alone (no exact vectors to re-rank with)."""
+        if self.parts.token_vectors.exact:
+            return []
+        return [message(key, factory=self.parts.manifest.indexes["tokens"].factory)]
+
+    def _representation(
+        self, representation: str | None, layers: str | Sequence[float] | None
+    ) -> tuple[float, ...] | None:
+        """Check a question's representation (None: the sense readout, or "elmo" when ``layers`` are given): None for
+        the sense readout, or the ELMo mix's weights for "elmo"."""
+        if representation is None:
+            representation = "readout" if layers is None else "elmo"
+        if representation == "elmo":
+            return self._token_weights(layers)
+        if layers is not None:
+            raise QueryError("layers choose an ELMo layer mix: give them with representation='elmo'")
+        if self.parts.readout is None:
+            raise QueryError(message("no_readout", name=self.parts.manifest.model.name))
+        return None
+
+    def representation_name(self, weights: tuple[float, ...] | None) -> str:
+        """What a representation is called (None: the sense readout): "context prediction", "ELMo layer mix (paper)"
+        for the index's mix, else the mix's formula."""
+        if weights is None:
+            return KINDS[self.parts.manifest.readout.kind]
+        return ELMO_NAME if weights == self.parts.layer_mix.weights else LayerMix(weights).describe()
+
+    def _centred(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Readouts of uses of one word (normalised) centred on the mean of its uses ``ids`` in the index, shrunk
+        towards the collection's mean while they are few (``encoder.readout.centred``), normalised again."""
+        sample = ids if len(ids) <= MEAN_USES else np.random.default_rng(0).choice(ids, MEAN_USES, replace=False)
+        mean = self.parts.readouts.gather(np.sort(sample), (1.0,)).mean(0)
+        return normalize_rows(
+            centred(vectors, mean, len(ids), self.parts.collection_readout, self.parts.manifest.readout.shrinkage)
+        )
+
+    def _use(self, sentence: str, word: str, position: int | None) -> tuple[Query, int, list[str]]:
+        """The sentence as a query, the position of ``word`` in it (its first use unless ``position`` says which),
+        and notices (a sentence cut short, a word used twice)."""
+        query = read_query(self.parts.elmo.text, sentence, "sentence")
+        tokens = query.tokens
+        if not isinstance(word, str) or not word.strip():
+            raise QueryError(message("word_of_sentence_empty"))
+        word = word.strip()
+        matches = [i for i, t in enumerate(tokens) if t == word] or [
+            i for i, t in enumerate(tokens) if normalize(t) == normalize(word)
+        ]
+        notices = list(query.notices)
+        if position is None:
+            if not matches:
+                raise QueryError(message("word_not_in_sentence", word=word, words=" | ".join(tokens[:60])))
+            position = matches[0]
+            if len(matches) > 1:
+                notices.append(
+                    message("word_repeated", word=word, n=len(matches), positions=matches, position=position)
+                )
+        elif (
+            isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < len(tokens)
+        ):
+            raise QueryError(message("position_outside", position=position, last=len(tokens) - 1))
+        elif position not in matches:
+            key = "position_other_word_elsewhere" if matches else "position_other_word"
+            raise QueryError(message(key, position=position, token=tokens[position], word=word, positions=matches))
+        return query, int(position), notices
+
+    def _read_use(self, tokens: list[str], position: int) -> tuple[np.ndarray, np.ndarray]:
+        """One use's ELMo layers (L+1, dim) and context states (2P,): one run of the model."""
+        out = self.parts.elmo.embed([tokens], context=True)[0]
+        return out[:-1, position], out[-1, position]
+
+    def neighbors(
+        self,
+        sentence: str,
+        word: str,
+        position: int | None = None,
+        k: int = 10,
+        same_word: bool = False,
+        layers: str | Sequence[float] | None = None,
+        representation: str | None = None,
+        explain: bool = False,
+    ) -> Neighbors:
+        """Uses in context nearest to ``word`` as used in ``sentence``: ``Index.neighbors``."""
+        NeighborsOptions(position, k, same_word, explain, layers, representation)  # each checked by its rule
+        k = int(k)
+        query, position, notices = self._use(sentence, word, position)
+        word = word.strip()
+        weights = self._representation(representation, layers)
+        subset = self.parts.word_ids(word) if same_word else None
+        if not len(self.parts.token_vectors):
+            raise QueryError(message("no_token_vectors"))
+        layer_vectors, context = self._read_use(query.tokens, position)
+        if weights is not None:
+            query_vector = mix(layer_vectors, weights)
+            scores, ids = self.parts.token_vectors.search(query_vector, k, weights, self.parts.deleted_tokens, subset)
+            notices += self._approximate_notice("approximate_neighbors")
+        else:
+            query_vector = normalize_rows(self.parts.readout.vectors(context[None]))
+            if subset is None:
+                scores, ids = self.parts.readouts.search(query_vector[0], k, (1.0,), self.parts.deleted_tokens)
+            else:
+                candidates = self._centred(subset, self.parts.readouts.gather(subset, (1.0,)))
+                scores, rows = ExactSearch(candidates, self.parts.device).search(
+                    self._centred(subset, query_vector)[0], k
+                )
+                ids = subset[rows]
+        hits = []
+        for rank, (score, token_id) in enumerate(zip(scores, ids), start=1):
+            token = self.parts.tokens.iloc[int(token_id)]
+            row = self.parts.sentences.iloc[int(token["sentence_id"])]
+            hits.append(
+                TokenHit(
+                    rank,
+                    float(score),
+                    token["word"],
+                    row["doc_id"],
+                    row["title"],
+                    row["text"],
+                    int(token["position"]),
+                    int(token["char_start"]),
+                    int(token["char_end"]),
+                )
+            )
+        nearest = self.parts.glove.nearest(word, k)
+        note = None if nearest is not None else message("word_not_in_glove", word=word, size=len(self.parts.glove))
+        expected = self.expectations(context) if explain else []
+        name = self.representation_name(weights)
+        return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)
+
+    def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
+        """What the LM expects at a use (its context states): each direction's ``k`` likeliest words that the
+        language shows (``TextRules.shown_expectations``: in Korean nouns, among the ``EXPECTED_CANDIDATES`` times
+        ``k`` likeliest). None for a model without an LM head (published weights)."""
+        if self.parts.readout is None or self.parts.readout.head is None:
+            return []
+        shown = []
+        for expectation in self.parts.readout.expectations(
+            context, min(EXPECTED_CANDIDATES * k, self.parts.readout.head.vocab_size)
+        ):
+            probability = dict(expectation.words)
+            words = self.parts.elmo.text.shown_expectations(list(probability))[:k]
+            shown.append(Expectation(expectation.direction, [(word, probability[word]) for word in words]))
+        return shown
+
+    def compare(
+        self,
+        sentence_a: str,
+        word_a: str,
+        sentence_b: str,
+        word_b: str,
+        position_a: int | None = None,
+        position_b: int | None = None,
+    ) -> Comparison:
+        """Two uses compared in every representation: ``Index.compare``."""
+        uses, notices, layer_vectors, contexts = [], [], [], []
+        for sentence, word, position in ((sentence_a, word_a, position_a), (sentence_b, word_b, position_b)):
+            query, position, said = self._use(sentence, word, position)
+            layers, context = self._read_use(query.tokens, position)
+            uses.append((query.tokens, position))
+            notices += said
+            layer_vectors.append(layers)
+            contexts.append(context)
+        n = self.parts.elmo.n_layers
+        names = [*(f"ELMo layer {j}" if j else "ELMo token layer" for j in range(n)), ELMO_NAME]
+        mixes = [*(tuple(float(i == j) for i in range(n)) for j in range(n)), self.parts.layer_mix.weights]
+        cosines = {name: float(mix(layer_vectors[0], w) @ mix(layer_vectors[1], w)) for name, w in zip(names, mixes)}
+        if self.parts.readout is not None:
+            readouts = normalize_rows(self.parts.readout.vectors(np.stack(contexts)))
+            same = normalize(uses[0][0][uses[0][1]]) == normalize(uses[1][0][uses[1][1]])
+            ids = self._word_ids_or_none(uses[0][0][uses[0][1]]) if same else None
+            if ids is not None:
+                readouts = self._centred(ids, readouts)
+            cosines[self.representation_name(None)] = float(readouts[0] @ readouts[1])
+        return Comparison(uses, cosines, list(self.parts.layer_mix.weights), self.parts.layer_mix.gamma, notices)
+
+    def _word_ids_or_none(self, word: str) -> np.ndarray | None:
+        try:
+            return self.parts.word_ids(word)
+        except QueryError:
+            return None
+
+    def senses(
+        self,
+        word: str,
+        k: int | str = "auto",
+        max_occurrences: int = 2000,
+        layers: str | Sequence[float] | None = None,
+        representation: str | None = None,
+    ) -> Senses:
+        """The occurrences of ``word`` clustered: ``Index.senses``."""
+        if not isinstance(word, str) or not word.strip():
+            raise QueryError(message("word_empty"))
+        SensesOptions(k, max_occurrences, layers, representation)  # each checked by its rule
+        weights = self._representation(representation, layers)
+        ids = self.parts.word_ids(word.strip())
+        every_use = ids
+        notices = self._approximate_notice("approximate_senses") if weights is not None else []
+        if len(ids) > max_occurrences:
+            notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
+            ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
+        vectors = self.vectors_of_uses(ids, every_use, weights)
+        sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]
+        rows = self.parts.sentences.iloc[sentence_ids]
+        result = describe_senses(
+            word.strip(),
+            vectors,
+            rows["text"].tolist(),
+            self._use_words(ids, rows["text"]),
+            self.parts.elmo.text.stopwords,
+            k,
+            positions=self.parts.tokens["position"].to_numpy()[ids].tolist(),
+            may_name=self.parts.elmo.text.names_something,  # the language's rule: Korean nouns
+        )
+        result.notices = notices
+        result.representation = self.representation_name(weights)
+        return result
+
+    def use_vectors(
+        self, word: str, layers: str | Sequence[float] | None = None, representation: str | None = None
+    ) -> tuple[list[tuple[str, int]], np.ndarray]:
+        """Every live use of ``word`` and its unit vector in a representation: ``Index.use_vectors``."""
+        if not isinstance(word, str) or not word.strip():
+            raise QueryError(message("word_empty"))
+        weights = self._representation(representation, layers)
+        ids = self.parts.word_ids(word.strip())
+        tokens = self.parts.tokens.iloc[ids]
+        sentences = self.parts.sentences["text"].to_numpy()[tokens["sentence_id"].to_numpy()]
+        uses = [(str(sentence), int(position)) for sentence, position in zip(sentences, tokens["position"])]
+        return uses, self.vectors_of_uses(ids, ids, weights)
+
+    def vectors_of_uses(self, ids: np.ndarray, every_use: np.ndarray, weights: tuple[float, ...] | None) -> np.ndarray:
+        """Unit vectors of uses ``ids`` of one word: the ELMo mix ``weights``, or (None) the sense readout around the
+        mean of the word's uses ``every_use``."""
+        if weights is None:
+            return self._centred(every_use, self.parts.readouts.gather(ids, (1.0,)))
+        return self.parts.token_vectors.gather(ids, weights)
+
+    def _use_words(self, ids: np.ndarray, texts: pd.Series) -> list[dict[str, float]]:
+        """What each use's cluster may be named by: the words that weigh most in its readout, with their probability,
+        where the index keeps them, else the words of its sentence that may name a topic, each counted 1."""
+        if (
+            self.parts.readout is None
+            or self.parts.readout.head is None
+            or not self.parts.manifest.readout.kept_substitutes
+        ):
+            return [dict.fromkeys(self.parts.elmo.text.label_words(text), 1.0) for text in texts]
+        shard_ids, shard_probs = self.parts.substitutes
+        offsets = np.cumsum([0] + [len(a) for a in shard_ids])
+        words = self.parts.readout.vocab.words
+        found = []
+        for token_id in ids.tolist():
+            s = int(np.searchsorted(offsets, token_id, side="right") - 1)
+            use: dict[str, float] = {}
+            for i, p in zip(shard_ids[s][token_id - offsets[s]].ravel(), shard_probs[s][token_id - offsets[s]].ravel()):
+                use[words[i]] = use.get(words[i], 0.0) + float(p)
+            found.append(use)
+        return found
