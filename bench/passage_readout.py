@@ -39,10 +39,10 @@ LAYERS = {"token layer": "token", "layer 1": 1, "layer 2 (top)": "top", "the ave
 def document_readouts(index: Index, centre: np.ndarray | None) -> np.ndarray:
     """(documents, dim): each document's mean unit readout over its live stored tokens (centred when ``centre``)."""
     live = np.flatnonzero(index.live.tokens)
-    readouts = normalize(index._readouts.gather(live, (1.0,)))
+    readouts = normalize(index.parts.readouts.gather(live, (1.0,)))
     if centre is not None:
         readouts = readouts - centre
-    documents = index.sentence_docs[index.tokens["sentence_id"].to_numpy()[live]]
+    documents = index.parts.sentence_docs[index.tokens["sentence_id"].to_numpy()[live]]
     total = np.zeros((len(index.docs), readouts.shape[1]))
     np.add.at(total, documents, readouts)
     counts = np.bincount(documents, minlength=len(index.docs))[:, None]
@@ -53,7 +53,7 @@ def query_readout(index: Index, query: str, centre: np.ndarray | None) -> np.nda
     """The mean unit readout over the query's content words (all its words when it has none)."""
     tokens = index.query(query).tokens
     context = index.elmo.embed([tokens], context=True)[0][-1]
-    readouts = normalize(index.readout.vectors(context))
+    readouts = normalize(index.parts.readout.vectors(context))
     content = [
         i for i, token in enumerate(tokens) if token.lower() not in index.elmo.text.stopwords and token.isalpha()
     ]
@@ -72,7 +72,7 @@ def main() -> None:
     doc_ids = index.docs["doc_id"].to_numpy()
     live_documents = index.live.documents
     live = np.flatnonzero(index.live.tokens)
-    centre = normalize(index._readouts.gather(live, (1.0,))).mean(0)
+    centre = normalize(index.parts.readouts.gather(live, (1.0,))).mean(0)
     rankings: dict[str, list[list[str]]] = {"ELMo as shipped (search mix)": []}
     for name, centring in (("readout mean", None), ("readout mean, centred", centre)):
         documents = document_readouts(index, centring)
