@@ -108,6 +108,14 @@ def test_auto_k_finds_two_planted_senses_and_never_more_than_the_uses_can_fill()
     assert auto_k(uneven) == 3 and np.bincount(choose_clusters(uneven)[0]).min() >= MIN_CLUSTER
 
 
+def test_as_many_senses_as_uses_asked_of_a_word_with_two_uses():
+    """k = 2 of two uses: two clusters of one use each, with no silhouette (it needs a cluster of two)."""
+    two = np.eye(2, 4, dtype=np.float32)
+    labels, silhouette = choose_clusters(two, k=2)
+    assert sorted(labels.tolist()) == [0, 1] and silhouette is None
+    assert choose_clusters(two, k=5)[0].max() == 1  # never more clusters than uses
+
+
 def test_sense_labels_weigh_the_lms_likeliest_words_by_their_probability():
     """Substitutes as namers: a word likely in every use of a cluster and rare elsewhere names it first; one that is
     likely everywhere names nothing."""
