@@ -8,6 +8,7 @@ import fcntl
 import http.client
 import json
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,6 +44,13 @@ def free_port() -> int:
 @contextmanager
 def started(index: Path, log: Path, *options: object) -> Iterator[str]:
     """The server as a user starts it, with ``options``; yields its base URL, stops it after."""
+    with running(index, log, *options) as (url, _):
+        yield url
+
+
+@contextmanager
+def running(index: Path, log: Path, *options: object) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``started``, yielding its process too."""
     port = free_port()
     command = [sys.executable, "-m", "indexer", "serve", "--index", index, "--port", port, *options]
     with open(log, "w") as out:
@@ -58,7 +67,7 @@ def started(index: Path, log: Path, *options: object) -> Iterator[str]:
                 process.kill()
                 pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
             time.sleep(0.5)
-    yield url
+    yield url, process
     process.terminate()
     process.wait(timeout=30)
     assert "Traceback" not in log.read_text()
@@ -311,3 +320,32 @@ def test_every_operation_answers_what_its_schema_allows_without_a_server_error(s
             case.call_and_validate(checks=checks)
 
         answers()
+
+
+def test_searches_during_an_add_wait_for_it_and_answer_whole(writable):
+    """Eight searches sent while an add runs on the same index each answer 200 (one question at a time: they wait
+    for the add), from the documents before it or after it, never a mix."""
+    url, token, _ = writable
+    texts = [f"Comet number {i} leaves a long tail of dust and ice near the sun." for i in range(40)]
+    body = {"texts": texts, "ids": [f"comet-{i}" for i in range(len(texts))]}
+    query = {"queries": ["comets with tails of dust"], "k": 3, "method": "keywords"}
+    with ThreadPoolExecutor(9) as pool:
+        adding = pool.submit(ask, url, "/add", body, {"Authorization": f"Bearer {token}"})
+        searches = [pool.submit(ask, url, "/search", query) for _ in range(8)]
+        assert adding.result(timeout=300)[0] == 200
+        answers = [search.result(timeout=300) for search in searches]
+    for status, answer in answers:
+        assert status == 200, answer
+        found = [hit["doc_id"].startswith("comet-") for hit in answer["answers"][0]["results"]]
+        assert found in ([], [True] * 3), found  # before the add: no comet; after it: the top 3 are comets
+    assert ask(url, "/search", query)[1]["answers"][0]["results"][0]["doc_id"].startswith("comet-")
+
+
+@pytest.mark.parametrize("number, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_server_with_one_line(small_index, tmp_path, number, status):
+    log = tmp_path / "serve.log"
+    with running(small_index, log) as (url, process):
+        assert ask(url, "/search", {"queries": ["the river bank"], "k": 1})[0] == 200
+        process.send_signal(number)
+        assert process.wait(timeout=60) == status
+    assert log.read_text().splitlines()[-1] == "interrupted"
