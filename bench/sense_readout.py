@@ -1,6 +1,6 @@
 """Which reading of the biLM tells a word's senses apart: the ELMo layers at the word, or what the LM predicts there.
 
-    python -m bench.sense_readout [--model default] [--semcor-files 40] [--wic-train 1000]
+    python -m bench.sense_readout [--model default] [--semcor-files 40] [--wic-train 1000] [--round-2]
 
 Development data only: the demo corpus's labelled uses (``data/demo/labels.tsv``), SemCor (WordNet senses, the
 first ``--semcor-files`` files of ../shared/data/wsd) and WiC (``--wic-train`` train pairs tune each candidate's
@@ -14,7 +14,10 @@ Each candidate turns one use of a word into a vector, compared by cosine:
 - context states: the forward LM's top state before the word and the backward LM's after it (``BiLM.context_states``);
 - LM substitutes: those states' distributions over the vocabulary (``encoder.readout``), whole (dense over 100k
   words), top-K sparse, or over the most frequent words and count-sketched, under a power transform;
-- one combination: context states beside the substitutes.
+- one combination: context states beside the substitutes;
+- the second round (``--round-2`` scores only these, beside the paper's mix and the shipped readout): a wider sketch
+  (1024), each side's top 128 substitutes with their exact weights, and English's symmetric patterns (what the LM
+  expects after "word and ___" and before "___ and word", ``pattern_states``), alone and with today's substitutes.
 
 Every candidate is scored as it is and "centred" (``encoder.readout.centred``: each use minus its word's mean
 use in the data set, shrunk towards the data set's mean while the word has few uses). Columns: ROC AUC of
@@ -52,6 +55,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bench.figures import figure_block
 from demo.labels import read_labels
 from encoder import Elmo
 from encoder.eval.senses import DATA as PROBE
@@ -83,6 +87,7 @@ class Uses:
     senses: np.ndarray
     split: np.ndarray | None = None
     features: dict[str, np.ndarray] = field(default_factory=dict)  # "layers" (N, L+1, 2P), "context" (N, 2P)
+    pattern_ms: float = 0.0  # per use, the symmetric patterns' states (English)
 
     def rows(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         return {name: values[rows] for name, values in self.features.items()}
@@ -157,10 +162,35 @@ def wic_uses(train_pairs: int) -> Uses:
 
 
 def embed(elmo: Elmo, uses: Uses) -> None:
-    """Fill ``uses.features`` from one pass of the biLM."""
+    """Fill ``uses.features`` from one pass of the biLM (English: and the symmetric patterns', ``pattern_states``)."""
     outputs = elmo.embed(uses.sentences, context=True)
     stacks = np.stack([out[:, position] for out, position in zip(outputs, uses.positions)])
     uses.features = {"layers": stacks[:, :-1], "context": stacks[:, -1]}
+    if elmo.text.language == "en":
+        uses.features["patterns"], uses.pattern_ms = pattern_states(elmo, uses)
+
+
+PATTERN = "and"
+"""The symmetric pattern (Amrami & Goldberg 2018): what the forward LM expects after "bank and ___" and the backward
+LM before "___ and bank" name the word's co-hyponyms in its sense."""
+
+
+def pattern_states(elmo: Elmo, uses: Uses) -> tuple[np.ndarray, float]:
+    """Each use's context states in the symmetric pattern: the forward LM's top state after "<its left context> word
+    and", the backward LM's before "and word <its right context>" (the layout of ``BiLM.context_states``), and the
+    milliseconds per use this takes here, naively: two more passes of the biLM per use, each over its context. (Its
+    own states at every step would make it one more LSTM step and softmax per token, which the fast LSTM path does
+    not expose.)"""
+    half = uses.features["context"].shape[1] // 2
+    after = [s[: p + 1] + [PATTERN, PATTERN] for s, p in zip(uses.sentences, uses.positions)]  # the last: a slot
+    before = [[PATTERN, PATTERN] + s[p:] for s, p in zip(uses.sentences, uses.positions)]  # the first: a slot
+    start = time.perf_counter()
+    forward, backward = elmo.embed(after, context=True), elmo.embed(before, context=True)
+    ms = 1000 * (time.perf_counter() - start) / len(uses.positions)
+    states = [
+        np.concatenate([f[-1, p + 2, :half], b[-1, 0, half:]]) for f, b, p in zip(forward, backward, uses.positions)
+    ]
+    return np.stack(states), ms
 
 
 @dataclass(frozen=True)
@@ -168,6 +198,10 @@ class Candidate:
     name: str
     vectors: Callable[[dict[str, np.ndarray]], np.ndarray]  # features of some uses -> their vectors
     bytes: int  # per stored token
+    extra_ms: float = 0.0  # per use, spent making its features beyond the one biLM pass (symmetric patterns)
+    round_2: bool = (
+        False  # a candidate of the second round (``--round-2`` scores these, the paper's mix and the shipped)
+    )
 
 
 def substitutes(readout: Readout, words: int | None, power: float, sketch: int | None = None, top: int | None = None):
@@ -189,8 +223,11 @@ def substitutes(readout: Readout, words: int | None, power: float, sketch: int |
     return vectors
 
 
-def candidates(readout: Readout, learned: tuple[float, ...] | None, n_layers: int, width: int) -> list[Candidate]:
-    """Every reading compared; ``learned``: the mix learned on WiC train (None: no such row)."""
+def candidates(
+    readout: Readout, learned: tuple[float, ...] | None, n_layers: int, width: int, pattern_ms: float | None = None
+) -> list[Candidate]:
+    """Every reading compared; ``learned``: the mix learned on WiC train (None: no such row); ``pattern_ms``: what
+    the symmetric patterns' states cost a use (None: none, a Korean model)."""
 
     def layer(weights: tuple[float, ...]) -> Callable:
         return lambda f: np.tensordot(f["layers"], np.asarray(weights, np.float32), axes=([1], [0]))
@@ -221,6 +258,37 @@ def candidates(readout: Readout, learned: tuple[float, ...] | None, n_layers: in
             2 * shipped.dim,
         ),
         Candidate("context states + substitutes (encoder.readout)", both, 2 * width + 2 * shipped.dim),
+        Candidate(
+            "substitutes, 10k words, p^0.25, sketch 1024", substitutes(readout, 10_000, 0.25, 1024), 2048, round_2=True
+        ),
+        Candidate(
+            "substitutes, 10k words, p^0.25, top 128 of each side (exact weights)",
+            substitutes(readout, 10_000, 0.25, top=128),
+            2 * 128 * 4,
+            round_2=True,
+        ),
+        *(pattern_candidates(readout, shipped.dim, pattern_ms) if pattern_ms is not None else []),
+    ]
+
+
+def pattern_candidates(readout: Readout, dim: int, pattern_ms: float) -> list[Candidate]:
+    """The symmetric patterns' substitutes (``pattern_states``) through the shipped readout, alone and with today's
+    substitutes (summed, or side by side)."""
+
+    def patterns(f: dict[str, np.ndarray]) -> np.ndarray:
+        return readout.vectors(f["patterns"])
+
+    def summed(f: dict[str, np.ndarray]) -> np.ndarray:
+        return unit(readout.vectors(f["context"])) + unit(patterns(f))
+
+    def side_by_side(f: dict[str, np.ndarray]) -> np.ndarray:
+        return np.concatenate([unit(readout.vectors(f["context"])), unit(patterns(f))], 1)
+
+    name = f"symmetric patterns ('{PATTERN}'), sketch {dim}"
+    return [
+        Candidate(name, patterns, 2 * dim, pattern_ms, round_2=True),
+        Candidate(f"substitutes + {name}, summed", summed, 2 * dim, pattern_ms, round_2=True),
+        Candidate(f"substitutes + {name}, side by side", side_by_side, 4 * dim, pattern_ms, round_2=True),
     ]
 
 
@@ -249,7 +317,7 @@ def cost(candidate: Candidate, uses: Uses, n: int = 512, repeats: int = 3) -> fl
         start = time.perf_counter()
         candidate.vectors(rows)
         best = min(best, time.perf_counter() - start)
-    return 1000 * best / len(rows["context"])
+    return 1000 * best / len(rows["context"]) + candidate.extra_ms
 
 
 def demo_build(model: str, language: str) -> tuple[float, int]:
@@ -344,6 +412,12 @@ def main() -> None:
     parser.add_argument("--model", default="default", help="one of our models (with its LM head); default %(default)s")
     parser.add_argument("--semcor-files", type=int, default=40, help="SemCor files read (default %(default)s)")
     parser.add_argument("--wic-train", type=int, default=1000, help="WiC train pairs (default %(default)s)")
+    parser.add_argument(
+        "--round-2",
+        action="store_true",
+        help="score only the second round's candidates (a wider sketch, exact top-k weights, symmetric patterns) "
+        "beside the paper's mix and the shipped readout",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     elmo = Elmo.load(args.model)
@@ -362,8 +436,11 @@ def main() -> None:
     print(f"a demo build: {build_seconds:.1f} s, {stored:,} token vectors stored (each read by the shipped readout)\n")
     learned = learned_mix(wic, elmo.n_layers) if wic else None
     rows = []
-    every = candidates(readout, learned, elmo.n_layers, elmo.dim)
+    pattern_ms = float(np.mean([u.pattern_ms for u in labelled])) if english else None
+    every = candidates(readout, learned, elmo.n_layers, elmo.dim, pattern_ms)
     shipped = next(c for c in every if c.name.endswith("(encoder.readout)"))
+    if args.round_2:
+        every = [c for c in every if c.round_2 or c is shipped or c.name == "ELMo layer mix (paper): the average"]
     without_readout = build_seconds - cost(shipped, labelled[1]) * stored / 1000  # the build as it was before
     for candidate in every:
         scores = [score(candidate, uses, shrinkage) for uses in labelled]
@@ -382,12 +459,17 @@ def main() -> None:
                 }
             )
     head = " | ".join(f"AUC {u.name}" for u in labelled) + " | " + " | ".join(f"P@5 {u.name}" for u in labelled)
-    print(f"| readout | {head} |{' WiC dev acc |' if wic else ''} ms / token | adds to a build | bytes / token |")
-    print("|---|" + "---:|" * (2 * len(labelled) + (4 if wic else 3)))
+    table = [
+        f"| readout | {head} |{' WiC dev acc |' if wic else ''} ms / token | adds to a build | bytes / token |",
+        "|---|" + "---:|" * (2 * len(labelled) + (4 if wic else 3)),
+    ]
     for r in rows:
         cells = [f"{a:.1f}" for a, _ in r["sets"]] + [f"{p:.1f}" for _, p in r["sets"]]
         cells += [f"{r['WiC']:.1f}"] if wic else []
-        print(f"| {r['name']} | " + " | ".join(cells) + f" | {r['ms']:.3f} | {r['share']:.0%} | {r['bytes']:,} |")
+        table.append(
+            f"| {r['name']} | " + " | ".join(cells) + f" | {r['ms']:.3f} | {r['share']:.0%} | {r['bytes']:,} |"
+        )
+    figure_block(f"sense_readout.{elmo.text.language}{'.round_2' if args.round_2 else ''}", table)
     paper = next(r for r in rows if r["name"] == "ELMo layer mix (paper): the average")
     allowed = [
         r for r in rows if r["bytes"] <= MAX_BYTES and r["share"] <= MAX_COST and (not wic or r["WiC"] >= paper["WiC"])
