@@ -58,7 +58,8 @@ def choose_clusters(vectors: np.ndarray, k: int | str = "auto", seed: int = 0) -
     if k == 1:
         return np.zeros(n, dtype=np.int64), None
     labels = KMeans(k, n_init=4, random_state=seed).fit_predict(vectors)
-    silhouette = float(silhouette_score(vectors, labels, metric="cosine")) if len(set(labels)) > 1 else None
+    defined = 1 < len(set(labels.tolist())) < n  # the silhouette needs two clusters, one of them with two uses
+    silhouette = float(silhouette_score(vectors, labels, metric="cosine")) if defined else None
     by_size = {old: new for new, (old, _) in enumerate(Counter(labels.tolist()).most_common())}
     return np.array([by_size[c] for c in labels.tolist()], dtype=np.int64), silhouette
 
