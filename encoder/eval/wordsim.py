@@ -35,15 +35,20 @@ def read_pairs(
     path: Path, score_column: int, size: int | None = None, notes: list[str] | None = None
 ) -> list[tuple[str, str, float]]:
     """(word 1, word 2, score) from a tab-separated file with a header line: every line two words and a finite
-    score. Fewer (or more) than the data set's ``size`` pairs is said in ``notes``: a file cut short is not scored
+    score, with as many fields as the header (a line with fewer was cut: its last field may be a cut number). Fewer
+    (or more) than the data set's ``size`` pairs is said in ``notes``: a file cut short between lines is not scored
     as if whole without a word."""
     pairs = []
     with open(path, encoding="utf-8") as f:
-        next(f, None)
+        header = next(f, "").rstrip("\r\n").split("\t")
         for number, line in enumerate(f, start=2):
             if not line.strip():
                 continue
             fields = line.rstrip("\r\n").split("\t")
+            if len(fields) < len(header):
+                raise ValueError(
+                    f"{path}, line {number} has {len(fields)} of the header's {len(header)} fields: a line cut short?"
+                )
             try:
                 score = float(fields[score_column])
             except (IndexError, ValueError):
