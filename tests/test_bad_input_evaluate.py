@@ -102,6 +102,18 @@ CLI = [
         setup=lambda c: wordsim_data(c, [*(f"w{i}\tv{i}\tA\t1.0" for i in range(999)), "w999\tv9"]),
     ),
     Cmd(
+        "evaluate wordsim on WordSim-353 cut inside its last score",
+        wordsim,
+        ERROR,
+        "combined.tab ends inside line 101, with 100 of the data set's 353 pairs: a file cut short",
+        setup=lambda c: (
+            wordsim_data(c),
+            c.file(
+                "ws/wordsim-353/combined.tab", "".join(f"w{i}\tv{i}\t{i % 10}.5\n" for i in range(-1, 99)) + "w\tv\t7."
+            ),
+        ),
+    ),
+    Cmd(
         "evaluate wordsim on SimLex-999 as published, cut after 3 KB in a line's fifth field (it keeps a score)",
         wordsim,
         ERROR,
