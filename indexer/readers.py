@@ -241,7 +241,9 @@ def rst_text(source: str) -> tuple[str, str]:
         title = next(iter(tree.findall(nodes.title)), None)
         return (title.astext() if title is not None else ""), tree.astext()
     except RecursionError:
-        raise ValueError("its markup is nested deeper than docutils can follow (lists or quotes within each other)")
+        raise ValueError(
+            "its markup nests deeper than can be followed (lists, quotes or substitutions within each other)"
+        ) from None
 
 
 class _BoundedSubstitutions(references.Substitutions):

@@ -566,7 +566,7 @@ CLI = [
         "build a .rst file of lists nested 200 deep",
         lambda c: b(c, corpus=c.file("deep.rst", "".join("   " * i + f"- level {i}\n\n" for i in range(200)))),
         ERROR,
-        "deep.rst cannot be read as rst: its markup is nested deeper than docutils can follow",
+        "deep.rst cannot be read as rst: its markup nests deeper than can be followed",
     ),
     Cmd(
         "build a .md file of lists nested 200 deep, text after them",
