@@ -175,7 +175,7 @@ def fetch(url: str, file: Path, progress: bool) -> None:
         raise DownloadError(
             f"{shown(url)}: HTTP {error.code} {error.reason}; check the base URL (--base-url or ${BASE_URL_ENV})"
         ) from None
-    except (urllib.error.URLError, OSError, ValueError) as error:
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:  # InvalidURL: a port
         reason = shown(str(getattr(error, "reason", None) or error))
         raise DownloadError(
             f"cannot reach {shown(url)} ({reason}); check the network, or give a mirror or a local copy with "

@@ -152,6 +152,13 @@ def test_a_transfer_cut_without_a_length_is_not_taken_as_whole(server, cache):
     nothing_installed(cache)
 
 
+def test_a_base_url_with_a_bad_port_is_one_error_without_its_password(cache):
+    with pytest.raises(DownloadError, match=r"cannot reach http://\*\*\*@127.0.0.1:x/.*nonnumeric port") as refused:
+        download_model("elmo-small", url="http://user:s3cret@127.0.0.1:x/", progress=False)
+    assert "s3cret" not in str(refused.value)
+    nothing_installed(cache)
+
+
 def test_a_password_in_the_base_url_is_sent_but_never_shown(server, cache):
     url, handler = server
     secret = url.replace("http://", "http://user:s3cr%40t@")
