@@ -22,6 +22,7 @@ import base64
 import http.client
 import json
 import os
+import re
 import shutil
 import time
 import urllib.error
@@ -132,12 +133,10 @@ def _shape(config: BiLMConfig) -> str:
     )
 
 
-def shown(url: str) -> str:
-    """``url`` as it may be shown or recorded: a user and password in it replaced by ``***``."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+def shown(text: str) -> str:
+    """``text`` (a URL, or a message holding one) as it may be shown or recorded: a user and password in a URL
+    replaced by ``***`` (by its form alone: it holds for URLs that do not parse too)."""
+    return re.sub(r"//[^@\s]*@", "//***@", text)
 
 
 def _request(url: str, headers: dict[str, str]) -> urllib.request.Request:
@@ -175,7 +174,11 @@ def fetch(url: str, file: Path, progress: bool) -> None:
         raise DownloadError(
             f"{shown(url)}: HTTP {error.code} {error.reason}; check the base URL (--base-url or ${BASE_URL_ENV})"
         ) from None
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:  # InvalidURL: a port
+    except (http.client.InvalidURL, ValueError):  # its words may quote a piece of a password: not shown
+        raise DownloadError(
+            f"{shown(url)} is not a URL that can be fetched; check --base-url or ${BASE_URL_ENV}"
+        ) from None
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
         reason = shown(str(getattr(error, "reason", None) or error))
         raise DownloadError(
             f"cannot reach {shown(url)} ({reason}); check the network, or give a mirror or a local copy with "
