@@ -2,11 +2,11 @@
 them.
 
 A Markdown or reStructuredText file is one document: its markup stripped (markdown-it-py, docutils), its headings
-kept as text, the first one its title. Markup that would lose text or never finish is refused with its reason: lists
-and quotes nested past what the parser follows (``MARKUP_NESTING``: markdown-it would drop the rest of the file,
-docutils would exhaust Python's recursion), substitutions that expand past ``MAX_SUBSTITUTED`` (each level can
-multiply the last: a 1 KB file could ask for gigabytes). A folder's files of other types, and hidden ones, are skipped, and a
-warning sums them up by kind.
+kept as text, the first one its title. Markup that would lose text or not finish in time is refused with its
+reason: lists and quotes nested past what the parser follows (``MARKUP_NESTING``: markdown-it would drop the rest
+of the file, docutils would exhaust Python's recursion), substitutions that add more than ``MAX_SUBSTITUTED``
+characters (each level multiplies the last: under 1 KB can ask for millions). A folder's files of other types, and
+hidden ones, are skipped, and a warning sums them up by kind.
 
 Every reader yields ``Document``s in a fixed order, so two passes over a corpus see the same documents
 (a build counts and validates first, then encodes, and a resumed build skips what is done).
@@ -46,7 +46,8 @@ MARKUP = ("md", "rst")  # one document per file, read as text
 COMPRESSED = (".gz", ".xz", ".bz2")
 CSV_CHUNK = 10_000
 MARKUP_NESTING = 100
-"""Levels of Markdown block markup (each list, item and quote one) a file may hold; markdown-it's own protection."""
+"""Levels of Markdown block markup (each list, item and quote one) a file may hold: markdown-it's ``maxNesting``,
+past which it skips the rest of the file."""
 MAX_SUBSTITUTED = 100_000
 """Characters reStructuredText substitutions may add to a document beyond the length of its own text."""
 
@@ -247,8 +248,9 @@ def rst_text(source: str) -> tuple[str, str]:
 
 
 class _BoundedSubstitutions(references.Substitutions):
-    """docutils' substitutions, after a check of how much text they add: each definition's expanded length is
-    summed from the definitions it names (each counted once: linear, where expanding is exponential)."""
+    """docutils' substitutions, once the text they would add is within ``MAX_SUBSTITUTED``: each definition's
+    expanded length is summed from the lengths of those it names, each computed once (linear work, where expanding
+    them multiplies at each level)."""
 
     def apply(self) -> None:
         definitions, names = self.document.substitution_defs, self.document.substitution_names
@@ -262,8 +264,8 @@ class _BoundedSubstitutions(references.Substitutions):
             if name not in lengths:
                 lengths[name] = 0
                 node = definitions[name]
-                references_in = [(r, definition(r)) for r in node.findall(nodes.substitution_reference)]
-                lengths[name] = len(node.astext()) + sum(expanded(d) for _, d in references_in if d is not None)
+                named = [definition(reference) for reference in node.findall(nodes.substitution_reference)]
+                lengths[name] = len(node.astext()) + sum(expanded(d) for d in named if d is not None)
             return lengths[name]
 
         added = sum(
