@@ -40,6 +40,8 @@ class PublishedModel:
     projection_dim: int
     n_highway: int
     trained_on: str
+    char_embed_dim: int = 16
+    filters: tuple[tuple[int, int], ...] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
 
     @property
     def files(self) -> dict[str, str]:
@@ -51,7 +53,6 @@ class PublishedModel:
 
     def options(self) -> dict:
         """The published ``options.json`` of this shape (what the benches build random models of)."""
-        filters = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
         return {
             "lstm": {
                 "cell_clip": 3,
@@ -62,8 +63,8 @@ class PublishedModel:
                 "dim": self.lstm_dim,
             },
             "char_cnn": {
-                "embedding": {"dim": 16},
-                "filters": filters,
+                "embedding": {"dim": self.char_embed_dim},
+                "filters": [list(f) for f in self.filters],
                 "n_highway": self.n_highway,
                 "n_characters": 262,
                 "max_characters_per_token": 50,

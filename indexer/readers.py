@@ -2,8 +2,11 @@
 them.
 
 A Markdown or reStructuredText file is one document: its markup stripped (markdown-it-py, docutils), its headings
-kept as text, the first one its title. A folder's files of other types, and hidden ones, are skipped, and a
-warning sums them up by kind.
+kept as text, the first one its title. Markup that would lose text or not finish in time is refused with its
+reason: lists and quotes nested past what the parser follows (``MARKUP_NESTING``: markdown-it would drop the rest
+of the file, docutils would exhaust Python's recursion), substitutions that add more than ``MAX_SUBSTITUTED``
+characters (each level multiplies the last: under 1 KB can ask for millions). A folder's files of other types, and
+hidden ones, are skipped, and a warning sums them up by kind.
 
 Every reader yields ``Document``s in a fixed order, so two passes over a corpus see the same documents
 (a build counts and validates first, then encodes, and a resumed build skips what is done).
@@ -27,6 +30,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 from docutils import nodes
 from docutils.core import publish_doctree
+from docutils.readers import standalone
+from docutils.transforms import references
 from markdown_it import MarkdownIt
 
 from encoder.files import DECODE_ERRORS, open_text
@@ -40,6 +45,11 @@ FORMATS = ("txt", "jsonl", "csv", "parquet", "md", "rst")
 MARKUP = ("md", "rst")  # one document per file, read as text
 COMPRESSED = (".gz", ".xz", ".bz2")
 CSV_CHUNK = 10_000
+MARKUP_NESTING = 100
+"""Levels of Markdown block markup (each list, item and quote one) a file may hold: markdown-it's ``maxNesting``,
+past which it skips the rest of the file."""
+MAX_SUBSTITUTED = 100_000
+"""Characters reStructuredText substitutions may add to a document beyond the length of its own text."""
 
 
 @dataclass(frozen=True)
@@ -196,8 +206,11 @@ def _read_txt(path: Path, name: str, options: ReaderOptions) -> Iterator[Documen
 def markdown_text(source: str) -> tuple[str, str]:
     """(title, text) of a Markdown document: its first heading, and its blocks as paragraphs of plain text (headings,
     paragraphs, list items, quotes and code kept; emphasis, links' targets, images and HTML dropped)."""
+    tokens = MarkdownIt("commonmark", {"maxNesting": MARKUP_NESTING}).parse(source)
+    if max((token.level for token in tokens), default=0) >= MARKUP_NESTING - 1:  # markdown-it skipped the rest
+        raise ValueError(f"its lists and quotes are nested too deeply ({MARKUP_NESTING} levels): text would be lost")
     blocks, title, in_heading = [], "", False
-    for token in MarkdownIt("commonmark").parse(source):
+    for token in tokens:
         if token.type == "heading_open":
             in_heading = True
         elif token.type == "inline":
@@ -222,11 +235,54 @@ def rst_text(source: str) -> tuple[str, str]:
     """(title, text) of a reStructuredText document: its first title, and its text with the markup stripped
     (docutils; no file inclusion, no raw output, no messages about the markup)."""
     settings = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False}
-    tree = publish_doctree(source, settings_overrides=settings)
-    for message in list(tree.findall(nodes.system_message)):  # what docutils says of the markup is not text
-        message.parent.remove(message)
-    title = next(iter(tree.findall(nodes.title)), None)
-    return (title.astext() if title is not None else ""), tree.astext()
+    try:
+        tree = publish_doctree(source, reader=_BoundedReader(), settings_overrides=settings)
+        for message in list(tree.findall(nodes.system_message)):  # what docutils says of the markup is not text
+            message.parent.remove(message)
+        title = next(iter(tree.findall(nodes.title)), None)
+        return (title.astext() if title is not None else ""), tree.astext()
+    except RecursionError:
+        raise ValueError(
+            "its markup nests deeper than can be followed (lists, quotes or substitutions within each other)"
+        ) from None
+
+
+class _BoundedSubstitutions(references.Substitutions):
+    """docutils' substitutions, once the text they would add is within ``MAX_SUBSTITUTED``: each definition's
+    expanded length is summed from the lengths of those it names, each computed once (linear work, where expanding
+    them multiplies at each level)."""
+
+    def apply(self) -> None:
+        definitions, names = self.document.substitution_defs, self.document.substitution_names
+        lengths: dict[str, int] = {}
+
+        def definition(reference: nodes.substitution_reference) -> str | None:
+            name = reference["refname"]
+            return name if name in definitions else names.get(name.lower())
+
+        def expanded(name: str) -> int:  # a circular definition counts 0 here; docutils reports it
+            if name not in lengths:
+                lengths[name] = 0
+                node = definitions[name]
+                named = [definition(reference) for reference in node.findall(nodes.substitution_reference)]
+                lengths[name] = len(node.astext()) + sum(expanded(d) for d in named if d is not None)
+            return lengths[name]
+
+        added = sum(
+            expanded(name)
+            for reference in self.document.findall(nodes.substitution_reference)
+            if (name := definition(reference)) is not None
+        )
+        allowed = MAX_SUBSTITUTED + len(self.document.astext())
+        if added > allowed:
+            raise ValueError(f"its substitutions would add {added:,} characters; at most {allowed:,}")
+        super().apply()
+
+
+class _BoundedReader(standalone.Reader):
+    def get_transforms(self) -> list:
+        swap = {references.Substitutions: _BoundedSubstitutions}
+        return [swap.get(transform, transform) for transform in super().get_transforms()]
 
 
 def _missing(value: Any) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import http.server
 import json
 import random
@@ -9,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -84,13 +87,17 @@ def small_index(tmp_path_factory, tiny_model_dir) -> Path:
 
 
 class ServedFiles(http.server.BaseHTTPRequestHandler):
-    """A local stand-in for the server of the published models: files by URL path, Range requests answered as S3
-    answers them (206, or 416 past the end); ``cut`` sends a file's full length but closes after that many bytes,
-    once; ``ranges`` records the Range header of each request."""
+    """A local stand-in for the server of the published models: files by URL path with an ETag (their sha256),
+    Range requests answered as S3 answers them (206, or 416 past the end; the whole file, 200, when If-Range names
+    another ETag, unless ``ignore_if_range``); ``cut`` sends a file's full length (none for a path in ``no_length``)
+    but closes after that many bytes, once; ``ranges`` and ``authorizations`` record those headers of each request."""
 
     files: dict[str, bytes] = {}
     cut: dict[str, int] = {}
+    no_length: set[str] = set()
+    ignore_if_range = False
     ranges: list[str | None] = []
+    authorizations: list[str | None] = []
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         body = self.files.get(self.path)
@@ -98,14 +105,19 @@ class ServedFiles(http.server.BaseHTTPRequestHandler):
             self.send_error(404)
             return
         self.ranges.append(self.headers.get("Range"))
-        start = int(self.headers["Range"].split("=")[1].rstrip("-")) if self.headers.get("Range") else 0
+        self.authorizations.append(self.headers.get("Authorization"))
+        etag = f'"{hashlib.sha256(body).hexdigest()}"'
+        same = self.ignore_if_range or self.headers.get("If-Range", etag) == etag
+        start = int(self.headers["Range"].split("=")[1].rstrip("-")) if self.headers.get("Range") and same else 0
         if start >= len(body):
             self.send_error(416)
             return
         self.send_response(206 if start else 200)
         if start:
             self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-        self.send_header("Content-Length", str(len(body) - start))
+        self.send_header("ETag", etag)
+        if self.path not in self.no_length:
+            self.send_header("Content-Length", str(len(body) - start))
         self.end_headers()
         self.wfile.write(body[start : self.cut.pop(self.path, len(body))])
         self.close_connection = True
@@ -126,7 +138,11 @@ def published_files(fixture: Path, model) -> dict[str, bytes]:
 @contextmanager
 def serving(files: dict[str, bytes]) -> Iterator[tuple[str, type[ServedFiles]]]:
     """A local HTTP server of ``files`` for the block: its base URL (…/models/elmo/) and its handler class."""
-    handler = type("Handler", (ServedFiles,), {"files": dict(files), "cut": {}, "ranges": []})
+    handler = type(
+        "Handler",
+        (ServedFiles,),
+        {"files": dict(files), "cut": {}, "no_length": set(), "ranges": [], "authorizations": []},
+    )
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
@@ -136,6 +152,20 @@ def serving(files: dict[str, bytes]) -> Iterator[tuple[str, type[ServedFiles]]]:
         httpd.server_close()
 
 
+@contextmanager
+def fixture_published_as(name: str) -> Iterator[None]:
+    """For the block, the published model ``name`` has the reference fixture's shape, so that the fixture served
+    under its name passes the download's shape check."""
+    from encoder.model_files import PUBLISHED
+
+    options = json.loads((FIXTURE_DIR / "options.json").read_text())
+    lstm, cnn = options["lstm"], options["char_cnn"]
+    shape = dict(lstm_dim=lstm["dim"], projection_dim=lstm["projection_dim"], n_highway=cnn["n_highway"])
+    shape |= dict(char_embed_dim=cnn["embedding"]["dim"], filters=tuple(map(tuple, cnn["filters"])))
+    with mock.patch.dict(PUBLISHED, {name: dataclasses.replace(PUBLISHED[name], **shape)}):
+        yield
+
+
 @pytest.fixture(scope="session")
 def published_cache(reference_fixture, tmp_path_factory) -> Path:
     """A model cache holding the reference fixture downloaded as elmo-small (from a local server)."""
@@ -143,7 +173,10 @@ def published_cache(reference_fixture, tmp_path_factory) -> Path:
     from encoder.model_files import PUBLISHED
 
     cache = tmp_path_factory.mktemp("model-cache")
-    with serving(published_files(reference_fixture, PUBLISHED["elmo-small"])) as (url, _):
+    with (
+        serving(published_files(reference_fixture, PUBLISHED["elmo-small"])) as (url, _),
+        fixture_published_as("elmo-small"),
+    ):
         download_model("elmo-small", cache, url, progress=False)
     return cache
 

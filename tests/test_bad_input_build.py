@@ -57,6 +57,12 @@ from indexer import (
     storage,
 )
 
+CHAINED_SUBSTITUTIONS = "Text |a3|.\n\n.. |a0| replace:: x\n" + "".join(
+    f".. |a{i}| replace:: {' '.join([f'|a{i - 1}|'] * 60)}\n" for i in range(1, 4)
+)
+"""Under 1 KB of reStructuredText whose substitutions name the one before 60 times, three deep: docutils expands
+it to about 870,000 characters, which took it 18 s (docutils 0.23, load average 5; 70 times took 32 s)."""
+
 
 def parquet(c: Ctx, columns: dict) -> Path:
     """A Parquet file of ``columns`` (their types as pyarrow infers them) in tmp/in/a.parquet."""
@@ -550,6 +556,24 @@ CLI = [
     Cmd("build with a bad layer mix", lambda c: b(c, "--layers", "inf,1,1"), ERROR, "finite"),
     Cmd("build a broken JSONL", lambda c: b(c, corpus=c.jsonl({"text": "a"}, "{")), ERROR, "line 2: not valid JSON"),
     Cmd("build a CSV without text", lambda c: b(c, corpus=c.file("a.csv", "id,body\n1,x\n")), ERROR, "--text-column"),
+    Cmd(
+        "build a .rst file of chained substitutions (each level 60 times the last)",
+        lambda c: b(c, corpus=c.file("chain.rst", CHAINED_SUBSTITUTIONS)),
+        ERROR,
+        "chain.rst cannot be read as rst: its substitutions would add [0-9,]+ characters; at most",
+    ),
+    Cmd(
+        "build a .rst file of lists nested 200 deep",
+        lambda c: b(c, corpus=c.file("deep.rst", "".join("   " * i + f"- level {i}\n\n" for i in range(200)))),
+        ERROR,
+        "deep.rst cannot be read as rst: its markup nests deeper than can be followed",
+    ),
+    Cmd(
+        "build a .md file of lists nested 200 deep, text after them",
+        lambda c: b(c, corpus=c.file("deep.md", "".join("  " * i + f"- level {i}\n" for i in range(200)) + "\nEnd.")),
+        ERROR,
+        "deep.md cannot be read as md: its lists and quotes are nested too deeply \\(100 levels\\): text would be lost",
+    ),
     Cmd(
         "build a duplicate id",
         lambda c: b(c, corpus=c.jsonl({"id": 1, "text": "a"}, {"id": 1, "text": "b"})),

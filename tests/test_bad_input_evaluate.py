@@ -27,6 +27,19 @@ def wordsim_data(c: Ctx, simlex: list[str] | None = None) -> Path:
     return c.tmp / "in" / "ws"
 
 
+def simlex_as_published(c: Ctx) -> Path:
+    """A word-similarity data folder whose SimLex-999.txt has the published file's ten columns and CRLF lines."""
+    header = "word1\tword2\tPOS\tSimLex999\tconc(w1)\tconc(w2)\tconcQ\tAssoc(USF)\tSimAssoc333\tSD(SimLex)"
+    lines = [f"w{i}\tv{i}\tA\t{i % 10}.55\t2.32\t2.25\t1\t0.21\t0\t0.6" for i in range(999)]
+    wordsim_data(c)
+    return c.file("ws/simlex-999/SimLex-999.txt", "".join(f"{line}\r\n" for line in [header, *lines]))
+
+
+def cut_in_a_field(simlex: bytes) -> bytes:
+    """The file cut after 3 KB, inside the fifth field of a line: the score before it is whole."""
+    return simlex[: simlex.index(b"\t2.32", 3072) + len(b"\t2.3")]
+
+
 def wordsim(c: Ctx) -> list[str]:
     return e(c, "evaluate", "wordsim", "--model", str(c.model), "--glove", "none", "--data", str(c.tmp / "in" / "ws"))
 
@@ -85,8 +98,27 @@ CLI = [
         "evaluate wordsim on a file cut in the middle of a line",
         wordsim,
         ERROR,
-        "SimLex-999.txt, line 1001 is not two words and a score in column 4",
+        "SimLex-999.txt, line 1001 has 2 of the header's 4 fields: a line cut short\\?",
         setup=lambda c: wordsim_data(c, [*(f"w{i}\tv{i}\tA\t1.0" for i in range(999)), "w999\tv9"]),
+    ),
+    Cmd(
+        "evaluate wordsim on WordSim-353 cut inside its last score",
+        wordsim,
+        ERROR,
+        "combined.tab ends inside line 101, with 100 of the data set's 353 pairs: a file cut short",
+        setup=lambda c: (
+            wordsim_data(c),
+            c.file(
+                "ws/wordsim-353/combined.tab", "".join(f"w{i}\tv{i}\t{i % 10}.5\n" for i in range(-1, 99)) + "w\tv\t7."
+            ),
+        ),
+    ),
+    Cmd(
+        "evaluate wordsim on SimLex-999 as published, cut after 3 KB in a line's fifth field (it keeps a score)",
+        wordsim,
+        ERROR,
+        "SimLex-999.txt, line 79 has 5 of the header's 10 fields: a line cut short\\?",
+        setup=lambda c: c.file("ws/simlex-999/SimLex-999.txt", cut_in_a_field(simlex_as_published(c).read_bytes())),
     ),
 ]
 

@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "download",
         help="download one of AllenNLP's published biLMs (then --model NAME)",
         description="Download a published biLM (options.json and weights.hdf5) into the cache, resuming a download "
-        "cut short, and check it (the hdf5 opens and every tensor has the shape options.json gives; sizes and "
+        "cut short (while the server's file is the same: its ETag or Last-Modified), and check it (the model has the "
+        "shape published under its name, the hdf5 opens and every tensor has the shape options.json gives; sizes and "
         f"sha256 recorded) before any command uses it. Models: {', '.join(PUBLISHED)} (docs/models.md has their "
         "sizes and speed). Nothing else ever downloads a model.",
     )
@@ -70,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--base-url",
         metavar="URL",
         help=f"where the models' folders are (default: ${BASE_URL_ENV}, else {BASE_URL}); a mirror, or a "
-        "local copy served over HTTP",
+        "local copy served over HTTP (a user:password@ in it is sent as basic authentication, never shown)",
     )
     parser.add_argument("--force", action="store_true", help="download again even if the model is already there")
     parser.add_argument("--list", action="store_true", help="list the published models and which are downloaded")

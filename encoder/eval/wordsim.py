@@ -35,15 +35,22 @@ def read_pairs(
     path: Path, score_column: int, size: int | None = None, notes: list[str] | None = None
 ) -> list[tuple[str, str, float]]:
     """(word 1, word 2, score) from a tab-separated file with a header line: every line two words and a finite
-    score. Fewer (or more) than the data set's ``size`` pairs is said in ``notes``: a file cut short is not scored
-    as if whole without a word."""
-    pairs = []
+    score, with as many fields as the header (a line with fewer was cut: its last field may be a cut number). Fewer
+    (or more) than the data set's ``size`` pairs is said in ``notes``: a file cut short between lines is not scored
+    as if whole without a word; one that also ends without a line end was cut inside its last line, whose score may
+    be a cut number, and is refused."""
+    pairs, ended = [], True
     with open(path, encoding="utf-8") as f:
-        next(f, None)
+        header = next(f, "").rstrip("\r\n").split("\t")
         for number, line in enumerate(f, start=2):
             if not line.strip():
                 continue
+            ended = line.endswith("\n")
             fields = line.rstrip("\r\n").split("\t")
+            if len(fields) < len(header):
+                raise ValueError(
+                    f"{path}, line {number} has {len(fields)} of the header's {len(header)} fields: a line cut short?"
+                )
             try:
                 score = float(fields[score_column])
             except (IndexError, ValueError):
@@ -55,6 +62,10 @@ def read_pairs(
                     f"{path}, line {number}: the gold score is {fields[score_column]}, not a finite number"
                 )
             pairs.append((fields[0].strip(), fields[1].strip(), score))
+    if size is not None and len(pairs) < size and not ended:
+        raise ValueError(
+            f"{path} ends inside line {number}, with {len(pairs):,} of the data set's {size:,} pairs: a file cut short"
+        )
     if size is not None and len(pairs) != size and notes is not None:
         notes.append(f"{path} holds {len(pairs):,} pairs, the data set {size:,}: a file cut short? (scored as it is)")
     return pairs

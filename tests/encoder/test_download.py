@@ -4,6 +4,7 @@ test reaches the web), each failure one clear error with nothing half-written wh
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIXTURE_DIR, published_files, serving
+from conftest import FIXTURE_DIR, fixture_published_as, published_files, serving
 
 from encoder import Elmo, download_model
 from encoder.download import DownloadError
@@ -26,8 +27,9 @@ MODEL = PUBLISHED["elmo-small"]
 
 @pytest.fixture
 def server(reference_fixture):
-    """The fixture biLM served as elmo-small; yields (base URL, the handler class, to change what it serves)."""
-    with serving(published_files(reference_fixture, MODEL)) as served:
+    """The fixture biLM served as elmo-small (published in its shape); yields (base URL, the handler class, to
+    change what it serves)."""
+    with serving(published_files(reference_fixture, MODEL)) as served, fixture_published_as("elmo-small"):
         yield served
 
 
@@ -98,6 +100,77 @@ def test_a_download_cut_short_says_so_and_resumes_where_it_stopped(server, cache
     found = download_model("elmo-small", url=url, progress=False)
     assert handler.ranges == ["bytes=100000-"]  # the weights resumed; the options were already whole
     assert found.weights.read_bytes() == (FIXTURE_DIR / "lm_weights.hdf5").read_bytes()
+
+
+@pytest.mark.parametrize("ignore_if_range", [False, True], ids=["If-Range honoured", "If-Range ignored"])
+def test_a_resume_after_the_file_changed_starts_again(server, cache, ignore_if_range):
+    """The mirror's file changed between the cut and the resume: the part is the beginning of another file, so the
+    whole new file is fetched (never the old beginning spliced to the new end)."""
+    url, handler = server
+    whole = handler.files[weights_path(handler)]
+    handler.files[weights_path(handler)] = bytes(255 - b for b in whole[:100_000]) + whole[100_000:]  # the old file
+    handler.cut[weights_path(handler)] = 100_000
+    with pytest.raises(DownloadError, match="stopped at 100,000"):
+        download_model("elmo-small", url=url, progress=False)
+    handler.files[weights_path(handler)], handler.ignore_if_range = whole, ignore_if_range  # the mirror's new file
+    handler.ranges.clear()
+    found = download_model("elmo-small", url=url, progress=False)
+    assert handler.ranges == ["bytes=100000-", *([None] if ignore_if_range else [])]
+    assert found.weights.read_bytes() == whole
+
+
+def test_two_downloads_of_one_model_never_share_a_part(server, cache):
+    """A second download while one is under way (holding the folder's lock) is refused, writing nothing."""
+    from encoder import locks
+
+    url, handler = server
+    partial = cache / "models" / "elmo-small.partial"
+    partial.mkdir(parents=True)
+    with locks.locked(partial / locks.LOCK, RuntimeError("held by the first download")):
+        with pytest.raises(DownloadError, match="another download of elmo-small .* is under way"):
+            download_model("elmo-small", url=url, progress=False)
+        assert sorted(p.name for p in partial.iterdir()) == [locks.LOCK] and handler.ranges == []
+    assert download_model("elmo-small", url=url, progress=False).name == "elmo-small"
+    assert sorted(p.name for p in cache.joinpath("models").iterdir()) == ["elmo-small"]
+
+
+def test_a_model_of_another_shape_is_not_taken_for_the_published_one(reference_fixture, cache):
+    """The fixture (a consistent toy biLM, LSTM 64) served as elmo-original is refused: not its published shape."""
+    with serving(published_files(reference_fixture, PUBLISHED["elmo-original"])) as (url, _):
+        with pytest.raises(DownloadError, match="its shape is LSTM 64, .* where elmo-original is LSTM 4096.*nothing"):
+            download_model("elmo-original", url=url, progress=False)
+    assert not published_dir("elmo-original", cache).exists()
+    assert not (cache / "models" / "elmo-original.partial").exists()
+
+
+def test_a_transfer_cut_without_a_length_is_not_taken_as_whole(server, cache):
+    url, handler = server
+    handler.no_length.add(weights_path(handler))
+    handler.cut[weights_path(handler)] = len(handler.files[weights_path(handler)]) - 1000
+    with pytest.raises(DownloadError, match="not a published biLM .*nothing was kept"):
+        download_model("elmo-small", url=url, progress=False)
+    nothing_installed(cache)
+
+
+@pytest.mark.parametrize("base", ["http://user:s3cret@127.0.0.1:x/", "http://user:s3/cret@127.0.0.1:1/"])
+def test_a_base_url_that_is_not_a_url_is_one_error_without_its_password(cache, base):
+    """A port that is not a number (http.client's InvalidURL), a password holding a slash (which moves the host)."""
+    with pytest.raises(DownloadError, match=r"is not a URL that can be fetched; check --base-url") as refused:
+        download_model("elmo-small", url=base, progress=False)
+    assert "s3" not in str(refused.value)
+    nothing_installed(cache)
+
+
+def test_a_password_in_the_base_url_is_sent_but_never_shown(server, cache):
+    url, handler = server
+    secret = url.replace("http://", "http://user:s3cr%40t@")
+    download_model("elmo-small", url=secret, progress=False)
+    assert handler.authorizations[-1] == "Basic " + base64.b64encode(b"user:s3cr@t").decode()
+    record = (published_dir("elmo-small", cache) / DOWNLOAD_RECORD).read_text()
+    assert "s3cr" not in record and "***@127.0.0.1" in record
+    with pytest.raises(DownloadError) as refused:
+        download_model("elmo-small", url=secret.replace("/models/", "/nowhere/"), progress=False, force=True)
+    assert "HTTP 404" in str(refused.value) and "s3cr" not in str(refused.value) and "user" not in str(refused.value)
 
 
 @pytest.mark.parametrize(
