@@ -367,7 +367,8 @@ class Index:
                 vectors = vectors[:, : self.elmo.config.projection_dim]
             else:
                 vectors = self.elmo.token_vectors(words)
-            self._speller = Speller(words, vectors, self.elmo.token_vectors)
+            counts = occurrences["word"].value_counts()[words].to_numpy()
+            self._speller = Speller(words, vectors, self.elmo.token_vectors, counts)
         return self._speller
 
     @property
