@@ -17,8 +17,8 @@ is Φ((score - mean) / spread - ``RELEVANCE_MARGIN``): the share of random queri
 collection's topics still shares a rare word with some document more often than random common words do ("tips
 for sleeping better" and "How much should you tip?"); it was set on the off-topic dev queries of
 ``bench/offtopic_en.jsonl``. 100 % (0.995 and over) is kept for a score above every random query's best by the
-margin; under it relevance stops at ``BELOW_THE_BEST``. Relevance is a rising function of the score the list is
-sorted by, so it falls down the list; below ``RELEVANCE_LINE`` a document is no better than chance ("no good
+margin; under it relevance stops at ``BELOW_THE_BEST``. Relevance never falls as the score the list is sorted by
+rises, so it falls down the list; below ``RELEVANCE_LINE`` a document is not clearly better than chance ("no good
 match" when even the best one is). Under ``MIN_CALIBRATED_DOCUMENTS`` documents the random queries' best
 documents are too few to say what chance scores: relevance is said to be uncalibrated (``calibrated``).
 

@@ -76,8 +76,8 @@ class DocumentHit:
 
     ``score`` is what the list is sorted by: the method's own number (cosine, BM25), or for ``hybrid`` the weighted
     sum of its parts in units of chance. ``relevance`` is that score on one 0-1 scale for every method, rising with
-    it (so falling down the list): the share of random-word queries whose best document scores lower (see
-    ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is no better than chance.
+    it (so falling down the list): the share of random-word queries whose best document it beats by a margin (see
+    ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is not clearly better than chance.
     ``passages`` are its sentences nearest the query, best first; ``matched_words`` the words of the document that
     match the query's (stemmed: "flooded" for "flooding"); ``parts`` each part's score (the "why");
     ``above_chance`` is ``score`` in units of chance (as ``Evidence.above_chance``: the number relevance is made of);

@@ -136,7 +136,7 @@ PART_NAMES = {"elmo": "ELMo cosine", "keywords": "BM25", "glove": "GloVe cosine"
 
 def _print_hits(hits: list[dict], why: bool = False) -> None:
     """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, why it came up; a line
-    where the weaker matches (no better than chance) begin."""
+    where the weaker matches (not clearly better than chance) begin."""
     for hit in hits:
         if "sentence" in hit:
             show(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}")
