@@ -15,6 +15,11 @@ Typos: a copy of the queries with misspelled words (``typo_queries``: seeded, so
 too, beside the clean one, and so are two ablations: the words as typed (``spelling=False``: no respelling by
 the character model) and keywords without stemming (BM25 over the words as they are, as before stemming).
 The hybrid weight and the search layer mix were chosen with ``--tune`` on the dev split only.
+
+Relevance: ``bench/offtopic_en.jsonl`` holds off-topic dev queries for the English demo (how it was made: its
+header); the margin table shows, for each relevance margin, how many of their documents land above the line
+against what the judged queries keep above it (``ranking.RELEVANCE_MARGIN`` was read off it). ``--offtopic ''``
+leaves it out (another collection, such as the Korean demo, has no such set).
 """
 
 from __future__ import annotations

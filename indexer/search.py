@@ -46,12 +46,13 @@ DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanfo
 
 @dataclass
 class Prepared:
-    """A query ready to rank: its words as searched (respelled or as typed), its keyword terms, the length of the
-    random queries it is measured against, and its notices so far."""
+    """A query ready to rank: its words as searched (respelled or as typed), its keyword terms (all of them, and
+    those of its content words), the length of the random queries it is measured against, and its notices so far."""
 
     tokens: list[str]
     searched_for: str | None
     stems: list[str]
+    content_stems: list[str]
     n_words: int
     notices: list[str]
 
@@ -90,10 +91,11 @@ class DocumentSearch:
         if spelling:
             tokens, searched_for = self.respelled(query.text, tokens, notices)
         content = (t for t in tokens if normalize(t) not in index.elmo.text.stopwords)
-        n_words = min(max(len(set(index.keyword_terms(content))), 1), NULL_QUERY_WORDS)
+        content_stems = list(dict.fromkeys(index.keyword_terms(content)))
         # every word ranks, function words too (leaving them out cost recall on the dev queries: docs/search-quality.md)
         stems = list(dict.fromkeys(index.keyword_terms(tokens)))
-        return Prepared(tokens, searched_for, stems, n_words, notices)
+        n_words = min(max(len(content_stems), 1), NULL_QUERY_WORDS)
+        return Prepared(tokens, searched_for, stems, content_stems, n_words, notices)
 
     def results(
         self, query: Prepared, vector: np.ndarray, found: Ranking, method: str, weights: tuple[float, ...]
@@ -114,7 +116,8 @@ class DocumentSearch:
         nulls = {part: self.null(part, weights, query.n_words) for part in shares}
         hits = []
         for i, row in enumerate(found.ids.tolist()):
-            matched = self.matched_words(row, query.stems)
+            # the content words it shares; the function words only when it shares nothing else (it was ranked on them)
+            matched = self.matched_words(row, query.content_stems) or self.matched_words(row, query.stems)
             scores = {part: float(found.parts[part][i]) for part in shares}
             hits.append(
                 DocumentHit(
