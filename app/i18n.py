@@ -60,18 +60,18 @@ STRINGS: dict[str, dict[str, str]] = {
         # results and messages (app/render.py)
         "render.relevance": "relevance {value}",
         "render.matched_words": "matched words: {words}",
-        "render.by_meaning": "found by meaning (ELMo)",
+        "render.by_meaning": "found by meaning",
         "render.no_shared_words": "no shared words",
         "render.why_parts": "| part | score | from chance | beats random queries |\n|---|---:|---:|---:|\n{rows}",
         "render.why_caption": "Relevance {relevance} is the score the list is sorted by ({score}: each part's "
         "distance from chance, in spreads of random-word queries' best scores, times its weight), as the share of "
-        "random-word queries it beats. Best passage of {doc}.",
+        "random-word queries it beats by a margin. Best passage of {doc}.",
         "render.part.elmo": "ELMo cosine ({layers})",
         "render.part.keywords": "BM25 keywords",
         "render.part.glove": "GloVe cosine",
-        "render.weaker_below": "Weaker matches below: under 50 % relevance, no better than the best document of a "
-        "typical random-word query.",
-        "render.as_typed": "[Search for {query} as typed instead]({link})",
+        "render.weaker_below": "Weaker matches below: under 50 % relevance, not clearly better than the best "
+        "document of a typical random-word query.",
+        "render.as_typed": "Search for {query} as typed instead",
         "render.no_uses": "No other uses found.",
         "render.no_good_match": "No good match: even the best document scores no better than random words typically "
         "do. Try other words, or show what was found below.",
@@ -127,9 +127,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "language.en": "English",
         "language.ko": "Korean",
         "search.relevance_help": "Relevance, the number the list is sorted by, on one scale for every method: the "
-        "share of random-word queries (as many words as yours) whose best document scores lower than this one. About "
-        "50 % is what chance gets; 100 % beats every random query. Documents under 50 % wait behind a switch under "
-        "the list.",
+        "share of random-word queries (as many words as yours) whose best document this one beats by a clear margin. "
+        "Under 50 % a document is not clearly better than chance: it is listed after a line, as a weaker match. 100 % "
+        "is kept for a document that beats every random query by the margin. In a collection of fewer than 50 "
+        "documents relevance is uncalibrated (a note says so).",
         "search.caption": "Documents ranked by relevance; under each, its best passage and why it came up.",
         "search.glove_caption": "The same documents ranked by static GloVe vectors (one vector per word, whatever "
         "its context).",
@@ -369,18 +370,18 @@ This model has {n_layers} layers:
         "index.rebuild": "다음 명령으로 다시 만드세요(지금 있는 색인을 대신합니다):",
         "render.relevance": "관련도 {value}",
         "render.matched_words": "일치한 단어: {words}",
-        "render.by_meaning": "뜻으로 찾음 (ELMo)",
+        "render.by_meaning": "뜻으로 찾음",
         "render.no_shared_words": "같은 단어 없음",
         "render.why_parts": "| 부분 | 점수 | 우연과의 차이 | 무작위 질의보다 나은 비율 |\n|---|---:|---:|---:|\n{rows}",
         "render.why_caption": "관련도 {relevance}는 목록을 정렬한 점수({score}: 부분마다 우연과의 차이를 무작위 "
-        "단어 질의의 최고 점수 표준편차 단위로 잰 값에 가중치를 곱해 더한 것)를, 그 점수가 이기는 무작위 단어 "
-        "질의의 비율로 나타낸 값입니다. {doc}에서 가장 잘 맞는 문장입니다.",
+        "단어 질의의 최고 점수 표준편차 단위로 잰 값에 가중치를 곱해 더한 것)를, 그 점수가 여유 있게 이기는 무작위 "
+        "단어 질의의 비율로 나타낸 값입니다. {doc}에서 가장 잘 맞는 문장입니다.",
         "render.part.elmo": "ELMo 코사인 ({layers})",
         "render.part.keywords": "BM25 키워드",
         "render.part.glove": "GloVe 코사인",
         "render.weaker_below": "아래는 약한 결과입니다. 관련도 50 % 미만으로, 보통의 무작위 단어 질의가 찾는 가장 "
-        "좋은 문서보다 낫지 않습니다.",
-        "render.as_typed": "[입력한 그대로 {query}(으)로 검색하기]({link})",
+        "좋은 문서보다 뚜렷이 낫지 않습니다.",
+        "render.as_typed": "입력한 그대로 {query}(으)로 검색하기",
         "render.no_uses": "다른 쓰임을 찾지 못했습니다.",
         "render.no_good_match": "잘 맞는 문서가 없습니다. 가장 좋은 문서도 무작위 단어들이 보통 얻는 점수보다 "
         "낫지 않습니다. 다른 단어로 찾아 보거나, 아래에서 찾은 문서를 펼쳐 보세요.",
@@ -394,6 +395,8 @@ This model has {n_layers} layers:
         "indexer.query_no_words": "검색어에 단어가 없습니다.",
         "indexer.sentence_no_words": "문장에 단어가 없습니다.",
         "indexer.no_glove_vector": "검색어의 어느 단어에도 GloVe 벡터가 없습니다.",
+        "indexer.relevance_uncalibrated": "관련도가 보정되지 않았습니다. 문서 {n}개로는 잘 맞는 문서와 우연을 가르기에 "
+        "너무 적습니다(순서는 그대로지만 백분율과 선은 대략적입니다).",
         "indexer.word_empty": "단어가 비어 있습니다.",
         "indexer.word_of_sentence_empty": "단어가 비어 있습니다. 문장의 단어 하나를 고르세요.",
         "indexer.word_not_in_sentence": "“{word}”은(는) 문장의 단어가 아닙니다. 문장의 단어: {words}",
@@ -466,9 +469,9 @@ This model has {n_layers} layers:
         "language.en": "영어",
         "language.ko": "한국어",
         "search.relevance_help": "관련도는 목록을 정렬한 값이며 모든 방법에 같은 척도입니다. 질의와 단어 수가 같은 "
-        "무작위 단어 질의 가운데, 가장 좋은 문서의 점수가 이 문서보다 낮은 질의의 비율입니다. 우연히 얻는 값은 약 "
-        "50 %이고, 100 %는 모든 무작위 질의보다 낫다는 뜻입니다. 50 % 미만인 문서는 목록 아래의 스위치 뒤에 "
-        "있습니다.",
+        "무작위 단어 질의 가운데, 가장 좋은 문서를 이 문서가 뚜렷한 차이로 이기는 질의의 비율입니다. 50 % 미만인 "
+        "문서는 우연보다 뚜렷이 낫지 않으며, 선 아래에 약한 결과로 나옵니다. 100 %는 모든 무작위 질의를 그 차이로 "
+        "이기는 문서에만 붙습니다. 문서가 50개보다 적은 모음에서는 관련도가 보정되지 않습니다(안내가 나옵니다).",
         "search.caption": "관련도 순으로 매긴 문서들입니다. 문서마다 가장 잘 맞는 문장과 찾은 까닭을 함께 보여 줍니다.",
         "search.glove_caption": "같은 문서들을 고정된 GloVe 벡터(문맥과 상관없이 단어마다 벡터 하나)로 순위를 "
         "매긴 결과입니다.",

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -225,21 +226,35 @@ def cluster_map(result: Senses, sense_of_use: list[str] | None) -> alt.LayerChar
     )
 
 
+@dataclass(frozen=True)
+class AsTyped:
+    """The way back to a respelled query as typed: the query, what searches it so (in this tab), the button's key."""
+
+    query: str
+    search: Callable[[], None]
+    key: str
+
+
 NOTICES = {"no_good_match": "render.no_good_match", "no_match": "render.no_match"}
 """Keys of the indexer's notices the page words itself, in every language, as warnings (the others: captions)."""
 
 
-def notices(messages: Sequence[str], as_typed: tuple[str, str] | None = None) -> None:
+def notices(messages: Sequence[str], as_typed: AsTyped | None = None) -> None:
     """What the indexer changed or found out answering a question (the words it searched for instead, a truncated
-    query; no good match). ``as_typed``: the query and the link that searches it as typed, said with the respelled
-    one."""
+    query; no good match). ``as_typed``: the button that searches the query as typed, shown with the respelled one."""
     for message in messages:
         key = getattr(message, "key", None)
         if key in NOTICES:
             st.warning(t(NOTICES[key]), icon=":material/search_off:")
         elif key == "searched_for":  # the query was changed: said where the results are, with the way back
-            typed = f" — {t('render.as_typed', query=as_typed[0], link=Markdown(as_typed[1]))}" if as_typed else ""
-            st.info(escape(indexer_text(message)) + typed, icon=":material/spellcheck:")
+            st.info(escape(indexer_text(message)), icon=":material/spellcheck:")
+            if as_typed is not None:  # a button, not a link: a link would open a new tab
+                st.button(
+                    t("render.as_typed", query=as_typed.query),
+                    key=as_typed.key,
+                    on_click=as_typed.search,
+                    type="tertiary",
+                )
         else:
             st.caption(f":material/info: {indexer_text(message)}")
 

@@ -15,6 +15,11 @@ Typos: a copy of the queries with misspelled words (``typo_queries``: seeded, so
 too, beside the clean one, and so are two ablations: the words as typed (``spelling=False``: no respelling by
 the character model) and keywords without stemming (BM25 over the words as they are, as before stemming).
 The hybrid weight and the search layer mix were chosen with ``--tune`` on the dev split only.
+
+Relevance: ``bench/offtopic_en.jsonl`` holds off-topic dev queries for the English demo (how it was made: its
+header); the margin table shows, for each relevance margin, how many of their documents land above the line
+against what the judged queries keep above it (``ranking.RELEVANCE_MARGIN`` was read off it). ``--offtopic ''``
+leaves it out (another collection, such as the Korean demo, has no such set).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from tqdm.auto import tqdm
 
 from indexer import Index
 from indexer.bm25 import BM25, terms
-from indexer.ranking import CANDIDATES, METHODS
+from indexer.ranking import CANDIDATES, METHODS, RELEVANCE_MARGIN
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPTH = CANDIDATES  # ranks looked at for MRR
@@ -41,9 +46,14 @@ KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]  # neighbouring keys: the like
 TYPO_SEED = 0
 
 
+def read_lines(path: Path) -> list[dict]:
+    """The JSON objects of a JSONL file, leaving out blank lines and "#" comments (how the file was made)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip() and not line.startswith("#")]
+
+
 def read_queries(path: Path, split: str) -> list[dict]:
-    queries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [q for q in queries if split == "all" or q["split"] == split]
+    return [q for q in read_lines(path) if split == "all" or q["split"] == split]
 
 
 def misspell(word: str, rng: random.Random) -> str:
@@ -189,6 +199,69 @@ def line_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
             )
 
 
+MARGINS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)  # relevance margins compared (ranking.RELEVANCE_MARGIN: the one in use)
+
+
+def margin_table(index: Index, queries: list[dict], typoed: list[dict], offtopic: list[dict]) -> None:
+    """Where the relevance line would fall with each margin (``ranking.RELEVANCE_MARGIN``), default method, top 10:
+    the off-topic queries' documents above it, and the judged queries' relevant documents above it (the share of
+    all of them: recall@10 above the line, as ``line_table``), and the judged queries told "no good match" (their
+    first document under the line) though it is a relevant one. A document is above the line with margin m when its
+    score beats the random queries' mean by m spreads (``DocumentHit.above_chance >= m``)."""
+    off = [q for q in offtopic if q["kind"] != "wrong"]
+    off_found = index.search([q["query"] for q in off], k=10)
+    lists = {
+        copy: (qs, index.search([q["query"] for q in qs], k=10)) for copy, qs in (("clean", queries), ("typos", typoed))
+    }
+    print(f"\nthe relevance margin, default method, top 10 ({len(off)} off-topic queries of bench/offtopic_en.jsonl)")
+    print(
+        "| margin (spreads) | off-topic documents above the line | off-topic queries with one | "
+        'recall@10 above the line: clean | typos | relevant first yet "no good match": clean | typos |'
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for margin in MARGINS:
+        above = [sum(h.above_chance >= margin for h in hits) for hits in off_found]
+        recall = {
+            copy: np.mean(
+                [
+                    sum(h.doc_id in q["relevant"] and h.above_chance >= margin for h in hits) / len(q["relevant"])
+                    for q, hits in zip(qs, found)
+                ]
+            )
+            for copy, (qs, found) in lists.items()
+        }
+        told_none = {
+            copy: sum(
+                len(hits) > 0 and hits[0].doc_id in q["relevant"] and hits[0].above_chance < margin
+                for q, hits in zip(qs, found)
+            )
+            for copy, (qs, found) in lists.items()
+        }
+        used = " (in use)" if margin == RELEVANCE_MARGIN else ""
+        print(
+            f"| {margin:.1f}{used} | {sum(above)} | {sum(a > 0 for a in above)} | {recall['clean']:.3f} | "
+            f"{recall['typos']:.3f} | {told_none['clean']} of {len(queries)} | {told_none['typos']} of {len(typoed)} |"
+        )
+    print("\noff-topic queries now: the first document, its relevance and why it came up")
+    print("| kind | query | first document | relevance | matched words |\n|---|---|---|---:|---|")
+    for q, hits in zip(off, off_found):
+        first = hits[0] if len(hits) else None
+        print(
+            f"| {q['kind']} | {q['query']} | "
+            + (
+                f"{first.title} | {first.relevance:.0%} | {', '.join(first.matched_words) or '(by meaning)'} |"
+                if first
+                else "(none) | | |"
+            )
+        )
+    wrong = [q for q in offtopic if q["kind"] == "wrong"]
+    print("\nthe issue's on-topic queries whose first document was the wrong one: the first three now")
+    print("| query | relevant | first three (relevance) |\n|---|---|---|")
+    for q, hits in zip(wrong, index.search([q["query"] for q in wrong], k=3)):
+        shown = "; ".join(f"{h.doc_id}{'*' if h.doc_id in q['relevant'] else ''} {h.relevance:.0%}" for h in hits)
+        print(f"| {q['query']} | {', '.join(q['relevant'])} | {shown} |")
+
+
 COMMON_WORDS, COMMON_RANK = 200, 20_000  # real words: drawn from GloVe's 20,000 most frequent
 
 
@@ -237,6 +310,13 @@ def main() -> None:
         default=ROOT / "bench" / "queries_en.jsonl",
         help="judged queries (default: bench/queries_en.jsonl)",
     )
+    parser.add_argument(
+        "--offtopic",
+        type=lambda text: Path(text) if text else None,
+        default=ROOT / "bench" / "offtopic_en.jsonl",
+        help="off-topic queries for the relevance margin table (default: bench/offtopic_en.jsonl; "
+        "give another collection's, or leave the table out with --offtopic '')",
+    )
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev", help="which queries (default: dev)")
     parser.add_argument("--tune", action="store_true", help="also print the hybrid weight x layer mix grid")
     parser.add_argument("--show-typos", action="store_true", help="print the typo'd queries")
@@ -265,6 +345,8 @@ def main() -> None:
     rows["keywords without stemming or respelling (BM25 before)"] = measure(unstemmed_keyword_rankings)
     table(rows, rows["TF-IDF over documents (reference)"][0])
     line_table(index, queries, typoed)
+    if args.offtopic is not None:
+        margin_table(index, queries, typoed, read_lines(args.offtopic))
     respelling_table(index, queries, typoed)
     if args.tune:
         tune(index, queries)

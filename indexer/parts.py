@@ -246,7 +246,8 @@ class IndexParts:
             vectors = vectors[:, : self.elmo.config.projection_dim]
         else:
             vectors = self.elmo.token_vectors(words)
-        return Speller(words, vectors, self.elmo.token_vectors)
+        counts = occurrences["word"].value_counts()[words].to_numpy()
+        return Speller(words, vectors, self.elmo.token_vectors, counts)
 
     @functools.cached_property
     def glove_documents(self) -> ExactSearch:

@@ -76,11 +76,13 @@ class DocumentHit:
 
     ``score`` is what the list is sorted by: the method's own number (cosine, BM25), or for ``hybrid`` the weighted
     sum of its parts in units of chance. ``relevance`` is that score on one 0-1 scale for every method, rising with
-    it (so falling down the list): the share of random-word queries whose best document scores lower (see
-    ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is no better than chance.
+    it (so falling down the list): the share of random-word queries whose best document it beats by a margin (see
+    ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is not clearly better than chance.
     ``passages`` are its sentences nearest the query, best first; ``matched_words`` the words of the document that
     match the query's (stemmed: "flooded" for "flooding"); ``parts`` each part's score (the "why");
-    ``by_meaning`` whether ELMo found it (its part weighs most and is itself above the line); ``above_line``
+    ``above_chance`` is ``score`` in units of chance (as ``Evidence.above_chance``: the number relevance is made of);
+    ``by_meaning`` whether it was found by meaning: it shares no keyword with the query, or ELMo's part weighs most
+    and is itself above the line; ``above_line``
     whether its relevance reaches the line (``ranking.RELEVANCE_LINE``): the hits under it are listed all the same,
     marked as weaker matches.
     """
@@ -93,6 +95,7 @@ class DocumentHit:
     passages: list[Passage]
     matched_words: list[str]
     parts: dict[str, Evidence] = field(default_factory=dict)
+    above_chance: float = 0.0
     by_meaning: bool = False
     above_line: bool = False
 

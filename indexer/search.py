@@ -28,6 +28,7 @@ from .ranking import (
     Null,
     Ranking,
     best_per_document,
+    calibrated,
     found_by_meaning,
     fuse,
     parts_of,
@@ -46,12 +47,13 @@ DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanfo
 
 @dataclass
 class Prepared:
-    """A query ready to rank: its words as searched (respelled or as typed), its keyword terms, the length of the
-    random queries it is measured against, and its notices so far."""
+    """A query ready to rank: its words as searched (respelled or as typed), its keyword terms (all of them, and
+    those of its content words), the length of the random queries it is measured against, and its notices so far."""
 
     tokens: list[str]
     searched_for: str | None
     stems: list[str]
+    content_stems: list[str]
     n_words: int
     notices: list[str]
 
@@ -77,7 +79,7 @@ class DocumentSearch:
         passages = self.elmo_documents(vectors, weights) if method in ("elmo", "hybrid") else [None] * len(prepared)
         return [
             self.results(
-                p, vector, self.candidates(p.tokens, vector, method, weights, k, p.n_words, found), method, weights
+                p, vector, self.candidates(p.stems, vector, method, weights, k, p.n_words, found), method, weights
             )
             for p, vector, found in zip(prepared, vectors, passages)
         ]
@@ -90,8 +92,11 @@ class DocumentSearch:
         if spelling:
             tokens, searched_for = self.respelled(query.text, tokens, notices)
         content = (t for t in tokens if normalize(t) not in parts.elmo.text.stopwords)
-        stems = list(dict.fromkeys(parts.keyword_terms(content)))
-        return Prepared(tokens, searched_for, stems, min(max(len(stems), 1), NULL_QUERY_WORDS), notices)
+        content_stems = list(dict.fromkeys(parts.keyword_terms(content)))
+        # every word ranks, function words too (leaving them out cost recall on the dev queries: docs/search-quality.md)
+        stems = list(dict.fromkeys(parts.keyword_terms(tokens)))
+        n_words = min(max(len(content_stems), 1), NULL_QUERY_WORDS)
+        return Prepared(tokens, searched_for, stems, content_stems, n_words, notices)
 
     def results(
         self, query: Prepared, vector: np.ndarray, found: Ranking, method: str, weights: tuple[float, ...]
@@ -102,20 +107,26 @@ class DocumentSearch:
             glove_lacks_them = method == "glove" and not vector.any()  # the GloVe, not the documents, lacks the words
             said = message("no_glove_vector" if glove_lacks_them else "no_match")
             return Results([], [*notices, said], query.searched_for)
-        relevance = self.null(method, weights, query.n_words).relevance(found.scores)
+        chance = self.null(method, weights, query.n_words)
+        relevance = chance.relevance(found.scores)
         if relevance[0] < RELEVANCE_LINE:
             notices.append(message("no_good_match"))
+        n_documents = parts.manifest.counts.documents
+        if not calibrated(n_documents):
+            notices.append(message("relevance_uncalibrated", n=n_documents))
         shares = parts_of(method)
         nulls = {part: self.null(part, weights, query.n_words) for part in shares}
         hits = []
         for i, row in enumerate(found.ids.tolist()):
-            matched = self.matched_words(row, query.stems)
+            # the content words it shares; the function words only when it shares nothing else (it was ranked on them)
+            matched = self.matched_words(row, query.content_stems) or self.matched_words(row, query.stems)
             scores = {part: float(found.parts[part][i]) for part in shares}
             hits.append(
                 DocumentHit(
                     rank=i + 1,
                     score=float(found.scores[i]),
                     relevance=float(relevance[i]),
+                    above_chance=float(chance.z(found.scores[i])),
                     doc_id=parts.docs["doc_id"].iat[row],
                     title=parts.docs["title"].iat[row],
                     passages=self.passages(row, vector, method, weights, matched),
@@ -126,7 +137,7 @@ class DocumentSearch:
                         )
                         for part, score in scores.items()
                     },
-                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares),
+                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares, matched),
                     above_line=bool(relevance[i] >= RELEVANCE_LINE),
                 )
             )
@@ -183,7 +194,7 @@ class DocumentSearch:
 
     def candidates(
         self,
-        tokens: list[str],
+        stems: list[str],
         query_vector: np.ndarray,
         method: str,
         weights: tuple[float, ...],
@@ -193,7 +204,8 @@ class DocumentSearch:
     ) -> Ranking:
         """The ``depth`` best documents of ``method`` (fewer when fewer match), with each part's scores.
 
-        ``query_vector``: the query pooled as documents are for this method (GloVe's, else ELMo's under ``weights``);
+        ``stems``: the query's keyword terms (``Prepared.stems``); ``query_vector``: the query pooled as
+        documents are for this method (GloVe's, else ELMo's under ``weights``);
         ``n_words``: the query's content words, the length of the random queries the hybrid's parts are measured by;
         ``passages``: the query's ``elmo_documents`` when they were searched already (with other queries').
         """
@@ -203,14 +215,14 @@ class DocumentSearch:
             scores, ids = self.parts.glove_documents.search(query_vector, depth, self.parts.deleted_docs)
             return Ranking.of(ids, scores, {method: scores}, depth)
         if method == "keywords":
-            scores, ids = self.parts.bm25.search(self.parts.keyword_terms(tokens), depth)
+            scores, ids = self.parts.bm25.search(stems, depth)
             return Ranking.of(ids, scores, {method: scores}, depth)
         if passages is None and method in ("elmo", "hybrid"):
             (passages,) = self.elmo_documents(query_vector[None], weights)
         if method == "elmo":
             ids, scores = passages
             return Ranking.of(ids, scores, {method: scores}, depth)
-        keywords = self.parts.bm25.scores(self.parts.keyword_terms(tokens))
+        keywords = self.parts.bm25.scores(stems)
         matching = np.flatnonzero(keywords > 0)
         matching = matching[np.argsort(-keywords[matching], kind="stable")[:CANDIDATES]]
         elmo_ids, elmo_scores = passages
@@ -261,7 +273,7 @@ class DocumentSearch:
             passages = self.elmo_documents(vectors, weights) if method in ("elmo", "hybrid") else [None] * len(queries)
             best = []
             for query, vector, found in zip(queries, vectors, passages):
-                ranked = self.candidates(query, vector, method, weights, 1, n_words, found)
+                ranked = self.candidates(parts.keyword_terms(query), vector, method, weights, 1, n_words, found)
                 best.append(float(ranked.scores[0]) if len(ranked.ids) else -np.inf)
             self._nulls[key] = Null.of(best)
         return self._nulls[key]

@@ -1,10 +1,11 @@
-"""Query words the index has never seen, matched to words it has by ELMo's character model.
+"""Query words the index has never seen, matched to words it has: by edits, then by how often, then by looks.
 
-The biLM's token layer reads a word's characters (the char-CNN), so a misspelled word ("vulcanos") gets a vector
-like any other, and the index's words nearest to it there are its candidates ("volcanoes"). Looks alone also bring
-words that merely share letters ("qwxzt" lands near "silver"), so a candidate must be a few edits away as well
-(``max_edits``); the nearest such candidate replaces the word. Short words are left alone: with three letters
-("frm") too many words are one edit away for looks to choose.
+A misspelled word ("monney") is replaced by an index word within a few edits of it (``max_edits``: insert,
+delete, substitute, swap two neighbours): the fewest edits first, and among as many edits the word the
+collection uses most ("money", 27 times, not "honey"), as a noisy channel would with rare typos. ELMo's character
+model breaks the remaining ties: the biLM's token layer reads a word's characters (the char-CNN), so a misspelled
+word gets a vector like any other, and the candidate nearest to it there wins. Short words are left alone: with
+three letters ("frm") too many words are one edit away for any rule to choose.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from nltk.metrics.distance import edit_distance
 from .vectors import normalize
 
 MIN_LETTERS, MAX_LETTERS = 4, 30  # shorter words are never corrected, nor longer ones (no word is that long)
-NEAREST = 20  # candidates read from the character model, nearest first
+LETTER_BUCKETS = 64  # letters counted modulo this for the quick filter (a lower bound on edits in any script)
 
 
 def max_edits(word: str) -> int:
@@ -30,23 +31,56 @@ def correctable(word: str) -> bool:
     return word.isalpha() and MIN_LETTERS <= len(word) <= MAX_LETTERS
 
 
-class Speller:
-    """The index's words and their token-layer vectors; ``correct`` finds an unknown word's replacement."""
+def letter_counts(words: Sequence[str]) -> np.ndarray:
+    """Each word's letters counted in ``LETTER_BUCKETS`` buckets: (words, buckets). An edit changes the counts by
+    at most 2 (a swap by 0), so words whose counts differ by more than 2 x edits are more edits apart."""
+    counts = np.zeros((len(words), LETTER_BUCKETS), np.int16)
+    for row, word in enumerate(words):
+        for letter in word:
+            counts[row, ord(letter) % LETTER_BUCKETS] += 1
+    return counts
 
-    def __init__(self, words: Sequence[str], vectors: np.ndarray, token_vectors: Callable[[list[str]], np.ndarray]):
-        """``vectors``: the token-layer vectors of ``words``; ``token_vectors``: the model's, for new words."""
+
+class Speller:
+    """The index's words, how often each occurs and their token-layer vectors; ``correct`` finds an unknown word's
+    replacement."""
+
+    def __init__(
+        self,
+        words: Sequence[str],
+        vectors: np.ndarray,
+        token_vectors: Callable[[list[str]], np.ndarray],
+        counts: Sequence[int],
+    ):
+        """``vectors``: the token-layer vectors of ``words``; ``token_vectors``: the model's, for new words;
+        ``counts``: how often each word occurs in the collection."""
         self.words = list(words)
         self.vectors = normalize(np.asarray(vectors, np.float32))
         self.token_vectors = token_vectors
+        self.counts = np.asarray(counts, np.int64)
+        self.lengths = np.array([len(w) for w in self.words], np.int64)
+        self.letters = letter_counts(self.words)
+
+    def candidates(self, word: str) -> list[tuple[int, int]]:
+        """The index words within ``max_edits`` edits of ``word``: (row, edits). The lengths and letter counts
+        rule most words out at once; the edits of the rest are counted."""
+        limit = max_edits(word)
+        near = (np.abs(self.lengths - len(word)) <= limit) & (
+            np.abs(self.letters - letter_counts([word])[0]).sum(axis=1) <= 2 * limit
+        )
+        found = [(row, edit_distance(word, self.words[row], transpositions=True)) for row in np.flatnonzero(near)]
+        return [(row, edits) for row, edits in found if edits <= limit]
 
     def correct(self, word: str) -> str | None:
-        """The index word nearest to ``word`` in the character model among those within ``max_edits`` edits of it,
-        or None when there is none (or ``word`` is not ``correctable``)."""
+        """The index word that replaces ``word``: among those within ``max_edits`` edits, the fewest edits away,
+        then the most frequent, then the nearest in the character model; None when there is none (or ``word`` is
+        not ``correctable``)."""
         if not correctable(word) or not self.words:
             return None
-        similarity = self.vectors @ normalize(self.token_vectors([word])[0])
-        nearest = np.argsort(-similarity, kind="stable")[:NEAREST]
-        limit = max_edits(word)
-        return next(
-            (self.words[i] for i in nearest if edit_distance(word, self.words[i], transpositions=True) <= limit), None
-        )
+        found = self.candidates(word)
+        if not found:
+            return None
+        rows = np.array([row for row, _ in found])
+        similarity = self.vectors[rows] @ normalize(self.token_vectors([word])[0])
+        best = min(range(len(found)), key=lambda i: (found[i][1], -self.counts[rows[i]], -similarity[i], rows[i]))
+        return self.words[rows[best]]

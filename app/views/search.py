@@ -4,13 +4,11 @@ baseline one tab away, and the method and layer mix under "Advanced". The query 
 
 from __future__ import annotations
 
-import urllib.parse
-
 import streamlit as st
 
 from app import state, url
 from app.i18n import plain, t
-from app.render import document_hits, errors_in_page, notices
+from app.render import AsTyped, document_hits, errors_in_page, notices
 from app.widgets import layer_mix_control, set_layer_mix
 from demo.corpora import DEMOS
 from encoder.mix import PRESETS
@@ -35,6 +33,11 @@ def layers_label() -> str:
     """The layers the ELMo part compares, in words: the mix control's preset (before it has run: the index's)."""
     preset = st.session_state.get("ui.search.mix.preset", index.manifest.search_layers.spec)
     return t(f"layers.{preset}") if preset in PRESETS else t("layers.custom")
+
+
+def search_as_typed() -> None:
+    """The respelled query searched as typed, in this tab: the switch turned on (and so the URL's ``typed``)."""
+    st.session_state["ui.search.as_typed"] = True
 
 
 def use_example() -> None:
@@ -79,7 +82,6 @@ mix_text = url.show_mix(st.session_state.get("ui.search.mix.preset"), mix) if mi
 gamma = st.session_state["ui.search.mix.gamma"]
 params = {"q": query, "method": method, "k": str(k), "layers": mix_text, "gamma": None if gamma == 1 else str(gamma)}
 url.write(params | {"typed": url.show_switch(True) if as_typed else None})
-typed_link = (query, "?" + urllib.parse.urlencode({n: v for n, v in params.items() if v} | {"typed": "1"}))
 if not query.strip():
     st.info(t("search.type_query"))
     st.stop()
@@ -96,10 +98,10 @@ layers = layers_label()
 elmo_tab, glove_tab = st.tabs([t(f"method.{method}", layers=layers), t("method.glove")])
 with elmo_tab, errors_in_page():
     found = state.search(index, query, k, method, mix, not as_typed)
-    notices(found.notices, typed_link)
+    notices(found.notices, AsTyped(query, search_as_typed, "search.as_typed.elmo"))
     document_hits(found.hits, index.elmo.text, layers)
 with glove_tab, errors_in_page():
     st.caption(t("search.glove_caption"))
     found = state.search(index, query, k, "glove", mix, not as_typed)
-    notices(found.notices, typed_link)
+    notices(found.notices, AsTyped(query, search_as_typed, "search.as_typed.glove"))
     document_hits(found.hits, index.elmo.text, layers)

@@ -137,7 +137,7 @@ PART_NAMES = {"elmo": "ELMo cosine", "keywords": "BM25", "glove": "GloVe cosine"
 
 def _print_hits(hits: list[dict], why: bool = False) -> None:
     """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, why it came up; a line
-    where the weaker matches (no better than chance) begin."""
+    where the weaker matches (not clearly better than chance) begin."""
     for hit in hits:
         if "sentence" in hit:
             show(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}")
@@ -145,7 +145,8 @@ def _print_hits(hits: list[dict], why: bool = False) -> None:
             continue
         if not hit["above_line"] and (hit["rank"] == 1 or hits[hit["rank"] - 2]["above_line"]):
             print(
-                f"     --- weaker matches below: no better than random words (relevance under {RELEVANCE_LINE:.0%}) ---"
+                f"     --- weaker matches below: not clearly better than random words (relevance under "
+                f"{RELEVANCE_LINE:.0%}) ---"
             )
         found = [f"matched: {', '.join(hit['matched_words'])}"] if hit["matched_words"] else []
         found += ["found by meaning"] if hit["by_meaning"] else []
@@ -184,11 +185,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "search",
         help="documents (or sentences) that answer a query, or many queries (--queries)",
         description="Find the documents that answer the query, most relevant first, each with its best passage, "
-        "the words it shares with the query (stemmed: 'flooding' matches 'flooded') and its relevance: how its score "
-        "compares with the best documents of random-word queries (50% is chance, 100% beats them all; the list is "
-        "sorted by it). The top k are listed; a line marks where the weaker matches begin, those no better than chance. "
-        "A query word that is no word at all (unknown to the index, the model and GloVe) is replaced by the nearest "
-        "indexed spelling (ELMo's character model: 'vulcanos' -> 'volcanoes'), and the output says what was searched "
+        "the words it shares with the query (stemmed: 'flooding' matches 'flooded'), or that it was found by meaning, "
+        "and its relevance: the share of random-word queries whose best document it beats by a clear margin (under "
+        "50%: not clearly better than chance; 100% beats them all by the margin; the list is sorted by it; under 50 "
+        "documents it is uncalibrated, and a note says so). The top k are listed; a line marks where the weaker "
+        "matches begin. A query word that is no word at all (unknown to the index, the model and GloVe) is replaced "
+        "by the indexed word fewest edits away, the most frequent of those, ELMo's character model breaking ties "
+        "('monney' -> 'money'), and the output says what was searched "
         f"for. Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
     )
     search.add_argument("query", nargs="?", help="the query text (or --queries)")

@@ -32,7 +32,16 @@ from indexer.__main__ import main, make_parser
 from indexer.calibration import NullQueries
 from indexer.cli.build import settings_of
 from indexer.manifest import settings_flags
-from indexer.ranking import HYBRID_ELMO_WEIGHT, METHODS, RELEVANCE_LINE, Null, parts_of
+from indexer.ranking import (
+    BELOW_THE_BEST,
+    HYBRID_ELMO_WEIGHT,
+    METHODS,
+    MIN_CALIBRATED_DOCUMENTS,
+    RELEVANCE_LINE,
+    RELEVANCE_MARGIN,
+    Null,
+    parts_of,
+)
 
 
 @pytest.fixture(scope="module")
@@ -132,20 +141,41 @@ def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
 
 
 def test_nonsense_gets_a_no_good_match_notice(indexer_index):
-    """No keyword match and chance-level ELMo scores: every document is under the line, none "found by meaning"."""
+    """No keyword match and chance-level ELMo scores: every document is under the line, and says it was found by
+    meaning (it shares no word with the query); the small collection's relevance is said to be uncalibrated."""
     hits = indexer_index.search("zzzqqq blorft", k=3)
     assert any("no good match" in notice for notice in hits.notices)
-    assert hits and all(h.relevance < RELEVANCE_LINE and not h.by_meaning for h in hits)
+    assert hits and all(h.relevance < RELEVANCE_LINE and h.by_meaning and not h.matched_words for h in hits)
+    uncalibrated = [n for n in hits.notices if n.key == "relevance_uncalibrated"]
+    assert len(indexer_index) < MIN_CALIBRATED_DOCUMENTS and uncalibrated[0].values == {"n": len(indexer_index)}
 
 
-def test_relevance_follows_the_score_the_list_is_sorted_by():
-    """Relevance is the normal fit's share of random queries a score beats: 0.5 at their mean, rising with the score."""
+def test_relevance_is_the_share_of_random_queries_beaten_by_a_margin():
+    """Relevance is the normal fit's share of random queries a score beats by RELEVANCE_MARGIN spreads: 0.5 at
+    their mean plus the margin, rising with the score; 100 % only above the best of them by the margin."""
     null = Null.of([0.1, 0.2, 0.3, 0.4, -np.inf])  # a random query that found nothing is left out
-    assert (null.mean, null.spread) == pytest.approx((0.25, np.std([0.1, 0.2, 0.3, 0.4])))
-    assert null.relevance(np.array([0.25]))[0] == pytest.approx(0.5)
-    relevance = null.relevance(np.array([-1.0, 0.0, 0.2, 0.3, 2.0]))
-    assert np.all(np.diff(relevance) > 0) and relevance[0] < 0.01 and relevance[-1] > 0.99
+    spread = np.std([0.1, 0.2, 0.3, 0.4])
+    assert (null.mean, null.spread, null.best) == pytest.approx((0.25, spread, 0.4))
+    assert null.relevance(np.array([0.25 + RELEVANCE_MARGIN * spread]))[0] == pytest.approx(0.5)
+    assert null.relevance(np.array([0.4]))[0] < RELEVANCE_LINE  # the best random query's score: under the line
+    relevance = null.relevance(np.array([-1.0, 0.0, 0.2, 0.3, 0.5, 2.0]))
+    assert np.all(np.diff(relevance) > 0) and relevance[0] < 0.01 and relevance[-1] > 0.995
     assert Null.of([]).spread == 1.0 and Null.of([0.7, 0.7]).spread > 0  # no division by zero
+    heavy_tail = Null.of([0.0] * 99 + [10.0])  # one random query far above the rest: the normal fit says 100 %
+    assert heavy_tail.relevance(np.array([9.0]))[0] == BELOW_THE_BEST
+    assert heavy_tail.relevance(np.array([10.0 + RELEVANCE_MARGIN * heavy_tail.spread]))[0] > 0.995
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_hit_says_which_words_matched_or_that_it_was_found_by_meaning(indexer_index, method):
+    """The words a document was ranked on are the words it shows, function words too ("the" and "to" alone)."""
+    for query in ("where is the telescope", "to the", "savings and loan bank", "zzzqqq blorft"):
+        hits = indexer_index.search(query, k=10, method=method)
+        assert all(h.matched_words or h.by_meaning for h in hits) and (hits or "zzzqqq" in query)
+        if method == "keywords":
+            assert all(h.matched_words for h in hits) and not any(h.by_meaning for h in hits)
+    function_words_only = indexer_index.search("to the", k=3, method="keywords")
+    assert {w.lower() for h in function_words_only for w in h.matched_words} <= {"to", "the"}
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -218,7 +248,7 @@ def test_keywords_match_other_forms_of_a_word(indexer_index):
 
 def test_a_word_no_document_has_is_respelled_by_the_character_model(indexer_index):
     hits = indexer_index.search("telescpe galaxies", k=3, method="keywords")
-    (notice,) = hits.notices
+    (notice,) = [n for n in hits.notices if n.key == "searched_for"]
     assert notice.key == "searched_for" and notice.values["words"] == {"telescpe": "telescope"}
     assert hits.searched_for == "telescope galaxies" and hits[0].matched_words == ["telescope", "galaxies"]
     as_typed = indexer_index.search("telescpe galaxies", k=3, method="keywords", spelling=False)
@@ -406,7 +436,7 @@ def test_cli_json(indexer_index, capsys):
     }
     assert set(result["results"][0]) == {
         *("rank", "score", "relevance", "doc_id", "title", "passages", "matched_words", "parts", "by_meaning"),
-        "above_line",
+        *("above_chance", "above_line"),
     }
     assert set(result["results"][0]["passages"][0]) == {"sentence_id", "text", "score"}
     assert result["results"][0]["parts"]["keywords"]["weight"] == 1.0
@@ -498,7 +528,7 @@ def test_an_index_refers_to_stanford_glove_and_refuses_another_version(small_ind
         Index.open(tmp_path / "index", model=tiny_model_dir)
 
 
-def test_cli_lists_k_documents_and_marks_the_line(indexer_index, capsys):
+def test_cli_lists_k_documents_and_marks_the_line(indexer_index, capsys, monkeypatch):
     """The top k are always listed; a line marks where the weaker matches begin, and JSON flags each hit."""
     search = ["search", "--index", str(indexer_index.path), "zzzqqq blorft", "--k", "3"]
     assert main(search) == 0
@@ -509,6 +539,8 @@ def test_cli_lists_k_documents_and_marks_the_line(indexer_index, capsys):
     result = json.loads(capsys.readouterr().out)
     assert len(result["results"]) == 3 and not any(h["above_line"] for h in result["results"])
     assert all(h["relevance"] < RELEVANCE_LINE for h in result["results"])
+    # this small collection's best matches do not beat chance by the margin: with none, the line falls among them
+    monkeypatch.setattr("indexer.ranking.RELEVANCE_MARGIN", 0.0)
     assert main(["search", "--index", str(indexer_index.path), "telescope galaxies", "--k", "34"]) == 0
     out = capsys.readouterr().out
     assert (

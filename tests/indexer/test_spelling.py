@@ -1,0 +1,40 @@
+"""The respelling rule on a vocabulary made up here: fewest edits, then the most frequent word, then the character
+model's nearest (``indexer.spelling.Speller``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from indexer.spelling import Speller
+
+WORDS = ["honey", "money", "mouse", "monday"]
+LOOKS = {"honey": [1.0, 0.0], "money": [0.0, 1.0], "mouse": [0.6, 0.8], "monday": [0.8, 0.6]}
+
+
+def speller(counts: dict[str, int], typed_looks: list[float]) -> Speller:
+    """A speller of ``WORDS`` with these ``counts``, whose character model puts every typed word at ``typed_looks``."""
+    vectors = np.array([LOOKS[w] for w in WORDS], np.float32)
+    return Speller(
+        WORDS, vectors, lambda words: np.array([typed_looks] * len(words), np.float32), [counts[w] for w in WORDS]
+    )
+
+
+def test_the_fewest_edits_win_whatever_the_counts_and_looks():
+    """ "monney" is one edit from "money", two from "honey": money, however common honey is and however alike."""
+    rare_money = speller({"honey": 1000, "money": 1, "mouse": 1, "monday": 1}, LOOKS["honey"])
+    assert rare_money.correct("monney") == "money"
+
+
+def test_among_as_many_edits_the_more_frequent_word_wins():
+    """ "xoney" is one edit from both honey and money: the collection's more frequent one, even against the looks."""
+    looks_like_honey = LOOKS["honey"]
+    assert speller({"honey": 3, "money": 27, "mouse": 1, "monday": 1}, looks_like_honey).correct("xoney") == "money"
+    assert speller({"honey": 27, "money": 3, "mouse": 1, "monday": 1}, LOOKS["money"]).correct("xoney") == "honey"
+
+
+def test_the_character_model_breaks_ties_and_far_words_are_left_alone():
+    even = {"honey": 5, "money": 5, "mouse": 1, "monday": 1}
+    assert speller(even, LOOKS["honey"]).correct("xoney") == "honey"
+    assert speller(even, LOOKS["money"]).correct("xoney") == "money"
+    assert speller(even, LOOKS["money"]).correct("qwxzt") is None  # nothing within the edits allowed
+    assert speller(even, LOOKS["money"]).correct("mny") is None  # too short to correct
