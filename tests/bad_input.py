@@ -37,7 +37,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
-from conftest import SETTINGS
+from helpers import SETTINGS
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 

@@ -41,7 +41,7 @@ from bad_input import (
     small,
     truncate,
 )
-from conftest import SETTINGS
+from helpers import SETTINGS
 
 from encoder.mix import LayerMix
 from indexer import (

@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
-from conftest import SETTINGS
+from helpers import SETTINGS
 
 import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli

@@ -59,7 +59,7 @@ MODEL_CARD = "# Tiny test model\n\nRandom weights, trained on nothing; perplexit
 def model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny random model with a model card, an LM head over the documents' words and its vocabulary, as shipped
     models have (so its index reads uses by context prediction, and the LM's expectations can be shown)."""
-    from conftest import TINY_CONFIG
+    from helpers import TINY_CONFIG
 
     from encoder.lm_data import SPECIALS, Vocabulary
     from encoder.lm_head import HEAD_FILE, LMHead

@@ -107,7 +107,7 @@ def test_index_of_a_model_that_changed_is_rebuilt(
     model = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model)
     index = built_demo(tmp_path, monkeypatch, model)
-    from conftest import TINY_CONFIG
+    from helpers import TINY_CONFIG
 
     from encoder.model import BiLM, BiLMConfig
     from encoder.weights import save_model

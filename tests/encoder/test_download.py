@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIXTURE_DIR, fixture_published_as, published_files, serving
+from helpers import FIXTURE_DIR, fixture_published_as, published_files, serving
 
 from encoder import Elmo, download_model
 from encoder.download import DownloadError

@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
-from conftest import waits_for
+from helpers import waits_for
 
 from encoder import BiLMConfig, Elmo, LayerMix, ScalarMix
 from encoder.model import BiLM

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import TINY_CONFIG
-from conftest import TINY_LM_WORDS as WORDS
+from helpers import TINY_CONFIG
+from helpers import TINY_LM_WORDS as WORDS
 
 from encoder import Elmo
 from encoder.chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids

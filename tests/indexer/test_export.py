@@ -86,7 +86,7 @@ def test_an_earlier_export_is_replaced_and_anything_else_refused(index, tmp_path
 
 
 def test_tokens_of_an_index_without_exact_vectors_are_one_error(tiny_model_dir, tmp_path):
-    from conftest import SMALL_DOCUMENTS
+    from helpers import SMALL_DOCUMENTS
 
     from indexer import Settings, build_index
 

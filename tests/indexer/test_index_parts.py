@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SETTINGS
+from helpers import SETTINGS
 
 from indexer import Index
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SETTINGS, write_corpus
+from helpers import SETTINGS, write_corpus
 
 from encoder import Elmo
 from encoder.readout import Readout, centred

@@ -15,10 +15,9 @@ from dataclasses import asdict
 
 import numpy as np
 import pytest
-from conftest import waits_for
+from helpers import brute_force, waits_for
 
 from encoder.options import option_fields
-from encoder.text import tokenize
 from indexer import (
     CorpusError,
     Index,
@@ -48,46 +47,6 @@ from indexer.ranking import (
 def indexer_index(corpus_index) -> Index:
     """The session's corpus index, opened: tests read it, and copy its folder to change it."""
     return Index.open(corpus_index[1])
-
-
-def sif_pool(layers: np.ndarray, tokens: list[str], counts: dict[str, int]) -> np.ndarray:
-    """Smooth-inverse-frequency pooling written out: weight a / (a + p(word)), punctuation 0."""
-    total = sum(counts.values())
-    weights = np.array(
-        [1e-3 / (1e-3 + counts.get(t.lower(), 0) / total) if any(c.isalnum() for c in t) else 0.0 for t in tokens]
-    )
-    return (layers * weights[None, :, None]).sum(1) / weights.sum()
-
-
-def brute_force(index: Index, query: str, weights: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cosines of the query to every sentence and every title, by plain numpy over the stored layers,
-    independent of the indexer's search code: (sentence scores, title scores, query tokens' counts)."""
-    counts: dict[str, int] = {}
-    for tokens in index.sentences["tokens"]:
-        for t in tokens:
-            if any(c.isalnum() for c in t):
-                counts[t.lower()] = counts.get(t.lower(), 0) + 1
-    w = np.asarray(weights, np.float32)
-
-    def cosines(kind: str) -> np.ndarray:
-        stored = np.concatenate(
-            [
-                np.load(index.path / "shards" / s.name / f"{kind}_layers.npy").astype(np.float32)
-                for s in index.manifest.shards
-            ]
-        )
-        matrix = (stored * w[None, :, None]).sum(1)
-        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-        layers = index.elmo.embed([tokenize(query)])[0]
-        pooled = {
-            "sif": lambda: sif_pool(layers, tokenize(query), counts),
-            "mean": lambda: layers.mean(1),
-            "max": lambda: layers.max(1),
-        }[index.manifest.pooling]()
-        query_vector = (pooled * w[:, None]).sum(0)
-        return matrix @ (query_vector / np.linalg.norm(query_vector))
-
-    return cosines("sentence"), cosines("title"), counts
 
 
 @pytest.mark.parametrize("layers", [None, "top", "0.2,0.5,0.3"])

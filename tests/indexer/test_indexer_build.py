@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SETTINGS
-from test_indexer import brute_force
+from helpers import CLI_SETTINGS, SETTINGS, brute_force
 
 from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
@@ -23,18 +22,6 @@ from indexer.__main__ import main
 from indexer.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI_SETTINGS = [
-    "--shard-tokens",
-    str(SETTINGS.shard_tokens),
-    "--glove",
-    SETTINGS.glove,
-    "--glove-epochs",
-    str(SETTINGS.glove_epochs),
-    "--glove-dim",
-    str(SETTINGS.glove_dim),
-    "--glove-min-count",
-    str(SETTINGS.glove_min_count),
-]
 
 
 def _without_times(manifest: Manifest) -> Manifest:

@@ -21,9 +21,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import ray
-from conftest import SETTINGS as INDEXER_SETTINGS
-from conftest import write_corpus
-from test_indexer_build import CLI_SETTINGS
+from helpers import CLI_SETTINGS, write_corpus
+from helpers import SETTINGS as INDEXER_SETTINGS
 
 from indexer import Index, add_documents, build_index, folder
 from indexer import distributed as ray_encoding

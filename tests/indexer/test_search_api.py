@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import TINY_CONFIG
+from helpers import TINY_CONFIG
 
 from encoder import Elmo
 from encoder.model import BiLM, BiLMConfig
