@@ -1,9 +1,9 @@
 """Search quality: recall@10, MRR and nDCG@10 of every search method on judged queries, typed clean and with typos.
 
-    python -m bench.search_quality                          # dev queries, on build/demo-index
+    python -m bench.search_quality                          # dev queries, on indexes/demo-index
     python -m bench.search_quality --split test             # the 30 held-out queries
     python -m bench.search_quality --tune                   # also: the hybrid weight x layer mix grid (dev)
-    python -m bench.search_quality --index build/demo-index-ko --queries bench/queries_ko.jsonl   # Korean
+    python -m bench.search_quality --index indexes/demo-index-ko --queries bench/queries_ko.jsonl   # Korean
 
 ``bench/queries_en.jsonl`` holds 90 queries written for the English demo corpus (60 dev, 30 test; kinds: question,
 paraphrase, keyword, ambiguous), ``bench/queries_ko.jsonl`` 36 Korean paraphrase and question queries for the
@@ -301,8 +301,8 @@ def main() -> None:
     parser.add_argument(
         "--index",
         type=Path,
-        default=ROOT / "build" / "demo-index",
-        help="an index of the queries' corpus (default: build/demo-index, which `make demo` builds)",
+        default=ROOT / "indexes" / "demo-index",
+        help="an index of the queries' corpus (default: indexes/demo-index, which `make demo` builds)",
     )
     parser.add_argument(
         "--queries",

@@ -1,7 +1,7 @@
 """Search speed: FAISS index types on random unit vectors, and end-to-end query latency on the demo index.
 
     python -m bench.search_speed                      # 1,000,000 vectors of dim 256 (minutes on 2 cores)
-    python -m bench.search_speed --n 200000 --demo-index build/demo-index
+    python -m bench.search_speed --n 200000 --demo-index indexes/demo-index
 
 Part 1 builds Flat (exact), IVF (nprobe sweep) and HNSW32 (efSearch sweep) inner-product indexes and
 reports build time, queries/s and recall@10 against the exact results.
@@ -249,8 +249,8 @@ def main() -> None:
     parser.add_argument(
         "--demo-index",
         type=Path,
-        default=Path("build/demo-index"),
-        help="index for the end-to-end latency (default: build/demo-index)",
+        default=Path("indexes/demo-index"),
+        help="index for the end-to-end latency (default: indexes/demo-index)",
     )
     parser.add_argument("--repeats", type=int, default=5, help="passes over the end-to-end queries (default: 5)")
     parser.add_argument("--data", default="random", help="random, clustered or random,clustered (default: random)")

@@ -1,6 +1,6 @@
 """How many senses a word's uses fall into: rules that choose k for the Senses page, compared on labelled words.
 
-    python -m bench.sense_k [--index build/demo-index] [--index-ko build/demo-index-ko] [--semcor-files 40]
+    python -m bench.sense_k [--index indexes/demo-index] [--index-ko indexes/demo-index-ko] [--semcor-files 40]
 
 Development data only: the demo corpora's labelled words (``data/demo*/labels.tsv``), read from the demo indexes as
 the Senses page reads them (each use's sense readout around the word's mean use), and SemCor lemmas with two or
@@ -205,8 +205,8 @@ def score(rule: Callable[[np.ndarray], np.ndarray], words: list[Word]) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, default=Path("build/demo-index"), help="English demo index (%(default)s)")
-    parser.add_argument("--index-ko", type=Path, default=Path("build/demo-index-ko"), help="Korean one (%(default)s)")
+    parser.add_argument("--index", type=Path, default=Path("indexes/demo-index"), help="English demo index (%(default)s)")
+    parser.add_argument("--index-ko", type=Path, default=Path("indexes/demo-index-ko"), help="Korean one (%(default)s)")
     parser.add_argument("--semcor-files", type=int, default=40, help="SemCor files read (default %(default)s)")
     args = parser.parse_args()
     started = time.perf_counter()

@@ -8,7 +8,7 @@ the uses come from an index of the demo corpus, and each use carries the sense w
 (``data/demo/labels.tsv``, as the app's layer-by-layer table), so the share of the nearest uses that match the
 sentence's sense can be counted.
 
-    python -m bench.table4 [--index build/demo-index] [--k 5] [--layers top]
+    python -m bench.table4 [--index indexes/demo-index] [--k 5] [--layers top]
 
 Prints a table; writes nothing. The app's page is ``Word in context``, example "play: the paper's Table 4".
 """
@@ -56,7 +56,7 @@ def table4(index: Index, k: int = 5, layers: str = "top") -> list[Row]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, default=Path("build/demo-index"), help="default %(default)s")
+    parser.add_argument("--index", type=Path, default=Path("indexes/demo-index"), help="default %(default)s")
     parser.add_argument("--k", type=int, default=5, help="nearest uses per sentence (default %(default)s)")
     parser.add_argument("--layers", default="top", help="ELMo layer mix of the query (default %(default)s)")
     args = parser.parse_args()

@@ -4,7 +4,7 @@ sense) and in the index's sense readout ("context prediction", ``encoder.readout
 corpora (``data/demo*/labels.tsv``, ``demo/labels.py``), each count against its yardstick (``demo.yardstick``: chance,
 the best possible, the verdict, as the page shows them), then how long a warm neighbours query takes.
 
-    python -m bench.word_in_context [--index build/demo-index] [--k 8]
+    python -m bench.word_in_context [--index indexes/demo-index] [--k 8]
 
 The examples are the app's for the index's language (``demo/examples.py``); the counts are what the app's "Layer by
 layer" section shows. Prints tables, and the figures the docs quote (``bench.figures``: pipe the output into
@@ -31,7 +31,7 @@ MET = 5  # an example is met when this many of its 8 nearest uses share its sens
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, default=Path("build/demo-index"), help="default %(default)s")
+    parser.add_argument("--index", type=Path, default=Path("indexes/demo-index"), help="default %(default)s")
     parser.add_argument("--k", type=int, default=8, help="nearest uses per sentence (default %(default)s)")
     args = parser.parse_args()
     index = Index.open(args.index)
