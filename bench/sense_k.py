@@ -205,7 +205,9 @@ def score(rule: Callable[[np.ndarray], np.ndarray], words: list[Word]) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, default=Path("indexes/demo-index"), help="English demo index (%(default)s)")
+    parser.add_argument(
+        "--index", type=Path, default=Path("indexes/demo-index"), help="English demo index (%(default)s)"
+    )
     parser.add_argument("--index-ko", type=Path, default=Path("indexes/demo-index-ko"), help="Korean one (%(default)s)")
     parser.add_argument("--semcor-files", type=int, default=40, help="SemCor files read (default %(default)s)")
     args = parser.parse_args()
