@@ -10,6 +10,7 @@ its door.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -106,19 +107,22 @@ class DocumentSearch:
             notices.append(message("no_good_match"))
         shares = parts_of(method)
         nulls = {part: self.null(part, weights, query.n_words) for part in shares}
+        rows = found.ids.tolist()
+        matched = [self.matched_words(row, query.stems) for row in rows]
+        passages = self.passages(found.ids, vector, method, weights, matched)
+        doc_ids, titles = (index.docs[column].take(found.ids).tolist() for column in ("doc_id", "title"))
         hits = []
-        for i, row in enumerate(found.ids.tolist()):
-            matched = self.matched_words(row, query.stems)
+        for i in range(len(rows)):
             scores = {part: float(found.parts[part][i]) for part in shares}
             hits.append(
                 DocumentHit(
                     rank=i + 1,
                     score=float(found.scores[i]),
                     relevance=float(relevance[i]),
-                    doc_id=index.docs["doc_id"].iat[row],
-                    title=index.docs["title"].iat[row],
-                    passages=self.passages(row, vector, method, weights, matched),
-                    matched_words=matched,
+                    doc_id=doc_ids[i],
+                    title=titles[i],
+                    passages=passages[i],
+                    matched_words=matched[i],
                     parts={
                         part: Evidence(
                             score, float(nulls[part].z(score)), float(nulls[part].relevance(score)), shares[part]
@@ -241,12 +245,19 @@ class DocumentSearch:
     def elmo_scores(self, rows: np.ndarray, query_vector: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
         """The ELMo score of the documents ``rows``, exactly: the best cosine of one of their passages."""
         index = self.index
-        starts, ends = np.searchsorted(index.sentence_docs, rows), np.searchsorted(index.sentence_docs, rows + 1)
         best = index.title_vectors.scores(rows, query_vector, weights)
-        sentence_ids = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)] + [np.zeros(0, np.int64)])
+        sentence_ids, counts = self.sentences_of(rows)
         cosines = index.sentence_vectors.scores(sentence_ids, query_vector, weights)
-        np.maximum.at(best, np.repeat(np.arange(len(rows)), ends - starts), cosines)
+        np.maximum.at(best, np.repeat(np.arange(len(rows)), counts), cosines)
         return best
+
+    def sentences_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sentence ids of the documents ``rows``, document after document, and how many each has (a
+        document's sentences are stored together, in order)."""
+        sentence_docs = self.index.sentence_docs
+        starts, ends = np.searchsorted(sentence_docs, rows), np.searchsorted(sentence_docs, rows + 1)
+        ids = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)] + [np.zeros(0, np.int64)])
+        return ids, ends - starts
 
     def null(self, method: str, weights: tuple[float, ...], n_words: int) -> Null:
         """What ``method``'s best document scores for the random queries of ``n_words`` words
@@ -277,30 +288,39 @@ class DocumentSearch:
         return [word for stem in stems for word in forms.get(stem, [])]
 
     def passages(
-        self, row: int, query_vector: np.ndarray, method: str, weights: tuple[float, ...], matched: list[str]
-    ) -> list[Passage]:
-        """The document's sentences nearest the query: by cosine (GloVe's for ``glove``, else ELMo's); for
-        keyword methods, sentences holding more of the matched words come first."""
+        self,
+        rows: np.ndarray,
+        query_vector: np.ndarray,
+        method: str,
+        weights: tuple[float, ...],
+        matched: list[list[str]],
+    ) -> list[list[Passage]]:
+        """Each document's sentences nearest the query (``rows``: the documents; ``matched``: each one's matched
+        words): by cosine (GloVe's for ``glove``, else ELMo's); for keyword methods, sentences holding more of the
+        matched words come first. The sentences of all the documents are read and scored together."""
         index = self.index
-        start, end = np.searchsorted(index.sentence_docs, [row, row + 1])  # a document's sentences are contiguous
-        ids = np.arange(start, end)
-        tokens = index.sentences["tokens"].iloc[ids]
+        ids, counts = self.sentences_of(rows)
+        keyword_method = method in ("hybrid", "keywords")
         if method == "glove":
-            cosines = np.stack([index.glove.pooled(t, index.frequencies) for t in tokens]) @ query_vector
+            tokens = index.sentences["tokens"].take(ids).tolist()
+            pooled = [index.glove.pooled(t, index.frequencies) for t in tokens]
+            cosines = np.stack(pooled) @ query_vector if pooled else np.zeros(0, np.float32)
         else:
             cosines = index.sentence_vectors.scores(ids, query_vector, weights)
-        wanted = set(matched) if method in ("hybrid", "keywords") else set()
-        hits = (
-            [len(wanted & self._sentence_words(i, t)) for i, t in zip(ids.tolist(), tokens)]
-            if wanted
-            else [0] * len(ids)
-        )
-        order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]
-        return [Passage(int(ids[i]), index.sentences["text"].iat[ids[i]], float(cosines[i])) for i in order]
+            if keyword_method:
+                self._read_sentence_words(ids)
+        chosen: list[list[int]] = []
+        for (start, end), words in zip(itertools.pairwise([0, *np.cumsum(counts).tolist()]), matched):
+            wanted = set(words) if keyword_method else set()
+            hits = [len(wanted & self._words[i]) for i in ids[start:end].tolist()] if wanted else [0] * (end - start)
+            chosen.append(sorted(range(start, end), key=lambda i: (-hits[i - start], -cosines[i]))[:PASSAGES])
+        texts = iter(index.sentences["text"].take(ids[[i for order in chosen for i in order]]).tolist())
+        return [[Passage(int(ids[i]), next(texts), float(cosines[i])) for i in order] for order in chosen]
 
-    def _sentence_words(self, sentence_id: int, tokens: Sequence[str]) -> frozenset[str]:
-        """A sentence's words (``bm25.terms``), made once per sentence asked about."""
-        words = self._words.get(sentence_id)
-        if words is None:
-            words = self._words[sentence_id] = frozenset(terms(tokens))
-        return words
+    def _read_sentence_words(self, sentence_ids: np.ndarray) -> None:
+        """Each sentence's words (``bm25.terms``) into ``_words``: read once per sentence asked about, those not
+        read yet in one read of the table."""
+        new = [i for i in dict.fromkeys(sentence_ids.tolist()) if i not in self._words]
+        if new:
+            for i, tokens in zip(new, self.index.sentences["tokens"].take(new).tolist()):
+                self._words[i] = frozenset(terms(tokens))
