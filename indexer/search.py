@@ -111,6 +111,8 @@ class DocumentSearch:
         matched = [self.matched_words(row, query.stems) for row in rows]
         passages = self.passages(found.ids, vector, method, weights, matched)
         doc_ids, titles = (index.docs[column].take(found.ids).tolist() for column in ("doc_id", "title"))
+        above_chance = {part: nulls[part].z(found.parts[part]).tolist() for part in shares}
+        part_relevance = {part: nulls[part].relevance(found.parts[part]).tolist() for part in shares}
         hits = []
         for i in range(len(rows)):
             scores = {part: float(found.parts[part][i]) for part in shares}
@@ -124,9 +126,7 @@ class DocumentSearch:
                     passages=passages[i],
                     matched_words=matched[i],
                     parts={
-                        part: Evidence(
-                            score, float(nulls[part].z(score)), float(nulls[part].relevance(score)), shares[part]
-                        )
+                        part: Evidence(score, above_chance[part][i], part_relevance[part][i], shares[part])
                         for part, score in scores.items()
                     },
                     by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares),
