@@ -248,7 +248,9 @@ class DocumentSearch:
         best = index.title_vectors.scores(rows, query_vector, weights)
         sentence_ids, counts = self.sentences_of(rows)
         cosines = index.sentence_vectors.scores(sentence_ids, query_vector, weights)
-        np.maximum.at(best, np.repeat(np.arange(len(rows)), counts), cosines)
+        having = counts > 0  # each document's sentences are one run of ``cosines``: the best of each run
+        starts = (np.cumsum(counts) - counts)[having]
+        best[having] = np.maximum(best[having], np.maximum.reduceat(cosines, starts) if len(starts) else [])
         return best
 
     def sentences_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -256,8 +258,10 @@ class DocumentSearch:
         document's sentences are stored together, in order)."""
         sentence_docs = self.index.sentence_docs
         starts, ends = np.searchsorted(sentence_docs, rows), np.searchsorted(sentence_docs, rows + 1)
-        ids = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)] + [np.zeros(0, np.int64)])
-        return ids, ends - starts
+        counts = ends - starts
+        # document i's run of ids starts at starts[i], at position offset[i] of the whole list
+        offsets = np.cumsum(counts) - counts
+        return np.arange(counts.sum(), dtype=np.int64) + np.repeat(starts - offsets, counts), counts
 
     def null(self, method: str, weights: tuple[float, ...], n_words: int) -> Null:
         """What ``method``'s best document scores for the random queries of ``n_words`` words
