@@ -34,6 +34,7 @@ from indexer.calibration import NullQueries
 from indexer.cli.build import settings_of
 from indexer.manifest import settings_flags
 from indexer.ranking import HYBRID_ELMO_WEIGHT, METHODS, RELEVANCE_LINE, Null, parts_of
+from indexer.results import as_dict
 
 
 @pytest.fixture(scope="module")
@@ -183,6 +184,19 @@ def test_a_batch_answers_each_query_as_it_is_answered_alone(indexer_index, metho
         (shape_a, numbers_a), (shape_b, numbers_b) = floats_apart(a), floats_apart(b)
         assert shape_a == shape_b, query
         np.testing.assert_allclose(numbers_a, numbers_b, rtol=1e-4, atol=1e-5, err_msg=query)
+
+
+def test_results_turn_into_the_dicts_asdict_makes(indexer_index):
+    """``as_dict`` (the JSON answers' conversion) gives what ``dataclasses.asdict`` gives, containers made anew."""
+    hits = indexer_index.search("the muddy river bank", k=5)
+    neighbors = indexer_index.neighbors("We sat on the muddy river bank.", "bank", k=5)
+    senses = indexer_index.senses("bank")
+    for result in (*hits, neighbors, senses):
+        assert as_dict(result) == asdict(result)
+    plain = as_dict(hits[0])
+    plain["passages"][0]["text"], plain["matched_words"][:] = "changed", []
+    assert hits[0].passages[0].text != "changed" and hits[0].matched_words
+    assert as_dict(neighbors)["glove"] == asdict(neighbors)["glove"] and isinstance(as_dict(neighbors)["glove"], list)
 
 
 def test_nonsense_gets_a_no_good_match_notice(indexer_index):
