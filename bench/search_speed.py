@@ -9,12 +9,13 @@ Random unit vectors have no cluster structure, so they are the hard case for IVF
 (``--data clustered`` draws them around 1,000 centres instead, closer to real sentence vectors).
 Queries/s are measured with all queries in one batch and one query at a time (as the app sends them).
 Part 2 opens a built index and times ``Index.search`` (tokenize + ELMo encode + search + passages), p50/p95, and
-queries/s of the 60 dev queries of ``bench/queries_en.jsonl`` one at a time and as one list (``Index.search`` of a
-list: one batched forward and one FAISS search per 64 queries).
+queries/s of ``BATCH`` dev queries (the dev queries of ``bench/queries_en.jsonl``, repeated) one at a time and as one
+list (``Index.search`` of a list: one batched forward and one FAISS search per 64 queries).
 Part 3 times ``python -m indexer search`` as a user runs it, whole processes (start, imports, model and index
-loading, the answer): one query per process, and many queries in one process (``--queries``, the dev queries three
-times over), where the time to each answer is read as it is printed. Every part runs the default method and
-``--method keywords`` side by side, in one run, so that their ratio is measured under the same load.
+loading, the answer): one query per process, and ``BATCH`` dev queries in one process (``--queries``), where the time
+to each answer is read as it is printed, with the thread rule's count and with ``--threads 1`` and ``2`` (alternating,
+best of ``--rounds``). Every part runs the default method and ``--method keywords`` side by side, in one run, so
+that their ratio is measured under the same load; each part prints the 1-minute load average before and after it.
 ``--threads N`` sets torch's and FAISS's threads here and in the processes of part 3 (default: the thread rule,
 ``encoder/threads.py``).
 """
@@ -144,57 +145,110 @@ def end_to_end(path: Path, repeats: int) -> str:
     )
 
 
-def whole_process(path: Path, processes: int) -> None:
+def whole_process(path: Path, processes: int, rounds: int, against: Path | None) -> None:
     """``python -m indexer search`` from the command line: seconds per process with one query (median of
-    ``processes``, each a different query), and with all ``QUERIES`` in one process: the first answer, and then each
-    further answer (median gap between answers)."""
+    ``processes``, each a different query), and with all ``QUERIES`` in one process (``--queries -``); then ``BATCH``
+    dev queries in one process (``batch_processes``). ``against``: another checkout, run alternately with this one."""
     from indexer.manifest import FolderInfo
 
     if not FolderInfo.of(path).has_index:
         print(f"whole processes: no index at {path}; build the demo index first (see part 2)")
         return
-    command = [sys.executable, "-m", "indexer", "search", "--index", str(path), "--k", "10"]
-    print("| method | one query, whole process | many queries in one process: first answer | each further answer |")
-    print("|---|---:|---:|---:|")
-    for name, options in (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"])):
-        single = []
-        for query in QUERIES[:processes]:
-            start = time.perf_counter()
-            subprocess.run([*command, *options, query], env=environment(), cwd=ROOT, capture_output=True, check=True)
-            single.append(time.perf_counter() - start)
-        answered = answer_times([*command, *options], QUERIES)
-        print(
-            f"| {name} | {np.median(single):.1f} s | {answered[0]:.1f} s | "
-            f"{1000 * np.median(np.diff(answered)):.0f} ms |"
-        )
+    checkouts = [("this checkout", ROOT)] + [(f"{against}", against.resolve())] * (against is not None)
+    command = ["-m", "indexer", "search", "--index", str(path.resolve()), "--k", "10"]
+    print(f"1-minute load average before: {load():.2f}\n")
+    print(f"| checkout | method | one query, whole process (s) | {len(QUERIES)} queries in one process (s) |")
+    print("|---|---|---:|---:|")
+    single: dict[tuple[str, str], list[float]] = {}
+    for query in QUERIES[:processes]:
+        for checkout, root in checkouts:
+            for name, options in METHODS:
+                start = time.perf_counter()
+                run = [sys.executable, *command, *options, query]
+                subprocess.run(run, env=environment(root), cwd=root, capture_output=True, check=True)
+                single.setdefault((checkout, name), []).append(time.perf_counter() - start)
+    for checkout, root in checkouts:
+        for name, options in METHODS:
+            answered = answer_times(root, [*command, *options], QUERIES)
+            print(f"| {checkout} | {name} | {np.median(single[checkout, name]):.1f} | {answered[-1]:.1f} |")
+    ratio = np.median(single["this checkout", METHODS[0][0]]) / np.median(single["this checkout", METHODS[1][0]])
     print(
-        f"\nwhole processes on {path}: one query per process ({processes} processes per row, median), "
-        f"{len(QUERIES)} queries through --queries - in one process"
+        f"\none query per process: {processes} processes per row (median), alternating; this checkout's default "
+        f"method's process takes {ratio:.2f}x keywords'; 1-minute load average after: {load():.2f}\n"
     )
-    dev = dev_queries() * 3
-    print(f"\n| method | --queries FILE of {len(dev)} lines: queries/s after the first answer | whole process s |")
-    print("|---|---:|---:|")
-    for name, options in (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"])):
-        answered = answer_times([*command, *options], dev)
-        rate = (len(dev) - 1) / max(answered[-1] - answered[0], 1e-9)
-        print(f"| {name} | {rate:.0f} | {answered[-1]:.1f} |")
+    batch_processes(checkouts, command, rounds)
+
+
+METHODS = (("default (hybrid)", []), ("--method keywords", ["--method", "keywords"]))
+"""The methods every part compares: the default, and keywords (the speed a search cannot beat by much)."""
+THREADS = (("default (the rule)", []), ("1", ["--threads", "1"]), ("2", ["--threads", "2"]))
+"""The thread settings of part 3's batch: the thread rule's count, and one and two threads."""
+BATCH = 200
+"""Queries in part 2's list and part 3's ``--queries`` file (the issue's batch)."""
+
+
+def batch_processes(checkouts: list[tuple[str, Path]], command: list[str], rounds: int) -> None:
+    """``BATCH`` dev queries through ``--queries`` in one process, for each checkout, method and thread setting (one
+    process each, alternating, ``rounds`` rounds, the fastest kept): queries/s of the lines after the first batch
+    of ``QUERY_BATCH`` (answered together once start-up, loading and the parts' first use are done: from that
+    batch's answers to the last answer), and the whole process's seconds."""
+    from indexer.cli.search import QUERY_BATCH
+
+    queries = dev_batch()
+    print(f"1-minute load average before: {load():.2f}\n")
+    times: dict[tuple[str, str, str], list[float]] = {}
+    for _ in range(rounds):
+        for checkout, root in checkouts:
+            for name, options in METHODS:
+                for threads, thread_options in THREADS:
+                    answered = answer_times(root, [*command, *options, *thread_options], queries)
+                    best = times.get((checkout, name, threads))
+                    if best is None or answered[-1] < best[-1]:
+                        times[checkout, name, threads] = answered
+    print(
+        f"| checkout | method | threads | --queries FILE of {len(queries)} lines: q/s after the first "
+        f"{QUERY_BATCH} | whole process s | q/s over the whole process |"
+    )
+    print("|---|---|---|---:|---:|---:|")
+    rates = {
+        key: (len(answered) - QUERY_BATCH) / max(answered[-1] - answered[QUERY_BATCH - 1], 1e-9)
+        for key, answered in times.items()
+    }
+    for (checkout, name, threads), answered in times.items():
+        print(
+            f"| {checkout} | {name} | {threads} | {rates[checkout, name, threads]:.0f} | {answered[-1]:.1f} | "
+            f"{len(answered) / answered[-1]:.0f} |"
+        )
+    default, keywords = (rates["this checkout", name, THREADS[0][0]] for name, _ in METHODS)
+    best_threads = max((rates["this checkout", METHODS[0][0], threads], threads) for threads, _ in THREADS)
+    print(
+        f"\nthis checkout, the default method with the default threads: {default / keywords:.2f}x keywords' queries/s "
+        f"after the first {QUERY_BATCH}, {default / best_threads[0]:.2f}x the best thread setting's "
+        f"({best_threads[1]}); best of {rounds} rounds; 1-minute load average after: {load():.2f}"
+    )
+
+
+def load() -> float:
+    """The 1-minute load average (others' work and this bench's)."""
+    return os.getloadavg()[0]
 
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def environment() -> dict[str, str]:
-    """This process's environment (``--threads`` included) with the checkout on the Python path."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+def environment(root: Path = ROOT) -> dict[str, str]:
+    """This process's environment (``--threads`` included) with the checkout ``root`` on the Python path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
 
 
-def answer_times(command: list[str], queries: list[str]) -> list[float]:
-    """Seconds from the start of ``command --queries -`` to each answer it prints, given ``queries``."""
+def answer_times(root: Path, command: list[str], queries: list[str]) -> list[float]:
+    """Seconds from the start of ``python command --queries -`` in the checkout ``root`` to each answer it prints,
+    given ``queries``."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        [*command, "--queries", "-"],
-        env=environment(),
-        cwd=ROOT,
+        [sys.executable, *command, "--queries", "-"],
+        env=environment(root),
+        cwd=root,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -204,7 +258,7 @@ def answer_times(command: list[str], queries: list[str]) -> list[float]:
     process.stdin.close()
     answered = [time.perf_counter() - start for _ in process.stdout]
     if process.wait() != 0 or len(answered) != len(queries):
-        raise RuntimeError(f"{' '.join(command)} --queries - failed")
+        raise RuntimeError(f"{' '.join(command)} --queries - failed in {root}")
     return answered
 
 
@@ -214,16 +268,24 @@ def dev_queries() -> list[str]:
     return [query["query"] for query in map(json.loads, filter(None, lines)) if query["split"] == "dev"]
 
 
+def dev_batch() -> list[str]:
+    """``BATCH`` queries: the dev queries over and over (the test split is never measured here)."""
+    queries = dev_queries()
+    return [queries[i % len(queries)] for i in range(BATCH)]
+
+
 def batch_throughput(path: Path, repeats: int) -> None:
-    """Queries/s of ``Index.search`` on the dev queries: one at a time, and the whole list in one call (best of
-    ``repeats``), for the default method and keywords."""
+    """Queries/s of ``Index.search`` on ``BATCH`` dev queries: one at a time (the first 20), and the whole list in
+    one call (best of ``repeats``), for the default method and keywords."""
     from indexer import Index
 
     index = Index.open(path, verify=False)
-    queries = dev_queries()
+    queries = dev_batch()
+    print(f"1-minute load average before: {load():.2f}\n")
     print(f"| method | one at a time, q/s | a list of {len(queries)} (Index.search of a list), q/s |")
     print("|---|---:|---:|")
-    for name, method in (("default (hybrid)", "hybrid"), ("--method keywords", "keywords")):
+    for name, options in METHODS:
+        method = options[-1] if options else "hybrid"
         index.search(queries, k=10, method=method)  # warm-up: lazy parts, chance scores, allocations
         batch, single = [], []
         for _ in range(repeats):
@@ -235,6 +297,111 @@ def batch_throughput(path: Path, repeats: int) -> None:
                 index.search(query, k=10, method=method)
             single.append(20 / (time.perf_counter() - start))
         print(f"| {name} | {max(single):.0f} | {max(batch):.0f} |")
+    print(f"\n1-minute load average after: {load():.2f}")
+
+
+START_UP = """
+import sys, time
+start = time.perf_counter()
+def lap(name):
+    global start
+    now = time.perf_counter()
+    print(f"{name}\\t{now - start}", flush=True)
+    start = now
+import torch
+lap("import torch")
+import nltk
+lap("import nltk (it imports scipy.stats and more)")
+from indexer.cli import search
+lap("import the rest of `indexer search`")
+from encoder.threads import apply_threads
+from indexer import Index
+apply_threads(None)
+index = Index.open(sys.argv[1], verify=False)
+lap("open the index (tables, FAISS indexes, the model)")
+index.bm25
+lap("first use: BM25 matrix")
+index.glove.glove
+lap("first use: GloVe (is a query word a word?)")
+index.search(sys.argv[2], method=sys.argv[3])
+lap("the first query (chance scores of its length, the model's first run)")
+index.search(sys.argv[4], method=sys.argv[3])
+lap("a second query")
+"""
+"""One process's start, step by step, as ``indexer search`` takes those steps (argv: index, query, method, query)."""
+
+
+def where_time_goes(path: Path, repeats: int) -> None:
+    """Where a search's time goes: one process's start (``START_UP``, in a fresh process per method), and a batch of
+    ``BATCH`` dev queries in one process after a warm-up (best of ``repeats``), stage by stage: each stage of
+    ``DocumentSearch`` timed where it is called, then the answers' dicts (``as_dict``) and JSON lines."""
+    from encoder.terminal import json_text
+    from indexer import Index
+    from indexer.answers import search_answers
+    from indexer.options import SearchOptions
+
+    print(f"1-minute load average before: {load():.2f}\n")
+    print("| step of one process's start | default (hybrid), s | --method keywords, s |")
+    print("|---|---:|---:|")
+    steps = {}
+    for name, options in METHODS:
+        method = options[-1] if options else "hybrid"
+        run = [sys.executable, "-c", START_UP, str(path), QUERIES[0], method, QUERIES[1]]
+        output = subprocess.run(run, env=environment(), cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        steps[name] = dict(line.split("\t") for line in output.splitlines())
+    for step in steps[METHODS[0][0]]:
+        print(f"| {step} | " + " | ".join(f"{float(steps[name][step]):.2f}" for name, _ in METHODS) + " |")
+    print(
+        "| whole start and two queries | "
+        + " | ".join(f"{sum(map(float, steps[name].values())):.2f}" for name, _ in METHODS)
+        + " |"
+    )
+    index = Index.open(path, verify=False)
+    queries = dev_batch()
+    stages = ("prepare", "query_vectors", "elmo_documents", "candidates", "results", "passages")
+    spent: dict[str, float] = {}
+    search = index.document_search
+    for stage in stages:  # each stage timed where it is called (an instance attribute over the method)
+
+        def timed(*args, _stage=stage, _method=getattr(search, stage), **kwargs):
+            start = time.perf_counter()
+            try:
+                return _method(*args, **kwargs)
+            finally:
+                spent[_stage] = spent.get(_stage, 0.0) + time.perf_counter() - start
+
+        setattr(search, stage, timed)
+    best: dict[str, float] | None = None
+    for repeat in range(repeats + 1):  # the first pass is the warm-up
+        spent.clear()
+        start = time.perf_counter()
+        found = search_answers(index, queries, SearchOptions())
+        answered = time.perf_counter()
+        lines = [json_text(answer) for answer in found]
+        done = time.perf_counter()
+        searched = sum(spent[stage] for stage in stages if stage != "passages")
+        times = {**spent, "answers as dicts (as_dict) and the rest": answered - start - searched}
+        times |= {"JSON lines": done - answered, "all": done - start}
+        if repeat and (best is None or times["all"] < best["all"]):
+            best = times
+    assert best is not None and len(lines) == len(queries)
+    print(f"\n| stage of a batch of {len(queries)} (default method) | s | ms per query | share |")
+    print("|---|---:|---:|---:|")
+    names = {
+        "prepare": "respelling, keyword terms",
+        "query_vectors": "ELMo forward of the queries (pooled, mixed)",
+        "elmo_documents": "FAISS search of passages and titles",
+        "candidates": "BM25, exact ELMo scores of the candidates, fusion",
+        "results": "hits: relevance, matched words, passages",
+        "passages": "of which the passages",
+    }
+    for stage in [*names, *list(best)[len(stages) :]]:
+        seconds, share = best[stage], best[stage] / best["all"]
+        print(f"| {names.get(stage, stage)} | {seconds:.3f} | {1000 * seconds / len(queries):.2f} | {share:.0%} |")
+    print(
+        f"\n{len(queries) / best['all']:.0f} queries/s in this process (best of {repeats}); "
+        f"1-minute load average after: {load():.2f}"
+    )
 
 
 def main() -> None:
@@ -258,7 +425,18 @@ def main() -> None:
     parser.add_argument(
         "--processes", type=int, default=3, help="single-query processes per method in part 3 (default: 3)"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="rounds of part 3's --queries processes, fastest kept (default: 2)"
+    )
     parser.add_argument("--only-processes", action="store_true", help="only part 3, the whole processes")
+    parser.add_argument("--only-stages", action="store_true", help="only where the time goes (part 2's last table)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="another checkout (e.g. `git archive` of an older commit) whose processes part 3 runs alternately with "
+        "this one's, on the same index (default: none)",
+    )
     args = parser.parse_args()
     if args.threads:
         from encoder.threads import THREADS_ENV, apply_threads
@@ -266,9 +444,12 @@ def main() -> None:
         apply_threads(args.threads)
         os.environ[THREADS_ENV] = str(args.threads)  # the processes of part 3
 
+    if args.only_stages:
+        where_time_goes(args.demo_index, args.repeats)
+        return
     if args.only_processes:
         print("## Whole processes: `python -m indexer search` from the command line\n")
-        whole_process(args.demo_index, args.processes)
+        whole_process(args.demo_index, args.processes, args.rounds, args.against)
         return
     for kind in [] if args.skip_vectors else args.data.split(","):
         print(
@@ -295,8 +476,10 @@ def main() -> None:
     print("\n" + end_to_end(args.demo_index, args.repeats))
     print("\n## Queries/s of the Python API, dev queries, k=10\n")
     batch_throughput(args.demo_index, args.repeats)
+    print("\n## Where the time goes\n")
+    where_time_goes(args.demo_index, args.repeats)
     print("\n## Whole processes: `python -m indexer search` from the command line\n")
-    whole_process(args.demo_index, args.processes)
+    whole_process(args.demo_index, args.processes, args.rounds, args.against)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from .index import Index
 from .options import NeighborsOptions, SearchOptions, SensesOptions
 from .queries import MAX_QUERY_CHARS
 from .ranking import method_name
+from .results import as_dict
 
 
 def answer_or_error(question: Callable[[], Any]) -> Any:
@@ -59,7 +60,7 @@ def search_answers(index: Index, queries: list[str], options: SearchOptions) -> 
             answer |= {"method_name": method_name(options.method, weights), "searched_for": next(respelled, None)}
         notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
         for name, _ in lists:
-            answer[name] = [asdict(h) for h in found[name][i]]
+            answer[name] = [as_dict(h) for h in found[name][i]]
             notices.update(dict.fromkeys(found[name][i].notices))
         result.append({**answer, "notices": list(notices)})
     return result
@@ -77,9 +78,9 @@ def search_each(index: Index, queries: list[str], options: SearchOptions) -> lis
 def neighbors_answer(index: Index, sentence: str, word: str, options: NeighborsOptions) -> dict:
     """The nearest uses of ``word`` as used in ``sentence`` (and GloVe's nearest words)."""
     found = index.neighbors(sentence, word, **asdict(options))
-    return {"sentence": sentence[:MAX_QUERY_CHARS], "word": word, **asdict(found)}
+    return {"sentence": sentence[:MAX_QUERY_CHARS], "word": word, **as_dict(found)}
 
 
 def senses_answer(index: Index, word: str, options: SensesOptions) -> dict:
     """The senses of ``word``: clusters of its uses."""
-    return asdict(index.senses(word, **asdict(options)))
+    return as_dict(index.senses(word, **asdict(options)))

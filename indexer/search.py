@@ -10,6 +10,7 @@ is its door.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -116,28 +117,32 @@ class DocumentSearch:
             notices.append(message("relevance_uncalibrated", n=n_documents))
         shares = parts_of(method)
         nulls = {part: self.null(part, weights, query.n_words) for part in shares}
+        rows = found.ids.tolist()
+        # the content words it shares; the function words only when it shares nothing else (it was ranked on them)
+        matched = [self.matched_words(row, query.content_stems) or self.matched_words(row, query.stems) for row in rows]
+        passages = self.passages(found.ids, vector, method, weights, matched)
+        doc_ids, titles = (parts.docs[column].take(found.ids).tolist() for column in ("doc_id", "title"))
+        hit_above_chance = chance.z(found.scores).tolist()
+        above_chance = {part: nulls[part].z(found.parts[part]).tolist() for part in shares}
+        part_relevance = {part: nulls[part].relevance(found.parts[part]).tolist() for part in shares}
         hits = []
-        for i, row in enumerate(found.ids.tolist()):
-            # the content words it shares; the function words only when it shares nothing else (it was ranked on them)
-            matched = self.matched_words(row, query.content_stems) or self.matched_words(row, query.stems)
+        for i in range(len(rows)):
             scores = {part: float(found.parts[part][i]) for part in shares}
             hits.append(
                 DocumentHit(
                     rank=i + 1,
                     score=float(found.scores[i]),
                     relevance=float(relevance[i]),
-                    above_chance=float(chance.z(found.scores[i])),
-                    doc_id=parts.docs["doc_id"].iat[row],
-                    title=parts.docs["title"].iat[row],
-                    passages=self.passages(row, vector, method, weights, matched),
-                    matched_words=matched,
+                    above_chance=hit_above_chance[i],
+                    doc_id=doc_ids[i],
+                    title=titles[i],
+                    passages=passages[i],
+                    matched_words=matched[i],
                     parts={
-                        part: Evidence(
-                            score, float(nulls[part].z(score)), float(nulls[part].relevance(score)), shares[part]
-                        )
+                        part: Evidence(score, above_chance[part][i], part_relevance[part][i], shares[part])
                         for part, score in scores.items()
                     },
-                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares, matched),
+                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares, matched[i]),
                     above_line=bool(relevance[i] >= RELEVANCE_LINE),
                 )
             )
@@ -252,12 +257,23 @@ class DocumentSearch:
     def elmo_scores(self, rows: np.ndarray, query_vector: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
         """The ELMo score of the documents ``rows``, exactly: the best cosine of one of their passages."""
         parts = self.parts
-        starts, ends = np.searchsorted(parts.sentence_docs, rows), np.searchsorted(parts.sentence_docs, rows + 1)
         best = parts.title_vectors.scores(rows, query_vector, weights)
-        sentence_ids = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)] + [np.zeros(0, np.int64)])
+        sentence_ids, counts = self.sentences_of(rows)
         cosines = parts.sentence_vectors.scores(sentence_ids, query_vector, weights)
-        np.maximum.at(best, np.repeat(np.arange(len(rows)), ends - starts), cosines)
+        having = counts > 0  # each document's sentences are one run of ``cosines``: the best of each run
+        starts = (np.cumsum(counts) - counts)[having]
+        best[having] = np.maximum(best[having], np.maximum.reduceat(cosines, starts) if len(starts) else [])
         return best
+
+    def sentences_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sentence ids of the documents ``rows``, document after document, and how many each has (a
+        document's sentences are stored together, in order)."""
+        sentence_docs = self.parts.sentence_docs
+        starts, ends = np.searchsorted(sentence_docs, rows), np.searchsorted(sentence_docs, rows + 1)
+        counts = ends - starts
+        # document i's run of ids starts at starts[i], at position offset[i] of the whole list
+        offsets = np.cumsum(counts) - counts
+        return np.arange(counts.sum(), dtype=np.int64) + np.repeat(starts - offsets, counts), counts
 
     def null(self, method: str, weights: tuple[float, ...], n_words: int) -> Null:
         """What ``method``'s best document scores for the random queries of ``n_words`` words
@@ -288,30 +304,39 @@ class DocumentSearch:
         return [word for stem in stems for word in forms.get(stem, [])]
 
     def passages(
-        self, row: int, query_vector: np.ndarray, method: str, weights: tuple[float, ...], matched: list[str]
-    ) -> list[Passage]:
-        """The document's sentences nearest the query: by cosine (GloVe's for ``glove``, else ELMo's); for
-        keyword methods, sentences holding more of the matched words come first."""
+        self,
+        rows: np.ndarray,
+        query_vector: np.ndarray,
+        method: str,
+        weights: tuple[float, ...],
+        matched: list[list[str]],
+    ) -> list[list[Passage]]:
+        """Each document's sentences nearest the query (``rows``: the documents; ``matched``: each one's matched
+        words): by cosine (GloVe's for ``glove``, else ELMo's); for keyword methods, sentences holding more of the
+        matched words come first. The sentences of all the documents are read and scored together."""
         parts = self.parts
-        start, end = np.searchsorted(parts.sentence_docs, [row, row + 1])  # a document's sentences are contiguous
-        ids = np.arange(start, end)
-        tokens = parts.sentences["tokens"].iloc[ids]
+        ids, counts = self.sentences_of(rows)
+        keyword_method = method in ("hybrid", "keywords")
         if method == "glove":
-            cosines = np.stack([parts.glove.pooled(t, parts.frequencies) for t in tokens]) @ query_vector
+            tokens = parts.sentences["tokens"].take(ids).tolist()
+            pooled = [parts.glove.pooled(t, parts.frequencies) for t in tokens]
+            cosines = np.stack(pooled) @ query_vector if pooled else np.zeros(0, np.float32)
         else:
             cosines = parts.sentence_vectors.scores(ids, query_vector, weights)
-        wanted = set(matched) if method in ("hybrid", "keywords") else set()
-        hits = (
-            [len(wanted & self._sentence_words(i, t)) for i, t in zip(ids.tolist(), tokens)]
-            if wanted
-            else [0] * len(ids)
-        )
-        order = sorted(range(len(ids)), key=lambda i: (-hits[i], -cosines[i]))[:PASSAGES]
-        return [Passage(int(ids[i]), parts.sentences["text"].iat[ids[i]], float(cosines[i])) for i in order]
+            if keyword_method:
+                self._read_sentence_words(ids)
+        chosen: list[list[int]] = []
+        for (start, end), words in zip(itertools.pairwise([0, *np.cumsum(counts).tolist()]), matched):
+            wanted = set(words) if keyword_method else set()
+            hits = [len(wanted & self._words[i]) for i in ids[start:end].tolist()] if wanted else [0] * (end - start)
+            chosen.append(sorted(range(start, end), key=lambda i: (-hits[i - start], -cosines[i]))[:PASSAGES])
+        texts = iter(parts.sentences["text"].take(ids[[i for order in chosen for i in order]]).tolist())
+        return [[Passage(int(ids[i]), next(texts), float(cosines[i])) for i in order] for order in chosen]
 
-    def _sentence_words(self, sentence_id: int, tokens: Sequence[str]) -> frozenset[str]:
-        """A sentence's words (``bm25.terms``), made once per sentence asked about."""
-        words = self._words.get(sentence_id)
-        if words is None:
-            words = self._words[sentence_id] = frozenset(terms(tokens))
-        return words
+    def _read_sentence_words(self, sentence_ids: np.ndarray) -> None:
+        """Each sentence's words (``bm25.terms``) into ``_words``: read once per sentence asked about, those not
+        read yet in one read of the table."""
+        new = [i for i in dict.fromkeys(sentence_ids.tolist()) if i not in self._words]
+        if new:
+            for i, tokens in zip(new, self.parts.sentences["tokens"].take(new).tolist()):
+                self._words[i] = frozenset(terms(tokens))

@@ -12,6 +12,7 @@ import pickle
 import shlex
 import shutil
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -41,6 +42,7 @@ from indexer.ranking import (
     Null,
     parts_of,
 )
+from indexer.results import as_dict
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +99,73 @@ def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
     assert nothing.hits == [] and [n.key for n in nothing.notices] == ["no_match"]
     words_glove_lacks = indexer_index.search("바다 zzzqqq", k=3, method="glove", spelling=False)
     assert words_glove_lacks.hits == [] and [n.key for n in words_glove_lacks.notices] == ["no_glove_vector"]
+
+
+def test_every_hit_shows_its_own_best_sentences(indexer_index):
+    """ELMo: each hit's passages are its document's own sentences of the highest cosine, with their text and score."""
+    query = "the muddy river bank"
+    sentence_scores = brute_force(indexer_index, query, indexer_index.search_mix.weights)[0]
+    sentences = indexer_index.sentences
+    hits = indexer_index.search(query, k=10, method="elmo")
+    for hit in hits:
+        own = np.flatnonzero(sentences["doc_id"].to_numpy() == hit.doc_id)
+        best = own[np.argsort(-sentence_scores[own], kind="stable")][:2]
+        assert [p.sentence_id for p in hit.passages] == best.tolist()
+        assert [p.text for p in hit.passages] == sentences["text"].iloc[best].tolist()
+        np.testing.assert_allclose([p.score for p in hit.passages], sentence_scores[best], atol=1e-4)
+    assert len(hits) == 10 and any(len(hit.passages) == 2 for hit in hits)
+
+
+def dev_queries() -> list[str]:
+    """The dev queries of the search benches (bench/queries_en.jsonl), as users' queries to the test corpus."""
+    lines = (Path(__file__).resolve().parents[2] / "bench" / "queries_en.jsonl").read_text(encoding="utf-8")
+    return [query["query"] for query in map(json.loads, lines.splitlines()) if query["split"] == "dev"]
+
+
+def floats_apart(found: object) -> tuple[list, list[float]]:
+    """``found`` (an ``asdict`` of results) as its structure with every float taken out, and those floats."""
+    numbers: list[float] = []
+
+    def walk(value: object) -> object:
+        if isinstance(value, float):
+            numbers.append(value)
+            return float
+        if isinstance(value, dict):
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(item) for item in value]
+        return value
+
+    return walk(found), numbers
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_batch_answers_each_query_as_it_is_answered_alone(indexer_index, method):
+    """Every field of every hit (passages, matched words, parts, relevance), the notices and the query as searched
+    are the same whether a query is searched with the others as one list or alone: the dev queries, one with a
+    typo, and ones that match the corpus' words."""
+    queries = [*dev_queries(), "teleskope galaxies", "the muddy river bank", "savings and loan", "bread oven"]
+    together = [asdict(found) for found in indexer_index.search(queries, k=10, method=method)]
+    alone = [asdict(indexer_index.search(query, k=10, method=method)) for query in queries]
+    assert len(together) == len(alone) == len(queries) and sum(len(found["hits"]) for found in alone) > 100
+    for query, a, b in zip(queries, together, alone):
+        (shape_a, numbers_a), (shape_b, numbers_b) = floats_apart(a), floats_apart(b)
+        assert shape_a == shape_b, query
+        # a batch's forward pass rounds differently from a lone query's; relevance magnifies it (1.6e-5 measured)
+        np.testing.assert_allclose(numbers_a, numbers_b, rtol=1e-4, atol=1e-4, err_msg=query)
+
+
+def test_results_turn_into_the_dicts_asdict_makes(indexer_index):
+    """``as_dict`` (the JSON answers' conversion) gives what ``dataclasses.asdict`` gives, containers made anew."""
+    hits = indexer_index.search("the muddy river bank", k=5)
+    neighbors = indexer_index.neighbors("We sat on the muddy river bank.", "bank", k=5)
+    senses = indexer_index.senses("bank")
+    for result in (*hits, neighbors, senses):
+        assert as_dict(result) == asdict(result)
+    plain = as_dict(hits[0])
+    plain["passages"][0]["text"], plain["matched_words"][:] = "changed", []
+    assert hits[0].passages[0].text != "changed" and hits[0].matched_words
+    assert as_dict(neighbors)["glove"] == asdict(neighbors)["glove"] and isinstance(as_dict(neighbors)["glove"], list)
 
 
 def test_nonsense_gets_a_no_good_match_notice(indexer_index):
