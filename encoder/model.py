@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -269,8 +268,6 @@ class LstmLayer(nn.Module):
         """
         if self.fused:
             return self._forward_fused(x, mask, state)
-        if x.device.type == "cpu" and not torch.is_grad_enabled():
-            return self._forward_clipped_cpu(x, mask, state)
         return self._forward_steps(x, mask, state)
 
     def torch_lstm_weights(self, direction: int) -> list[Tensor]:
@@ -296,24 +293,17 @@ class LstmLayer(nn.Module):
         ]
 
     def kernel_weights(self, direction: int, dtype: torch.dtype) -> list[Tensor]:
-        """``torch_lstm_weights`` in ``dtype``, dense, as the kernel reads them (kept while nothing needs gradients:
-        ``_kept``)."""
-        return self._kept(
-            ("kernel", direction, dtype), lambda: [w.to(dtype).contiguous() for w in self.torch_lstm_weights(direction)]
-        )
-
-    def _kept(self, kind: tuple, build: Callable[[], list[Tensor]]) -> list[Tensor]:
-        """The weights ``build`` lays out for a kernel. With gradients off (inference) they are laid out once and kept
-        until a parameter changes (its version, storage or device): re-laying them out on every call was a third of
-        a short query's time. With gradients on they are built on every call, from the parameters."""
+        """``torch_lstm_weights`` in ``dtype``, dense, as the kernel reads them. With gradients off (inference) they
+        are laid out once and kept until a parameter changes (its version, storage or device): re-laying them out
+        on every call was a third of a short query's time. With gradients on they are built on every call."""
         if torch.is_grad_enabled():
-            return build()
-        key = (*kind, *((id(p), p._version, p.data_ptr(), p.device) for p in self.parameters()))
+            return [w.to(dtype).contiguous() for w in self.torch_lstm_weights(direction)]
+        key = (direction, dtype, *((id(p), p._version, p.data_ptr(), p.device) for p in self.parameters()))
         cache = self.__dict__.setdefault("_kernel_weights", {})  # not a buffer: never saved, never moved
         if key not in cache:
             if len(cache) >= 4:  # both directions in two dtypes at most: what is more is stale
                 cache.clear()
-            cache[key] = build()
+            cache[key] = [w.to(dtype).contiguous() for w in self.torch_lstm_weights(direction)]
         return cache[key]
 
     def _forward_fused(
@@ -357,8 +347,7 @@ class LstmLayer(nn.Module):
     def _forward_steps(
         self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """The reference recurrence, step by step (the only way to clip; inference on the CPU runs
-        ``_forward_clipped_cpu``, tested against this). Steps past a row's length are still
+        """The reference recurrence, step by step (the only way to clip). Steps past a row's length are still
         computed (cheaper than masking every step) and then discarded. Without a mask (full windows) nothing
         waits for the GPU: the final state is the last step's."""
         D = self.config.lstm_dim
@@ -389,67 +378,6 @@ class LstmLayer(nn.Module):
                 ending = (last_step == t)[..., None]
                 final_h, final_c = torch.where(ending, h, final_h), torch.where(ending, c, final_c)
         output = torch.stack(outputs, dim=2)
-        return (output if mask is None else output * mask[..., None]), (final_h, final_c)
-
-    def clipped_cpu_weights(self, dtype: torch.dtype) -> list[Tensor]:
-        """The weights ``_forward_clipped_cpu`` reads: input, state and bias in gate blocks i, f, o, 2j (the forget
-        bias added), and the projection. Doubling is exact in floating point, so the j pre-activation comes out
-        exactly twice the reference's, and tanh(j) = 2 sigmoid(2j) - 1 comes out of the one sigmoid of all gates."""
-        D = self.config.lstm_dim
-
-        def gates(w: Tensor) -> Tensor:  # last axis: blocks i, j, f, o -> i, f, o, 2j
-            i, j, f, o = w.to(dtype).split(D, dim=-1)
-            return torch.cat([i, f, o, 2 * j], dim=-1).contiguous()
-
-        return [
-            gates(self.w_input),
-            gates(self.w_state),
-            gates(self._bias_with_forget(self.bias.dtype)),
-            self.w_proj.to(dtype).contiguous(),
-        ]
-
-    def _forward_clipped_cpu(
-        self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """``_forward_steps``'s recurrence for inference on the CPU, in fewer and cheaper operations (the published
-        models are clipped, so their users run this; bench/published_models.py times both).
-
-        torch's CPU tanh is about 6 times slower than its sigmoid, so one sigmoid over the whole step serves the
-        three gates and the candidate j, as tanh(j) = 2 sigmoid(2j) - 1 (the 2 folded into the weights:
-        ``clipped_cpu_weights``); the cell's tanh stays torch's (in the sigmoid form it took the reference fixture
-        past 1e-6). Each step adds its recurrent half in place into the input half computed for all steps at once,
-        updates the cell in one buffer and writes its output straight into the output tensor (time first, so each
-        step's slice is dense). Results differ from ``_forward_steps`` by float32 rounding only (within 1e-6 of the
-        largest value in tests/encoder/test_encoder.py)."""
-        D, P = self.config.lstm_dim, self.config.projection_dim
-        w_input, w_state, bias, w_proj = self.clipped_cpu_weights(x.dtype)
-        _, B, T, _ = x.shape
-        z_all = torch.baddbmm(bias[:, None, :], x.transpose(1, 2).reshape(2, T * B, -1), w_input).view(2, T, B, 4 * D)
-        last_step = None if mask is None else mask.sum(dim=-1) - 1  # (2, B); -1: an empty row keeps its state
-        ends = set() if last_step is None else set(last_step.flatten().tolist())
-        h, c = state
-        final_h, final_c = h, c
-        c = c.clone()  # updated in place; the caller's state stays as it was
-        cell_out = torch.empty(2, B, D, dtype=x.dtype)
-        outputs = torch.empty(T, 2, B, P, dtype=x.dtype)
-        cell_clip, proj_clip = self.config.cell_clip, self.config.proj_clip
-        for t in range(T):
-            z = z_all[:, t].baddbmm_(h, w_state).sigmoid_()
-            i, f, o, j = z.split(D, dim=-1)  # j holds sigmoid(2j), so tanh(j) is 2 j - 1
-            c.mul_(f).addcmul_(i, j, value=2).sub_(i)  # f c + i tanh(j)
-            if cell_clip is not None:
-                c.clamp_(-cell_clip, cell_clip)
-            torch.tanh(c, out=cell_out).mul_(o)
-            h = torch.bmm(cell_out, w_proj, out=outputs[t])
-            if proj_clip is not None:
-                h.clamp_(-proj_clip, proj_clip)
-            if last_step is None:
-                final_h, final_c = h, c
-            elif t in ends:  # some rows end here: remember their state
-                ending = (last_step == t)[..., None]
-                final_h, final_c = torch.where(ending, h, final_h), torch.where(ending, c, final_c)
-        output = outputs.permute(1, 2, 0, 3)
-        final_h = final_h.clone() if last_step is None and T else final_h  # not a view that keeps all outputs
         return (output if mask is None else output * mask[..., None]), (final_h, final_c)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
