@@ -5,13 +5,10 @@ Speed depends only on a model's shape, not on its weights' values, so each publi
 weights of its published shape (``PUBLISHED[name].options()``, the same options.json): nothing is downloaded.
 elmo-original-5.5b has elmo-original's shape, so one row stands for both.
 
-    python -m bench.published_models [--sentences 256] [--threads 2] [--rounds 2]
+    python -m bench.published_models [--sentences 256] [--threads 2]
 
 Embedding speed: the first --sentences of the English demo corpus, embedded stateless in batches of 32
-(``Elmo.embed``'s defaults), after one warm-up batch. The published models are clipped, so on the CPU they run the
-clipped LSTM's CPU path (``LstmLayer._forward_clipped_cpu``, the default); each is timed beside the exact per-step
-path (``LstmLayer._forward_steps`` put in its place), alternating, --rounds times each, the fastest kept. The shipped
-default is unclipped (torch's fused LSTM) and has one figure.
+(``Elmo.embed``'s defaults), after one warm-up batch.
 
     python -m bench.published_models --demo [--shape elmo-original] [--threads 2] [--queries 20] [--documents N]
 
@@ -31,7 +28,6 @@ Prints tables; writes nothing outside a temporary folder.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
@@ -40,15 +36,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from unittest import mock
 
 from demo.corpora import DEMOS, demo_corpus
 from demo.examples import EXAMPLES, TABLE4
 from encoder import PUBLISHED, BiLM, BiLMConfig, Elmo
 from encoder.files import shipped_data
-from encoder.model import LstmLayer
 from encoder.text import text_rules
 from encoder.threads import apply_threads
 from encoder.weights import save_hdf5
@@ -73,13 +66,6 @@ def random_model(name: str) -> BiLM:
     return model
 
 
-@contextlib.contextmanager
-def exact_steps() -> Iterator[None]:
-    """The clipped LSTM runs its exact per-step recurrence where the CPU path would run."""
-    with mock.patch.object(LstmLayer, "_forward_clipped_cpu", LstmLayer._forward_steps):
-        yield
-
-
 def measure(elmo: Elmo, sentences: list[list[str]]) -> float:
     """Tokens per second embedding ``sentences`` (after one warm-up batch)."""
     elmo.embed(sentences[:32])
@@ -91,27 +77,14 @@ def measure(elmo: Elmo, sentences: list[list[str]]) -> float:
 def speed_table(args: argparse.Namespace) -> None:
     sentences = demo_sentences(args.sentences)
     shapes = [name for name in PUBLISHED if name != "elmo-original-5.5b"]
-    print(
-        f"{len(sentences)} sentences, {sum(map(len, sentences)):,} tokens; {args.threads} threads; best of {args.rounds}"
-    )
-    print(
-        f"{'model':15s} {'weights':24s} {'parameters':>12s} {'fp32 MB':>8s} {'out dim':>7s} "
-        f"{'exact steps tok/s':>17s} {'CPU path tok/s':>14s} {'ratio':>6s}"
-    )
+    print(f"{len(sentences)} sentences, {sum(map(len, sentences)):,} tokens; {args.threads} threads")
+    print(f"{'model':20s} {'weights':25s} {'parameters':>12s} {'fp32 MB':>8s} {'out dim':>7s} {'tokens/s':>9s}")
     for name in ["default", *shapes]:
         elmo = Elmo.load("default") if name == "default" else Elmo(random_model(name), name=name)
+        weights = "shipped" if name == "default" else "random, published shape"
         parameters = sum(p.numel() for p in elmo.model.parameters())
-        row = f"{name:15s} {'shipped' if name == 'default' else 'random, published shape':24s} {parameters:>12,} "
-        row += f"{parameters * 4 / 1e6:>8.1f} {elmo.dim:>7d} "
-        if elmo.model.lstm.layers[0].fused:
-            print(row + f"{'(fused LSTM)':>17s} {max(measure(elmo, sentences) for _ in range(args.rounds)):>14,.0f}")
-            continue
-        exact, fast = [], []
-        for _ in range(args.rounds):
-            with exact_steps():
-                exact.append(measure(elmo, sentences))
-            fast.append(measure(elmo, sentences))
-        print(row + f"{max(exact):>17,.0f} {max(fast):>14,.0f} {max(fast) / max(exact):>5.2f}x")
+        speed = measure(elmo, sentences)
+        print(f"{name:20s} {weights:25s} {parameters:>12,} {parameters * 4 / 1e6:>8.1f} {elmo.dim:>7d} {speed:>9,.0f}")
         del elmo
 
 
@@ -185,7 +158,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=256, help="demo sentences embedded (default 256)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
-    parser.add_argument("--rounds", type=int, default=2, help="timed embeddings per path, alternating (default 2)")
     parser.add_argument("--demo", action="store_true", help="build the demo indexes with --shape instead")
     parser.add_argument(
         "--shape", default="elmo-original", choices=list(PUBLISHED), help="(--demo) default %(default)s"
