@@ -226,6 +226,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "wic.other_model": "Beside another model",
         "wic.other_model_help": "The same uses asked of an index of the same documents built with another model (a "
         "folder named FOLDER-MODEL beside this one: `python -m app --model elmo-small` builds the demo's).",
+        "wic.paper_model": "The paper's ELMo beside this model: `python -m encoder download elmo-original`, then "
+        "`python -m app --model elmo-original` (the README's demo section says how long it takes).",
         "wic.other_language": "The {model} index is of another language; choose an index of the same documents.",
         "wic.other_heading": "The same words with {model}",
         "wic.other_list": "**“{word}” in {side}**",
@@ -564,6 +566,8 @@ This model has {n_layers} layers:
         "wic.other_model": "다른 모델과 나란히",
         "wic.other_model_help": "같은 문서를 다른 모델로 만든 색인(이 폴더 옆의 FOLDER-MODEL 폴더, 데모는 "
         "`python -m app --model elmo-small`이 만듭니다)에서 같은 쓰임을 찾습니다.",
+        "wic.paper_model": "논문의 ELMo를 이 모델 옆에서 보려면: `python -m encoder download elmo-original` 다음 "
+        "`python -m app --model elmo-original` (걸리는 시간은 README의 데모 절에 있습니다).",
         "wic.other_language": "{model} 색인은 다른 언어의 색인입니다. 같은 문서의 색인을 고르세요.",
         "wic.other_heading": "{model} 모델로 본 같은 단어",
         "wic.other_list": "**문장 {side}의 “{word}”**",

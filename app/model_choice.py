@@ -45,10 +45,12 @@ def model_name(folder: Path) -> str:
 
 
 def other_model(index: Index) -> Index | None:
-    """A choice of another model's index of the same documents (none: nothing shown), opened; None when there is
-    no other or none is chosen."""
+    """A choice of another model's index of the same documents, opened; None when there is no other or none is
+    chosen. Without another, an English index gets the commands that build the demo with the paper's model."""
     others = {name: path for name, path in variants(index.path).items() if path != index.path}
     if not others:
+        if index.elmo.text.language == "en":
+            st.caption(t("wic.paper_model"))
         return None
     chosen = st.selectbox(
         t("wic.other_model"), list(others), index=None, key=CHOICE_KEY, help=t("wic.other_model_help")

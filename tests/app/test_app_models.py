@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,19 @@ def test_word_in_context_shows_a_published_model_beside_ours(indexes, cache, tin
         assert len(shown) == 2 * len(ranked(at.get_by_key("wide-wic").markdown)) + len(expected)
         scores = [re.search(r"`(-?[\d.]+)`", m).group(1) for m in shown[-len(expected) :]]
         assert scores == [f"{h.score:.3f}" for h in expected]
+
+
+def test_word_in_context_gives_the_papers_model_command_where_there_is_no_other_model(indexes, cache, tmp_path):
+    """An English index alone gets the two commands that put the paper's model beside it; one with another model's
+    index beside it gets the choice instead."""
+    alone = tmp_path / "alone"
+    shutil.copytree(indexes, alone)  # the same index with no FOLDER-MODEL beside it
+    command = "python -m app --model elmo-original"
+    for index, shown in ((alone, True), (indexes, False)):
+        at = word_in_context(index)
+        assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+        assert any(command in c.value for c in at.caption) == shown
+        assert any(box.key == "ui.wic.other_model" for box in at.selectbox) != shown
 
 
 def test_the_sidebar_switches_to_the_published_models_index(indexes, cache):
