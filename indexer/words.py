@@ -22,7 +22,7 @@ from .errors import QueryError, message
 from .options import NeighborsOptions, SensesOptions
 from .parts import IndexParts
 from .queries import Query, layer_weights, read_query
-from .representations import ELMO_NAME, IndexMix, OneLayer, SenseReadout
+from .representations import IndexMix, OneLayer, SenseReadout
 from .results import Comparison, Neighbors, Senses, TokenHit
 from .senses import describe_senses
 from .vectors import ExactSearch, mix
@@ -58,8 +58,8 @@ class WordQuestions:
         """Check a question's representation (None: the sense readout, or "elmo" when ``layers`` are given): None for
         the sense readout, or the ELMo mix's weights for "elmo"."""
         if representation is None:
-            representation = "readout" if layers is None else "elmo"
-        if representation == "elmo":
+            representation = SenseReadout.key if layers is None else IndexMix.key
+        if representation == IndexMix.key:
             return self._token_weights(layers)
         if layers is not None:
             raise QueryError("layers choose an ELMo layer mix: give them with representation='elmo'")
@@ -73,7 +73,7 @@ class WordQuestions:
         kind, index_weights = self.parts.manifest.readout.kind, self.parts.layer_mix.weights
         if weights is None:
             return SenseReadout().name(kind, index_weights)
-        return ELMO_NAME if weights == index_weights else LayerMix(weights).describe()
+        return IndexMix().name(kind, index_weights) if weights == index_weights else LayerMix(weights).describe()
 
     def _centred(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """Readouts of uses of one word (normalised) centred on the mean of its uses ``ids`` in the index, shrunk
