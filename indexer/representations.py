@@ -7,7 +7,7 @@ class here plus the storage it reads.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from encoder.readout import KINDS
 
@@ -24,10 +24,6 @@ class Representation:
     @property
     def choice(self) -> str | int:
         return self.key
-
-    def question(self, index_weights: tuple[float, ...]) -> dict[str, Any]:
-        """The keyword arguments that ask an index's word questions for this representation."""
-        return {"representation": self.key}
 
     def weights(self, index_weights: tuple[float, ...]) -> tuple[float, ...] | None:
         """The ELMo layer mix read (None: not the ELMo layers)."""
@@ -68,9 +64,6 @@ class IndexMix(Representation):
     def weights(self, index_weights: tuple[float, ...]) -> tuple[float, ...] | None:
         return index_weights
 
-    def question(self, index_weights: tuple[float, ...]) -> dict[str, Any]:
-        return {"representation": self.key, "layers": list(self.weights(index_weights) or ())}
-
     def name(self, readout_kind: str, index_weights: tuple[float, ...]) -> str:
         return ELMO_NAME
 
@@ -99,10 +92,6 @@ class OneLayer(IndexMix):
         return "rep.layer"
 
 
-KINDS_OF_REPRESENTATION: tuple[type[Representation], ...] = (SenseReadout, IndexMix, OneLayer)
-KEYS = tuple(dict.fromkeys(kind.key for kind in KINDS_OF_REPRESENTATION))  # what ``representation=`` accepts
-
-
 def choices(n_layers: int) -> list[Representation]:
     """Every representation of an index with ``n_layers`` ELMo layers, in the order pages and tables show them."""
     return [SenseReadout(), IndexMix(), *(OneLayer(j, n_layers) for j in range(n_layers))]
@@ -114,3 +103,6 @@ def by_choice(choice: str | int, n_layers: int) -> Representation:
         if representation.choice == choice:
             return representation
     raise ValueError(f"no representation {choice!r}")
+
+
+KEYS = tuple(dict.fromkeys(representation.key for representation in choices(1)))  # what ``representation=`` accepts

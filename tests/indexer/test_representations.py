@@ -36,13 +36,13 @@ def test_each_representation_reads_and_is_named_as_itself():
     index_weights = (0.2, 0.3, 0.5)
     readout, index_mix, token, top = SenseReadout(), IndexMix(), OneLayer(0, 3), OneLayer(2, 3)
     assert readout.weights(index_weights) is None
-    assert readout.question(index_weights) == {"representation": "readout"}
+    assert readout.key == "readout" and index_mix.key == top.key == "elmo"
     assert readout.name("prediction", index_weights) == "context prediction"
     assert readout.name("states", index_weights) == "context states"
-    assert index_mix.question(index_weights) == {"representation": "elmo", "layers": [0.2, 0.3, 0.5]}
+    assert index_mix.weights(index_weights) == index_weights
     assert index_mix.name("prediction", index_weights) == "ELMo layer mix (paper)"
     assert token.weights(index_weights) == (1.0, 0.0, 0.0)
-    assert top.question(index_weights) == {"representation": "elmo", "layers": [0.0, 0.0, 1.0]}
+    assert top.weights(index_weights) == (0.0, 0.0, 1.0)
     assert [token.name("prediction", index_weights), top.name("prediction", index_weights)] == [
         "ELMo token layer",
         "ELMo layer 2",
