@@ -25,6 +25,7 @@ from encoder.words import is_content_word, normalize
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo, rebuild_command
+from indexer.representations import IndexMix, SenseReadout
 from indexer.results import Comparison, DocumentHit, Neighbors, Results, Senses
 
 from .i18n import t
@@ -195,7 +196,11 @@ def _weights(mix: LayerMix | None) -> tuple[float, ...] | None:
 
 def _representation(weights: tuple[float, ...] | None) -> dict:
     """How a question names its representation to the index: the sense readout (None), or the ELMo layers mixed."""
-    return {"representation": "readout"} if weights is None else {"representation": "elmo", "layers": list(weights)}
+    return (
+        {"representation": SenseReadout.key}
+        if weights is None
+        else {"representation": IndexMix.key, "layers": list(weights)}
+    )
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

@@ -12,6 +12,7 @@ from encoder import LayerMix
 from encoder.mix import PRESETS
 from encoder.text import TextRules
 from encoder.words import is_content_word, normalize
+from indexer.representations import IndexMix, OneLayer, SenseReadout, by_choice, choices
 
 from .i18n import Markdown, plain, t
 from .render import escape
@@ -124,32 +125,25 @@ def layer_mix_control(key: str, n_layers: int, initial: LayerMix) -> LayerMix | 
     return mix
 
 
-READOUT, MIX = "readout", "mix"
-"""The representation choice's options besides the ELMo layers (by number): the index's sense readout ("context
-prediction", what the language model expects at the word) and the index's ELMo layer mix (the paper's way)."""
-
-
 def representation_options(n_layers: int) -> list[str | int]:
-    return [READOUT, MIX, *range(n_layers)]
+    """The representation choice's options as pages and links spell them (``indexer.representations.choices``)."""
+    return [representation.choice for representation in choices(n_layers)]
 
 
 def representation_name(option: str | int, n_layers: int, readout_kind: str) -> str:
     """An option as the page names it, for what it is ("context prediction", "ELMo layer mix (paper)", "ELMo h1 · …"),
     as plain text."""
-    if option == READOUT:
-        return plain(f"rep.{readout_kind}")
-    if option == MIX:
-        return plain("rep.mix")
-    return plain("rep.layer", layer=layer_name(int(option), n_layers))
+    representation = by_choice(option, n_layers)
+    layer = layer_name(representation.layer, n_layers) if isinstance(representation, OneLayer) else ""
+    return plain(representation.i18n_key(readout_kind), layer=layer)
 
 
 def representation_mix(option: str | int, n_layers: int, index_mix: LayerMix) -> LayerMix | None:
     """The ELMo layer mix an option asks the index for; None for the sense readout."""
-    if option == READOUT:
+    weights = by_choice(option, n_layers).weights(index_mix.weights)
+    if weights is None:
         return None
-    if option == MIX:
-        return index_mix
-    return LayerMix.parse([1.0 if j == option else 0.0 for j in range(n_layers)], n_layers)
+    return index_mix if option == IndexMix().choice else LayerMix.parse(list(weights), n_layers)
 
 
 def legacy_layer(n_layers: int, index_mix: LayerMix) -> Callable[[str], str | int | None]:
@@ -159,7 +153,7 @@ def legacy_layer(n_layers: int, index_mix: LayerMix) -> Callable[[str], str | in
 
     def parse(value: str) -> str | int | None:
         if value == "average":
-            return MIX if index_mix.weights == average.weights else None
+            return IndexMix().choice if index_mix.weights == average.weights else None
         return int(value) if value.isascii() and value.isdigit() and int(value) < n_layers else None
 
     return parse
@@ -170,7 +164,7 @@ def representation_choice(key: str, n_layers: int, readout_kind: str, index_mix:
     layer (to watch neighbours move from spelling to meaning). Returns the ELMo mix chosen, None for the readout."""
     options = representation_options(n_layers)
     names = {option: escape(representation_name(option, n_layers, readout_kind)) for option in options}
-    st.session_state.setdefault(key, READOUT)
+    st.session_state.setdefault(key, SenseReadout().choice)
     choice = st.radio(t("rep.label"), options, key=key, horizontal=True, format_func=names.get, help=t("rep.help"))
     return representation_mix(choice, n_layers, index_mix)
 

@@ -14,19 +14,21 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal
 
 from encoder.numbers import Number
 from encoder.options import option
 
 from .errors import QueryError
 from .ranking import METHODS
+from .representations import KEYS
 
 MAX_K = 1_000
 K = Number(int, 1, MAX_K)  # results of a search or neighbours
 SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
 OCCURRENCES = Number(int, 1)  # occurrences clustered at most
-REPRESENTATIONS = ("readout", "elmo")  # how Word in context and Senses read a use: the sense readout, or ELMo's layers
+REPRESENTATIONS = KEYS  # how Word in context and Senses read a use: the sense readout, or ELMo's layers
+RepresentationKey = Literal[KEYS]  # type: ignore[valid-type]  # the HTTP API's enum of them
 AUTO_SENSES = "auto"  # SensesOptions.k: the number of senses chosen by silhouette
 
 LAYERS_HELP = (
@@ -124,7 +126,7 @@ class NeighborsOptions:
         ),
     )
     layers: str | Sequence[float] | None = _layers()
-    representation: str | None = _representation()
+    representation: RepresentationKey | None = _representation()
 
     def __post_init__(self) -> None:
         check(self)
@@ -152,7 +154,7 @@ class SensesOptions:
         metadata=option("cluster a random sample of this many uses at most (default: %(default)s)", rule=OCCURRENCES),
     )
     layers: str | Sequence[float] | None = _layers()
-    representation: str | None = _representation()
+    representation: RepresentationKey | None = _representation()
 
     def __post_init__(self) -> None:
         if self.k != AUTO_SENSES and SENSES_K.problem(self.k) is not None:

@@ -15,19 +15,19 @@ import numpy as np
 import pandas as pd
 
 from encoder import LayerMix
-from encoder.readout import KINDS, Expectation, centred
+from encoder.readout import Expectation, centred
 from encoder.words import normalize
 
 from .errors import QueryError, message
 from .options import NeighborsOptions, SensesOptions
 from .parts import IndexParts
 from .queries import Query, layer_weights, read_query
+from .representations import IndexMix, OneLayer, SenseReadout
 from .results import Comparison, Neighbors, Senses, TokenHit
 from .senses import describe_senses
 from .vectors import ExactSearch, mix
 from .vectors import normalize as normalize_rows
 
-ELMO_NAME = "ELMo layer mix (paper)"
 EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
 MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
 
@@ -58,8 +58,8 @@ class WordQuestions:
         """Check a question's representation (None: the sense readout, or "elmo" when ``layers`` are given): None for
         the sense readout, or the ELMo mix's weights for "elmo"."""
         if representation is None:
-            representation = "readout" if layers is None else "elmo"
-        if representation == "elmo":
+            representation = SenseReadout.key if layers is None else IndexMix.key
+        if representation == IndexMix.key:
             return self._token_weights(layers)
         if layers is not None:
             raise QueryError("layers choose an ELMo layer mix: give them with representation='elmo'")
@@ -70,9 +70,10 @@ class WordQuestions:
     def representation_name(self, weights: tuple[float, ...] | None) -> str:
         """What a representation is called (None: the sense readout): "context prediction", "ELMo layer mix (paper)"
         for the index's mix, else the mix's formula."""
+        kind, index_weights = self.parts.manifest.readout.kind, self.parts.layer_mix.weights
         if weights is None:
-            return KINDS[self.parts.manifest.readout.kind]
-        return ELMO_NAME if weights == self.parts.layer_mix.weights else LayerMix(weights).describe()
+            return SenseReadout().name(kind, index_weights)
+        return IndexMix().name(kind, index_weights) if weights == index_weights else LayerMix(weights).describe()
 
     def _centred(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """Readouts of uses of one word (normalised) centred on the mean of its uses ``ids`` in the index, shrunk
@@ -209,9 +210,13 @@ class WordQuestions:
             layer_vectors.append(layers)
             contexts.append(context)
         n = self.parts.elmo.n_layers
-        names = [*(f"ELMo layer {j}" if j else "ELMo token layer" for j in range(n)), ELMO_NAME]
-        mixes = [*(tuple(float(i == j) for i in range(n)) for j in range(n)), self.parts.layer_mix.weights]
-        cosines = {name: float(mix(layer_vectors[0], w) @ mix(layer_vectors[1], w)) for name, w in zip(names, mixes)}
+        kind, index_weights = self.parts.manifest.readout.kind, self.parts.layer_mix.weights
+        cosines = {}
+        for elmo in (*(OneLayer(j, n) for j in range(n)), IndexMix()):
+            weights = elmo.weights(index_weights)
+            cosines[elmo.name(kind, index_weights)] = float(
+                mix(layer_vectors[0], weights) @ mix(layer_vectors[1], weights)
+            )
         if self.parts.readout is not None:
             readouts = normalize_rows(self.parts.readout.vectors(np.stack(contexts)))
             same = normalize(uses[0][0][uses[0][1]]) == normalize(uses[1][0][uses[1][1]])
