@@ -110,3 +110,23 @@ def test_the_check_finds_a_cycle_and_ignores_type_checking_imports():
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import x\nelse:\n    import y\ndef f():\n    import z\n"
     )
     assert sorted(n.names[0].name for n in runtime_imports(tree) if isinstance(n, ast.Import)) == ["y", "z"]
+
+
+def test_no_test_imports_conftest_or_another_test_module():
+    """What tests share lives in importable modules (``tests/helpers.py``, ``tests/bad_input.py``,
+    ``tests/app/pages.py``); fixtures come from conftest.py by pytest, never by an import, and no test module is
+    another's library."""
+    found = []
+    for path in (ROOT / "tests").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            found += [
+                f"{path.relative_to(ROOT)}: {name}" for name in names if name == "conftest" or name.startswith("test_")
+            ]
+    assert not found, found

@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
-from test_app import (
+from pages import (
     SIZES,
     assert_clean,
     caption_contrast,
@@ -31,6 +30,7 @@ from test_app import (
     texts,
     wait_for_text,
 )
+from streamlit.testing.v1 import AppTest
 
 from app.i18n import STRINGS
 from app.render import NOTICES

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pages import blend, contrast
 from scipy.spatial import Delaunay
 
 from app import url
@@ -116,26 +117,6 @@ def test_a_typed_english_word_is_itself_when_the_index_has_it() -> None:
 
 
 # ------------------------------------------------------------------------------------------ contrast
-def luminance(colour: str) -> float:
-    """WCAG 2.1 relative luminance of an sRGB colour "#rrggbb"."""
-    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
-    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
-def contrast(foreground: str, background: str = "#ffffff") -> float:
-    lighter, darker = sorted((luminance(foreground), luminance(background)), reverse=True)
-    return (lighter + 0.05) / (darker + 0.05)
-
-
-def blend(colour: str, opacity: float, background: str = "#ffffff") -> str:
-    """``colour`` at ``opacity`` over ``background``, as the browser paints it."""
-    mixed = [
-        round(opacity * int(colour[i : i + 2], 16) + (1 - opacity) * int(background[i : i + 2], 16)) for i in (1, 3, 5)
-    ]
-    return "#" + "".join(f"{c:02x}" for c in mixed)
-
-
 def test_contrast_is_computed_as_wcag_does() -> None:
     assert contrast("#000000") == pytest.approx(21) and contrast("#ffffff") == pytest.approx(1)
     assert contrast("#767676") == pytest.approx(4.54, abs=0.01)  # the lightest grey that passes AA on white
