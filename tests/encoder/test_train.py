@@ -744,3 +744,34 @@ def test_frozen_char_cnn_gives_the_rest_the_same_gradients_and_stays_as_it_was(t
     after = load_file(tmp_path / "model.safetensors")
     moved = {name for name in before if not torch.equal(before[name], after[name])}
     assert moved and all(name.startswith("lstm.") for name in moved), moved
+
+
+def test_the_fine_tuning_bench_counts_the_flops_a_hand_count_gives():
+    """``bench.finetune_cpu.step_flops`` on a tiny model: the char CNN's forward is the hand count of its
+    convolutions (each filter over every window of the 50 characters), highway and projection; its backward is twice
+    that, and freezing it removes that backward and the first LSTM layer's input gradient, both directions."""
+    from bench.finetune_cpu import fine_tuning, step_flops
+    from encoder.lm_data import Batch
+    from encoder.lm_head import LanguageModel, LMHead
+    from encoder.model import BiLM
+    from encoder.train import SIZES
+
+    config, n_types, rows, steps = SIZES["tiny"], 7, 3, 4
+    bilm = BiLM(config)
+    bilm.reset_parameters(0)
+    lm = LanguageModel(bilm, LMHead(config.projection_dim, 100))
+    generator = torch.Generator().manual_seed(0)
+    batch = Batch(
+        torch.randint(1, 200, (n_types, 50), generator=generator),
+        torch.randint(0, n_types, (2, rows, steps), generator=generator),
+        torch.randint(0, 100, (2, rows, steps), generator=generator),
+    )
+    E, F, P, H = config.char_embed_dim, config.n_filters, config.projection_dim, config.lstm_dim
+    char_cnn = n_types * (
+        sum(2 * E * width * n * (50 - width + 1) for width, n in config.filters)
+        + config.n_highway * 2 * (2 * F * F)
+        + 2 * F * P
+    )
+    lstm_input_gradient = 2 * (2 * rows * steps * P * 4 * H)
+    trained, frozen = (step_flops(*fine_tuning(lm, rows, steps, f), batch) for f in (False, True))
+    assert trained - frozen == 2 * char_cnn + lstm_input_gradient
