@@ -109,6 +109,11 @@ def check_modes(cfg: TrainConfig) -> None:
         )
     if cfg.language is not None and cfg.language not in LANGUAGES:
         raise ValueError(f"--language must be one of {', '.join(LANGUAGES)}, not {cfg.language!r}")
+    if cfg.freeze_char_cnn and not (cfg.init_from or cfg.continue_from or cfg.resume):
+        raise ValueError(
+            "--freeze-char-cnn keeps a trained char CNN as it is: give the model to fine-tune with --init-from or "
+            "--continue (a run from scratch must train its char CNN)"
+        )
     if cfg.continue_from and cfg.vocab:
         raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
     for name, rule in NUMBERS.items():
@@ -461,6 +466,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     else:
         lm, vocab = build_language_model(cfg, corpus, rank, world)
     lm.to(device)
+    lm.bilm.char_cnn.requires_grad_(not cfg.freeze_char_cnn)  # frozen: no gradient, so autograd skips its backward
     optimizer = make_optimizer(cfg, list(lm.parameters()))
     torch.manual_seed(cfg.seed * 1000 + rank)  # dropout masks: reproducible, different on every rank
     state = lm.bilm.lstm.zero_state(cfg.batch_size, device)

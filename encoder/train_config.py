@@ -155,6 +155,13 @@ class TrainConfig:
             unset=True,
         ),
     )
+    freeze_char_cnn: bool = field(  # the CPU lever of docs/training.md, "Fine-tuning on a CPU"
+        default=False,
+        metadata=option(
+            "fine-tuning (--init-from, --continue): keep the char CNN, highway and projection as they are and train "
+            "the LSTMs and the softmax; their backward pass is skipped (measured on 2 CPU cores: docs/training.md)"
+        ),
+    )
     vocab: str | None = field(
         default=None,
         metadata=option("vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one"),

@@ -105,6 +105,12 @@ CLI = [
         "--resume|--overwrite",
     ),
     Cmd(
+        "train from scratch with a frozen char CNN",
+        lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--freeze-char-cnn"),
+        ERROR,
+        "--freeze-char-cnn keeps a trained char CNN as it is: give the model to fine-tune with --init-from",
+    ),
+    Cmd(
         "train resume and overwrite",
         lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--resume", "--overwrite"),
         ERROR,

@@ -713,3 +713,65 @@ def test_overwrite_into_a_new_folder_starts_a_run(corpus, tmp_path):
     out = tmp_path / "new" / "run"
     train(TrainConfig(corpus=[str(corpus["train"])], out=str(out), overwrite=True, max_tokens=8 * 10, **TINY))
     assert (out / "config.json").is_file() and (out / "run.json").is_file()
+
+
+def test_frozen_char_cnn_gives_the_rest_the_same_gradients_and_stays_as_it_was(trained, small_text, corpus, tmp_path):
+    """``--freeze-char-cnn``: the LSTMs and the head get the gradients of the unfrozen step, bit for bit (the same
+    operations; only the char CNN's backward is left out), the char CNN gets none; and a fine-tuning run leaves its
+    weights exactly as they were while the LSTMs move."""
+    out, _, _ = trained
+    text, _, _ = small_text
+    gradients = []
+    for frozen in (False, True):
+        lm, vocab = load_language_model(out)
+        lm.train().bilm.char_cnn.requires_grad_(not frozen)
+        batch = next(iter(LMBatches(text, vocab, 2, 5, 0, cutoffs=lm.head.cutoffs)))[0]
+        torch.manual_seed(0)
+        nll, count, _ = lm(batch, lm.bilm.lstm.zero_state(2), dropout=0.1)
+        (nll / count).mean().backward()
+        gradients.append({name: p.grad for name, p in lm.named_parameters()})
+    trained_grads, frozen_grads = gradients
+    for name, grad in frozen_grads.items():
+        if name.startswith("bilm.char_cnn."):
+            assert grad is None and trained_grads[name] is not None
+        else:
+            assert torch.equal(grad, trained_grads[name]), name
+    before = load_file(out / "model.safetensors")
+    cfg = TrainConfig(
+        corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3, **TINY
+    )
+    train(replace(cfg, freeze_char_cnn=True))
+    after = load_file(tmp_path / "model.safetensors")
+    moved = {name for name in before if not torch.equal(before[name], after[name])}
+    assert moved and all(name.startswith("lstm.") for name in moved), moved
+
+
+def test_the_fine_tuning_bench_counts_the_flops_a_hand_count_gives():
+    """``bench.finetune_cpu.step_flops`` on a tiny model: the char CNN's forward is the hand count of its
+    convolutions (each filter over every window of the 50 characters), highway and projection; its backward is twice
+    that, and freezing it removes that backward and the first LSTM layer's input gradient, both directions."""
+    from bench.finetune_cpu import fine_tuning, step_flops
+    from encoder.lm_data import Batch
+    from encoder.lm_head import LanguageModel, LMHead
+    from encoder.model import BiLM
+    from encoder.train import SIZES
+
+    config, n_types, rows, steps = SIZES["tiny"], 7, 3, 4
+    bilm = BiLM(config)
+    bilm.reset_parameters(0)
+    lm = LanguageModel(bilm, LMHead(config.projection_dim, 100))
+    generator = torch.Generator().manual_seed(0)
+    batch = Batch(
+        torch.randint(1, 200, (n_types, 50), generator=generator),
+        torch.randint(0, n_types, (2, rows, steps), generator=generator),
+        torch.randint(0, 100, (2, rows, steps), generator=generator),
+    )
+    E, F, P, H = config.char_embed_dim, config.n_filters, config.projection_dim, config.lstm_dim
+    char_cnn = n_types * (
+        sum(2 * E * width * n * (50 - width + 1) for width, n in config.filters)
+        + config.n_highway * 2 * (2 * F * F)
+        + 2 * F * P
+    )
+    lstm_input_gradient = 2 * (2 * rows * steps * P * 4 * H)
+    trained, frozen = (step_flops(*fine_tuning(lm, rows, steps, f), batch) for f in (False, True))
+    assert trained - frozen == 2 * char_cnn + lstm_input_gradient
