@@ -62,7 +62,8 @@ K = 10
 
 
 def timed(module, name: str, times: dict) -> None:
-    """Wrap ``module.name`` so that its seconds add up in ``times[name]``."""
+    """Wrap ``module.name`` (a module's function, or an object's method) so that its seconds add up in
+    ``times[name]``."""
     real = getattr(module, name)
 
     def wrapper(*args, **kwargs):

@@ -33,6 +33,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from bench.scale import timed
 from indexer.factory import ivf_lists, tune_search_params
 
 QUERIES = [
@@ -154,7 +155,7 @@ def whole_process(path: Path, processes: int, rounds: int, against: Path | None)
     if not FolderInfo.of(path).has_index:
         print(f"whole processes: no index at {path}; build the demo index first (see part 2)")
         return
-    checkouts = [("this checkout", ROOT)] + [(f"{against}", against.resolve())] * (against is not None)
+    checkouts = [("this checkout", ROOT)] + ([(str(against), against.resolve())] if against is not None else [])
     command = ["-m", "indexer", "search", "--index", str(path.resolve()), "--k", "10"]
     print(f"1-minute load average before: {load():.2f}\n")
     print(f"| checkout | method | one query, whole process (s) | {len(QUERIES)} queries in one process (s) |")
@@ -319,9 +320,9 @@ from indexer import Index
 apply_threads(None)
 index = Index.open(sys.argv[1], verify=False)
 lap("open the index (tables, FAISS indexes, the model)")
-index.bm25
+index.parts.bm25
 lap("first use: BM25 matrix")
-index.glove.glove
+index.parts.glove.glove
 lap("first use: GloVe (is a query word a word?)")
 index.search(sys.argv[2], method=sys.argv[3])
 lap("the first query (chance scores of its length, the model's first run)")
@@ -362,15 +363,7 @@ def where_time_goes(path: Path, repeats: int) -> None:
     spent: dict[str, float] = {}
     search = index.document_search
     for stage in stages:  # each stage timed where it is called (an instance attribute over the method)
-
-        def timed(*args, _stage=stage, _method=getattr(search, stage), **kwargs):
-            start = time.perf_counter()
-            try:
-                return _method(*args, **kwargs)
-            finally:
-                spent[_stage] = spent.get(_stage, 0.0) + time.perf_counter() - start
-
-        setattr(search, stage, timed)
+        timed(search, stage, spent)
     best: dict[str, float] | None = None
     for repeat in range(repeats + 1):  # the first pass is the warm-up
         spent.clear()
