@@ -27,11 +27,10 @@ SUBSAMPLES = 5
 SUBSAMPLE_SHARE = 0.8
 MAX_SUBSAMPLE = 200
 """"auto" clusters ``SUBSAMPLES`` seeded subsamples of this share of the uses (at most ``MAX_SUBSAMPLE``, which
-bounds the cost for frequent words) at each candidate k. The rule (the most
-stable k, on the readout beside the ELMo mix) was chosen by ``bench/sense_k.py`` on labelled development words (the
-demo's labels, SemCor): the best mean adjusted Rand index over SemCor and the Korean demo words of the rules it
-compares, with no more k error on SemCor than the silhouette rule before it and no Senses-page word left at one
-sense (docs/app.md, "Senses, how many")."""
+bounds the cost for frequent words) at each candidate k. The rule (the most stable k, on the readout beside the ELMo
+mix) was chosen by ``bench/sense_k.py`` on labelled development words (the demo's labels, SemCor): the best mean
+adjusted Rand index over SemCor and the Korean demo words of the rules it compares, with no more k error on SemCor
+than the silhouette rule before it and no Senses-page word left at one sense (docs/app.md, "Senses, how many")."""
 N_EXAMPLES = 5
 
 
@@ -60,9 +59,10 @@ def stability(vectors: np.ndarray, k: int, labels: np.ndarray, seed: int = 0) ->
 
 def auto_k(vectors: np.ndarray, seed: int = 0) -> int:
     """The number of senses "auto" reports for these uses: of k = 2 .. min(8, n // MIN_CLUSTER), the k whose k-means
-    has clusters of ``MIN_CLUSTER`` uses or more and comes back the most alike in subsamples (``stability``); 2 where the uses can fill two senses
-    yet no such clustering has clusters that big (a word is never collapsed to one sense while its uses could show
-    two); 1 below 2 * ``MIN_CLUSTER`` uses, too few to tell senses apart."""
+    has clusters of ``MIN_CLUSTER`` uses or more and comes back the most alike in subsamples (``stability``; the
+    smallest such k on a tie); 2 where the uses can fill two senses yet no such clustering has clusters that big (a
+    word is never collapsed to one sense while its uses could show two); 1 below 2 * ``MIN_CLUSTER`` uses, too few
+    to tell senses apart."""
     n = len(vectors)
     best: tuple[float, int] | None = None
     for k in range(2, min(MAX_AUTO_K, n // MIN_CLUSTER) + 1):
