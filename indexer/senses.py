@@ -1,6 +1,6 @@
-"""Word senses: k-means over the vectors of a word's occurrences (its sense readout or ELMo layers), k chosen by
-silhouette among the clusterings whose every sense has ``MIN_CLUSTER`` uses, PCA to 2-D, each cluster named by the
-words that mark its uses out."""
+"""Word senses: k-means over the vectors of a word's occurrences (its sense readout beside its ELMo layer mix, or
+the mix alone), k the most stable under subsampling among the clusterings whose every sense has ``MIN_CLUSTER`` uses,
+PCA to 2-D, each cluster named by the words that mark its uses out."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
-from sklearn.metrics import silhouette_score
+from sklearn.metrics import adjusted_rand_score, silhouette_score
 
 from encoder.lm_data import SPECIALS
 from encoder.words import is_content_word, normalize
@@ -21,24 +21,54 @@ from .results import SenseCluster, SensePoint, Senses
 
 MAX_AUTO_K = 8
 MIN_CLUSTER = 5
-"""Uses a sense needs at least for "auto" to report it: k is at most n // MIN_CLUSTER, and among those the
-silhouette picks only clusterings whose every cluster is this big. Chosen by ``bench/sense_k.py`` on labelled
-development words (the demo's labels, SemCor): the lowest mean |k error| of the rules it compares that fit no
-threshold to those words, with no Senses-page word left at one sense (docs/app.md, "Senses, how many")."""
+"""Uses a sense needs at least for "auto" to report it: k is at most n // MIN_CLUSTER, and only clusterings whose
+every cluster is this big are candidates."""
+SUBSAMPLES = 5
+SUBSAMPLE_SHARE = 0.8
+MAX_SUBSAMPLE = 200
+""""auto" clusters ``SUBSAMPLES`` seeded subsamples of this share of the uses (at most ``MAX_SUBSAMPLE``, which
+bounds the cost for frequent words) at each candidate k. The rule (the most stable k, on the readout beside the ELMo
+mix) was chosen by ``bench/sense_k.py`` on labelled development words (the demo's labels, SemCor): the best mean
+adjusted Rand index over SemCor and the Korean demo words of the rules it compares, with no more k error on SemCor
+than the silhouette rule before it and no Senses-page word left at one sense (docs/app.md, "Senses, how many")."""
 N_EXAMPLES = 5
 
 
+def beside_mix(readouts: np.ndarray, mix: np.ndarray) -> np.ndarray:
+    """What a word's senses are clustered on: each use's sense readout (unit, already centred on the word) beside its
+    ELMo layer mix centred on the word's mean use, each half of the cosine. The readout tells what the LM expects at
+    the word, the mix what the word there is: together they separate senses best on the development words."""
+    centred_mix = mix - mix.mean(0)
+    centred_mix /= np.maximum(np.linalg.norm(centred_mix, axis=1, keepdims=True), 1e-12)
+    return np.hstack([readouts, centred_mix]) / np.sqrt(2)
+
+
+def stability(vectors: np.ndarray, k: int, labels: np.ndarray, seed: int = 0) -> float:
+    """How much k-means at ``k`` finds the same senses in subsamples of the uses: the mean adjusted Rand index of
+    each seeded subsample's clustering against ``labels`` (the whole set's) on the subsample's uses. Real senses
+    come back whatever uses are left out; a split of one sense moves with the sample."""
+    rng = np.random.default_rng(seed)
+    n = len(vectors)
+    agreement = []
+    for i in range(SUBSAMPLES):
+        sample = np.sort(rng.choice(n, min(int(SUBSAMPLE_SHARE * n), MAX_SUBSAMPLE), replace=False))
+        again = KMeans(k, n_init=1, random_state=seed + 1 + i).fit_predict(vectors[sample])
+        agreement.append(adjusted_rand_score(labels[sample], again))
+    return float(np.mean(agreement))
+
+
 def auto_k(vectors: np.ndarray, seed: int = 0) -> int:
-    """The number of senses "auto" reports for these uses: of k = 2 .. min(8, n // MIN_CLUSTER), the k-means whose
-    clusters all hold ``MIN_CLUSTER`` uses or more with the best cosine silhouette; 2 where the uses can fill two
-    senses yet no such clustering has clusters that big (a word is never collapsed to one sense while its uses
-    could show two); 1 below 2 * ``MIN_CLUSTER`` uses, too few to tell senses apart."""
+    """The number of senses "auto" reports for these uses: of k = 2 .. min(8, n // MIN_CLUSTER), the k whose k-means
+    has clusters of ``MIN_CLUSTER`` uses or more and comes back the most alike in subsamples (``stability``; the
+    smallest such k on a tie); 2 where the uses can fill two senses yet no such clustering has clusters that big (a
+    word is never collapsed to one sense while its uses could show two); 1 below 2 * ``MIN_CLUSTER`` uses, too few
+    to tell senses apart."""
     n = len(vectors)
     best: tuple[float, int] | None = None
     for k in range(2, min(MAX_AUTO_K, n // MIN_CLUSTER) + 1):
         labels = KMeans(k, n_init=4, random_state=seed).fit_predict(vectors)
         if np.bincount(labels, minlength=k).min() >= MIN_CLUSTER:
-            score = float(silhouette_score(vectors, labels, metric="cosine"))
+            score = stability(vectors, k, labels, seed)
             if best is None or score > best[0]:
                 best = (score, k)
     if best is not None:

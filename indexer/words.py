@@ -24,7 +24,7 @@ from .parts import IndexParts
 from .queries import Query, layer_weights, read_query
 from .representations import IndexMix, OneLayer, SenseReadout
 from .results import Comparison, Neighbors, Senses, TokenHit
-from .senses import describe_senses
+from .senses import beside_mix, describe_senses
 from .vectors import ExactSearch, mix
 from .vectors import normalize as normalize_rows
 
@@ -252,6 +252,8 @@ class WordQuestions:
             notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
         vectors = self.vectors_of_uses(ids, every_use, weights)
+        if weights is None:  # the readout is clustered beside the index's ELMo mix (senses.beside_mix)
+            vectors = beside_mix(vectors, self.parts.token_vectors.gather(ids, self.parts.layer_mix.weights))
         sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]
         rows = self.parts.sentences.iloc[sentence_ids]
         result = describe_senses(

@@ -39,7 +39,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "senses",
         help="cluster a word's uses into senses",
         description="Cluster the uses of WORD in the collection by their ELMo vectors (k-means, "
-        "k by silhouette among clusterings whose every sense has 5 uses or more when auto) and give each cluster's typical sentences and "
+        "k when auto: the most stable under subsampling among clusterings whose every sense has 5 uses or more) and "
+        "give each cluster's typical sentences and "
         "2-D (PCA) coordinates for plotting.",
     )
     senses.add_argument("--word", required=True, help="the word")

@@ -11,7 +11,7 @@ from indexer import vectors
 from indexer.bm25 import BM25, KeywordTerms
 from indexer.factory import build_faiss, choose_factory, tune_search_params
 from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
-from indexer.senses import MIN_CLUSTER, auto_k, choose_clusters, describe_senses
+from indexer.senses import MIN_CLUSTER, auto_k, beside_mix, choose_clusters, describe_senses
 from indexer.vectors import ExactSearch, LayerStore, VectorSet, faiss_search, mix
 
 
@@ -87,25 +87,49 @@ def test_senses_of_planted_clusters():
     assert len(describe_senses("x", vectors[:1], sentences[:1], contexts[:1], ENGLISH_STOPWORDS).clusters) == 1
 
 
-def test_auto_k_finds_two_planted_senses_and_never_more_than_the_uses_can_fill():
-    """Two well-separated blobs: 2 senses, found again as they were planted; one blob: the documented minimum (2
-    once the uses could fill two senses of ``MIN_CLUSTER``, 1 below); never more senses than n // MIN_CLUSTER,
-    and never a sense of fewer than ``MIN_CLUSTER`` uses where a clustering with none exists."""
+def test_auto_k_finds_two_and_three_planted_senses_as_they_were_planted():
+    """The k rule on synthetic senses: two blobs of uneven size give k = 2, three give k = 3, each found again as
+    planted (a rule that always took the smallest or the largest allowed k, or the least stable, fails one)."""
     rng = np.random.default_rng(3)
     centres = unit(rng.normal(size=(4, 16)))
-    planted = np.repeat([0, 1], [14, 10])
-    two = unit(centres[planted] + 0.05 * rng.normal(size=(24, 16)))
-    labels, silhouette = choose_clusters(two)
-    assert auto_k(two) == 2 and (labels == planted).all() and silhouette > 0.5
-    blob = unit(rng.normal(size=(40, 16)))  # no structure
-    assert auto_k(blob) == 2 and auto_k(blob[: 2 * MIN_CLUSTER - 1]) == 1
+    for sizes in ([14, 10], [12, 9, 15]):
+        planted = np.repeat(np.arange(len(sizes)), sizes)
+        uses = unit(centres[planted] + 0.15 * rng.normal(size=(len(planted), 16)))
+        labels, silhouette = choose_clusters(uses)
+        assert auto_k(uses) == len(sizes) and silhouette > 0.2
+        assert len(set(zip(labels.tolist(), planted.tolist()))) == len(sizes)  # one cluster per planted sense
+
+
+def test_auto_k_never_more_senses_than_the_uses_can_fill():
+    """Never more senses than n // ``MIN_CLUSTER``, never a sense of fewer than ``MIN_CLUSTER`` uses where a
+    clustering with none exists, at least 2 once the uses could fill two senses, 1 below."""
+    rng = np.random.default_rng(3)
+    centres = unit(rng.normal(size=(4, 16)))
+    blob = unit(rng.normal(size=(40, 16)))  # no structure: any k the uses can fill
+    assert 2 <= auto_k(blob) <= 40 // MIN_CLUSTER and auto_k(blob[: 2 * MIN_CLUSTER - 1]) == 1
     assert (choose_clusters(blob[: 2 * MIN_CLUSTER - 1])[0] == 0).all()
-    four = np.repeat([0, 1, 2, 3], 3)  # 12 uses in four tight groups of 3: k = 4 would be the best silhouette
+    four = np.repeat([0, 1, 2, 3], 3)  # 12 uses in four tight groups of 3: k = 4 would be the clearest
     tight = unit(centres[four] + 0.01 * rng.normal(size=(12, 16)))
     assert auto_k(tight) == 12 // MIN_CLUSTER == 2
-    many = np.repeat(np.arange(4), [3, 3, 17, 17])  # two senses too small to show alone: 3, none under 5 uses
+    many = np.repeat(np.arange(4), [3, 3, 17, 17])  # two senses too small to show alone: never a cluster under 5
     uneven = unit(centres[many] + 0.01 * rng.normal(size=(40, 16)))
-    assert auto_k(uneven) == 3 and np.bincount(choose_clusters(uneven)[0]).min() >= MIN_CLUSTER
+    assert auto_k(uneven) in (2, 3) and np.bincount(choose_clusters(uneven)[0]).min() >= MIN_CLUSTER
+
+
+def test_senses_are_clustered_on_the_readout_beside_the_centred_mix():
+    """``beside_mix``: unit rows, the readout's half as given, the mix's centred on the word's mean use; senses that
+    only the ELMo mix tells apart (the readouts are noise) are found by the k rule on both together."""
+    rng = np.random.default_rng(5)
+    planted = np.repeat([0, 1], [12, 12])
+    readouts = unit(rng.normal(size=(24, 16)))
+    shared = 3 * unit(rng.normal(size=(1, 16)))  # every use's mix shares a large common part: centring removes it
+    mix = shared + unit(rng.normal(size=(2, 16)))[planted] + 0.1 * rng.normal(size=(24, 16))
+    both = beside_mix(readouts, mix)
+    np.testing.assert_allclose(np.linalg.norm(both, axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(both[:, :16] * np.sqrt(2), readouts, rtol=1e-5)
+    np.testing.assert_allclose((both[:, 16:] * np.sqrt(2)).mean(0) @ unit(shared[0]), 0.0, atol=0.05)
+    labels, _ = choose_clusters(both)
+    assert auto_k(both) == 2 and len(set(zip(labels.tolist(), planted.tolist()))) == 2
 
 
 def test_as_many_senses_as_uses_asked_of_a_word_with_two_uses():
