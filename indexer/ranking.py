@@ -20,7 +20,8 @@ for sleeping better" and "How much should you tip?"); it was set on the off-topi
 margin; under it relevance stops at ``BELOW_THE_BEST``. Relevance never falls as the score the list is sorted by
 rises, so it falls down the list; below ``RELEVANCE_LINE`` a document is not clearly better than chance ("no good
 match" when even the best one is). Under ``MIN_CALIBRATED_DOCUMENTS`` documents the random queries' best
-documents are too few to say what chance scores: relevance is said to be uncalibrated (``calibrated``).
+documents are too few to say what chance scores (``calibrated``): a hit then has no relevance and no line (None),
+and no "no good match" is said; the documents are ranked by score all the same.
 
 The weight, the search layer mix (``Settings.search_layers``) and the pooling were chosen on the 60 dev queries
 of ``bench/queries_en.jsonl``; ``bench/search_quality.py`` measures every method and prints the weight grid.
@@ -112,13 +113,20 @@ def calibrated(n_documents: int) -> bool:
     return n_documents >= MIN_CALIBRATED_DOCUMENTS
 
 
+def shows_relevance(best_above_line: bool | None) -> bool:
+    """Whether a list of hits shows relevance (percentages, bars, the line where the weaker matches begin): only
+    when its best hit is above the line (``best_above_line``). With no good match (False) its numbers would all be
+    near 0 %, and without a relevance (None: too few documents) there are none: the hits are a plain ranked list."""
+    return best_above_line is True
+
+
 def fuse(parts: Mapping[str, np.ndarray], nulls: Mapping[str, Null], weights: Mapping[str, float]) -> np.ndarray:
     """The hybrid score: the weighted sum of the parts' scores in units of chance."""
     return sum(weight * nulls[part].z(parts[part]) for part, weight in weights.items())
 
 
 def found_by_meaning(
-    relevance: float,
+    relevance: float | None,
     parts: Mapping[str, float],
     nulls: Mapping[str, Null],
     weights: Mapping[str, float],
@@ -126,10 +134,16 @@ def found_by_meaning(
 ) -> bool:
     """Whether a document was found by meaning: it shares no keyword with the query (``matched_words``), so only
     the vectors can have brought it; or it is above the line (``relevance``), and of its ``parts`` ELMo's weighs
-    most in its score and is itself above the line."""
+    most in its score and is itself above the line. Without a relevance (an uncalibrated collection) there is no
+    line: only the first holds."""
     if not matched_words:
         return True
-    if relevance < RELEVANCE_LINE or "elmo" not in parts or nulls["elmo"].relevance(parts["elmo"]) < RELEVANCE_LINE:
+    if (
+        relevance is None
+        or relevance < RELEVANCE_LINE
+        or "elmo" not in parts
+        or nulls["elmo"].relevance(parts["elmo"]) < RELEVANCE_LINE
+    ):
         return False
     shares = {part: weight * nulls[part].z(parts[part]) for part, weight in weights.items()}
     return max(shares, key=shares.get) == "elmo"
