@@ -33,6 +33,7 @@ from .ranking import (
     found_by_meaning,
     fuse,
     parts_of,
+    relevance_margin,
 )
 from .results import DocumentHit, Evidence, Passage, Results
 from .spelling import correctable
@@ -111,7 +112,8 @@ class DocumentSearch:
         chance = self.null(method, weights, query.n_words)
         n_documents = parts.manifest.counts.documents
         graded = calibrated(n_documents)  # else no relevance, no line, no verdict: the documents ranked by score
-        relevance = chance.relevance(found.scores)
+        margin = relevance_margin(query.content_stems, parts.bm25.vocab)
+        relevance = chance.relevance(found.scores, margin)
         if not graded:
             notices.append(message("relevance_uncalibrated", n=n_documents))
         elif relevance[0] < RELEVANCE_LINE:
@@ -125,7 +127,7 @@ class DocumentSearch:
         doc_ids, titles = (parts.docs[column].take(found.ids).tolist() for column in ("doc_id", "title"))
         hit_above_chance = chance.z(found.scores).tolist()
         above_chance = {part: nulls[part].z(found.parts[part]).tolist() for part in shares}
-        part_relevance = {part: nulls[part].relevance(found.parts[part]).tolist() for part in shares}
+        part_relevance = {part: nulls[part].relevance(found.parts[part], margin).tolist() for part in shares}
         hits = []
         for i in range(len(rows)):
             scores = {part: float(found.parts[part][i]) for part in shares}
@@ -146,7 +148,7 @@ class DocumentSearch:
                         )
                         for part, score in scores.items()
                     },
-                    by_meaning=found_by_meaning(hit_relevance, scores, nulls, shares, matched[i]),
+                    by_meaning=found_by_meaning(hit_relevance, scores, nulls, shares, matched[i], margin),
                     above_line=bool(relevance[i] >= RELEVANCE_LINE) if graded else None,
                 )
             )

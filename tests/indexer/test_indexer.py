@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import brute_force, waits_for
+from scipy.special import ndtr
 
 from encoder.options import option_fields
 from indexer import (
@@ -36,12 +37,14 @@ from indexer.manifest import settings_flags
 from indexer.ranking import (
     BELOW_THE_BEST,
     HYBRID_ELMO_WEIGHT,
+    KNOWN_WORDS_MARGIN,
     METHODS,
     MIN_CALIBRATED_DOCUMENTS,
     RELEVANCE_LINE,
     RELEVANCE_MARGIN,
     Null,
     parts_of,
+    relevance_margin,
 )
 from indexer.results import as_dict
 
@@ -207,14 +210,36 @@ def test_relevance_is_the_share_of_random_queries_beaten_by_a_margin():
     null = Null.of([0.1, 0.2, 0.3, 0.4, -np.inf])  # a random query that found nothing is left out
     spread = np.std([0.1, 0.2, 0.3, 0.4])
     assert (null.mean, null.spread, null.best) == pytest.approx((0.25, spread, 0.4))
-    assert null.relevance(np.array([0.25 + RELEVANCE_MARGIN * spread]))[0] == pytest.approx(0.5)
-    assert null.relevance(np.array([0.4]))[0] < RELEVANCE_LINE  # the best random query's score: under the line
-    relevance = null.relevance(np.array([-1.0, 0.0, 0.2, 0.3, 0.5, 2.0]))
+    assert null.relevance(np.array([0.25 + RELEVANCE_MARGIN * spread]), RELEVANCE_MARGIN)[0] == pytest.approx(0.5)
+    for margin in (KNOWN_WORDS_MARGIN, RELEVANCE_MARGIN):  # the best random query's score: under the line
+        assert null.relevance(np.array([0.4]), margin)[0] < RELEVANCE_LINE
+    relevance = null.relevance(np.array([-1.0, 0.0, 0.2, 0.3, 0.5, 2.0]), RELEVANCE_MARGIN)
     assert np.all(np.diff(relevance) > 0) and relevance[0] < 0.01 and relevance[-1] > 0.995
     assert Null.of([]).spread == 1.0 and Null.of([0.7, 0.7]).spread > 0  # no division by zero
     heavy_tail = Null.of([0.0] * 99 + [10.0])  # one random query far above the rest: the normal fit says 100 %
-    assert heavy_tail.relevance(np.array([9.0]))[0] == BELOW_THE_BEST
-    assert heavy_tail.relevance(np.array([10.0 + RELEVANCE_MARGIN * heavy_tail.spread]))[0] > 0.995
+    assert heavy_tail.relevance(np.array([9.0]), RELEVANCE_MARGIN)[0] == BELOW_THE_BEST
+    assert heavy_tail.relevance(np.array([10.0 + RELEVANCE_MARGIN * heavy_tail.spread]), RELEVANCE_MARGIN)[0] > 0.995
+
+
+def test_the_margin_is_smaller_when_the_collection_holds_every_query_word(graded_index):
+    """A query all of whose content words some document holds is measured with KNOWN_WORDS_MARGIN; one with a
+    word no document has (a sign of an off-topic query), or with no content word at all, with RELEVANCE_MARGIN:
+    relevance is Φ(above_chance - margin) for each, where no cap applies."""
+    assert KNOWN_WORDS_MARGIN < RELEVANCE_MARGIN
+    vocabulary = {"telescop", "galaxi"}
+    assert relevance_margin(["telescop", "galaxi"], vocabulary) == KNOWN_WORDS_MARGIN
+    assert relevance_margin(["telescop", "zebrafish"], vocabulary) == RELEVANCE_MARGIN
+    assert relevance_margin([], vocabulary) == RELEVANCE_MARGIN
+    for query, margin in (
+        ("telescope galaxies", KNOWN_WORDS_MARGIN),
+        ("telescope zebrafish", RELEVANCE_MARGIN),  # "zebrafish" is a word (no respelling) no document has
+        ("to the", RELEVANCE_MARGIN),
+    ):
+        hits = graded_index.search(query, k=5)
+        assert hits.searched_for is None
+        for hit in hits:
+            if hit.relevance < BELOW_THE_BEST:
+                assert hit.relevance == pytest.approx(float(ndtr(hit.above_chance - margin)), abs=1e-9), query
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -252,7 +277,7 @@ def test_the_hybrid_adds_its_parts_in_units_of_chance(graded_index):
         assert hit.score == pytest.approx(float(expected), abs=1e-6)
         assert hit.score == pytest.approx(sum(e.weight * e.above_chance for e in hit.parts.values()), abs=1e-6)
         assert hit.parts["keywords"].relevance == pytest.approx(
-            float(nulls["keywords"].relevance(hit.parts["keywords"].score))
+            float(nulls["keywords"].relevance(hit.parts["keywords"].score, KNOWN_WORDS_MARGIN))  # every word known
         )
     elmo = {h.doc_id: h.score for h in indexer_index.search("savings loan telescope", k=everything, method="elmo")}
     assert all(h.parts["elmo"].score == pytest.approx(elmo[h.doc_id], abs=1e-5) for h in hits)
@@ -597,7 +622,7 @@ def test_cli_lists_k_documents_and_marks_the_line(graded_index, indexer_index, c
     assert len(result["results"]) == 3 and not any(h["above_line"] for h in result["results"])
     assert all(h["relevance"] < RELEVANCE_LINE for h in result["results"])
     # this collection's best matches do not beat chance by the margin: with none, the line falls among them
-    monkeypatch.setattr("indexer.ranking.RELEVANCE_MARGIN", 0.0)
+    monkeypatch.setattr("indexer.ranking.KNOWN_WORDS_MARGIN", 0.0)
     assert main(["search", "--index", str(graded_index.path), "telescope galaxies", "--k", "50"]) == 0
     out = capsys.readouterr().out
     assert (
