@@ -20,11 +20,11 @@ you tip?"). It is ``KNOWN_WORDS_MARGIN`` when the collection holds every content
 about something else (most off-topic queries have one, few on-topic ones). Both were set on the off-topic dev
 queries of ``bench/offtopic_en.jsonl`` (and checked on a second set, ``bench/offtopic_en_check.jsonl``). 100 %
 (0.995 and over) is kept for a score above every random query's best by the margin; under it relevance stops at
-``BELOW_THE_BEST``. Relevance never falls as the score the list is sorted by
-rises, so it falls down the list; below ``RELEVANCE_LINE`` a document is not clearly better than chance ("no good
-match" when even the best one is). Under ``MIN_CALIBRATED_DOCUMENTS`` documents the random queries' best
-documents are too few to say what chance scores (``calibrated``): a hit then has no relevance and no line (None),
-and no "no good match" is said; the documents are ranked by score all the same.
+``BELOW_THE_BEST``. Relevance never falls as the score the list is sorted by rises, so it falls down the list;
+below ``RELEVANCE_LINE`` a document is not clearly better than chance ("no good match" when even the best one is).
+Under ``MIN_CALIBRATED_DOCUMENTS`` documents the random queries' best documents are too few to say what chance
+scores (``calibrated``): a hit then has no relevance and no line (None), and no "no good match" is said; the
+documents are ranked by score all the same.
 
 The weight, the search layer mix (``Settings.search_layers``) and the pooling were chosen on the 60 dev queries
 of ``bench/queries_en.jsonl``; ``bench/search_quality.py`` measures every method and prints the weight grid.
@@ -147,8 +147,8 @@ def found_by_meaning(
 ) -> bool:
     """Whether a document was found by meaning: it shares no keyword with the query (``matched_words``), so only
     the vectors can have brought it; or it is above the line (``relevance``), and of its ``parts`` ELMo's weighs
-    most in its score and is itself above the line (by the query's ``margin``). Without a relevance (an uncalibrated collection) there is no
-    line: only the first holds."""
+    most in its score and is itself above the line (by the query's ``margin``). Without a relevance (an
+    uncalibrated collection) there is no line: only the first holds."""
     if not matched_words:
         return True
     if (
