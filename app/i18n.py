@@ -66,6 +66,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "render.why_caption": "Relevance {relevance} is the score the list is sorted by ({score}: each part's "
         "distance from chance, in spreads of random-word queries' best scores, times its weight), as the share of "
         "random-word queries it beats by a margin. Best passage of {doc}.",
+        "render.why_caption_ranked": "The list is ranked by score ({score}: each part's distance from chance, in "
+        "spreads of random-word queries' best scores, times its weight). Best passage of {doc}.",
         "render.part.elmo": "ELMo cosine ({layers})",
         "render.part.keywords": "BM25 keywords",
         "render.part.glove": "GloVe cosine",
@@ -129,8 +131,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "search.relevance_help": "Relevance, the number the list is sorted by, on one scale for every method: the "
         "share of random-word queries (as many words as yours) whose best document this one beats by a clear margin. "
         "Under 50 % a document is not clearly better than chance: it is listed after a line, as a weaker match. 100 % "
-        "is kept for a document that beats every random query by the margin. In a collection of fewer than 50 "
-        "documents relevance is uncalibrated (a note says so).",
+        "is kept for a document that beats every random query by the margin. When even the best document is under "
+        "50 % (no good match), or a collection has fewer than 50 documents (too few to tell; a note says so), the "
+        "documents are ranked by score without relevance.",
         "search.caption": "Documents ranked by relevance; under each, its best passage and why it came up.",
         "search.glove_caption": "The same documents ranked by static GloVe vectors (one vector per word, whatever "
         "its context).",
@@ -378,6 +381,8 @@ This model has {n_layers} layers:
         "render.why_caption": "관련도 {relevance}는 목록을 정렬한 점수({score}: 부분마다 우연과의 차이를 무작위 "
         "단어 질의의 최고 점수 표준편차 단위로 잰 값에 가중치를 곱해 더한 것)를, 그 점수가 여유 있게 이기는 무작위 "
         "단어 질의의 비율로 나타낸 값입니다. {doc}에서 가장 잘 맞는 문장입니다.",
+        "render.why_caption_ranked": "목록은 점수({score}: 부분마다 우연과의 차이를 무작위 단어 질의의 최고 점수 "
+        "표준편차 단위로 잰 값에 가중치를 곱해 더한 것) 순입니다. {doc}에서 가장 잘 맞는 문장입니다.",
         "render.part.elmo": "ELMo 코사인 ({layers})",
         "render.part.keywords": "BM25 키워드",
         "render.part.glove": "GloVe 코사인",
@@ -397,8 +402,8 @@ This model has {n_layers} layers:
         "indexer.query_no_words": "검색어에 단어가 없습니다.",
         "indexer.sentence_no_words": "문장에 단어가 없습니다.",
         "indexer.no_glove_vector": "검색어의 어느 단어에도 GloVe 벡터가 없습니다.",
-        "indexer.relevance_uncalibrated": "관련도가 보정되지 않았습니다. 문서 {n}개로는 잘 맞는 문서와 우연을 가르기에 "
-        "너무 적습니다(순서는 그대로지만 백분율과 선은 대략적입니다).",
+        "indexer.relevance_uncalibrated": "관련도를 보이지 않습니다. 문서 {n}개로는 잘 맞는 문서와 우연을 가르기에 "
+        "너무 적습니다(문서는 점수 순입니다. 문서가 50개 이상이면 관련도를 보입니다).",
         "indexer.word_empty": "단어가 비어 있습니다.",
         "indexer.word_of_sentence_empty": "단어가 비어 있습니다. 문장의 단어 하나를 고르세요.",
         "indexer.word_not_in_sentence": "“{word}”은(는) 문장의 단어가 아닙니다. 문장의 단어: {words}",
@@ -473,7 +478,8 @@ This model has {n_layers} layers:
         "search.relevance_help": "관련도는 목록을 정렬한 값이며 모든 방법에 같은 척도입니다. 질의와 단어 수가 같은 "
         "무작위 단어 질의 가운데, 가장 좋은 문서를 이 문서가 뚜렷한 차이로 이기는 질의의 비율입니다. 50 % 미만인 "
         "문서는 우연보다 뚜렷이 낫지 않으며, 선 아래에 약한 결과로 나옵니다. 100 %는 모든 무작위 질의를 그 차이로 "
-        "이기는 문서에만 붙습니다. 문서가 50개보다 적은 모음에서는 관련도가 보정되지 않습니다(안내가 나옵니다).",
+        "이기는 문서에만 붙습니다. 가장 좋은 문서도 50 % 미만이거나(잘 맞는 문서 없음) 문서가 50개보다 적은 "
+        "모음에서는(가르기에 너무 적어 안내가 나옵니다) 관련도 없이 점수 순으로 문서를 보여 줍니다.",
         "search.caption": "관련도 순으로 매긴 문서들입니다. 문서마다 가장 잘 맞는 문장과 찾은 까닭을 함께 보여 줍니다.",
         "search.glove_caption": "같은 문서들을 고정된 GloVe 벡터(문맥과 상관없이 단어마다 벡터 하나)로 순위를 "
         "매긴 결과입니다.",

@@ -22,6 +22,7 @@ from encoder.readout import Expectation
 from encoder.text import TextRules
 from encoder.words import normalize
 from indexer.errors import IndexerError, QueryError
+from indexer.ranking import shows_relevance
 from indexer.results import DocumentHit, Senses, TokenHit
 
 from .i18n import Markdown, escape, indexer_text, plain, t
@@ -79,19 +80,24 @@ def highlight_word(text: str, word: str, rules: TextRules) -> str:
 
 def document_hits(hits: Sequence[DocumentHit], rules: TextRules, layers: str) -> None:
     """Found documents, best first, all of them; a line where the weaker matches (under the relevance line, no better
-    than chance) begin. ``layers`` names the ELMo layers the search compared, for the "why"."""
+    than chance) begin. ``layers`` names the ELMo layers the search compared, for the "why". Bars and the line only
+    where the list shows relevance (``ranking.shows_relevance``): with no good match, or too few documents to tell,
+    the documents are a plain ranked list."""
+    graded = bool(hits) and shows_relevance(hits[0].above_line)
     for i, hit in enumerate(hits):
-        if not hit.above_line and (i == 0 or hits[i - 1].above_line):  # relevance falls with rank: once
+        if graded and not hit.above_line and hits[i - 1].above_line:  # relevance falls with rank: once
             st.caption(f":material/arrow_downward: {t('render.weaker_below')}")
-        _document_hit(hit, rules, layers)
+        _document_hit(hit, rules, layers, graded)
 
 
-def _document_hit(hit: DocumentHit, rules: TextRules, layers: str) -> None:
-    """One document: title, its relevance as a bar, the best passage with matched words marked, and why it came up
-    (the matched words, "found by meaning" when ELMo carried it), opening onto each part's score."""
+def _document_hit(hit: DocumentHit, rules: TextRules, layers: str, graded: bool) -> None:
+    """One document: title, its relevance as a bar (when the list is ``graded``), the best passage with matched
+    words marked, and why it came up (the matched words, "found by meaning" when ELMo carried it), opening onto each
+    part's score."""
     with st.container(border=True):
         st.markdown(f"**{hit.rank}. {escape(hit.title or hit.doc_id)}**")
-        st.progress(min(max(hit.relevance, 0.0), 1.0), text=t("render.relevance", value=f"{hit.relevance:.0%}"))
+        if graded:
+            st.progress(min(max(hit.relevance, 0.0), 1.0), text=t("render.relevance", value=f"{hit.relevance:.0%}"))
         if hit.passages:
             st.markdown(highlight_words(hit.passages[0].text, hit.matched_words, rules))
         why = [t("render.matched_words", words=", ".join(hit.matched_words))] if hit.matched_words else []
@@ -100,19 +106,16 @@ def _document_hit(hit: DocumentHit, rules: TextRules, layers: str) -> None:
             rows = Markdown(
                 "\n".join(
                     f"| {t(f'render.part.{name}', layers=layers)} | {part.score:.3f} | {part.above_chance:+.2f} | "
-                    f"{part.relevance:.0%} |"
+                    f"{'–' if part.relevance is None else f'{part.relevance:.0%}'} |"
                     for name, part in hit.parts.items()
                 )
             )  # each cell is Markdown or a number
             st.markdown(t("render.why_parts", rows=rows))
-            st.caption(
-                t(
-                    "render.why_caption",
-                    relevance=f"{hit.relevance:.0%}",
-                    score=f"{hit.score:.3f}",
-                    doc=escape(hit.doc_id),
-                )
-            )
+            said = {"score": f"{hit.score:.3f}", "doc": escape(hit.doc_id)}
+            if graded:
+                st.caption(t("render.why_caption", relevance=f"{hit.relevance:.0%}", **said))
+            else:
+                st.caption(t("render.why_caption_ranked", **said))
 
 
 def token_hits(hits: Sequence[TokenHit], labels: Sequence[UseLabel | None] = ()) -> None:

@@ -17,9 +17,14 @@ the character model) and keywords without stemming (BM25 over the words as they 
 The hybrid weight and the search layer mix were chosen with ``--tune`` on the dev split only.
 
 Relevance: ``bench/offtopic_en.jsonl`` holds off-topic dev queries for the English demo (how it was made: its
-header); the margin table shows, for each relevance margin, how many of their documents land above the line
-against what the judged queries keep above it (``ranking.RELEVANCE_MARGIN`` was read off it). ``--offtopic ''``
-leaves it out (another collection, such as the Korean demo, has no such set).
+header), on which the relevance line was chosen (``ranking.relevance_margin``'s two margins), and
+``bench/offtopic_en_check.jsonl`` a second set, written before any of its scores was seen, that only checks it;
+``bench/offtopic_ko.jsonl`` holds the Korean demo's (only reported). The margin table shows, for each rule, how
+many of their documents land above the line against what the judged queries keep above it; it is printed as the
+figure ``search_quality.margins.<the --offtopic file's name>``.
+
+    python -m bench.search_quality --index indexes/demo-index-ko --queries bench/queries_ko.jsonl \
+        --offtopic bench/offtopic_ko.jsonl --offtopic-check ''
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
 from tqdm.auto import tqdm
 
+from bench.figures import figure_block
 from indexer import Index
 from indexer.bm25 import BM25, terms
-from indexer.ranking import CANDIDATES, METHODS, RELEVANCE_MARGIN
+from indexer.ranking import CANDIDATES, KNOWN_WORDS_MARGIN, METHODS, RELEVANCE_MARGIN, relevance_margin
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPTH = CANDIDATES  # ranks looked at for MRR
@@ -199,62 +206,174 @@ def line_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
             )
 
 
-MARGINS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)  # relevance margins compared (ranking.RELEVANCE_MARGIN: the one in use)
+MARGINS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)  # one margin for every query (before: ranking.RELEVANCE_MARGIN for all)
+KNOWN_MARGINS = (1.0, 1.25, 1.5, 1.75, 2.0, 2.25)  # the margin when every query word is known (the rule in use)
 
 
-def margin_table(index: Index, queries: list[dict], typoed: list[dict], offtopic: list[dict]) -> None:
-    """Where the relevance line would fall with each margin (``ranking.RELEVANCE_MARGIN``), default method, top 10:
-    the off-topic queries' documents above it, and the judged queries' relevant documents above it (the share of
-    all of them: recall@10 above the line, as ``line_table``), and the judged queries told "no good match" (their
-    first document under the line) though it is a relevant one. A document is above the line with margin m when its
-    score beats the random queries' mean by m spreads (``DocumentHit.above_chance >= m``)."""
-    off = [q for q in offtopic if q["kind"] != "wrong"]
-    off_found = index.search([q["query"] for q in off], k=10)
-    lists = {
-        copy: (qs, index.search([q["query"] for q in qs], k=10)) for copy, qs in (("clean", queries), ("typos", typoed))
+def margin_rules() -> list[tuple[str, Callable[[bool], float]]]:
+    """The relevance lines compared: (name, the margin of a query given whether the collection holds every content
+    word of it). First one margin for every query, then ``ranking.relevance_margin``'s rule with each margin for
+    queries whose words are all known (``RELEVANCE_MARGIN`` for the rest)."""
+    rules: list[tuple[str, Callable[[bool], float]]] = [
+        (f"{m:.2f} for every query", lambda known, m=m: m) for m in MARGINS
+    ]
+    for m in KNOWN_MARGINS:
+        used = " (in use)" if m == KNOWN_WORDS_MARGIN else ""
+        name = f"{m:.2f} when every word is known, else {RELEVANCE_MARGIN:.2f}{used}"
+        rules.append((name, lambda known, m=m: m if known else RELEVANCE_MARGIN))
+    return rules
+
+
+def knows_every_word(index: Index, queries: list[dict]) -> list[bool]:
+    """Whether the collection holds every content word of each query (as searched: respelled), as
+    ``ranking.relevance_margin`` asks."""
+    search, vocabulary = index.document_search, index.parts.bm25.vocab
+    margins = [
+        relevance_margin(search.prepare(index.query(q["query"]), True).content_stems, vocabulary) for q in queries
+    ]
+    return [margin == KNOWN_WORDS_MARGIN for margin in margins]
+
+
+def hit_features(index: Index, queries: list[dict], found: list) -> list[np.ndarray]:
+    """For each query, one row per hit: its score above chance, ELMo's and BM25's parts above chance, the share of
+    the query's content words it holds, and the query's best score ahead of the mean of the rest of its top 10."""
+    term = index.parts.keyword_terms.term
+    features = []
+    for q, hits in zip(queries, found):
+        content = set(index.document_search.prepare(index.query(q["query"]), True).content_stems)
+        z = np.array([h.above_chance for h in hits])
+        lead = z[0] - z[1:].mean() if len(z) > 1 else 0.0
+        rows = [
+            (
+                h.above_chance,
+                h.parts["elmo"].above_chance,
+                h.parts["keywords"].above_chance,
+                len(content & {term(w) for w in h.matched_words}) / max(len(content), 1),
+                lead,
+            )
+            for h in hits
+        ]
+        features.append(np.array(rows).reshape(-1, 5))
+    return features
+
+
+def rules_table(index: Index, lists: dict, offtopic: list[str], name: str) -> None:
+    """Other relevance lines measured against the margins (default method, top 10), each at the setting a one-off
+    grid found best, on the English demo, among those that put no document of the first off-topic set above the
+    line; each made to fall down the list (a document under the line puts every one after it under). The logistic
+    rule is fitted (seeded) on the clean dev queries' hits (relevant or not) and the first off-topic set's. Printed
+    as the figure ``search_quality.rules.NAME``."""
+    features = {label: hit_features(index, qs, found) for label, (qs, found, _) in lists.items()}
+    relevant = [np.array([h.doc_id in q["relevant"] for h in hits]) for q, hits in zip(*lists["clean"][:2])]
+    first = f"off:{offtopic[0]}"
+    train = np.concatenate(features["clean"] + features[first])[:, [0, 3]]
+    labels = np.concatenate(relevant + [np.zeros(len(f), bool) for f in features[first]])
+    logistic = LogisticRegression(random_state=0).fit(train, labels)
+    rules: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+        "ELMo's part 2.5 above chance, or BM25's 3.0": lambda f: (f[:, 1] >= 2.5) | (f[:, 2] >= 3.0),
+        "the best 4.0 ahead of the rest, each 0.5 above chance": lambda f: (f[:, 4] >= 4.0) & (f[:, 0] >= 0.5),
+        "2.0 with every content word held, else 2.5": lambda f: (f[:, 0] >= 2.0) & ((f[:, 3] >= 1) | (f[:, 0] >= 2.5)),
+        "logistic on the score and the words held, p >= 0.6": lambda f: (
+            logistic.predict_proba(f[:, [0, 3]])[:, 1] >= 0.6 if len(f) else np.zeros(0, bool)
+        ),
     }
-    print(f"\nthe relevance margin, default method, top 10 ({len(off)} off-topic queries of bench/offtopic_en.jsonl)")
-    print(
-        "| margin (spreads) | off-topic documents above the line | off-topic queries with one | "
-        'recall@10 above the line: clean | typos | relevant first yet "no good match": clean | typos |'
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for margin in MARGINS:
-        above = [sum(h.above_chance >= margin for h in hits) for hits in off_found]
-        recall = {
-            copy: np.mean(
-                [
-                    sum(h.doc_id in q["relevant"] and h.above_chance >= margin for h in hits) / len(q["relevant"])
-                    for q, hits in zip(qs, found)
-                ]
+    print("\nother relevance lines, default method, top 10 (settings chosen on the English first off-topic set)")
+    head = "| rule |" + "".join(f" {s}: off-topic documents above the line | queries with one |" for s in offtopic)
+    head += ' recall@10 above the line: clean | typos | relevant first yet "no good match": clean | typos |'
+    lines = [head, "|---|" + "---:|" * (2 * len(offtopic) + 4)]
+    for rule_name, rule in rules.items():
+        above = {label: [np.logical_and.accumulate(rule(f)) for f in fs] for label, fs in features.items()}
+        cells = []
+        for set_name in offtopic:
+            counts = [int(a.sum()) for a in above[f"off:{set_name}"]]
+            cells += [str(sum(counts)), str(sum(c > 0 for c in counts))]
+        for copy in ("clean", "typos"):
+            qs, found, _ = lists[copy]
+            shown = [
+                sum(h.doc_id in q["relevant"] for h, up in zip(hits, a) if up) / len(q["relevant"])
+                for q, hits, a in zip(qs, found, above[copy])
+            ]
+            cells.append(f"{np.mean(shown):.3f}")
+        for copy in ("clean", "typos"):
+            qs, found, _ = lists[copy]
+            told = sum(
+                len(hits) > 0 and hits[0].doc_id in q["relevant"] and not a[0]
+                for q, hits, a in zip(qs, found, above[copy])
             )
-            for copy, (qs, found) in lists.items()
-        }
-        told_none = {
-            copy: sum(
-                len(hits) > 0 and hits[0].doc_id in q["relevant"] and hits[0].above_chance < margin
-                for q, hits in zip(qs, found)
-            )
-            for copy, (qs, found) in lists.items()
-        }
-        used = " (in use)" if margin == RELEVANCE_MARGIN else ""
-        print(
-            f"| {margin:.1f}{used} | {sum(above)} | {sum(a > 0 for a in above)} | {recall['clean']:.3f} | "
-            f"{recall['typos']:.3f} | {told_none['clean']} of {len(queries)} | {told_none['typos']} of {len(typoed)} |"
+            cells.append(f"{told} of {len(qs)}")
+        lines.append(f"| {rule_name} | " + " | ".join(cells) + " |")
+    figure_block(f"search_quality.rules.{name}", lines)
+
+
+def margin_table(
+    index: Index, queries: list[dict], typoed: list[dict], offtopic: dict[str, list[dict]], name: str
+) -> None:
+    """Where the relevance line falls under each rule (``margin_rules``), default method, top 10: the documents of
+    each set of off-topic queries (``offtopic``: its name -> its queries; the first chooses, the others check) above
+    it, and the judged queries' relevant documents above it (the share of all of them: recall@10 above the line, as
+    ``line_table``), and the judged queries told "no good match" (their first document under the line) though it is
+    a relevant one. A document is above the line with margin m when its score beats the random queries' mean by m
+    spreads (``DocumentHit.above_chance >= m``). Printed as the figure ``search_quality.margins.NAME``."""
+    lists = {
+        label: (qs, index.search([q["query"] for q in qs], k=10), knows_every_word(index, qs))
+        for label, qs in (
+            *((f"off:{set_name}", [q for q in qs if q["kind"] != "wrong"]) for set_name, qs in offtopic.items()),
+            ("clean", queries),
+            ("typos", typoed),
         )
+    }
+    sets = ", ".join(f"{set_name} ({len(lists['off:' + set_name][0])} queries)" for set_name in offtopic)
+    print(f"\nthe relevance line, default method, top 10; off-topic queries of {sets}")
+    head = "| margin (spreads) |"
+    head += "".join(f" {set_name}: off-topic documents above the line | queries with one |" for set_name in offtopic)
+    head += ' recall@10 above the line: clean | typos | relevant first yet "no good match": clean | typos |'
+    lines = [head, "|---|" + "---:|" * (2 * len(offtopic) + 4)]
+    for rule_name, margin_of in margin_rules():
+        cells = []
+        for set_name in offtopic:
+            _, found, known = lists[f"off:{set_name}"]
+            above = [sum(h.above_chance >= margin_of(k) for h in hits) for hits, k in zip(found, known)]
+            cells += [str(sum(above)), str(sum(a > 0 for a in above))]
+        recall, told_none = [], []
+        for copy in ("clean", "typos"):
+            qs, found, known = lists[copy]
+            recall.append(
+                np.mean(
+                    [
+                        sum(h.doc_id in q["relevant"] and h.above_chance >= margin_of(k) for h in hits)
+                        / len(q["relevant"])
+                        for q, hits, k in zip(qs, found, known)
+                    ]
+                )
+            )
+            told = sum(
+                len(hits) > 0 and hits[0].doc_id in q["relevant"] and hits[0].above_chance < margin_of(k)
+                for q, hits, k in zip(qs, found, known)
+            )
+            told_none.append(f"{told} of {len(qs)}")
+        cells += [f"{r:.3f}" for r in recall] + told_none
+        lines.append(f"| {rule_name} | " + " | ".join(cells) + " |")
+    figure_block(f"search_quality.margins.{name}", lines)  # the table, printed once, between its figure lines
+    rules_table(index, lists, list(offtopic), name)
+    known = ", ".join(f"{label} {np.mean(k):.0%}" for label, (_, _, k) in lists.items())
+    print(f"queries whose every content word the collection holds: {known}")
     print("\noff-topic queries now: the first document, its relevance and why it came up")
-    print("| kind | query | first document | relevance | matched words |\n|---|---|---|---:|---|")
-    for q, hits in zip(off, off_found):
-        first = hits[0] if len(hits) else None
-        print(
-            f"| {q['kind']} | {q['query']} | "
-            + (
-                f"{first.title} | {first.relevance:.0%} | {', '.join(first.matched_words) or '(by meaning)'} |"
-                if first
-                else "(none) | | |"
+    print("| set | kind | query | first document | relevance | matched words |\n|---|---|---|---|---:|---|")
+    for set_name in offtopic:
+        off, off_found, _ = lists[f"off:{set_name}"]
+        for q, hits in zip(off, off_found):
+            first = hits[0] if len(hits) else None
+            print(
+                f"| {set_name} | {q['kind']} | {q['query']} | "
+                + (
+                    f"{first.title} | {first.relevance:.0%} | {', '.join(first.matched_words) or '(by meaning)'} |"
+                    if first
+                    else "(none) | | |"
+                )
             )
-        )
-    wrong = [q for q in offtopic if q["kind"] == "wrong"]
+    wrong = [q for q in next(iter(offtopic.values())) if q["kind"] == "wrong"]
+    if not wrong:  # only the English set holds the issue's queries
+        return
     print("\nthe issue's on-topic queries whose first document was the wrong one: the first three now")
     print("| query | relevant | first three (relevance) |\n|---|---|---|")
     for q, hits in zip(wrong, index.search([q["query"] for q in wrong], k=3)):
@@ -314,8 +433,16 @@ def main() -> None:
         "--offtopic",
         type=lambda text: Path(text) if text else None,
         default=ROOT / "bench" / "offtopic_en.jsonl",
-        help="off-topic queries for the relevance margin table (default: bench/offtopic_en.jsonl; "
-        "give another collection's, or leave the table out with --offtopic '')",
+        help="off-topic queries the relevance line was chosen on, for the margin table (default: "
+        "bench/offtopic_en.jsonl; give another collection's, e.g. bench/offtopic_ko.jsonl, or leave the table out "
+        "with --offtopic '')",
+    )
+    parser.add_argument(
+        "--offtopic-check",
+        type=lambda text: Path(text) if text else None,
+        default=ROOT / "bench" / "offtopic_en_check.jsonl",
+        help="a second set of off-topic queries that only checks the line, a column pair of the margin table "
+        "(default: bench/offtopic_en_check.jsonl; leave it out with --offtopic-check '', e.g. for Korean)",
     )
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev", help="which queries (default: dev)")
     parser.add_argument("--tune", action="store_true", help="also print the hybrid weight x layer mix grid")
@@ -346,7 +473,9 @@ def main() -> None:
     table(rows, rows["TF-IDF over documents (reference)"][0])
     line_table(index, queries, typoed)
     if args.offtopic is not None:
-        margin_table(index, queries, typoed, read_lines(args.offtopic))
+        sets = [path for path in (args.offtopic, args.offtopic_check) if path is not None]
+        offtopic = {path.stem: read_lines(path) for path in sets}
+        margin_table(index, queries, typoed, offtopic, args.offtopic.stem)
     respelling_table(index, queries, typoed)
     if args.tune:
         tune(index, queries)

@@ -21,8 +21,8 @@ MESSAGES = {
     "no_match": "no document contains any of the query's words",
     "no_good_match": "no good match: the best document scores no better than random words typically do",
     "no_glove_vector": "none of the query's words has a GloVe vector",
-    "relevance_uncalibrated": "relevance is uncalibrated: {n} documents are too few to tell a good match from chance "
-    "(the order stands; the percentages and the line are rough)",
+    "relevance_uncalibrated": "relevance is not shown: {n} documents are too few to tell a good match from chance "
+    "(the documents are ranked by score; at least 50 give relevance)",
     "searched_for": "searched for: {query} ({changes}: no indexed document has the word as typed)",
     # the word asked about (word in context, senses)
     "word_empty": "the word is empty",

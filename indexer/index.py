@@ -268,8 +268,8 @@ class Index:
         replaced by the nearest indexed spelling (``spelling``; ``searched_for`` and a notice say what was searched
         for). All ``k`` hits are returned (fewer only when fewer documents match); ``DocumentHit.above_line``
         marks those that score clearly better than random words do (``ranking.RELEVANCE_LINE``), and a notice says
-        "no good match" when even the best one does not (another, that relevance is uncalibrated, under 50
-        documents).
+        "no good match" when even the best one does not; under 50 documents relevance and the line are None, and a
+        notice says why (``ranking.calibrated``).
 
         >>> index = Index.from_texts(["Volcanoes erupt when magma rises.", "Bake the bread in a hot oven."])
         >>> index.search("lava and magma", k=1)[0].doc_id

@@ -12,15 +12,19 @@ Methods (``METHODS``; ``Index.search`` runs them):
 
 Relevance: queries of random words (``random_queries``, as many words as the user's) show what a method's best
 document scores by chance: ``Null`` is the mean, spread and maximum of those best scores. A document's relevance
-is Φ((score - mean) / spread - ``RELEVANCE_MARGIN``): the share of random queries it beats by a margin of
-``RELEVANCE_MARGIN`` spreads, under a normal fit. The margin is there because a real query that is off the
-collection's topics still shares a rare word with some document more often than random common words do ("tips
-for sleeping better" and "How much should you tip?"); it was set on the off-topic dev queries of
-``bench/offtopic_en.jsonl``. 100 % (0.995 and over) is kept for a score above every random query's best by the
-margin; under it relevance stops at ``BELOW_THE_BEST``. Relevance never falls as the score the list is sorted by
-rises, so it falls down the list; below ``RELEVANCE_LINE`` a document is not clearly better than chance ("no good
-match" when even the best one is). Under ``MIN_CALIBRATED_DOCUMENTS`` documents the random queries' best
-documents are too few to say what chance scores: relevance is said to be uncalibrated (``calibrated``).
+is Φ((score - mean) / spread - margin): the share of random queries it beats by a margin of so many spreads, under
+a normal fit. The margin is there because a real query that is off the collection's topics still shares a rare
+word with some document more often than random common words do ("tips for sleeping better" and "How much should
+you tip?"). It is ``KNOWN_WORDS_MARGIN`` when the collection holds every content word of the query, and
+``RELEVANCE_MARGIN`` when it lacks one (``relevance_margin``): a word no document has is a sign that the query is
+about something else (most off-topic queries have one, few on-topic ones). Both were set on the off-topic dev
+queries of ``bench/offtopic_en.jsonl`` (and checked on a second set, ``bench/offtopic_en_check.jsonl``). 100 %
+(0.995 and over) is kept for a score above every random query's best by the margin; under it relevance stops at
+``BELOW_THE_BEST``. Relevance never falls as the score the list is sorted by rises, so it falls down the list;
+below ``RELEVANCE_LINE`` a document is not clearly better than chance ("no good match" when even the best one is).
+Under ``MIN_CALIBRATED_DOCUMENTS`` documents the random queries' best documents are too few to say what chance
+scores (``calibrated``): a hit then has no relevance and no line (None), and no "no good match" is said; the
+documents are ranked by score all the same.
 
 The weight, the search layer mix (``Settings.search_layers``) and the pooling were chosen on the 60 dev queries
 of ``bench/queries_en.jsonl``; ``bench/search_quality.py`` measures every method and prints the weight grid.
@@ -28,7 +32,7 @@ of ``bench/queries_en.jsonl``; ``bench/search_quality.py`` measures every method
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +45,8 @@ CANDIDATES = 100  # documents each part of the hybrid contributes
 PASSAGE_CANDIDATES = 1_000  # nearest passages gathered for the ELMo document scores
 NULL_QUERIES, NULL_QUERY_WORDS = 64, 4  # random queries (of 1 to 4 words) that show what chance scores look like
 RELEVANCE_LINE = 0.5  # relevance below this: no better than half of the random queries (by the margin)
-RELEVANCE_MARGIN = 2.5  # spreads a score must beat a random query's best by (set on bench/offtopic_en.jsonl)
+RELEVANCE_MARGIN = 2.5  # spreads a score must beat a random query's best by, when the collection lacks a query word
+KNOWN_WORDS_MARGIN = 1.75  # the same when it holds every content word (both set on bench/offtopic_en.jsonl)
 BELOW_THE_BEST = 0.99  # relevance at most, unless the score beats every random query's best by the margin
 MIN_CALIBRATED_DOCUMENTS = 50  # fewer documents: relevance is not calibrated (too few to show chance)
 MIN_SPREAD = 1e-3  # a null spread never below this, so that identical chance scores do not divide by zero
@@ -97,13 +102,21 @@ class Null:
         """Scores in units of chance: how many spreads above the random queries' mean best score."""
         return (np.asarray(scores, np.float64) - self.mean) / self.spread
 
-    def relevance(self, scores: np.ndarray) -> np.ndarray:
-        """The share of random queries each score beats by ``RELEVANCE_MARGIN`` spreads (normal fit), in [0, 1]; at
-        most ``BELOW_THE_BEST`` unless it beats the best of them by the margin too."""
+    def relevance(self, scores: np.ndarray, margin: float) -> np.ndarray:
+        """The share of random queries each score beats by ``margin`` spreads (normal fit; ``relevance_margin``),
+        in [0, 1]; at most ``BELOW_THE_BEST`` unless it beats the best of them by the margin too."""
         scores = np.asarray(scores, np.float64)
-        share = ndtr(self.z(scores) - RELEVANCE_MARGIN)
-        above_all = scores >= self.best + RELEVANCE_MARGIN * self.spread
+        share = ndtr(self.z(scores) - margin)
+        above_all = scores >= self.best + margin * self.spread
         return np.where(above_all, share, np.minimum(share, BELOW_THE_BEST))
+
+
+def relevance_margin(content_terms: Collection[str], vocabulary: Collection[str]) -> float:
+    """The margin, in spreads, by which a query's documents must beat chance: ``KNOWN_WORDS_MARGIN`` when the
+    collection's keyword ``vocabulary`` holds every one of the query's ``content_terms`` (it has at least one), else
+    ``RELEVANCE_MARGIN``."""
+    known = bool(content_terms) and all(term in vocabulary for term in content_terms)
+    return KNOWN_WORDS_MARGIN if known else RELEVANCE_MARGIN
 
 
 def calibrated(n_documents: int) -> bool:
@@ -112,24 +125,38 @@ def calibrated(n_documents: int) -> bool:
     return n_documents >= MIN_CALIBRATED_DOCUMENTS
 
 
+def shows_relevance(best_above_line: bool | None) -> bool:
+    """Whether a list of hits shows relevance (percentages, bars, the line where the weaker matches begin): only
+    when its best hit is above the line (``best_above_line``). With no good match (False) its numbers would all be
+    near 0 %, and without a relevance (None: too few documents) there are none: the hits are a plain ranked list."""
+    return best_above_line is True
+
+
 def fuse(parts: Mapping[str, np.ndarray], nulls: Mapping[str, Null], weights: Mapping[str, float]) -> np.ndarray:
     """The hybrid score: the weighted sum of the parts' scores in units of chance."""
     return sum(weight * nulls[part].z(parts[part]) for part, weight in weights.items())
 
 
 def found_by_meaning(
-    relevance: float,
+    relevance: float | None,
     parts: Mapping[str, float],
     nulls: Mapping[str, Null],
     weights: Mapping[str, float],
     matched_words: Sequence[str],
+    margin: float,
 ) -> bool:
     """Whether a document was found by meaning: it shares no keyword with the query (``matched_words``), so only
     the vectors can have brought it; or it is above the line (``relevance``), and of its ``parts`` ELMo's weighs
-    most in its score and is itself above the line."""
+    most in its score and is itself above the line (by the query's ``margin``). Without a relevance (an
+    uncalibrated collection) there is no line: only the first holds."""
     if not matched_words:
         return True
-    if relevance < RELEVANCE_LINE or "elmo" not in parts or nulls["elmo"].relevance(parts["elmo"]) < RELEVANCE_LINE:
+    if (
+        relevance is None
+        or relevance < RELEVANCE_LINE
+        or "elmo" not in parts
+        or nulls["elmo"].relevance(parts["elmo"], margin) < RELEVANCE_LINE
+    ):
         return False
     shares = {part: weight * nulls[part].z(parts[part]) for part, weight in weights.items()}
     return max(shares, key=shares.get) == "elmo"

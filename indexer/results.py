@@ -61,13 +61,14 @@ class Evidence:
     """One part of a document's score (ELMo's cosine, BM25's score or GloVe's cosine), on its own and against chance.
 
     ``above_chance`` is ``score`` in units of chance (spreads above the mean best score of random queries,
-    ``ranking.Null.z``) and ``relevance`` the share of those queries it beats; ``weight`` is the part's share of
+    ``ranking.Null.z``) and ``relevance`` the share of those queries it beats (None in a collection too small to
+    tell, ``ranking.calibrated``); ``weight`` is the part's share of
     the method's score (1 for a method of one part): the hybrid's score is the sum of weight x above_chance.
     """
 
     score: float
     above_chance: float
-    relevance: float
+    relevance: float | None
     weight: float
 
 
@@ -78,7 +79,9 @@ class DocumentHit:
     ``score`` is what the list is sorted by: the method's own number (cosine, BM25), or for ``hybrid`` the weighted
     sum of its parts in units of chance. ``relevance`` is that score on one 0-1 scale for every method, rising with
     it (so falling down the list): the share of random-word queries whose best document it beats by a margin (see
-    ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is not clearly better than chance.
+    ``indexer.ranking``); below ``ranking.RELEVANCE_LINE`` the document is not clearly better than chance. In a
+    collection too small to tell chance (``ranking.calibrated``) ``relevance`` and ``above_line`` are None: the
+    hits are only ranked.
     ``passages`` are its sentences nearest the query, best first; ``matched_words`` the words of the document that
     match the query's (stemmed: "flooded" for "flooding"); ``parts`` each part's score (the "why");
     ``above_chance`` is ``score`` in units of chance (as ``Evidence.above_chance``: the number relevance is made of);
@@ -90,7 +93,7 @@ class DocumentHit:
 
     rank: int
     score: float
-    relevance: float
+    relevance: float | None
     doc_id: str
     title: str
     passages: list[Passage]
@@ -98,7 +101,7 @@ class DocumentHit:
     parts: dict[str, Evidence] = field(default_factory=dict)
     above_chance: float = 0.0
     by_meaning: bool = False
-    above_line: bool = False
+    above_line: bool | None = False
 
 
 @dataclass

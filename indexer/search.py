@@ -33,6 +33,7 @@ from .ranking import (
     found_by_meaning,
     fuse,
     parts_of,
+    relevance_margin,
 )
 from .results import DocumentHit, Evidence, Passage, Results
 from .spelling import correctable
@@ -109,12 +110,14 @@ class DocumentSearch:
             said = message("no_glove_vector" if glove_lacks_them else "no_match")
             return Results([], [*notices, said], query.searched_for)
         chance = self.null(method, weights, query.n_words)
-        relevance = chance.relevance(found.scores)
-        if relevance[0] < RELEVANCE_LINE:
-            notices.append(message("no_good_match"))
         n_documents = parts.manifest.counts.documents
-        if not calibrated(n_documents):
+        graded = calibrated(n_documents)  # else no relevance, no line, no verdict: the documents ranked by score
+        margin = relevance_margin(query.content_stems, parts.bm25.vocab)
+        relevance = chance.relevance(found.scores, margin)
+        if not graded:
             notices.append(message("relevance_uncalibrated", n=n_documents))
+        elif relevance[0] < RELEVANCE_LINE:
+            notices.append(message("no_good_match"))
         shares = parts_of(method)
         nulls = {part: self.null(part, weights, query.n_words) for part in shares}
         rows = found.ids.tolist()
@@ -124,26 +127,29 @@ class DocumentSearch:
         doc_ids, titles = (parts.docs[column].take(found.ids).tolist() for column in ("doc_id", "title"))
         hit_above_chance = chance.z(found.scores).tolist()
         above_chance = {part: nulls[part].z(found.parts[part]).tolist() for part in shares}
-        part_relevance = {part: nulls[part].relevance(found.parts[part]).tolist() for part in shares}
+        part_relevance = {part: nulls[part].relevance(found.parts[part], margin).tolist() for part in shares}
         hits = []
         for i in range(len(rows)):
             scores = {part: float(found.parts[part][i]) for part in shares}
+            hit_relevance = float(relevance[i]) if graded else None
             hits.append(
                 DocumentHit(
                     rank=i + 1,
                     score=float(found.scores[i]),
-                    relevance=float(relevance[i]),
+                    relevance=hit_relevance,
                     above_chance=hit_above_chance[i],
                     doc_id=doc_ids[i],
                     title=titles[i],
                     passages=passages[i],
                     matched_words=matched[i],
                     parts={
-                        part: Evidence(score, above_chance[part][i], part_relevance[part][i], shares[part])
+                        part: Evidence(
+                            score, above_chance[part][i], part_relevance[part][i] if graded else None, shares[part]
+                        )
                         for part, score in scores.items()
                     },
-                    by_meaning=found_by_meaning(float(relevance[i]), scores, nulls, shares, matched[i]),
-                    above_line=bool(relevance[i] >= RELEVANCE_LINE),
+                    by_meaning=found_by_meaning(hit_relevance, scores, nulls, shares, matched[i], margin),
+                    above_line=bool(relevance[i] >= RELEVANCE_LINE) if graded else None,
                 )
             )
         return Results(hits, notices, query.searched_for)

@@ -13,6 +13,8 @@ from helpers import (
     SMALL_DOCUMENTS,
     TINY_CONFIG,
     TINY_LM_WORDS,
+    corpus_documents,
+    filler_documents,
     fixture_published_as,
     published_files,
     serving,
@@ -70,6 +72,21 @@ def small_index(tmp_path_factory, tiny_model_dir) -> Path:
     corpus = folder / "docs.jsonl"
     corpus.write_text("\n".join(json.dumps({"id": i, "title": title, "text": t}) for i, title, t in SMALL_DOCUMENTS))
     build_index([corpus], folder / "index", model=tiny_model_dir, progress=False)
+    return folder / "index"
+
+
+@pytest.fixture(scope="session")
+def calibrated_index(tmp_path_factory, tiny_model_dir) -> Path:
+    """``corpus_documents()`` padded with ``filler_documents`` to ``ranking.MIN_CALIBRATED_DOCUMENTS``, indexed with
+    the tiny model and ``SETTINGS``: the smallest collection whose hits have a relevance and a line."""
+    from indexer import build_index
+    from indexer.ranking import MIN_CALIBRATED_DOCUMENTS
+
+    documents = corpus_documents()
+    documents += filler_documents(MIN_CALIBRATED_DOCUMENTS - len(documents))
+    folder = tmp_path_factory.mktemp("calibrated-index")
+    (folder / "docs.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in documents), encoding="utf-8")
+    build_index([folder / "docs.jsonl"], folder / "index", model=tiny_model_dir, settings=SETTINGS, progress=False)
     return folder / "index"
 
 

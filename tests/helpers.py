@@ -153,6 +153,20 @@ def corpus_documents(seed: int = 0) -> list[dict]:
     return docs
 
 
+def filler_documents(n: int, seed: int = 0) -> list[dict]:
+    """``n`` documents of random ``FILLER`` sentences (seeded): what pads a test collection to
+    ``ranking.MIN_CALIBRATED_DOCUMENTS``, so that relevance is shown, without a topic of its own."""
+    rng = random.Random(seed)
+    return [
+        {
+            "id": f"filler-{i}",
+            "title": f"filler {i}",
+            "text": " ".join(" ".join(rng.sample(FILLER, rng.randint(4, 8))).capitalize() + "." for _ in range(2)),
+        }
+        for i in range(n)
+    ]
+
+
 def write_corpus(directory: Path) -> Path:
     """``corpus_documents()`` as docs.jsonl and two paragraphs as notes.txt in ``directory``: a corpus folder."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from ..errors import QueryError
 from ..index import Index
 from ..options import SearchOptions
 from ..queries import MAX_QUERY_CHARS
-from ..ranking import RELEVANCE_LINE
+from ..ranking import RELEVANCE_LINE, shows_relevance
 from .common import add_query_options, open_index
 
 SHOWN_NOTICES = ("searched_for", "no_good_match")
@@ -137,13 +137,15 @@ PART_NAMES = {"elmo": "ELMo cosine", "keywords": "BM25", "glove": "GloVe cosine"
 
 def _print_hits(hits: list[dict], why: bool = False) -> None:
     """Sentence hits (``--sentences``) or document hits: relevance, title, best passage, why it came up; a line
-    where the weaker matches (not clearly better than chance) begin."""
+    where the weaker matches (not clearly better than chance) begin. Relevance and the line only where the list
+    shows them (``ranking.shows_relevance``): else the hits are ranked without them."""
+    graded = bool(hits) and shows_relevance(hits[0].get("above_line"))
     for hit in hits:
         if "sentence" in hit:
             show(f"{hit['rank']:3d}. {hit['score']:.3f}  [{hit['doc_id']}] {hit['title']}")
             show(f"      {hit['sentence']}")
             continue
-        if not hit["above_line"] and (hit["rank"] == 1 or hits[hit["rank"] - 2]["above_line"]):
+        if graded and not hit["above_line"] and hits[hit["rank"] - 2]["above_line"]:
             print(
                 f"     --- weaker matches below: not clearly better than random words (relevance under "
                 f"{RELEVANCE_LINE:.0%}) ---"
@@ -151,7 +153,8 @@ def _print_hits(hits: list[dict], why: bool = False) -> None:
         found = [f"matched: {', '.join(hit['matched_words'])}"] if hit["matched_words"] else []
         found += ["found by meaning"] if hit["by_meaning"] else []
         reason = f"  ({'; '.join(found)})" if found else ""
-        show(f"{hit['rank']:3d}. {hit['relevance']:4.0%}  [{hit['doc_id']}] {hit['title']}{reason}")
+        relevance = f"{hit['relevance']:4.0%}  " if graded else ""
+        show(f"{hit['rank']:3d}. {relevance}[{hit['doc_id']}] {hit['title']}{reason}")
         for passage in hit["passages"][:1]:
             show(f"      {passage['text']}")
         if why:
@@ -172,8 +175,9 @@ def show_search(result: dict, args: argparse.Namespace) -> None:
     for name, title in lists + [("glove", "GloVe baseline:")] * ("glove" in result):
         hits = result[name]
         print(title)
-        if hits and "above_line" in hits[0] and not hits[0]["above_line"]:
-            print("     no good match: even the best document scores no better than random words typically do")
+        if hits and hits[0].get("above_line") is False:
+            print("     no good match: even the best document scores no better than random words typically do;")
+            print("     the nearest documents, by score:")
         _print_hits(hits, args.why)
         if not hits:
             print("     (no results)")
@@ -187,9 +191,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Find the documents that answer the query, most relevant first, each with its best passage, "
         "the words it shares with the query (stemmed: 'flooding' matches 'flooded'), or that it was found by meaning, "
         "and its relevance: the share of random-word queries whose best document it beats by a clear margin (under "
-        "50%: not clearly better than chance; 100% beats them all by the margin; the list is sorted by it; under 50 "
-        "documents it is uncalibrated, and a note says so). The top k are listed; a line marks where the weaker "
-        "matches begin. A query word that is no word at all (unknown to the index, the model and GloVe) is replaced "
+        "50%: not clearly better than chance; 100% beats them all by the margin; the list is sorted by it). The top k "
+        "are listed; a line marks where the weaker matches begin. When even the best is under 50% ('no good match'), "
+        "or the index has under 50 documents (too few to tell a good match from chance: a note says so), the "
+        "documents are listed by score without relevance. A query word that is no word at all (unknown to the index, the model and GloVe) is replaced "
         "by the indexed word fewest edits away, the most frequent of those, ELMo's character model breaking ties "
         "('monney' -> 'money'), and the output says what was searched "
         f"for. Queries over {MAX_QUERY_CHARS:,} characters are truncated.",

@@ -36,12 +36,10 @@ def model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return directory
 
 
-@pytest.fixture(scope="session")
-def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 16-sentence index where "bank" and "play" each have two senses."""
-    root = tmp_path_factory.mktemp("app-index")
+def _app_index(documents: list[dict], model_dir: Path, root: Path) -> Path:
+    """``documents`` indexed in ``root`` with the app tests' model and a small trained GloVe."""
     corpus = root / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCUMENTS))
+    corpus.write_text("".join(json.dumps(document) + "\n" for document in documents))
     build_index(
         [corpus],
         root / "index",
@@ -50,6 +48,26 @@ def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
         settings=Settings(glove="train", glove_dim=16, glove_epochs=2, glove_min_count=1),
     )  # not tested
     return root / "index"
+
+
+@pytest.fixture(scope="session")
+def index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 16-sentence index where "bank" and "play" each have two senses (4 documents: too few for relevance)."""
+    documents = [{"id": i, "title": t, "text": x} for i, t, x in DOCUMENTS]
+    return _app_index(documents, model_dir, tmp_path_factory.mktemp("app-index"))
+
+
+@pytest.fixture(scope="session")
+def calibrated_index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``index_dir``'s documents padded with ``filler_documents`` to ``ranking.MIN_CALIBRATED_DOCUMENTS``: the
+    smallest collection whose hits have a relevance (bars, the line, "no good match")."""
+    from helpers import filler_documents
+
+    from indexer.ranking import MIN_CALIBRATED_DOCUMENTS
+
+    documents = [{"id": i, "title": t, "text": x} for i, t, x in DOCUMENTS]
+    documents += filler_documents(MIN_CALIBRATED_DOCUMENTS - len(documents))
+    return _app_index(documents, model_dir, tmp_path_factory.mktemp("app-calibrated-index"))
 
 
 @pytest.fixture

@@ -331,7 +331,8 @@ def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     assert found and found[0] == "**1. 배 과수원**"
     assert ["깎은", "배를"] in [marks(m.value) for m in at.markdown]  # the words of the matched morphemes
     assert any(e.label.startswith("일치한 단어") and "배, 깎" in e.label for e in at.expander)
-    assert [p.proto.text for p in at.get("progress")][0].startswith("관련도 ")
+    # 22 sentences, too few documents to tell chance: the note says so in Korean, and no bars are shown
+    assert any("관련도를 보이지 않습니다" in c.value for c in at.caption) and not at.get("progress")
 
     at.button_group[0].set_value(QUERIES_KO[1]).run()  # an example query fills the box
     assert at.text_input(key="ui.search.query").value == QUERIES_KO[1]
@@ -399,7 +400,8 @@ def test_a_korean_nonsense_query_is_answered_in_korean(korean_index: Path) -> No
     at = open_app(korean_index)
     at.text_input(key="ui.search.query").set_value("뷁궭 쀍").run()
     assert_clean(at)
-    assert any(text.startswith("잘 맞는 문서가 없습니다") for text in texts(at.warning))
+    # 5 documents: no verdict ("no good match") from a scale too small to tell; the note that says so, in Korean
+    assert any("관련도를 보이지 않습니다" in c.value for c in at.caption) and documents(at)
 
 
 def test_opening_the_korean_demo_after_the_english_one_moves_to_its_examples(
@@ -474,10 +476,10 @@ def test_the_korean_ui_in_a_real_browser(served_korean: str, tmp_path: Path, siz
         assert "<!--" not in card and "../shared" not in card and "/tmp/" not in card
         browser.get(f"{url}/about?lang=en")
         wait_for_text(browser, "the Korean biLM of ELMo Search")
-        if size == "phone":  # Search in Korean: the method names its layers; the weaker matches are listed under
-            browser.get(f"{url}/?q=배를+깎아+먹었다")  # their line, and each one's "why" fits the screen
+        if size == "phone":  # Search in Korean: the method names its layers; too few documents for relevance, in
+            browser.get(f"{url}/?q=배를+깎아+먹었다")  # Korean; each one's "why" fits the screen
             wait_for_text(browser, "일치한 단어: 배, 깎")
-            assert "키워드 + ELMo 토큰 층" in page_text() and "아래는 약한 결과입니다" in page_text()
+            assert "키워드 + ELMo 토큰 층" in page_text() and "관련도를 보이지 않습니다" in page_text()
             assert "1. 배 과수원" in page_text()
             width = browser.execute_script("return document.body.clientWidth")
             for why in browser.find_elements(By.TAG_NAME, "summary"):

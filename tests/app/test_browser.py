@@ -57,9 +57,9 @@ def test_in_a_real_browser(served_app: str, index_copy: Path, tmp_path: Path, si
         first = browser.find_element(By.XPATH, '//*[contains(text(), "1. Life by the river")]')
         assert first.location["y"] < height  # the first result is on the first screen
         assert first.rect["x"] + first.rect["width"] <= width  # nothing wider than the screen
-        # 16 documents: a note says relevance is uncalibrated; the bars and the line are shown all the same
-        wait.until(lambda b: "relevance is uncalibrated" in page_text() and "Weaker matches below" in page_text())
-        assert re.search(r"relevance \d+%", page_text())
+        # 4 documents: a note says why relevance is not shown; no bars, no line
+        wait.until(lambda b: "relevance is not shown" in page_text())
+        assert not re.search(r"relevance \d+%", page_text()) and "Weaker matches below" not in page_text()
         why = browser.find_element(By.XPATH, '//summary[contains(., "matched words: otters, river")]')
         assert why.rect["x"] + why.rect["width"] <= browser.execute_script("return document.body.clientWidth")
         why.click()  # the "why" opens onto each part's score

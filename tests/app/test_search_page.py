@@ -17,8 +17,8 @@ def test_search_asks_for_a_query_first(index_dir: Path) -> None:
     assert [b.label for b in at.button] == ["Search"] and not at.expander[0].proto.expanded  # advanced: collapsed
 
 
-def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> None:
-    at = open_app(index_dir)
+def test_search_lists_documents_with_passages_beside_glove(calibrated_index_dir: Path) -> None:
+    at = open_app(calibrated_index_dir)
     at.text_input(key="ui.search.query").set_value("otters by the river")
     at.slider(key="ui.search.k").set_value(3)
     at.button[0].click().run()
@@ -27,12 +27,14 @@ def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> N
     found = documents(at)
     assert len(found) == 6  # k documents in each tab, those under the line too
     assert [hit.split(".")[0] for hit in found] == ["**1", "**2", "**3"] * 2
-    assert found[0] == "**1. Life by the river**"  # the words match; the GloVe of 16 sentences is not tested
+    assert found[0] == "**1. Life by the river**"  # the words match; the tiny GloVe is not tested
     assert any(":orange-background[**otters**]" in m.value for m in at.markdown)  # matched words marked
     assert any(e.label.startswith("matched words") and "otters, river" in e.label for e in at.expander)
     bars = [p.value for p in at.get("progress")]
-    assert len(bars) == 6 and bars[:3] == sorted(bars[:3], reverse=True)  # one bar each, falling down the list
-    assert all(0 <= value <= 100 for value in bars)
+    assert len(bars) == 3 and bars == sorted(bars, reverse=True)  # one bar each, falling down the list
+    assert all(0 <= value <= 100 for value in bars) and not at.tabs[0].warning
+    # the tiny GloVe finds no good match: its list says so, without bars (the 3 bars are the hybrid's)
+    assert [w.value.startswith("No good match") for w in at.tabs[1].warning] == [True]
 
     at.radio(key="ui.search.method").set_value("keywords").run()
     assert_clean(at)
@@ -40,10 +42,10 @@ def test_search_lists_documents_with_passages_beside_glove(index_dir: Path) -> N
     assert dict(at.query_params) == {"q": "otters by the river", "method": "keywords", "k": "3", "layers": "token"}
 
 
-def test_each_document_says_why_it_came_up(index_dir: Path) -> None:
+def test_each_document_says_why_it_came_up(calibrated_index_dir: Path) -> None:
     """The relevance shown is the number the list is sorted by; the "why" under the matched words opens onto each
     part's score; the method's name says which layers it compares."""
-    at = open_app(index_dir)
+    at = open_app(calibrated_index_dir)
     at.text_input(key="ui.search.query").set_value("a loan from the bank").run()
     assert_clean(at)
     why = next(e for e in at.expander if e.label.startswith("matched words"))
@@ -166,16 +168,33 @@ def test_examples_are_those_the_open_index_can_answer(index_dir: Path, monkeypat
     assert at.text_input(key="ui.search.query").value == "otters by the river" and documents(at)
 
 
-def test_nonsense_gets_a_no_good_match_warning_and_weaker_documents(index_dir: Path) -> None:
-    """Nothing above the relevance line: the warning, and the documents found, under the weaker-matches line."""
-    at = open_app(index_dir)
+def test_nonsense_gets_a_no_good_match_warning_and_the_nearest_documents(calibrated_index_dir: Path) -> None:
+    """Nothing above the relevance line: the warning, and the nearest documents as a plain ranked list (no bars of
+    0 %, no weaker-matches line), each saying why it came up."""
+    at = open_app(calibrated_index_dir)
     at.text_input(key="ui.search.query").set_value("qwxzt blorft").run()
     assert_clean(at)
     assert any(text.startswith("No good match") for text in texts(at.warning))
     assert any("has a GloVe vector" in text for text in texts(at.caption))  # the GloVe lacks the words: it says so
     # they share no word with the query: each says it was found by meaning (the only way it could be)
-    assert len(documents(at)) == 4 and sum("found by meaning" in e.label for e in at.expander) == 4
-    assert [c.value for c in at.caption if "Weaker matches below" in c.value][:1]  # before the first document
+    assert len(documents(at)) == 10 and sum("found by meaning" in e.label for e in at.expander) == 10
+    assert [hit.split(".")[0] for hit in documents(at)] == [f"**{rank}" for rank in range(1, 11)]
+    assert not at.get("progress") and not [c for c in at.caption if "Weaker matches below" in c.value]
+    why = [c.value for e in at.expander if "found by meaning" in e.label for c in e.caption]
+    assert len(why) == 10 and all(text.startswith("The list is ranked by score") for text in why)
+
+
+def test_a_small_collection_ranks_without_relevance(index_dir: Path) -> None:
+    """Under 50 documents chance cannot be told: a note says so, and the documents are a ranked list with their
+    matched words, without bars, line or "no good match" verdict."""
+    at = open_app(index_dir)
+    at.text_input(key="ui.search.query").set_value("a loan from the bank").run()
+    assert_clean(at)
+    assert any(c.value.endswith("at least 50 give relevance)") for c in at.caption)
+    assert documents(at)[0] == "**1. Saving money**" and not at.get("progress") and not texts(at.warning)
+    assert not [c for c in at.caption if "Weaker matches below" in c.value]
+    why = next(e for e in at.expander if e.label.startswith("matched words"))
+    assert "loan, bank" in why.label and "| – |" in next(m.value for m in why.markdown if m.value.startswith("| part"))
 
 
 def test_layer_mix_presets_and_sliders_update_the_formula(index_dir: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import re
 import shlex
 import shutil
 from dataclasses import asdict
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import brute_force, waits_for
+from scipy.special import ndtr
 
 from encoder.options import option_fields
 from indexer import (
@@ -35,12 +37,14 @@ from indexer.manifest import settings_flags
 from indexer.ranking import (
     BELOW_THE_BEST,
     HYBRID_ELMO_WEIGHT,
+    KNOWN_WORDS_MARGIN,
     METHODS,
     MIN_CALIBRATED_DOCUMENTS,
     RELEVANCE_LINE,
     RELEVANCE_MARGIN,
     Null,
     parts_of,
+    relevance_margin,
 )
 from indexer.results import as_dict
 
@@ -49,6 +53,12 @@ from indexer.results import as_dict
 def indexer_index(corpus_index) -> Index:
     """The session's corpus index, opened: tests read it, and copy its folder to change it."""
     return Index.open(corpus_index[1])
+
+
+@pytest.fixture(scope="module")
+def graded_index(calibrated_index) -> Index:
+    """The session's index of ``MIN_CALIBRATED_DOCUMENTS`` documents, opened: its hits have a relevance."""
+    return Index.open(calibrated_index)
 
 
 @pytest.mark.parametrize("layers", [None, "top", "0.2,0.5,0.3"])
@@ -91,10 +101,9 @@ def test_keywords_hybrid_and_glove_rank_documents(indexer_index):
     assert hits[0].matched_words == ["telescope", "galaxies"] and hits[0].score > hits[-1].score > 0
     assert "telescope" in hits[0].passages[0].text  # the passage holding the matched words comes first
     hybrid = indexer_index.search("telescope galaxies", k=3)  # the default method
-    assert hybrid[0].doc_id == hits[0].doc_id and all(0 <= h.relevance <= 1 for h in hybrid)
-    assert "telescope" in hybrid[0].passages[0].text
+    assert hybrid[0].doc_id == hits[0].doc_id and "telescope" in hybrid[0].passages[0].text
     glove = indexer_index.search("telescope galaxies", k=3, method="glove")
-    assert len(glove) == 3 and all(0 <= h.relevance <= 1 for h in glove)
+    assert len(glove) == 3
     nothing = indexer_index.search("zzzqqq", k=3, method="keywords")
     assert nothing.hits == [] and [n.key for n in nothing.notices] == ["no_match"]
     words_glove_lacks = indexer_index.search("바다 zzzqqq", k=3, method="glove", spelling=False)
@@ -168,14 +177,31 @@ def test_results_turn_into_the_dicts_asdict_makes(indexer_index):
     assert as_dict(neighbors)["glove"] == asdict(neighbors)["glove"] and isinstance(as_dict(neighbors)["glove"], list)
 
 
-def test_nonsense_gets_a_no_good_match_notice(indexer_index):
+def test_nonsense_gets_a_no_good_match_notice(graded_index):
     """No keyword match and chance-level ELMo scores: every document is under the line, and says it was found by
-    meaning (it shares no word with the query); the small collection's relevance is said to be uncalibrated."""
-    hits = indexer_index.search("zzzqqq blorft", k=3)
-    assert any("no good match" in notice for notice in hits.notices)
+    meaning (it shares no word with the query)."""
+    hits = graded_index.search("zzzqqq blorft", k=3)
+    assert [n.key for n in hits.notices] == ["no_good_match"]
     assert hits and all(h.relevance < RELEVANCE_LINE and h.by_meaning and not h.matched_words for h in hits)
-    uncalibrated = [n for n in hits.notices if n.key == "relevance_uncalibrated"]
-    assert len(indexer_index) < MIN_CALIBRATED_DOCUMENTS and uncalibrated[0].values == {"n": len(indexer_index)}
+    assert not any(h.above_line for h in hits)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_small_collection_ranks_without_relevance(indexer_index, graded_index, method):
+    """Under MIN_CALIBRATED_DOCUMENTS documents chance cannot be told: no relevance (each part's neither), no line,
+    no "no good match" verdict, only a notice that says why; the documents are ranked all the same, as in a
+    collection of 50."""
+    assert len(indexer_index) < MIN_CALIBRATED_DOCUMENTS <= len(graded_index)
+    for query in ("telescope galaxies", "savings and loan bank"):
+        hits = indexer_index.search(query, k=5, method=method)
+        assert hits and [n.key for n in hits.notices] == ["relevance_uncalibrated"]
+        assert hits.notices[0].values == {"n": len(indexer_index)}
+        assert all(h.relevance is None and h.above_line is None for h in hits)
+        assert all(p.relevance is None for h in hits for p in h.parts.values())
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        graded = graded_index.search(query, k=5, method=method)
+        assert all(h.relevance is not None and h.above_line is not None for h in graded)
+        assert "relevance_uncalibrated" not in [n.key for n in graded.notices]
 
 
 def test_relevance_is_the_share_of_random_queries_beaten_by_a_margin():
@@ -184,14 +210,36 @@ def test_relevance_is_the_share_of_random_queries_beaten_by_a_margin():
     null = Null.of([0.1, 0.2, 0.3, 0.4, -np.inf])  # a random query that found nothing is left out
     spread = np.std([0.1, 0.2, 0.3, 0.4])
     assert (null.mean, null.spread, null.best) == pytest.approx((0.25, spread, 0.4))
-    assert null.relevance(np.array([0.25 + RELEVANCE_MARGIN * spread]))[0] == pytest.approx(0.5)
-    assert null.relevance(np.array([0.4]))[0] < RELEVANCE_LINE  # the best random query's score: under the line
-    relevance = null.relevance(np.array([-1.0, 0.0, 0.2, 0.3, 0.5, 2.0]))
+    assert null.relevance(np.array([0.25 + RELEVANCE_MARGIN * spread]), RELEVANCE_MARGIN)[0] == pytest.approx(0.5)
+    for margin in (KNOWN_WORDS_MARGIN, RELEVANCE_MARGIN):  # the best random query's score: under the line
+        assert null.relevance(np.array([0.4]), margin)[0] < RELEVANCE_LINE
+    relevance = null.relevance(np.array([-1.0, 0.0, 0.2, 0.3, 0.5, 2.0]), RELEVANCE_MARGIN)
     assert np.all(np.diff(relevance) > 0) and relevance[0] < 0.01 and relevance[-1] > 0.995
     assert Null.of([]).spread == 1.0 and Null.of([0.7, 0.7]).spread > 0  # no division by zero
     heavy_tail = Null.of([0.0] * 99 + [10.0])  # one random query far above the rest: the normal fit says 100 %
-    assert heavy_tail.relevance(np.array([9.0]))[0] == BELOW_THE_BEST
-    assert heavy_tail.relevance(np.array([10.0 + RELEVANCE_MARGIN * heavy_tail.spread]))[0] > 0.995
+    assert heavy_tail.relevance(np.array([9.0]), RELEVANCE_MARGIN)[0] == BELOW_THE_BEST
+    assert heavy_tail.relevance(np.array([10.0 + RELEVANCE_MARGIN * heavy_tail.spread]), RELEVANCE_MARGIN)[0] > 0.995
+
+
+def test_the_margin_is_smaller_when_the_collection_holds_every_query_word(graded_index):
+    """A query all of whose content words some document holds is measured with KNOWN_WORDS_MARGIN; one with a
+    word no document has (a sign of an off-topic query), or with no content word at all, with RELEVANCE_MARGIN:
+    relevance is Φ(above_chance - margin) for each, where no cap applies."""
+    assert KNOWN_WORDS_MARGIN < RELEVANCE_MARGIN
+    vocabulary = {"telescop", "galaxi"}
+    assert relevance_margin(["telescop", "galaxi"], vocabulary) == KNOWN_WORDS_MARGIN
+    assert relevance_margin(["telescop", "zebrafish"], vocabulary) == RELEVANCE_MARGIN
+    assert relevance_margin([], vocabulary) == RELEVANCE_MARGIN
+    for query, margin in (
+        ("telescope galaxies", KNOWN_WORDS_MARGIN),
+        ("telescope zebrafish", RELEVANCE_MARGIN),  # "zebrafish" is a word (no respelling) no document has
+        ("to the", RELEVANCE_MARGIN),
+    ):
+        hits = graded_index.search(query, k=5)
+        assert hits.searched_for is None
+        for hit in hits:
+            if hit.relevance < BELOW_THE_BEST:
+                assert hit.relevance == pytest.approx(float(ndtr(hit.above_chance - margin)), abs=1e-9), query
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -207,19 +255,21 @@ def test_every_hit_says_which_words_matched_or_that_it_was_found_by_meaning(inde
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_relevance_falls_down_the_list_for_every_method(indexer_index, method):
+def test_relevance_falls_down_the_list_for_every_method(graded_index, method):
     for query in ("savings and loan bank", "muddy river bank after lunch", "telescope"):
-        hits = indexer_index.search(query, k=10, method=method)
+        hits = graded_index.search(query, k=10, method=method)
         scores, relevance = [h.score for h in hits], [h.relevance for h in hits]
         assert scores == sorted(scores, reverse=True) and relevance == sorted(relevance, reverse=True)
         assert all(0 <= r <= 1 for r in relevance) and [h.rank for h in hits] == list(range(1, len(hits) + 1))
         assert all(set(h.parts) == set(parts_of(method)) for h in hits)
 
 
-def test_the_hybrid_adds_its_parts_in_units_of_chance(indexer_index):
+def test_the_hybrid_adds_its_parts_in_units_of_chance(graded_index):
     """score = w x z(ELMo cosine) + (1 - w) x z(BM25), each z against random queries of as many words; each part's
     score is its exact value (a document found by one part only still gets the other's)."""
-    hits = indexer_index.search("savings loan telescope", k=34)
+    indexer_index = graded_index
+    everything = len(indexer_index)
+    hits = indexer_index.search("savings loan telescope", k=everything)
     weights, shares = indexer_index.search_mix.weights, parts_of("hybrid")
     nulls = {part: indexer_index.document_search.null(part, weights, 3) for part in shares}
     for hit in hits:
@@ -227,11 +277,13 @@ def test_the_hybrid_adds_its_parts_in_units_of_chance(indexer_index):
         assert hit.score == pytest.approx(float(expected), abs=1e-6)
         assert hit.score == pytest.approx(sum(e.weight * e.above_chance for e in hit.parts.values()), abs=1e-6)
         assert hit.parts["keywords"].relevance == pytest.approx(
-            float(nulls["keywords"].relevance(hit.parts["keywords"].score))
+            float(nulls["keywords"].relevance(hit.parts["keywords"].score, KNOWN_WORDS_MARGIN))  # every word known
         )
-    elmo = {h.doc_id: h.score for h in indexer_index.search("savings loan telescope", k=34, method="elmo")}
+    elmo = {h.doc_id: h.score for h in indexer_index.search("savings loan telescope", k=everything, method="elmo")}
     assert all(h.parts["elmo"].score == pytest.approx(elmo[h.doc_id], abs=1e-5) for h in hits)
-    keywords = {h.doc_id: h.score for h in indexer_index.search("savings loan telescope", k=34, method="keywords")}
+    keywords = {
+        h.doc_id: h.score for h in indexer_index.search("savings loan telescope", k=everything, method="keywords")
+    }
     assert all(h.parts["keywords"].score == pytest.approx(keywords.get(h.doc_id, 0.0), abs=1e-5) for h in hits)
 
 
@@ -556,25 +608,36 @@ def test_an_index_refers_to_stanford_glove_and_refuses_another_version(small_ind
         Index.open(tmp_path / "index", model=tiny_model_dir)
 
 
-def test_cli_lists_k_documents_and_marks_the_line(indexer_index, capsys, monkeypatch):
-    """The top k are always listed; a line marks where the weaker matches begin, and JSON flags each hit."""
-    search = ["search", "--index", str(indexer_index.path), "zzzqqq blorft", "--k", "3"]
+def test_cli_lists_k_documents_and_marks_the_line(graded_index, indexer_index, capsys, monkeypatch):
+    """The top k are always listed, each with its relevance; a line marks where the weaker matches begin, and JSON
+    flags each hit. With no good match the nearest documents are a plain list by score (no percentages, no line);
+    so too in a collection too small to tell, whose JSON relevance and line are null and whose note says why."""
+    search = ["search", "--index", str(graded_index.path), "zzzqqq blorft", "--k", "3"]
     assert main(search) == 0
     out = capsys.readouterr().out
-    assert "no good match" in out and " 1. " in out and " 3. " in out
-    assert out.index("weaker matches below") < out.index(" 1. ")  # even the best is under the line
+    assert "no good match" in out and "the nearest documents, by score" in out
+    assert " 1. [" in out and " 3. [" in out and "%" not in out and "weaker matches below" not in out
     assert main([*search, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert len(result["results"]) == 3 and not any(h["above_line"] for h in result["results"])
     assert all(h["relevance"] < RELEVANCE_LINE for h in result["results"])
-    # this small collection's best matches do not beat chance by the margin: with none, the line falls among them
-    monkeypatch.setattr("indexer.ranking.RELEVANCE_MARGIN", 0.0)
-    assert main(["search", "--index", str(indexer_index.path), "telescope galaxies", "--k", "34"]) == 0
+    # this collection's best matches do not beat chance by the margin: with none, the line falls among them
+    monkeypatch.setattr("indexer.ranking.KNOWN_WORDS_MARGIN", 0.0)
+    assert main(["search", "--index", str(graded_index.path), "telescope galaxies", "--k", "50"]) == 0
     out = capsys.readouterr().out
     assert (
-        " 1. " in out and " 34. " in out and out.index(" 1. ") < out.index("weaker matches below") < out.index(" 34. ")
+        " 1. " in out and " 50. " in out and out.index(" 1. ") < out.index("weaker matches below") < out.index(" 50. ")
     )
-    assert out.count("weaker matches below") == 1
+    assert out.count("weaker matches below") == 1 and re.search(r"^  1\. +\d+%  \[", out, re.MULTILINE)
+    small = ["search", "--index", str(indexer_index.path), "telescope galaxies", "--k", "3"]
+    assert main(small) == 0
+    printed = capsys.readouterr()
+    assert " 1. [" in printed.out and " 3. [" in printed.out and "%" not in printed.out
+    assert "weaker matches below" not in printed.out and "no good match" not in printed.out
+    assert f"relevance is not shown: {len(indexer_index)} documents are too few" in printed.err
+    assert main([*small, "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["results"]
+    assert len(hits) == 3 and all(h["relevance"] is None and h["above_line"] is None for h in hits)
     assert main(["search", "--index", str(indexer_index.path), "telescpe galaxies", "--why"]) == 0
     out = capsys.readouterr().out
     assert (
