@@ -64,12 +64,18 @@ class BM25:
         length = np.asarray(tf.sum(axis=1)).ravel()
         n_live = n if live is None else int(live.sum())
         df = np.bincount(tf.indices, minlength=len(self.vocab))
+        self.document_frequency = df
         idf = np.log1p((n_live - df + 0.5) / (df + 0.5)).astype(np.float32)
         rows = np.repeat(np.arange(n), np.diff(tf.indptr))
         mean_length = length.sum() / n_live if n_live else 1.0
         norm = k1 * (1 - b + b * length[rows] / max(mean_length, 1e-9))
         tf.data = idf[tf.indices] * tf.data * (k1 + 1) / (tf.data + norm)
         self.matrix = tf.tocsc()
+
+    def holds(self, term: str) -> bool:
+        """Whether a live document holds ``term`` (a term only deleted documents held is not held)."""
+        column = self.vocab.get(term)
+        return column is not None and self.document_frequency[column] > 0
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """Every document's score for the query's keyword terms (0 where it holds none of them, or is not live)."""

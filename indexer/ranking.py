@@ -32,7 +32,7 @@ of ``bench/queries_en.jsonl``; ``bench/search_quality.py`` measures every method
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,11 +111,11 @@ class Null:
         return np.where(above_all, share, np.minimum(share, BELOW_THE_BEST))
 
 
-def relevance_margin(content_terms: Collection[str], vocabulary: Collection[str]) -> float:
+def relevance_margin(content_terms: Collection[str], holds: Callable[[str], bool]) -> float:
     """The margin, in spreads, by which a query's documents must beat chance: ``KNOWN_WORDS_MARGIN`` when the
-    collection's keyword ``vocabulary`` holds every one of the query's ``content_terms`` (it has at least one), else
-    ``RELEVANCE_MARGIN``."""
-    known = bool(content_terms) and all(term in vocabulary for term in content_terms)
+    collection's live documents hold every one of the query's ``content_terms`` (``holds``, e.g. ``BM25.holds``; it
+    has at least one), else ``RELEVANCE_MARGIN``."""
+    known = bool(content_terms) and all(holds(term) for term in content_terms)
     return KNOWN_WORDS_MARGIN if known else RELEVANCE_MARGIN
 
 

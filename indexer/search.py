@@ -112,7 +112,7 @@ class DocumentSearch:
         chance = self.null(method, weights, query.n_words)
         n_documents = parts.manifest.counts.documents
         graded = calibrated(n_documents)  # else no relevance, no line, no verdict: the documents ranked by score
-        margin = relevance_margin(query.content_stems, parts.bm25.vocab)
+        margin = relevance_margin(query.content_stems, parts.bm25.holds)
         relevance = chance.relevance(found.scores, margin)
         if not graded:
             notices.append(message("relevance_uncalibrated", n=n_documents))

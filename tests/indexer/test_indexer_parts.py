@@ -261,6 +261,8 @@ def test_bm25_matches_stems_of_english_words_and_korean_morphemes_as_they_are():
     live = BM25(documents, live=np.array([False, True, True]))  # the first removed: scored as if never indexed
     assert live.search(english(["loan"]), 5)[1].tolist() == [1]
     assert live.search(english(["river"]), 5)[1].tolist() == []
+    # what the relevance margin asks: a term only a removed document held is held no more, as in a fresh build
+    assert bm25.holds("river") and not live.holds("river") and live.holds("loan") and not live.holds("zebra")
     np.testing.assert_allclose(
         live.scores(english(["bank", "oven"]))[1:], BM25(documents[1:]).scores(english(["bank", "oven"]))
     )
