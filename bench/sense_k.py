@@ -64,7 +64,7 @@ def index_words(index: Index, words: list[str]) -> list[Word]:
     found = []
     for word in words:
         ids = index.word_ids(word)
-        vectors = index.words.vectors_of_uses(ids, ids, None)  # as Index.senses reads them
+        vectors = index.use_vectors(word, representation="readout")[1]  # as Index.senses reads them
         rows = index.sentences.iloc[index.tokens["sentence_id"].to_numpy()[ids]]["text"].tolist()
         positions = index.tokens["position"].to_numpy()[ids].tolist()
         senses = [getattr(labels.get((s, p)), "sense", None) for s, p in zip(rows, positions)]

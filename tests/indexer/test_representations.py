@@ -8,7 +8,7 @@ import pytest
 from app.widgets import representation_options
 from indexer.api import NeighborsRequest
 from indexer.cli import make_parser
-from indexer.representations import KEYS, IndexMix, OneLayer, SenseReadout, by_choice, choices
+from indexer.representations import IndexMix, OneLayer, SenseReadout, by_choice, choices, keys
 
 
 def _cli_choices(command: str) -> tuple:
@@ -24,10 +24,10 @@ def _api_enum(request: type) -> list:
 @pytest.mark.parametrize("n_layers", [2, 3])
 def test_every_representation_is_offered_by_every_surface(n_layers):
     registry = choices(n_layers)
-    assert {representation.key for representation in registry} == set(KEYS)
+    assert {representation.key for representation in registry} == set(keys())
     for command in ("neighbors", "senses"):
-        assert list(_cli_choices(command)) == list(KEYS)
-    assert _api_enum(NeighborsRequest) == list(KEYS)
+        assert list(_cli_choices(command)) == list(keys())
+    assert _api_enum(NeighborsRequest) == list(keys())
     assert representation_options(n_layers) == [representation.choice for representation in registry]
     assert [by_choice(option, n_layers) for option in representation_options(n_layers)] == registry
 
@@ -35,7 +35,6 @@ def test_every_representation_is_offered_by_every_surface(n_layers):
 def test_each_representation_reads_and_is_named_as_itself():
     index_weights = (0.2, 0.3, 0.5)
     readout, index_mix, token, top = SenseReadout(), IndexMix(), OneLayer(0, 3), OneLayer(2, 3)
-    assert readout.weights(index_weights) is None
     assert readout.key == "readout" and index_mix.key == top.key == "elmo"
     assert readout.name("prediction", index_weights) == "context prediction"
     assert readout.name("states", index_weights) == "context states"
