@@ -68,6 +68,10 @@ class Representation:
     def check(self, parts: IndexParts) -> None:
         """Raise QueryError where the index lacks what this representation reads."""
 
+    def reads_new_uses(self, parts: IndexParts) -> bool:
+        """Whether uses read now (``queries``) can be read in it with this index's model."""
+        return True
+
     def question(self, index_weights: tuple[float, ...]) -> dict:
         """How a page asks the index for it (``Index.neighbors``'s ``representation=`` and ``layers=``)."""
         return {"representation": self.key}
@@ -120,8 +124,11 @@ class SenseReadout(Representation):
     )
 
     def check(self, parts: IndexParts) -> None:
-        if parts.readout is None:
+        if not self.reads_new_uses(parts):
             raise QueryError(message("no_readout", name=parts.manifest.model.name))
+
+    def reads_new_uses(self, parts: IndexParts) -> bool:
+        return parts.readout is not None  # the model's LM head
 
     def name(self, readout_kind: str, index_weights: tuple[float, ...]) -> str:
         return KINDS[readout_kind]

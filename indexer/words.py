@@ -163,10 +163,8 @@ class WordQuestions:
         word_uses = self._word_ids_or_none(uses[0][0][uses[0][1]]) if same else None
         cosines = {}
         for representation in comparison_order(self.parts.elmo.n_layers):
-            try:
-                representation.check(self.parts)
-            except QueryError:
-                continue  # one the index cannot read (the sense readout of a model without its LM head)
+            if not representation.reads_new_uses(self.parts):
+                continue  # the sense readout of a model without its LM head
             a, b = representation.queries(self.parts, np.stack(layer_vectors), np.stack(contexts), word_uses)
             cosines[self.representation_name(representation)] = float(a @ b)
         return Comparison(uses, cosines, list(self.parts.layer_mix.weights), self.parts.layer_mix.gamma, notices)
