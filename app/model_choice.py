@@ -9,10 +9,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from encoder import LayerMix
 from encoder.model_files import MODEL_NAMES, PUBLISHED
 from indexer import Index
 from indexer.manifest import FolderInfo
+from indexer.representations import IndexMix, Representation, choices
 from indexer.results import Neighbors
 
 from . import state
@@ -71,17 +71,16 @@ def side_by_side(
     queries: Sequence[tuple[str, str, str, int]],
     k: int,
     same_word: bool,
-    mix: LayerMix | None,
+    representation: Representation,
     labels_of: Callable[[Neighbors], list],
 ) -> None:
     """The nearest uses of each chosen word by the other model, in columns as the page's own lists, in the page's
-    representation: its sense readout (``mix`` None), or the page's layer mix where the other model has as many
-    layers, else its index's own."""
-    other_mix = mix if mix is None or len(mix.weights) == other.elmo.n_layers else other.layer_mix
+    representation where the other model offers it (a layer it has), else in its index's layer mix."""
+    other_representation = representation if representation in choices(other.elmo.n_layers) else IndexMix()
     st.subheader(t("wic.other_heading", model=model_name(other.path)))
     for column, (side, sentence, word, position) in zip(st.columns(len(queries), gap="large"), queries):
         with column, errors_in_page():
             st.markdown(t("wic.other_list", word=word, side=side.upper()))
-            result = state.neighbors(other, sentence, word, position, k, same_word, other_mix)
+            result = state.neighbors(other, sentence, word, position, k, same_word, other_representation)
             notices(result.notices)
             token_hits(result.hits, labels_of(result))

@@ -25,7 +25,7 @@ from encoder.words import is_content_word, normalize
 from indexer import Index
 from indexer.errors import IndexerError, QueryError
 from indexer.manifest import FolderInfo, rebuild_command
-from indexer.representations import IndexMix, SenseReadout
+from indexer.representations import Representation, by_choice
 from indexer.results import Comparison, DocumentHit, Neighbors, Results, Senses
 
 from .i18n import t
@@ -190,17 +190,10 @@ def search(index: Index, query: str, k: int, method: str, mix: LayerMix, spellin
         return _search(index, _key(index), query, k, method, mix.weights, spelling)
 
 
-def _weights(mix: LayerMix | None) -> tuple[float, ...] | None:
-    return None if mix is None else mix.weights
-
-
-def _representation(weights: tuple[float, ...] | None) -> dict:
-    """How a question names its representation to the index: the sense readout (None), or the ELMo layers mixed."""
-    return (
-        {"representation": SenseReadout.key}
-        if weights is None
-        else {"representation": IndexMix.key, "layers": list(weights)}
-    )
+def _asked(index: Index, choice: str | int) -> dict:
+    """How a question names a page's representation (its ``choice``: what caches key on) to the index
+    (``Representation.question``)."""
+    return by_choice(choice, index.elmo.n_layers).question(index.layer_mix.weights)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -212,11 +205,11 @@ def _neighbors(
     position: int,
     k: int,
     same_word: bool,
-    weights: tuple[float, ...] | None,
+    choice: str | int,
     explain: bool,
 ) -> Neighbors:
     return _index.neighbors(
-        sentence, word, position=position, k=k, same_word=same_word, explain=explain, **_representation(weights)
+        sentence, word, position=position, k=k, same_word=same_word, explain=explain, **_asked(_index, choice)
     )
 
 
@@ -227,14 +220,13 @@ def neighbors(
     position: int,
     k: int,
     same_word: bool,
-    mix: LayerMix | None,
+    representation: Representation,
     explain: bool = False,
 ) -> Neighbors:
-    """Nearest uses in context of one token of ``sentence`` (cached per question): in the index's sense readout
-    ("context prediction") when ``mix`` is None, else in the ELMo layers mixed as ``mix`` says. ``explain`` adds
-    what the language model expects at the token (``Neighbors.expected``)."""
+    """Nearest uses in context of one token of ``sentence`` in one of the index's representations (cached per
+    question). ``explain`` adds what the language model expects at the token (``Neighbors.expected``)."""
     with st.spinner(t("spinner.neighbors")):
-        return _neighbors(index, _key(index), sentence, word, position, k, same_word, _weights(mix), explain)
+        return _neighbors(index, _key(index), sentence, word, position, k, same_word, representation.choice, explain)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -261,30 +253,28 @@ def word_uses(index: Index, word: str) -> list[Use]:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _typical(
-    _index: Index, key: str, word: str, weights: tuple[float, ...] | None, senses: tuple[str | None, ...]
-) -> TypicalCosines:
-    _, vectors = _index.use_vectors(word, **_representation(weights))
+def _typical(_index: Index, key: str, word: str, choice: str | int, senses: tuple[str | None, ...]) -> TypicalCosines:
+    _, vectors = _index.use_vectors(word, **_asked(_index, choice))
     return typical_cosines(vectors, senses)
 
 
-def typical(index: Index, word: str, mix: LayerMix | None, senses: tuple[str | None, ...]) -> TypicalCosines:
-    """The median cosines of ``word``'s same-sense and other-sense uses in a representation (as ``neighbors``'s
-    ``mix``), ``senses`` labelling its uses in ``word_uses`` order (cached per word, representation and labels)."""
+def typical(index: Index, word: str, representation: Representation, senses: tuple[str | None, ...]) -> TypicalCosines:
+    """The median cosines of ``word``'s same-sense and other-sense uses in a representation, ``senses`` labelling
+    its uses in ``word_uses`` order (cached per word, representation and labels)."""
     with st.spinner(t("spinner.compare")):
-        return _typical(index, _key(index), word, _weights(mix), senses)
+        return _typical(index, _key(index), word, representation.choice, senses)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _senses(_index: Index, key: str, word: str, k: int | str, weights: tuple[float, ...] | None) -> Senses:
-    return _index.senses(word, k=k, **_representation(weights))
+def _senses(_index: Index, key: str, word: str, k: int | str, choice: str | int) -> Senses:
+    return _index.senses(word, k=k, **_asked(_index, choice))
 
 
-def senses(index: Index, word: str, k: int | str, mix: LayerMix | None = None) -> Senses:
-    """Sense clusters of ``word`` (cached per word, the slowest question the UI asks), in the sense readout when
-    ``mix`` is None, else in the ELMo layers mixed as ``mix`` says."""
+def senses(index: Index, word: str, k: int | str, representation: Representation) -> Senses:
+    """Sense clusters of ``word`` in one of the index's representations (cached per word, the slowest question the
+    UI asks)."""
     with st.spinner(t("spinner.senses")):
-        return _senses(index, _key(index), word, k, _weights(mix))
+        return _senses(index, _key(index), word, k, representation.choice)
 
 
 GLOVE_CANDIDATES = 5

@@ -12,7 +12,7 @@ from encoder import LayerMix
 from encoder.mix import PRESETS
 from encoder.text import TextRules
 from encoder.words import is_content_word, normalize
-from indexer.representations import IndexMix, OneLayer, SenseReadout, by_choice, choices
+from indexer.representations import IndexMix, OneLayer, Representation, SenseReadout, by_choice, choices
 
 from .i18n import Markdown, plain, t
 from .render import escape
@@ -138,14 +138,6 @@ def representation_name(option: str | int, n_layers: int, readout_kind: str) -> 
     return plain(representation.i18n_key(readout_kind), layer=layer)
 
 
-def representation_mix(option: str | int, n_layers: int, index_mix: LayerMix) -> LayerMix | None:
-    """The ELMo layer mix an option asks the index for; None for the sense readout."""
-    weights = by_choice(option, n_layers).weights(index_mix.weights)
-    if weights is None:
-        return None
-    return index_mix if option == IndexMix().choice else LayerMix.parse(list(weights), n_layers)
-
-
 def legacy_layer(n_layers: int, index_mix: LayerMix) -> Callable[[str], str | int | None]:
     """Links made before the representation choice said ``layer=0|1|2|average``: a layer is that layer, and the
     average is the index's mix where that mix is the average."""
@@ -159,14 +151,14 @@ def legacy_layer(n_layers: int, index_mix: LayerMix) -> Callable[[str], str | in
     return parse
 
 
-def representation_choice(key: str, n_layers: int, readout_kind: str, index_mix: LayerMix) -> LayerMix | None:
-    """Which vectors a use is compared by: context prediction (the default), the index's ELMo layer mix, or one ELMo
-    layer (to watch neighbours move from spelling to meaning). Returns the ELMo mix chosen, None for the readout."""
+def representation_choice(key: str, n_layers: int, readout_kind: str) -> Representation:
+    """Which vectors a use is compared by (``indexer.representations.choices``): context prediction (the default),
+    the index's ELMo layer mix, or one ELMo layer (to watch neighbours move from spelling to meaning)."""
     options = representation_options(n_layers)
     names = {option: escape(representation_name(option, n_layers, readout_kind)) for option in options}
     st.session_state.setdefault(key, SenseReadout().choice)
     choice = st.radio(t("rep.label"), options, key=key, horizontal=True, format_func=names.get, help=t("rep.help"))
-    return representation_mix(choice, n_layers, index_mix)
+    return by_choice(choice, n_layers)
 
 
 def typed_word(typed: str, rules: TextRules, indexed: Callable[[str], bool]) -> tuple[str | None, list[str]]:

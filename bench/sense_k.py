@@ -94,12 +94,11 @@ def index_words(index: Index, words: list[str]) -> list[Word]:
     """The uses of ``words`` in ``index`` as its Senses page reads them (``Index.senses``: the sense readout of every
     use, centred on the word's mean use; the index's ELMo mix), with their demo labels."""
     labels = demo_labels()
-    mix_weights = index.words.parts.layer_mix.weights
     found = []
     for word in words:
         ids = index.word_ids(word)
-        readout = index.words.vectors_of_uses(ids, ids, None)  # as Index.senses reads them
-        mix = index.words.vectors_of_uses(ids, ids, mix_weights)
+        readout = index.use_vectors(word, representation="readout")[1]  # as Index.senses reads them
+        mix = index.use_vectors(word, representation="elmo")[1]
         rows = index.sentences.iloc[index.tokens["sentence_id"].to_numpy()[ids]]["text"].tolist()
         positions = index.tokens["position"].to_numpy()[ids].tolist()
         senses = [getattr(labels.get((s, p)), "sense", None) for s, p in zip(rows, positions)]

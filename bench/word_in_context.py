@@ -25,6 +25,7 @@ from demo.labels import agreement, demo_labels
 from demo.yardstick import Yardstick, labelled_senses, yardstick
 from encoder import LayerMix
 from indexer import Index
+from indexer.representations import SenseReadout
 
 MET = 5  # an example is met when this many of its 8 nearest uses share its sense (issue targets, model cards)
 
@@ -37,7 +38,10 @@ def main() -> None:
     index = Index.open(args.index)
     n = index.elmo.n_layers
     mixes = [(f"h{j}", LayerMix.parse([float(i == j) for i in range(n)], n).weights) for j in range(n)]
-    mixes += [("mix", index.layer_mix.weights), (index.representation_name(None), None)]  # None: the sense readout
+    mixes += [
+        ("mix", index.layer_mix.weights),
+        (index.representation_name(SenseReadout()), None),
+    ]  # None: the sense readout
     language = index.elmo.text.language
     examples = EXAMPLES_KO if language == "ko" else EXAMPLES
     labels = demo_labels()

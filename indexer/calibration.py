@@ -3,7 +3,6 @@
 Their words depend only on the index's word counts and their vectors only on the model, so both are made when a
 generation is written (build, add) and stored beside it: a search then embeds its own query and nothing else,
 and every method, layer mix and deletion is calibrated from them in memory (searching, not embedding).
-An index built before they were stored (format 3 and older) has them made on first use, in memory.
 
 INDEX_DIR/calibration.gG.parquet   the random queries' words (column ``words``)
 INDEX_DIR/calibration.gG.npy       their vectors, pooled per layer as passages are: (queries, layers, dim) float32

@@ -44,6 +44,7 @@ from .manifest import Manifest, ModelSpec
 from .options import K, SearchOptions
 from .parts import IndexParts, open_model
 from .queries import Query, layer_weights, read_query
+from .representations import Representation
 from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit
 from .search import DocumentSearch
 from .vectors import faiss_search, gpu_faiss_available
@@ -378,10 +379,9 @@ class Index:
         measured on."""
         return self.words.use_vectors(word, layers, representation)
 
-    def representation_name(self, weights: tuple[float, ...] | None) -> str:
-        """What a representation is called (None: the sense readout): "context prediction", "ELMo layer mix (paper)"
-        for the index's mix, else the mix's formula."""
-        return self.words.representation_name(weights)
+    def representation_name(self, representation: Representation) -> str:
+        """What a representation is called: "context prediction", "ELMo layer mix (paper)", a mix's formula."""
+        return self.words.representation_name(representation)
 
     # ------------------------------------------------------------------------------ information
     @property

@@ -1,12 +1,9 @@
 """An index's manifest: the only code that knows its keys (the folder's names are ``layout``'s).
 
 ``Manifest.to_json``/``from_json`` map the dataclasses below to the JSON file one to one; ``FORMAT_VERSION``
-changes whenever what an index holds changes (an index older than ``OLDEST_READABLE`` is refused with a
-"rebuild" message). Format 3 added the token index settings (``token_index_factory``, ``keep_exact_tokens``:
-without exact vectors a shard has no token_layers.npy); a format-2 index reads as one with their defaults.
-Format 4 added the stored calibration queries (``calibration``); an older index has them made in memory.
-Format 5 added each token vector's sense readout and substitutes (``readout``; ``encoder.readout``), which Word in
-context and Senses read: an older index is refused with the command that rebuilds it (``rebuild_command``).
+changes whenever what an index holds changes: an index older than ``OLDEST_READABLE`` (format 5, the first with
+each token vector's sense readout, which Word in context and Senses read) is refused with the command that rebuilds
+it (``rebuild_command``).
 Opening what a manifest names (model, GloVe, shard vectors) is ``parts.py``'s; how an index is built
 (``Settings``) is ``settings.py``'s.
 """
@@ -177,7 +174,7 @@ class Manifest:
     glove: dict[str, Any]
     deleted_doc_ids: tuple[str, ...] = ()  # one entry per removal; which rows are live: live.LiveRows
     build: dict[str, Any] = field(default_factory=dict)
-    calibration: tuple[StoredFile, ...] = ()  # the random queries' words and vectors (calibration.py); () before 4
+    calibration: tuple[StoredFile, ...] = ()  # the random queries' words and vectors (calibration.py)
     readout: ReadoutSettings = ReadoutSettings()  # how each token vector's sense readout was made (encoder.readout)
     format_version: int = FORMAT_VERSION
 
@@ -186,7 +183,7 @@ class Manifest:
 
     def to_json(self) -> dict:
         return {
-            "format_version": FORMAT_VERSION,  # what is written is this format (an older index's settings included)
+            "format_version": FORMAT_VERSION,
             "generation": self.generation,
             "created_at": self.created_at,
             "updated_at": self.updated_at,

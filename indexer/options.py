@@ -21,25 +21,21 @@ from encoder.options import option
 
 from .errors import QueryError
 from .ranking import METHODS
-from .representations import KEYS
+from .representations import keys, keys_help
 
 MAX_K = 1_000
 K = Number(int, 1, MAX_K)  # results of a search or neighbours
 SENSES_K = Number(int, 1, 50)  # senses asked for (else "auto")
 OCCURRENCES = Number(int, 1)  # occurrences clustered at most
-REPRESENTATIONS = KEYS  # how Word in context and Senses read a use: the sense readout, or ELMo's layers
-RepresentationKey = Literal[KEYS]  # type: ignore[valid-type]  # the HTTP API's enum of them
+REPRESENTATIONS = keys()  # how Word in context and Senses read a use (``representations``)
+RepresentationKey = Literal[REPRESENTATIONS]  # type: ignore[valid-type]  # the HTTP API's enum of them
 AUTO_SENSES = "auto"  # SensesOptions.k: the number of senses chosen by silhouette
 
 LAYERS_HELP = (
     "layer mix for this query: token, top, average or weights like 0.2,0.3,0.5 (default: the index's mix for this "
     "kind of question; other mixes search exactly)"
 )
-REPRESENTATION_HELP = (
-    "how a use of the word is read: 'readout', the index's sense readout (context prediction: the words the language "
-    "model expects there; the default unless --layers is given), or 'elmo', the ELMo layers at the word mixed as "
-    "--layers says (the paper's way)"
-)
+REPRESENTATION_HELP = f"how a use of the word is read: {keys_help()}"
 
 
 def _layers() -> Any:

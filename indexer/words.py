@@ -2,9 +2,8 @@
 (``neighbors``), its uses clustered into senses (``senses``), two uses compared (``compare``), every use's vector
 (``use_vectors``), and what the language model expects at a use. ``Index`` is their door.
 
-Each use is read in a representation: the index's sense readout (``encoder.readout``, "context prediction": what
-the language model expects at the word; a use of one word is compared around the word's mean use), or the ELMo
-layers at the word, mixed as ``layers`` say (the paper's way).
+Each use is read in a representation (``representations``: the index's sense readout, "context prediction", or the
+ELMo layers at the word, mixed as ``layers`` say), which reads the uses' vectors and searches them.
 """
 
 from __future__ import annotations
@@ -14,22 +13,18 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from encoder import LayerMix
-from encoder.readout import Expectation, centred
+from encoder.readout import Expectation
 from encoder.words import normalize
 
 from .errors import QueryError, message
 from .options import NeighborsOptions, SensesOptions
 from .parts import IndexParts
-from .queries import Query, layer_weights, read_query
-from .representations import IndexMix, OneLayer, SenseReadout
+from .queries import Query, read_query
+from .representations import Representation, asked, comparison_order
 from .results import Comparison, Neighbors, Senses, TokenHit
-from .senses import beside_mix, describe_senses
-from .vectors import ExactSearch, mix
-from .vectors import normalize as normalize_rows
+from .senses import describe_senses
 
 EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
-MEAN_USES = 10_000  # a word's mean readout (the centre its uses are compared around) is taken over this many at most
 
 
 class WordQuestions:
@@ -39,50 +34,16 @@ class WordQuestions:
     def __init__(self, parts: IndexParts):
         self.parts = parts
 
-    def _token_weights(self, layers: str | Sequence[float] | None) -> tuple[float, ...]:
-        """The token mix for a query (``queries.layer_weights``); one other than the index's needs the exact token vectors."""
-        weights = layer_weights(layers, self.parts.layer_mix, self.parts.elmo.n_layers)
-        if not self.parts.token_vectors.searchable(weights):
-            raise QueryError(message("no_exact_tokens", mix=self.parts.manifest.layers.description))
-        return weights
-
-    def _approximate_notice(self, key: str) -> list[str]:
-        """Said when token vectors come from a compressed index alone (no exact vectors to re-rank with)."""
-        if self.parts.token_vectors.exact:
+    def _approximate_notice(self, representation: Representation, key: str) -> list[str]:
+        """Said when a representation's vectors come from a compressed index alone (no exact vectors to re-rank
+        with)."""
+        if not representation.approximate(self.parts):
             return []
         return [message(key, factory=self.parts.manifest.indexes["tokens"].factory)]
 
-    def _representation(
-        self, representation: str | None, layers: str | Sequence[float] | None
-    ) -> tuple[float, ...] | None:
-        """Check a question's representation (None: the sense readout, or "elmo" when ``layers`` are given): None for
-        the sense readout, or the ELMo mix's weights for "elmo"."""
-        if representation is None:
-            representation = SenseReadout.key if layers is None else IndexMix.key
-        if representation == IndexMix.key:
-            return self._token_weights(layers)
-        if layers is not None:
-            raise QueryError("layers choose an ELMo layer mix: give them with representation='elmo'")
-        if self.parts.readout is None:
-            raise QueryError(message("no_readout", name=self.parts.manifest.model.name))
-        return None
-
-    def representation_name(self, weights: tuple[float, ...] | None) -> str:
-        """What a representation is called (None: the sense readout): "context prediction", "ELMo layer mix (paper)"
-        for the index's mix, else the mix's formula."""
-        kind, index_weights = self.parts.manifest.readout.kind, self.parts.layer_mix.weights
-        if weights is None:
-            return SenseReadout().name(kind, index_weights)
-        return IndexMix().name(kind, index_weights) if weights == index_weights else LayerMix(weights).describe()
-
-    def _centred(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-        """Readouts of uses of one word (normalised) centred on the mean of its uses ``ids`` in the index, shrunk
-        towards the collection's mean while they are few (``encoder.readout.centred``), normalised again."""
-        sample = ids if len(ids) <= MEAN_USES else np.random.default_rng(0).choice(ids, MEAN_USES, replace=False)
-        mean = self.parts.readouts.gather(np.sort(sample), (1.0,)).mean(0)
-        return normalize_rows(
-            centred(vectors, mean, len(ids), self.parts.collection_readout, self.parts.manifest.readout.shrinkage)
-        )
+    def representation_name(self, representation: Representation) -> str:
+        """What a representation is called: "context prediction", "ELMo layer mix (paper)", a mix's formula."""
+        return representation.name(self.parts.manifest.readout.kind, self.parts.layer_mix.weights)
 
     def _use(self, sentence: str, word: str, position: int | None) -> tuple[Query, int, list[str]]:
         """The sentence as a query, the position of ``word`` in it (its first use unless ``position`` says which),
@@ -134,25 +95,14 @@ class WordQuestions:
         k = int(k)
         query, position, notices = self._use(sentence, word, position)
         word = word.strip()
-        weights = self._representation(representation, layers)
+        asked_in = asked(representation, layers, self.parts)
         subset = self.parts.word_ids(word) if same_word else None
         if not len(self.parts.token_vectors):
             raise QueryError(message("no_token_vectors"))
         layer_vectors, context = self._read_use(query.tokens, position)
-        if weights is not None:
-            query_vector = mix(layer_vectors, weights)
-            scores, ids = self.parts.token_vectors.search(query_vector, k, weights, self.parts.deleted_tokens, subset)
-            notices += self._approximate_notice("approximate_neighbors")
-        else:
-            query_vector = normalize_rows(self.parts.readout.vectors(context[None]))
-            if subset is None:
-                scores, ids = self.parts.readouts.search(query_vector[0], k, (1.0,), self.parts.deleted_tokens)
-            else:
-                candidates = self._centred(subset, self.parts.readouts.gather(subset, (1.0,)))
-                scores, rows = ExactSearch(candidates, self.parts.device).search(
-                    self._centred(subset, query_vector)[0], k
-                )
-                ids = subset[rows]
+        query_vector = asked_in.queries(self.parts, layer_vectors[None], context[None], subset)[0]
+        scores, ids = asked_in.nearest(self.parts, query_vector, k, subset)
+        notices += self._approximate_notice(asked_in, "approximate_neighbors")
         hits = []
         for rank, (score, token_id) in enumerate(zip(scores, ids), start=1):
             token = self.parts.tokens.iloc[int(token_id)]
@@ -173,7 +123,7 @@ class WordQuestions:
         nearest = self.parts.glove.nearest(word, k)
         note = None if nearest is not None else message("word_not_in_glove", word=word, size=len(self.parts.glove))
         expected = self.expectations(context) if explain else []
-        name = self.representation_name(weights)
+        name = self.representation_name(asked_in)
         return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)
 
     def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
@@ -209,21 +159,14 @@ class WordQuestions:
             notices += said
             layer_vectors.append(layers)
             contexts.append(context)
-        n = self.parts.elmo.n_layers
-        kind, index_weights = self.parts.manifest.readout.kind, self.parts.layer_mix.weights
+        same = normalize(uses[0][0][uses[0][1]]) == normalize(uses[1][0][uses[1][1]])
+        word_uses = self._word_ids_or_none(uses[0][0][uses[0][1]]) if same else None
         cosines = {}
-        for elmo in (*(OneLayer(j, n) for j in range(n)), IndexMix()):
-            weights = elmo.weights(index_weights)
-            cosines[elmo.name(kind, index_weights)] = float(
-                mix(layer_vectors[0], weights) @ mix(layer_vectors[1], weights)
-            )
-        if self.parts.readout is not None:
-            readouts = normalize_rows(self.parts.readout.vectors(np.stack(contexts)))
-            same = normalize(uses[0][0][uses[0][1]]) == normalize(uses[1][0][uses[1][1]])
-            ids = self._word_ids_or_none(uses[0][0][uses[0][1]]) if same else None
-            if ids is not None:
-                readouts = self._centred(ids, readouts)
-            cosines[self.representation_name(None)] = float(readouts[0] @ readouts[1])
+        for representation in comparison_order(self.parts.elmo.n_layers):
+            if not representation.reads_new_uses(self.parts):
+                continue  # the sense readout of a model without its LM head
+            a, b = representation.queries(self.parts, np.stack(layer_vectors), np.stack(contexts), word_uses)
+            cosines[self.representation_name(representation)] = float(a @ b)
         return Comparison(uses, cosines, list(self.parts.layer_mix.weights), self.parts.layer_mix.gamma, notices)
 
     def _word_ids_or_none(self, word: str) -> np.ndarray | None:
@@ -244,16 +187,14 @@ class WordQuestions:
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_empty"))
         SensesOptions(k, max_occurrences, layers, representation)  # each checked by its rule
-        weights = self._representation(representation, layers)
+        asked_in = asked(representation, layers, self.parts)
         ids = self.parts.word_ids(word.strip())
         every_use = ids
-        notices = self._approximate_notice("approximate_senses") if weights is not None else []
+        notices = self._approximate_notice(asked_in, "approximate_senses")
         if len(ids) > max_occurrences:
             notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
-        vectors = self.vectors_of_uses(ids, every_use, weights)
-        if weights is None:  # the readout is clustered beside the index's ELMo mix (senses.beside_mix)
-            vectors = beside_mix(vectors, self.parts.token_vectors.gather(ids, self.parts.layer_mix.weights))
+        vectors = asked_in.sense_vectors(self.parts, ids, every_use)
         sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]
         rows = self.parts.sentences.iloc[sentence_ids]
         result = describe_senses(
@@ -267,7 +208,7 @@ class WordQuestions:
             may_name=self.parts.elmo.text.names_something,  # the language's rule: Korean nouns
         )
         result.notices = notices
-        result.representation = self.representation_name(weights)
+        result.representation = self.representation_name(asked_in)
         return result
 
     def use_vectors(
@@ -276,19 +217,12 @@ class WordQuestions:
         """Every live use of ``word`` and its unit vector in a representation: ``Index.use_vectors``."""
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_empty"))
-        weights = self._representation(representation, layers)
+        asked_in = asked(representation, layers, self.parts)
         ids = self.parts.word_ids(word.strip())
         tokens = self.parts.tokens.iloc[ids]
         sentences = self.parts.sentences["text"].to_numpy()[tokens["sentence_id"].to_numpy()]
         uses = [(str(sentence), int(position)) for sentence, position in zip(sentences, tokens["position"])]
-        return uses, self.vectors_of_uses(ids, ids, weights)
-
-    def vectors_of_uses(self, ids: np.ndarray, every_use: np.ndarray, weights: tuple[float, ...] | None) -> np.ndarray:
-        """Unit vectors of uses ``ids`` of one word: the ELMo mix ``weights``, or (None) the sense readout around the
-        mean of the word's uses ``every_use``."""
-        if weights is None:
-            return self._centred(every_use, self.parts.readouts.gather(ids, (1.0,)))
-        return self.parts.token_vectors.gather(ids, weights)
+        return uses, asked_in.uses(self.parts, ids, ids)
 
     def _use_words(self, ids: np.ndarray, texts: pd.Series) -> list[dict[str, float]]:
         """What each use's cluster may be named by: the words that weigh most in its readout, with their probability,

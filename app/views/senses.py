@@ -51,7 +51,7 @@ k = k_column.selectbox(
     help=t("senses.k_help"),
 )
 st.pills(t("senses.try"), suggestions, key="senses.suggestion", on_change=suggest)
-mix = representation_choice(REPRESENTATION_KEY, n_layers, readout_kind, index.layer_mix)
+representation = representation_choice(REPRESENTATION_KEY, n_layers, readout_kind)
 url.write({"word": typed.strip(), "k": str(k), "rep": str(st.session_state[REPRESENTATION_KEY])})
 
 if not typed.strip():
@@ -65,7 +65,7 @@ if word != typed.strip():
     st.caption(t("senses.read_as", typed=typed.strip(), word=word))
 
 with errors_in_page():
-    result = state.senses(index, word, k, mix)
+    result = state.senses(index, word, k, representation)
     notices(result.notices)
     labels = demo_labels()
     use_labels = [labels.get((p.sentence, p.token_index)) for p in result.points]

@@ -21,7 +21,6 @@ from app.widgets import (
     choose_word,
     legacy_layer,
     representation_choice,
-    representation_mix,
     representation_name,
     representation_options,
     token_picker,
@@ -31,6 +30,7 @@ from demo.labels import UseLabel, agreement, demo_labels
 from demo.yardstick import Yardstick, labelled_senses, leaders, tied, yardstick
 from encoder import LayerMix
 from encoder.words import normalize
+from indexer.representations import IndexMix, Representation, choices, comparison_order
 from indexer.results import Comparison, Neighbors
 
 SIDES = ("a", "b")
@@ -120,7 +120,7 @@ def answer(side: str, sentence: str, word: str, position: int) -> None:
     the page wrong), then what the language model expects at it."""
     st.markdown(the_use(sentence, position))
     with errors_in_page():
-        result = state.neighbors(index, sentence, word, position, k, same_word, mix, explain=True)
+        result = state.neighbors(index, sentence, word, position, k, same_word, representation, explain=True)
         st.caption(t("wic.by", representation=chosen_name))
         notices(result.notices)
         token_hits(result.hits, labels_of(result))
@@ -153,30 +153,32 @@ def glove_lists() -> None:
         )
 
 
-def representations() -> list[tuple[str, LayerMix | None]]:
+def representations() -> list[tuple[str, Representation]]:
     """Every representation by its name, as the page's choice offers them: context prediction, the index's mix,
-    then each layer alone (None: the sense readout)."""
+    then each layer alone."""
     n_layers = index.elmo.n_layers
     return [
-        (representation_name(option, n_layers, readout_kind), representation_mix(option, n_layers, index.layer_mix))
-        for option in representation_options(n_layers)
+        (representation_name(representation.choice, n_layers, readout_kind), representation)
+        for representation in choices(n_layers)
     ]
 
 
 def comparison_rows(comparison: Comparison, word: str, senses: list[str | None]) -> list[dict[str, object]]:
-    """The two uses' cosine in each representation, named as the choice names them, beside the typical cosines of
-    ``word``'s same-sense and other-sense uses where ``senses`` labels some of its uses. ``Index.compare`` gives them
-    in the order each layer, the index's mix, then the sense readout (where the index has one)."""
+    """The two uses' cosine in each representation the index can read (``Index.compare``), named as the choice
+    names them, beside the typical cosines of ``word``'s same-sense and other-sense uses where ``senses`` labels some
+    of its uses."""
     n_layers = index.elmo.n_layers
-    options = [*range(n_layers), "mix", "readout"][: len(comparison.cosines)]
     rows = []
-    for option, cosine in zip(options, comparison.cosines.values()):
+    for representation in comparison_order(n_layers):
+        cosine = comparison.cosines.get(index.representation_name(representation))
+        if cosine is None:
+            continue  # one the index cannot read (the sense readout of a model without its LM head)
         row = {
-            plain("wic.column_representation"): representation_name(option, n_layers, readout_kind),
+            plain("wic.column_representation"): representation_name(representation.choice, n_layers, readout_kind),
             plain("wic.column_cosine"): f"{cosine:.3f}",
         }
         if any(senses):
-            typical = state.typical(index, word, representation_mix(option, n_layers, index.layer_mix), tuple(senses))
+            typical = state.typical(index, word, representation, tuple(senses))
             row[plain("wic.column_typical_same")] = shown(typical.same_sense)
             row[plain("wic.column_typical_other")] = shown(typical.other_sense)
         rows.append(row)
@@ -198,7 +200,7 @@ def compared() -> None:
         table.table(comparison_rows(comparison, word_a, senses))
         notes.caption(t("wic.compared_caption", a=word_a, b=word_b))
         if any(senses):
-            typical = state.typical(index, word_a, index.layer_mix, tuple(senses))
+            typical = state.typical(index, word_a, IndexMix(), tuple(senses))
             notes.caption(t("wic.typical_caption", word=word_a, same=typical.same_pairs, other=typical.other_pairs))
         elif same_word_compared:
             notes.caption(t("wic.no_typical", word=word_a))
@@ -222,8 +224,8 @@ class Answer(NamedTuple):
 def per_representation(sentence: str, word: str, position: int, query: UseLabel) -> list[Answer]:
     """The use's nearest uses of the same word in each representation, measured against the yardstick."""
     answers = []
-    for name, layer_mix in representations():
-        result = state.neighbors(index, sentence, word, position, k, True, layer_mix)
+    for name, representation in representations():
+        result = state.neighbors(index, sentence, word, position, k, True, representation)
         found = labels_of(result)
         arbitrary = tied([hit.score for hit in result.hits])
         answers.append(Answer(name, found, None if arbitrary else measured(query, found), arbitrary))
@@ -328,7 +330,7 @@ for side in SIDES[: 2 if compare else 1]:
     if chosen is not None:
         queries.append((side, sentence, *chosen))
 
-mix = representation_choice(REPRESENTATION_KEY, index.elmo.n_layers, readout_kind, index.layer_mix)
+representation = representation_choice(REPRESENTATION_KEY, index.elmo.n_layers, readout_kind)
 chosen_name = representation_name(st.session_state[REPRESENTATION_KEY], index.elmo.n_layers, readout_kind)
 settings = st.columns(2, vertical_alignment="bottom")
 st.session_state.setdefault("ui.wic.k", 8)
@@ -381,4 +383,4 @@ with results_area:
 st.subheader(t("wic.layers_heading"))
 layers_section()
 if other is not None:  # another model's lists, below: on a phone too
-    model_choice.side_by_side(other, queries, k, same_word, mix, labels_of)
+    model_choice.side_by_side(other, queries, k, same_word, representation, labels_of)

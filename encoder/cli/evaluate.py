@@ -116,7 +116,8 @@ def command_line(args: argparse.Namespace, task: str) -> str:
 
 
 def run(args: argparse.Namespace) -> dict:
-    """Load the model (and GloVe), run the task(s) (a line on stderr as each ends), write the report; the results."""
+    """Load the model (and GloVe), run the task asked for or every task (a line on stderr as each ends), write the
+    report; the results."""
     if args.report and args.task != "all":
         fail("--report goes with the task 'all'")
     if args.report:

@@ -172,6 +172,17 @@ def test_pq_only_answers_approximately_and_says_so(built):
     ).hits  # exact vectors kept: any mix works
 
 
+def test_two_uses_are_compared_in_every_layer_without_exact_vectors(built):
+    """Two uses are read when compared, not looked up: an index without exact token vectors compares them in each
+    ELMo layer and the mix as the exact one does."""
+    (a, word_a, position_a), (b, word_b, position_b) = queries(built["exact"], 2)
+    exact, pq_only = (
+        built[kind].compare(a, word_a, b, word_b, position_a, position_b) for kind in ("exact", "pq_only")
+    )
+    assert {"ELMo token layer", "ELMo layer 2", "ELMo layer mix (paper)"} <= set(exact.cosines)
+    assert pq_only.cosines == pytest.approx(exact.cosines)
+
+
 def test_add_to_a_pq_only_index(built, tmp_path, tiny_model_dir):
     """Documents added to a PQ-only index get compressed token vectors only, and the index verifies and answers."""
     path = tmp_path / "index"
