@@ -23,11 +23,18 @@ from typing import TextIO
 
 from safetensors import SafetensorError
 
+from .terminal import counted
+
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _TEXT_FILE_SUFFIXES = (".txt", ".txt.gz", ".txt.xz", ".txt.bz2")
 REPLACEMENT_CHAR = "\ufffd"
 """What an undecodable byte becomes when files are read (``errors="replace"``)."""
 DATA_PACKAGE = "elmo_search_data"  # data/ as `pip install` installs it (pyproject.toml maps it)
+
+
+def replaced_bytes(count: int) -> str:
+    """What a warning says of the ``count`` undecodable byte sequences that reading a file replaced by U+FFFD."""
+    return f"{counted(count, 'undecodable byte sequence')} {'was' if count == 1 else 'were'} replaced by U+FFFD"
 
 
 def checkout_root() -> Path | None:

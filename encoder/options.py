@@ -79,4 +79,6 @@ def check_keywords(config: type, keywords: dict[str, Any], what: str) -> None:
     names = [f.name for f in fields(config)]
     unknown = sorted(set(keywords) - set(names))
     if unknown:
-        raise TypeError(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(names)}")
+        raise TypeError(
+            f"unknown {what if len(unknown) == 1 else what + 's'}: {', '.join(unknown)}; known: {', '.join(names)}"
+        )

@@ -58,6 +58,7 @@ from .run_folder import (
     truncate_log,
     write_run_record,
 )
+from .terminal import counted
 from .text import LANGUAGES, text_rules
 from .threads import api_threads
 from .train_config import NUMBERS, SCHEDULES, SIZES, TrainConfig
@@ -510,7 +511,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
         fused = "fused LSTM" if lm.bilm.lstm.layers[0].fused else "step-by-step LSTM (clipped)"
         print(
             f"biLM {n_params / 1e6:.1f}M parameters, head {sum(p.numel() for p in lm.head.parameters()) / 1e6:.1f}M, "
-            f"vocabulary {len(vocab)}, {world} rank(s) on {device}, {precision}, {fused}, "
+            f"vocabulary {len(vocab)}, {counted(world, 'rank')} on {device}, {precision}, {fused}, "
             f"{'compiled' if cfg.compile else 'eager'}, "
             f"{tokens_per_step} tokens per step",
             file=sys.stderr,

@@ -32,6 +32,7 @@ from encoder.device import resolve_device
 from encoder.glove import BASELINES, STANFORD
 from encoder.options import check_keywords
 from encoder.readout import Readout
+from encoder.terminal import counted
 from encoder.words import WordFrequencies
 
 from . import folder, layout, storage
@@ -441,7 +442,7 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
         unknown = [d for d in wanted if d not in live.index]
         if unknown:
             raise QueryError(
-                f"{len(unknown)} document id(s) are not in the index: {', '.join(map(repr, unknown[:10]))}"
+                f"{counted(len(unknown), 'document id')} {'is' if len(unknown) == 1 else 'are'} not in the index: {', '.join(map(repr, unknown[:10]))}"
                 f"{' …' if len(unknown) > 10 else ''}; nothing was deleted ({_listing(out)} lists the documents)"
             )
         manifest = _without(manifest, live.loc[wanted])

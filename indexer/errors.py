@@ -33,7 +33,7 @@ MESSAGES = {
     "position_outside": "position {position!r} is outside the sentence (token positions 0 to {last})",
     "position_other_word": "token {position} of the sentence is {token!r}, not {word!r}",
     "position_other_word_elsewhere": "token {position} of the sentence is {token!r}, not {word!r}; "
-    "{word!r} is at position(s) {positions}",
+    "{word!r} is at {positions}",
     "word_not_indexed": "{word!r} does not occur in the indexed documents; try another word",
     "stopword_not_indexed": "{word!r} does not occur in the indexed documents (stopwords are not indexed); "
     "try another word",

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 import torch
 from tqdm.auto import tqdm
 
-from encoder.files import atomic_path, iter_lines, open_text
+from encoder.files import atomic_path, iter_lines, open_text, replaced_bytes
 from encoder.glove import Glove
 from encoder.numbers import SEED, NonFiniteError, Number, check_finite, check_memory
 from encoder.options import option
@@ -221,13 +221,13 @@ def train_glove_on_text(
             break
     bar.close()
     for path, count in replaced.items():  # as a build warns: the text read is not the text in the file
-        warnings.warn(f"{path}: {count} undecodable byte sequence(s) were replaced by U+FFFD", stacklevel=2)
+        warnings.warn(f"{path}: {replaced_bytes(count)}", stacklevel=2)
     counts = Counter(t for s in sentences for t in s)
     words = [w for w, n in counts.most_common(vocab_size) if n >= min_count]
     if not words:  # GloVe of no words: an empty file, written as if trained
         said = "no text" if not counts else f"no word {min_count:,} times or more (min_count)"
         raise ValueError(
-            f"{', '.join(map(str, paths))} hold(s) {said}: nothing to train GloVe on; give more text"
+            f"{', '.join(map(str, paths))} {'holds' if len(paths) == 1 else 'hold'} {said}: nothing to train GloVe on; give more text"
             + (" or lower --min-count" if counts else "")
         )
     ids = {w: i for i, w in enumerate(words)}

@@ -34,7 +34,7 @@ from docutils.readers import standalone
 from docutils.transforms import references
 from markdown_it import MarkdownIt
 
-from encoder.files import DECODE_ERRORS, open_text
+from encoder.files import DECODE_ERRORS, open_text, replaced_bytes
 from encoder.options import check_keywords
 from encoder.terminal import counted
 
@@ -172,7 +172,7 @@ def read_corpus(
         if replaced:
             stats.replaced[name] = replaced
             if warn:
-                warnings.warn(f"{path}: {replaced} undecodable byte sequence(s) were replaced by U+FFFD", stacklevel=2)
+                warnings.warn(f"{path}: {replaced_bytes(replaced)}", stacklevel=2)
 
 
 def _read_file(path: Path, name: str, options: ReaderOptions) -> Iterator[Document]:

@@ -23,6 +23,7 @@ from encoder import Elmo
 from encoder.files import atomic_directory
 from encoder.mix import pool
 from encoder.readout import Readout
+from encoder.terminal import counted
 from encoder.text import Sentence, TextRules
 from encoder.words import WordFrequencies, is_content_word, is_word, normalize
 
@@ -80,7 +81,7 @@ def scan_corpus(
         )
     if not scan.counts:  # their passages' vectors would pool nothing, and every search would find them
         raise CorpusError(
-            f"the {scan.stats.documents:,} document(s) hold no words (no token with a letter or digit: punctuation "
+            f"the {counted(scan.stats.documents, 'document')} hold{'s' if scan.stats.documents == 1 else ''} no words (no token with a letter or digit: punctuation "
             "and symbols only), so there is nothing to index; check the text column (--text-column)"
         )
     return scan

@@ -71,7 +71,8 @@ class WordQuestions:
             raise QueryError(message("position_outside", position=position, last=len(tokens) - 1))
         elif position not in matches:
             key = "position_other_word_elsewhere" if matches else "position_other_word"
-            raise QueryError(message(key, position=position, token=tokens[position], word=word, positions=matches))
+            where = ("position " if len(matches) == 1 else "positions ") + ", ".join(map(str, matches))
+            raise QueryError(message(key, position=position, token=tokens[position], word=word, positions=where))
         return query, int(position), notices
 
     def _read_use(self, tokens: list[str], position: int) -> tuple[np.ndarray, np.ndarray]:

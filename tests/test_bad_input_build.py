@@ -492,7 +492,7 @@ API = [
         "build from documents that hold no words",
         lambda c: c.build(c.jsonl({"text": "?!"}, {"text": "... ;"}, {"text": "🙂 🌊"})),
         CorpusError,
-        "the 3 document\\(s\\) hold no words .*nothing to index",
+        "the 3 documents hold no words .*nothing to index",
     ),
     # ---- a device is not a corpus file
     Case(

@@ -149,14 +149,14 @@ CLI = [
         "glove on an empty folder",
         lambda c: glove(c, "--corpus", str(c.tmp / "in")),
         ERROR,
-        "in hold\\(s\\) no text: nothing to train GloVe on; give more text",
+        "in holds no text: nothing to train GloVe on; give more text",
         setup=lambda c: (c.tmp / "in").mkdir(),
     ),
     Cmd(
         "glove on text where no word is frequent enough",
         lambda c: glove(c, "--corpus", lines(c, "One bank.\n"), "--min-count", "100"),
         ERROR,
-        "lines.txt hold\\(s\\) no word 100 times or more \\(min_count\\): .*lower --min-count",
+        "lines.txt holds no word 100 times or more \\(min_count\\): .*lower --min-count",
     ),
 ]
 

@@ -4,6 +4,7 @@ messages that name the paths of an installed copy, and a README that says how to
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -80,3 +81,16 @@ def test_the_readme_says_how_to_run_the_commands_and_stays_short():
     assert len(readme.splitlines()) <= 150
     assert "source .venv/bin/activate" in readme
     assert all(f"`{script}`" in readme for script in SCRIPTS.values())
+
+
+def test_no_message_counts_in_parenthesised_plurals():
+    """What the programs say counts in words ("1 rank", "2 ranks": ``encoder.terminal.counted``), never "rank(s)"."""
+    said = re.compile(r"""["'][^"'\n]*(?:(?<![\w.])[a-z]+|\})\(s\)[\s:,;.][^"'\n]*["']""")
+    found = [
+        f"{path.relative_to(REPO)}:{number}"
+        for folder in ("encoder", "indexer", "app", "demo")
+        for path in sorted((REPO / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if said.search(line)
+    ]
+    assert found == []

@@ -78,7 +78,9 @@ def _query_lines(source: BinaryIO, name: str, defaults: SearchOptions) -> Iterat
             continue
         unknown = sorted(set(fields) - set(QUERY_FIELDS)) if isinstance(fields, dict) else []
         if not isinstance(fields, dict) or not isinstance(fields.get("query"), str) or unknown:
-            what = f"unknown field(s) {', '.join(unknown)}" if unknown else 'no "query" text'
+            what = (
+                f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}" if unknown else 'no "query" text'
+            )
             yield number, f'{what}; a line\'s object has "query" and any of {", ".join(QUERY_FIELDS[1:])}'
             continue
         query, line_id = fields.pop("query"), fields.pop("id", None)
