@@ -55,7 +55,7 @@ from .manifest import FORMAT_VERSION, MIXES, CorpusFile, Counts, Manifest, MixRe
 from .parts import load_model, model_source, open_glove, open_model
 from .readers import ReaderOptions, corpus_files
 from .settings import AUTO, GLOVE_NAMES, SHARD_TOKENS, TRAIN_GLOVE, Settings
-from .shards import Encoding, Scan, ShardWriter, encode_shards, scan_corpus
+from .shards import Encoding, Scan, ShardWriter, encode_shards, kept_words, scan_corpus
 
 __all__ = ["SHARD_TOKENS", "Settings", "Written", "write_index", "write_additions", "delete_documents"]
 
@@ -107,11 +107,6 @@ def _counts(shards: Sequence, base: Manifest | None, scan: Scan) -> Counts:
     )
 
 
-def _kept_words(vocab: pd.DataFrame, settings: Settings) -> set[str] | None:
-    """Words frequent enough for token vectors (None: all of them)."""
-    return None if settings.min_freq <= 1 else set(vocab["word"][vocab["count"] >= settings.min_freq])
-
-
 def _uses_ray(ray: bool | str | None) -> bool:
     return ray is not False and ray is not None
 
@@ -154,7 +149,9 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan, replaced: pd
     vocab = vocabulary(out, base, scan.counts)
     frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
     readout = Readout.of_model(job.elmo.folder, base.readout if base else None, job.elmo.model)
-    encoding = Encoding(job.elmo, readout, settings, frequencies, _kept_words(vocab, settings))
+    encoding = Encoding(
+        job.elmo, readout, settings, frequencies, kept_words(dict(zip(vocab["word"], vocab["count"])), settings)
+    )
     with _shard_writer(job, encoding) as writer:
         new = encode_shards(
             out, job.files, job.options, scan, encoding, base.shards if base else (), job.progress, writer

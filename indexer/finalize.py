@@ -41,6 +41,7 @@ from .glove import GloveVectors, cooccurrence, save_glove, train_glove
 from .manifest import TRAINED_GLOVE, FaissFile, Manifest, Shard, StoredFile
 from .parts import shard_layers
 from .settings import AUTO, TRAIN_GLOVE, Settings
+from .shards import gets_vector, kept_words
 from .vectors import RERANK
 
 TOKEN_LAYERS = layout.SHARD_FILES["token_layers"]  # a shard's exact token vectors (see shards.write_shard)
@@ -58,9 +59,9 @@ def token_index_factory(settings: Settings, n: int, dim: int) -> str:
 def planned_token_vectors(counts: Mapping[str, int], stopwords: frozenset[str], settings: Settings) -> int:
     """How many token vectors a new index of a corpus with word ``counts`` (normalised word -> occurrences, as
     the first pass counts them) will hold: content words (stopwords too without ``skip_stopwords``), frequent
-    enough (``min_freq``), as ``shards.write_shard`` chooses them."""
-    skip = stopwords if settings.skip_stopwords else frozenset()
-    return sum(c for w, c in counts.items() if w not in skip and c >= settings.min_freq)
+    enough (``min_freq``): ``shards.gets_vector``, the rule shards are written by."""
+    token_gets_vector = gets_vector(stopwords, settings, kept_words(counts, settings))
+    return sum(n for word, n in counts.items() if token_gets_vector(word))
 
 
 def check_token_index(settings: Settings, dim: int, n: int | None = None) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,11 +136,22 @@ class Encoding:
     keep: set[str] | None
 
 
+def kept_words(counts: Mapping[str, int], settings: Settings) -> set[str] | None:
+    """The words frequent enough for token vectors (``min_freq``) among normalised word -> occurrences (None: all
+    of them)."""
+    return None if settings.min_freq <= 1 else {word for word, n in counts.items() if n >= settings.min_freq}
+
+
+def gets_vector(stopwords: frozenset[str], settings: Settings, keep: set[str] | None) -> Callable[[str], bool]:
+    """Whether a token gets a token vector: a content word (stopwords too with --keep-stopwords), one of the words
+    frequent enough (``keep``: ``kept_words``). The one rule: shards are written by it, and a build plans its token
+    index by it."""
+    skip = stopwords if settings.skip_stopwords else frozenset()
+    return lambda token: is_content_word(token, skip) and (keep is None or normalize(token) in keep)
+
+
 def _gets_vector(encoding: Encoding) -> Callable[[str], bool]:
-    """Whether a token gets a token vector: a content word (stopwords too with --keep-stopwords), frequent enough."""
-    stopwords = encoding.elmo.text.stopwords if encoding.settings.skip_stopwords else frozenset()
-    keep = encoding.keep
-    return lambda token: is_content_word(token, stopwords) and (keep is None or normalize(token) in keep)
+    return gets_vector(encoding.elmo.text.stopwords, encoding.settings, encoding.keep)
 
 
 def write_shard(

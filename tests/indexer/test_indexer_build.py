@@ -19,6 +19,7 @@ from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
 from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchError, Settings, build_index, layout
 from indexer.__main__ import main
+from indexer.finalize import planned_token_vectors
 from indexer.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -218,6 +219,15 @@ def test_factory_override_max_pooling_and_min_freq(corpus_index, tiny_model_dir,
     vocab = pd.read_parquet(tmp_path / "ivf" / index.manifest.vocab.file).set_index("word")["count"]
     assert vocab[index.tokens["word"].str.lower()].min() >= 3 and vocab["honey"] == 1
     assert "lunch" in set(index.tokens["word"]) and "honey" not in set(index.tokens["word"].str.lower())
+    # what the build planned its token index for (before encoding) is what the shards hold: one rule, both ways
+    for skip_stopwords in (True, False):
+        planned = planned_token_vectors(
+            vocab.to_dict(), index.elmo.text.stopwords, replace(settings, skip_stopwords=skip_stopwords)
+        )
+        if skip_stopwords == settings.skip_stopwords:
+            assert planned == len(index.tokens)
+        else:
+            assert planned != len(index.tokens)
 
 
 @pytest.fixture
