@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -403,20 +403,21 @@ class Elmo:
 
 
 class TokenCache:
-    """Char-CNN vectors of word types, in one growing tensor; row 0 is the zero padding vector."""
+    """Char-CNN vectors of word types (a word: its text, or its row of character ids as bytes), in one growing
+    tensor; row 0 is the zero padding vector."""
 
     def __init__(self, dim: int, device: torch.device, max_words: int = 200_000):
         self.max_words = max_words
-        self._rows: dict[str, int] = {}
+        self._rows: dict[Hashable, int] = {}
         self._vectors = torch.zeros(1024, dim, device=device)
 
-    def __contains__(self, word: str) -> bool:
+    def __contains__(self, word: Hashable) -> bool:
         return word in self._rows
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def add(self, words: list[str], vectors: torch.Tensor) -> int:
+    def add(self, words: list[Hashable], vectors: torch.Tensor) -> int:
         """Store as many of ``words`` as fit (in order); returns how many were stored."""
         n = min(len(words), self.max_words - len(self._rows))
         used = len(self._rows) + 1
@@ -435,7 +436,7 @@ class TokenCache:
         used = self._vectors[: len(self._rows) + 1]
         return used if extra is None or len(extra) == 0 else torch.cat([used, extra])
 
-    def row(self, word: str, extra: dict[str, int]) -> int:
+    def row(self, word: Hashable, extra: dict[Hashable, int]) -> int:
         cached = self._rows.get(word)
         return cached if cached is not None else len(self._rows) + 1 + extra[word]
 

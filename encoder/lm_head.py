@@ -24,6 +24,7 @@ from safetensors.torch import save_file
 from torch import Tensor, nn
 
 from .chars import BOS_TOKEN, EOS_TOKEN
+from .elmo import TokenCache
 from .files import atomic_path
 from .lm_data import (
     VOCAB_FILE,
@@ -166,12 +167,57 @@ class LMHead(nn.Module):
         return head
 
 
+class FrozenTokenVectors:
+    """A frozen char CNN's token vectors (char CNN, highway, projection) of each word, computed once per run and kept
+    (``LanguageModel.freeze_char_cnn`` on a CPU): a training window's words are mostly words of earlier windows.
+
+    A word is its row of character ids. Exact: the char CNN's matrix products round a row alike in any batch of at
+    least 16 rows (measured; fewer rows can round differently), so the new words of a window are computed in a
+    block of at least ``MIN_ROWS`` (padded with copies of one of them), and their vectors are, bit for bit, those of
+    the whole window's char CNN (tested against it)."""
+
+    MIN_ROWS = 64
+
+    def __init__(self, char_cnn: nn.Module, max_words: int = 500_000):
+        self.char_cnn = char_cnn
+        self.cache = TokenCache(char_cnn.w_proj.shape[1], char_cnn.w_proj.device, max_words)
+
+    @torch.no_grad()
+    def __call__(self, char_ids: Tensor) -> Tensor:
+        """The token vectors (U, P) of the words ``char_ids`` (U, max chars)."""
+        keys = [row.tobytes() for row in char_ids.cpu().numpy()]
+        new: dict[bytes, int] = {}  # word -> its first row
+        for row, key in enumerate(keys):
+            if key not in self.cache and key not in new:
+                new[key] = row
+        vectors = None
+        if new:
+            rows = list(new.values())
+            rows += rows[:1] * (self.MIN_ROWS - len(rows))
+            vectors = self.char_cnn(char_ids[torch.tensor(rows, device=char_ids.device)])[: len(new)]
+        words = list(new)
+        kept = self.cache.add(words, vectors) if new else 0
+        extra = {word: i for i, word in enumerate(words[kept:])}  # did not fit in the cache
+        table = self.cache.table(vectors[kept:] if vectors is not None else None)
+        index = torch.tensor([self.cache.row(key, extra) for key in keys], device=table.device)
+        return table.index_select(0, index)
+
+
 class LanguageModel(nn.Module):
     """biLM + shared head: the training objective and its exact evaluation."""
 
     def __init__(self, bilm: BiLM, head: LMHead):
         super().__init__()
         self.bilm, self.head = bilm, head
+        self.frozen_tokens: FrozenTokenVectors | None = None  # set by ``freeze_char_cnn``
+
+    def freeze_char_cnn(self, frozen: bool, cached: bool) -> None:
+        """Train the char CNN (highway and projection with it) or keep it as it is (``encoder train
+        --freeze-char-cnn``): frozen, it gets no gradient, so autograd skips its backward; frozen and ``cached``,
+        each word's vector is computed once per run (``FrozenTokenVectors``; the CPU lever: a GPU's step is left as
+        it is)."""
+        self.bilm.char_cnn.requires_grad_(not frozen)
+        self.frozen_tokens = FrozenTokenVectors(self.bilm.char_cnn) if frozen and cached else None
 
     def forward(
         self,
@@ -202,7 +248,8 @@ class LanguageModel(nn.Module):
     ) -> tuple[Tensor, State]:
         """The biLM's top layer (2, B, T, P) of a window (dropped out when training) and the final LSTM state:
         tensors in, tensors out, so that it can be compiled."""
-        tokens = self.bilm.char_cnn(char_ids)[token_index]  # (2, B, T, P)
+        words = self.frozen_tokens(char_ids) if self.frozen_tokens is not None else self.bilm.char_cnn(char_ids)
+        tokens = words[token_index]  # (2, B, T, P)
         if torch.compiler.is_compiling():  # compiled: a new number of types recompiles the char CNN, not the LSTMs
             torch._dynamo.graph_break()
         outputs, state = self.bilm.lstm(tokens, mask, state, dropout=dropout)

@@ -467,7 +467,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     else:
         lm, vocab = build_language_model(cfg, corpus, rank, world)
     lm.to(device)
-    lm.bilm.char_cnn.requires_grad_(not cfg.freeze_char_cnn)  # frozen: no gradient, so autograd skips its backward
+    lm.freeze_char_cnn(cfg.freeze_char_cnn, cached=device.type == "cpu" and not cfg.compile)
     optimizer = make_optimizer(cfg, list(lm.parameters()))
     torch.manual_seed(cfg.seed * 1000 + rank)  # dropout masks: reproducible, different on every rank
     state = lm.bilm.lstm.zero_state(cfg.batch_size, device)

@@ -159,7 +159,8 @@ class TrainConfig:
         default=False,
         metadata=option(
             "fine-tuning (--init-from, --continue): keep the char CNN, highway and projection as they are and train "
-            "the LSTMs and the softmax; their backward pass is skipped (measured on 2 CPU cores: docs/training.md)"
+            "the LSTMs and the softmax; their backward pass is skipped, and on a CPU each word's vector is computed "
+            "once per run and kept (measured on 2 CPU cores: docs/training.md)"
         ),
     )
     vocab: str | None = field(

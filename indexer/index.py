@@ -50,7 +50,7 @@ from .search import DocumentSearch
 from .vectors import faiss_search, gpu_faiss_available
 from .words import WordQuestions
 
-QUERY_BATCH = 64  # queries embedded and searched together by a search of many
+QUERY_BATCH = 200  # queries searched together by a search of many (sorted by length across all of them: less padding)
 
 
 def _one_at_a_time(question: Callable) -> Callable:

@@ -189,15 +189,24 @@ def as_dict(value: Any) -> Any:
     """``dataclasses.asdict`` of a result (a hit, ``Neighbors``, ``Senses``): dataclasses as dicts, every list, tuple
     and dict made anew; without ``asdict``'s deep copy of each value, twice as fast (a batch of searches turns
     thousands of hits into JSON). The values left are numbers, text and None, which need no copy."""
-    if is_dataclass(value):
-        return {name: as_dict(getattr(value, name)) for name in _field_names(type(value))}
+    kind = type(value)
+    if kind in _PLAIN:  # most of a hit's values: answered before any other check
+        return value
+    names = _field_names(kind)
+    if names is not None:
+        return {name: as_dict(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
-        return type(value)(as_dict(item) for item in value)
+        return kind(as_dict(item) for item in value)
     if isinstance(value, dict):
         return {key: as_dict(item) for key, item in value.items()}
     return value
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""The types ``as_dict`` returns as they are, checked first."""
+
+
 @functools.cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(kind))
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """The fields of a dataclass type, None for any other type (asked once per type)."""
+    return tuple(f.name for f in fields(kind)) if is_dataclass(kind) else None

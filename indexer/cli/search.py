@@ -18,7 +18,7 @@ from encoder.terminal import json_text, show
 
 from ..answers import search_answers, search_each
 from ..errors import QueryError
-from ..index import Index
+from ..index import QUERY_BATCH, Index
 from ..options import SearchOptions
 from ..queries import MAX_QUERY_CHARS
 from ..ranking import RELEVANCE_LINE, shows_relevance
@@ -93,14 +93,11 @@ def _query_lines(source: BinaryIO, name: str, defaults: SearchOptions) -> Iterat
             yield number, str(error)
 
 
-QUERY_BATCH = 64  # lines of --queries read, then answered in batches of the same options
-
-
 def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
     """``search --queries``: every query of the file (or standard input) against one opened index, one JSON
-    object per line in the input's order, written as each batch of lines is answered (queries of the same options
-    searched together). A line that cannot be answered gets an object with its ``error`` (and the line's number
-    on stderr), the others their answers; the exit status is then 2."""
+    object per line in the input's order, written in one write as each batch of ``QUERY_BATCH`` lines is answered
+    (queries of the same options searched together). A line that cannot be answered gets an object with its
+    ``error`` (and the line's number on stderr), the others their answers; the exit status is then 2."""
     name = "standard input" if str(args.queries) == "-" else str(args.queries)
     source = sys.stdin.buffer if str(args.queries) == "-" else open(args.queries, "rb")
     failed = False
@@ -108,12 +105,15 @@ def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
         index = open_index(args)
         lines = _query_lines(source, name, defaults)
         while batch := list(itertools.islice(lines, QUERY_BATCH)):
+            written = []
             for number, answer in _answer_batch(index, batch):
                 if "error" in answer:
                     answer = {"line": number, **answer}
                     failed = True
                     show(f"error: line {number}: {answer['error']}", file=sys.stderr)
-                print(json_text(answer), flush=True)
+                written.append(json_text(answer) + "\n")
+            sys.stdout.write("".join(written))
+            sys.stdout.flush()
     return 2 if failed else 0
 
 

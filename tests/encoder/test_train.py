@@ -24,7 +24,7 @@ from encoder.lm_data import UNK_ID, LMBatches, Vocabulary, paragraph_pairs, para
 from encoder.lm_head import evaluate, load_language_model, perplexity
 from encoder.model_files import DEFAULT_MODEL_DIR
 from encoder.text import text_rules
-from encoder.train import TrainConfig, train
+from encoder.train import TrainConfig, make_optimizer, train, train_step
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -744,6 +744,41 @@ def test_frozen_char_cnn_gives_the_rest_the_same_gradients_and_stays_as_it_was(t
     after = load_file(tmp_path / "model.safetensors")
     moved = {name for name in before if not torch.equal(before[name], after[name])}
     assert moved and all(name.startswith("lstm.") for name in moved), moved
+
+
+@pytest.mark.parametrize("max_words", [None, 20])
+def test_a_frozen_char_cnn_s_cached_word_vectors_train_bit_for_bit_as_the_uncached(trained, corpus, max_words):
+    """``freeze_char_cnn(cached=True)`` (``--freeze-char-cnn`` on a CPU): over consecutive training windows the
+    losses and every weight are those of the uncached frozen steps, bit for bit, while the later windows' words come
+    mostly from the cache; and so when the cache is full (20 words: the others computed window by window)."""
+    out, _, _ = trained
+    text = TokenizedCorpus.from_paths([corpus["valid"]], workers=0, progress=False)
+    cfg = TrainConfig(corpus=[], out="", **TINY)
+    runs = []
+    for cached in (False, True):
+        lm, vocab = load_language_model(out)
+        lm.train().freeze_char_cnn(True, cached=cached)
+        if cached and max_words is not None:
+            lm.frozen_tokens.cache.max_words = max_words
+        optimizer = make_optimizer(cfg, list(lm.parameters()))
+        state = lm.bilm.lstm.zero_state(cfg.batch_size)
+        windows = [batch for (batch, _), _ in zip(LMBatches(text, vocab, cfg.batch_size, cfg.unroll, 0), range(6))]
+        torch.manual_seed(0)  # the same dropout masks
+        losses = []
+        for window in windows:
+            nll, state = train_step(lm, optimizer, window, state, cfg)
+            losses.append(nll)
+        runs.append((lm, torch.stack(losses)))
+    (plain, plain_losses), (cached, cached_losses) = runs
+    assert torch.equal(plain_losses, cached_losses)
+    for (name, weight), cached_weight in zip(plain.state_dict().items(), cached.state_dict().values()):
+        assert torch.equal(weight, cached_weight), name
+    looked_up = sum(len(window.char_ids) for window in windows)
+    held = len(cached.frozen_tokens.cache)
+    assert plain.frozen_tokens is None and (held == max_words if max_words else held < 0.7 * looked_up), (
+        held,
+        looked_up,
+    )
 
 
 def test_the_fine_tuning_bench_counts_the_flops_a_hand_count_gives():

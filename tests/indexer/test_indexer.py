@@ -20,6 +20,7 @@ import pytest
 from helpers import brute_force, waits_for
 from scipy.special import ndtr
 
+import indexer.index as index_module
 from encoder.options import option_fields
 from indexer import (
     CorpusError,
@@ -148,12 +149,16 @@ def floats_apart(found: object) -> tuple[list, list[float]]:
     return walk(found), numbers
 
 
+@pytest.mark.parametrize("batch", [index_module.QUERY_BATCH, 24])
 @pytest.mark.parametrize("method", METHODS)
-def test_a_batch_answers_each_query_as_it_is_answered_alone(indexer_index, method):
+def test_a_batch_answers_each_query_as_it_is_answered_alone(indexer_index, method, batch, monkeypatch):
     """Every field of every hit (passages, matched words, parts, relevance), the notices and the query as searched
     are the same whether a query is searched with the others as one list or alone: the dev queries, one with a
-    typo, and ones that match the corpus' words."""
+    typo, and ones that match the corpus' words; searched in one batch, and in batches of 24 (the list's queries
+    embedded sorted by length, the answers back in the list's order)."""
+    monkeypatch.setattr(index_module, "QUERY_BATCH", batch)
     queries = [*dev_queries(), "teleskope galaxies", "the muddy river bank", "savings and loan", "bread oven"]
+    assert len(queries) > 2 * 24
     together = [asdict(found) for found in indexer_index.search(queries, k=10, method=method)]
     alone = [asdict(indexer_index.search(query, k=10, method=method)) for query in queries]
     assert len(together) == len(alone) == len(queries) and sum(len(found["hits"]) for found in alone) > 100
