@@ -173,7 +173,14 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
         return {"answers": search_each(index, request.queries, options)}
 
     @app.get("/search", summary="documents (or sentences) that answer one query")
-    def search_one(q: str, k: str = "10") -> dict:
+    def search_one(request: Request, q: str, k: str = "10") -> dict:
+        asked = request.query_params  # a parameter this endpoint ignored would be a search the user did not ask for
+        unknown = sorted(set(asked) - {"q", "k"})
+        if unknown:
+            raise BadRequest(f"unknown parameter(s) {', '.join(unknown)}: GET /search takes q and k (POST /search all)")
+        repeated = next((name for name in asked if len(asked.getlist(name)) > 1), None)
+        if repeated is not None:
+            raise BadRequest(f"{repeated} is given {len(asked.getlist(repeated))} times; give it once")
         problem = K.text_problem(k)
         if problem is not None:
             raise BadRequest(f"k {problem}")
