@@ -627,18 +627,22 @@ def test_each_bad_line_of_queries_gets_its_own_error(indexer_index, tmp_path, ca
         b"muddy river \xff bank",
         json.dumps({"query": "bank", "layers": "bottom"}).encode(),
         json.dumps({"query": "bank", "id": [1]}).encode(),
+        json.dumps({"query": "bank", "id": True}).encode(),
+        json.dumps({"query": "bank", "id": 1.5}).encode(),
         b"savings and loan",
     ]
     queries.write_bytes(b"\n".join(lines) + b"\n")
     assert main(["search", "--index", str(indexer_index.path), "--queries", str(queries), "--k", "2"]) == 2
     captured = capsys.readouterr()
     answers = [json.loads(line) for line in captured.out.splitlines()]
-    assert [a.get("line") for a in answers] == [None, 2, 3, 4, 5, None]
+    assert [a.get("line") for a in answers] == [None, 2, 3, 4, 5, 6, 7, None]
     assert answers[0]["query"] == "telescope galaxies" and answers[0]["results"][0]["matched_words"][0] == "telescope"
     assert "layers must be text" in answers[1]["error"] and "bad layer mix" in answers[3]["error"]
     assert answers[2]["error"] == f"{queries}, line 3: byte 0xff at column 13 is not UTF-8"
-    assert "id must be" in answers[4]["error"] and len(answers[5]["results"]) == 2
-    assert "Traceback" not in captured.err and captured.err.count("error: line") == 4
+    assert "id must be" in answers[4]["error"] and len(answers[7]["results"]) == 2
+    assert answers[5]["error"] == "id must be text or a whole number, not true"  # a JSON true is no number
+    assert answers[6]["error"] == "id must be text or a whole number, not 1.5"
+    assert "Traceback" not in captured.err and captured.err.count("error: line") == 6
 
 
 def test_the_rebuild_command_gives_every_setting_that_is_not_the_default():
