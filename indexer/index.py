@@ -150,8 +150,9 @@ class Index:
         return text_input.save(self.path, path)
 
     def add(self, texts: Sequence[str], ids: Sequence[str] | None = None) -> None:
-        """Add ``texts`` as new documents (``ids`` default to their positions after the stored documents); an id
-        the index holds is refused (``upsert`` replaces it), a deleted one may be used again. Written to the index's
+        """Add ``texts`` as new documents (``ids`` default to their positions after the stored documents, passing
+        over numbers a document holds as its id); an id the index holds is refused (``upsert`` replaces it), a
+        deleted one may be used again. Written to the index's
         folder (as ``add_documents``), and this object then answers from the new documents too."""
         self._add(texts, ids, replace=False)
 
@@ -186,7 +187,8 @@ class Index:
 
     @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
-        texts, ids = text_input.checked(texts, ids, first_id=len(self.docs))
+        in_use = {document["doc_id"] for document in self.documents()}
+        texts, ids = text_input.checked(texts, ids, first_id=len(self.docs), taken=in_use)
         with tempfile.TemporaryDirectory(prefix="elmo-search-") as folder:
             corpus = text_input.write_jsonl(Path(folder), texts, ids)
             added = add_documents(

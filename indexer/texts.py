@@ -8,10 +8,11 @@ and a saved copy opens with ``Index.open``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +20,18 @@ from . import layout
 from .errors import CorpusError
 
 
-def checked(texts: Any, ids: Any, first_id: int = 0) -> tuple[list[str], list[str]]:
-    """The texts and their ids (default: their positions, from ``first_id``, as strings), refused with one clear
-    error when they are not a non-empty list of strings, or the ids not as many unique strings."""
+def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ()) -> tuple[list[str], list[str]]:
+    """The texts and their ids (default: their positions, from ``first_id``, as strings, passing over the ids
+    ``taken`` by documents the index holds), refused with one clear error when they are not a non-empty list of
+    strings, or the ids not as many unique strings."""
     if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
         raise CorpusError("texts must be a non-empty list of strings (one document each)")
     wrong = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
     if wrong is not None:
         raise CorpusError(f"text {wrong} is a {type(texts[wrong]).__name__}, not a string")
     if ids is None:
-        return list(texts), [str(first_id + i) for i in range(len(texts))]
+        free = (str(number) for number in itertools.count(first_id) if str(number) not in taken)
+        return list(texts), list(itertools.islice(free, len(texts)))
     if isinstance(ids, str) or not isinstance(ids, Sequence) or len(ids) != len(texts):
         raise CorpusError(f"ids must be a list of {len(texts)} strings, one per text")
     wrong = next((i for i, doc_id in enumerate(ids) if not isinstance(doc_id, str) or not doc_id.strip()), None)

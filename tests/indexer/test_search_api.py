@@ -119,6 +119,17 @@ def test_upsert_replaces_and_a_deleted_id_comes_back(small, tmp_path):
     assert len(replaced) == 5 and replaced.search("silver coins", k=1)[0].doc_id == "money"
 
 
+def test_added_texts_default_ids_pass_over_the_ids_in_use(small, tmp_path):
+    """Default ids are positions after the stored documents; one that a document already holds (given as its id)
+    is passed over, where the add was refused with a build's message about a temporary file's id column."""
+    shutil.copytree(small.path, tmp_path / "index")
+    index = Index.open(tmp_path / "index")
+    index.upsert(["Glaciers carve deep valleys."], ids=["8"])  # the 7th stored document, id "8"
+    index.add(["Icebergs drift south.", "Penguins dive for fish."])
+    assert [d["doc_id"] for d in index.documents()][-3:] == ["8", "7", "9"]
+    assert index.search("penguins fish", k=1)[0].doc_id == "9"
+
+
 def test_encode_pools_as_the_index_does():
     elmo = Elmo.load("default", device="cpu")
     texts = ["The river bank flooded.", "She paid the bank back."]
