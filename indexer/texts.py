@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Container, Sequence
@@ -18,6 +19,8 @@ from typing import Any
 
 from . import layout
 from .errors import CorpusError
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ()) -> tuple[list[str], list[str]]:
@@ -29,6 +32,7 @@ def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ())
     wrong = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
     if wrong is not None:
         raise CorpusError(f"text {wrong} is a {type(texts[wrong]).__name__}, not a string")
+    _refuse_lone_surrogates("text", texts)
     if ids is None:
         free = (str(number) for number in itertools.count(first_id) if str(number) not in taken)
         return list(texts), list(itertools.islice(free, len(texts)))
@@ -39,7 +43,17 @@ def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ())
         raise CorpusError(f"id {wrong} ({ids[wrong]!r}) is not a non-empty string")
     if len(set(ids)) != len(ids):
         raise CorpusError("ids must be unique; the list repeats one")
+    _refuse_lone_surrogates("id", ids)
     return list(texts), list(ids)
+
+
+def _refuse_lone_surrogates(what: str, strings: Sequence[str]) -> None:
+    """A lone surrogate is no Unicode text: no file can hold it (UTF-8 cannot encode it), so it is refused here
+    rather than by a codec's message from the build."""
+    for i, string in enumerate(strings):
+        lone = LONE_SURROGATE.search(string)
+        if lone:
+            raise CorpusError(f"{what} {i} is not valid Unicode: a lone surrogate ({lone.group()!r}) at {lone.start()}")
 
 
 def write_jsonl(folder: Path, texts: list[str], ids: list[str]) -> Path:

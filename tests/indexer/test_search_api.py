@@ -89,6 +89,8 @@ def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path)
         (["a", 3], None, "text 1 is a int"),
         (["a", "b"], ["x"], "list of 2 strings"),
         (["a", "b"], ["x", "x"], "unique"),
+        (["a", "b \udc80 c"], None, r"text 1 is not valid Unicode: a lone surrogate \('\\udc80'\) at 2"),
+        (["a", "b"], ["x", "\ud83d"], "id 1 is not valid Unicode"),
     ]:
         with pytest.raises(CorpusError, match=words):
             Index.from_texts(texts, ids=ids)

@@ -277,7 +277,9 @@ def test_writes_need_the_token_and_change_what_search_finds(writable):
     assert ask(url, "/upsert", replaced, headers=mine) == (200, {"upserted": 1, "documents": 4})
     status, answer = ask(url, "/delete", {"ids": ["castle"]}, headers=mine)
     assert status == 400 and "castle" in answer["error"]
-    assert ask(url, "/delete", {"ids": ["glacier"]}, headers=mine) == (200, {"deleted": 1, "documents": 3})
+    status, answer = ask(url, "/add", {"texts": ["A lone \ud800 surrogate."], "ids": ["lone"]}, headers=mine)
+    assert status == 400 and answer["error"] == "text 0 is not valid Unicode: a lone surrogate ('\\ud800') at 7"
+    assert ask(url, "/delete", {"ids": ["glacier", "glacier"]}, headers=mine) == (200, {"deleted": 1, "documents": 3})
     assert len(Index.open(index)) == 3
     with open(index / ".lock", "a") as lock:  # another process's build, as the kernel sees it
         fcntl.flock(lock, fcntl.LOCK_EX)
