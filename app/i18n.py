@@ -22,6 +22,7 @@ import string
 
 import streamlit as st
 
+from encoder.terminal import visible_on_page
 from indexer.errors import MESSAGES
 
 LANGUAGES = {"ko": "한국어", "en": "English"}  # as the switch shows them, each in its own language
@@ -696,7 +697,7 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
 }
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=&])")
 _FIELDS = string.Formatter()
 
 
@@ -705,9 +706,13 @@ class Markdown(str):
 
 
 def escape(text: object) -> Markdown:
-    """Text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:), no links or images (``Markdown``
-    is already safe and stays as it is)."""
-    return text if isinstance(text, Markdown) else Markdown(_MARKDOWN_SPECIAL.sub(r"\\\1", str(text)))
+    """Text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:), no links or images, no HTML
+    entities (&lt; stays as typed), and its control and text-direction characters written as escapes
+    (``encoder.terminal.visible_on_page``: a right-to-left override would reorder what follows); ``Markdown`` is
+    already safe and stays as it is."""
+    if isinstance(text, Markdown):
+        return text
+    return Markdown(_MARKDOWN_SPECIAL.sub(r"\\\1", visible_on_page(text)))
 
 
 def fill(template: str, values: dict[str, object]) -> Markdown:
