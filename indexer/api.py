@@ -43,6 +43,7 @@ from encoder.terminal import json_text
 
 from . import layout
 from .answers import answer_or_error, neighbors_answer, search_answers, search_each
+from .build import distinct_ids
 from .errors import QueryError
 from .index import Index
 from .options import K, NeighborsOptions, SearchOptions
@@ -257,7 +258,7 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
 
     @app.post("/delete", summary="delete documents by id (with the server's token)", dependencies=gate)
     def delete(request: Ids) -> dict:
-        return written(lambda: index.delete(request.ids), deleted=len(set(request.ids)))  # an id given twice goes once
+        return written(lambda: index.delete(request.ids), deleted=len(distinct_ids(request.ids)))
 
     @app.get("/stats", summary="what the index holds")
     def stats() -> dict:

@@ -404,6 +404,14 @@ def test_huge_query_is_truncated_with_notice(indexer_index):
     assert unknown.glove == [] and "not in the GloVe vocabulary" in unknown.glove_note and len(unknown.hits) == 2
 
 
+def test_delete_of_an_id_given_twice_deletes_and_says_one(indexer_index, tmp_path, capsys):
+    """The command said "deleted 2 documents" where one went."""
+    path = Path(shutil.copytree(indexer_index.path, tmp_path / "index"))
+    assert main(["delete", "--index", str(path), "--doc-id", "river-0", "river-0"]) == 0
+    assert capsys.readouterr().out.startswith("deleted 1 document; ")
+    assert Index.open(path).manifest.counts.deleted_documents == 1
+
+
 def test_add_and_delete(indexer_index, tmp_path):
     """Added documents are searchable in a new generation; deleted ones are gone from every method; bad ids change nothing."""
     path = tmp_path / "index"
