@@ -398,6 +398,7 @@ This model has {n_layers} layers:
         "indexer.query_no_words": "검색어에 단어가 없습니다.",
         "indexer.sentence_no_words": "문장에 단어가 없습니다.",
         "indexer.no_glove_vector": "검색어의 어느 단어에도 GloVe 벡터가 없습니다.",
+        "indexer.index_empty": "색인에 문서가 없습니다. 모든 문서가 삭제되었습니다.",
         "indexer.relevance_uncalibrated": "관련도가 보정되지 않았습니다. 문서 {n}개로는 잘 맞는 문서와 우연을 가르기에 "
         "너무 적습니다(순서는 그대로지만 백분율과 선은 대략적입니다).",
         "indexer.word_empty": "단어가 비어 있습니다.",

@@ -237,9 +237,13 @@ class Index:
     def query(self, text: Any, what: str = "query") -> Query:
         """A query or sentence as every question uses it (QueryError when it has no words).
 
-        ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on.
+        ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on. An
+        index whose documents were all deleted adds a notice saying so: every answer is then empty.
         """
-        return read_query(self.elmo.text, text, what)
+        read = read_query(self.elmo.text, text, what)
+        if not len(self):
+            read.notices.append(message("index_empty"))
+        return read
 
     @staticmethod
     def _k(k: Any) -> int:

@@ -412,6 +412,16 @@ def test_delete_of_an_id_given_twice_deletes_and_says_one(indexer_index, tmp_pat
     assert Index.open(path).manifest.counts.deleted_documents == 1
 
 
+def test_an_index_whose_documents_were_all_deleted_says_so(indexer_index, tmp_path):
+    """Every answer is empty; the notice says why (an ELMo search said no document contains the query's words)."""
+    path = Path(shutil.copytree(indexer_index.path, tmp_path / "index"))
+    delete_documents(path, [document["doc_id"] for document in indexer_index.documents()])
+    index = Index.open(path)
+    for found in (index.search("bank", method="elmo"), index.search_sentences("bank")):
+        assert found.hits == [] and "the index holds no documents: every one was deleted" in found.notices
+    assert "the index holds no documents" not in " ".join(indexer_index.search("bank").notices)
+
+
 def test_add_and_delete(indexer_index, tmp_path):
     """Added documents are searchable in a new generation; deleted ones are gone from every method; bad ids change nothing."""
     path = tmp_path / "index"
