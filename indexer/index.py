@@ -187,7 +187,7 @@ class Index:
 
     @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
-        in_use = {document["doc_id"] for document in self.documents()}
+        in_use = set() if replace else {document["doc_id"] for document in self.documents()}  # upsert: replaced
         texts, ids = text_input.checked(texts, ids, first_id=len(self.docs), taken=in_use)
         with tempfile.TemporaryDirectory(prefix="elmo-search-") as folder:
             corpus = text_input.write_jsonl(Path(folder), texts, ids)

@@ -26,7 +26,7 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ()) -> tuple[list[str], list[str]]:
     """The texts and their ids (default: their positions, from ``first_id``, as strings, passing over the ids
     ``taken`` by documents the index holds), refused with one clear error when they are not a non-empty list of
-    strings, or the ids not as many unique strings."""
+    strings, or the ids not as many unique strings that none of ``taken`` is."""
     if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
         raise CorpusError("texts must be a non-empty list of strings (one document each)")
     wrong = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
@@ -43,6 +43,9 @@ def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ())
         raise CorpusError(f"id {wrong} ({ids[wrong]!r}) is not a non-empty string")
     if len(set(ids)) != len(ids):
         raise CorpusError("ids must be unique; the list repeats one")
+    held = next((i for i, doc_id in enumerate(ids) if doc_id in taken), None)
+    if held is not None:
+        raise CorpusError(f"id {held} ({ids[held]!r}) is already in the index; upsert replaces that document")
     _refuse_lone_surrogates("id", ids)
     return list(texts), list(ids)
 

@@ -103,8 +103,8 @@ def test_upsert_replaces_and_a_deleted_id_comes_back(small, tmp_path):
     index.upsert(["Glaciers carve deep valleys in the mountains."], ids=["bread"])
     assert len(index) == 6 and index.search("glaciers valleys", k=1)[0].doc_id == "bread"
     assert "oven" not in " ".join(h.passages[0].text for h in index.search("oven bread", k=6))
-    with pytest.raises(CorpusError, match="already in the index.*--replace"):
-        index.add(["Another text."], ids=["river"])
+    with pytest.raises(CorpusError, match=r"^id 1 \('river'\) is already in the index; upsert replaces that document$"):
+        index.add(["Another text.", "A third one."], ids=["fresh", "river"])
     assert Index.open(path).count() == 6  # the refused add changed nothing
     delete_documents(path, ["river"])
     corpus = tmp_path / "again.jsonl"
