@@ -392,13 +392,13 @@ This model has {n_layers} layers:
         "render.unexpected": "문제가 생겼습니다({kind}: {error}). 자세한 내용은 서버 로그에 있습니다.",
         # the indexer's messages (indexer.errors.MESSAGES), here only: in English a message is its own text
         "indexer.query_empty": "검색어가 비어 있습니다. 단어를 몇 개 입력하세요.",
+        "indexer.index_empty": "색인에 문서가 없습니다. 모든 문서가 삭제되었습니다.",
         "indexer.sentence_empty": "문장이 비어 있습니다. 단어를 몇 개 입력하세요.",
         "indexer.query_too_long": "검색어가 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
         "indexer.sentence_too_long": "문장이 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
         "indexer.query_no_words": "검색어에 단어가 없습니다.",
         "indexer.sentence_no_words": "문장에 단어가 없습니다.",
         "indexer.no_glove_vector": "검색어의 어느 단어에도 GloVe 벡터가 없습니다.",
-        "indexer.index_empty": "색인에 문서가 없습니다. 모든 문서가 삭제되었습니다.",
         "indexer.relevance_uncalibrated": "관련도가 보정되지 않았습니다. 문서 {n}개로는 잘 맞는 문서와 우연을 가르기에 "
         "너무 적습니다(순서는 그대로지만 백분율과 선은 대략적입니다).",
         "indexer.word_empty": "단어가 비어 있습니다.",
