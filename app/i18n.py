@@ -22,6 +22,7 @@ import string
 
 import streamlit as st
 
+from encoder.terminal import visible_on_page
 from indexer.errors import MESSAGES
 
 LANGUAGES = {"ko": "한국어", "en": "English"}  # as the switch shows them, each in its own language
@@ -396,6 +397,7 @@ This model has {n_layers} layers:
         "render.unexpected": "문제가 생겼습니다({kind}: {error}). 자세한 내용은 서버 로그에 있습니다.",
         # the indexer's messages (indexer.errors.MESSAGES), here only: in English a message is its own text
         "indexer.query_empty": "검색어가 비어 있습니다. 단어를 몇 개 입력하세요.",
+        "indexer.index_empty": "색인에 문서가 없습니다. 모든 문서가 삭제되었습니다.",
         "indexer.sentence_empty": "문장이 비어 있습니다. 단어를 몇 개 입력하세요.",
         "indexer.query_too_long": "검색어가 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
         "indexer.sentence_too_long": "문장이 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
@@ -702,7 +704,7 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
 }
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=&])")
 _FIELDS = string.Formatter()
 
 
@@ -711,9 +713,13 @@ class Markdown(str):
 
 
 def escape(text: object) -> Markdown:
-    """Text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:), no links or images (``Markdown``
-    is already safe and stays as it is)."""
-    return text if isinstance(text, Markdown) else Markdown(_MARKDOWN_SPECIAL.sub(r"\\\1", str(text)))
+    """Text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:), no links or images, no HTML
+    entities (&lt; stays as typed), and its control and text-direction characters written as escapes
+    (``encoder.terminal.visible_on_page``: a right-to-left override would reorder what follows); ``Markdown`` is
+    already safe and stays as it is."""
+    if isinstance(text, Markdown):
+        return text
+    return Markdown(_MARKDOWN_SPECIAL.sub(r"\\\1", visible_on_page(text)))
 
 
 def fill(template: str, values: dict[str, object]) -> Markdown:

@@ -321,9 +321,7 @@ class Elmo:
         sentences of a text separately to embed them separately. A single string gives a one-element list. ``batch_size`` caps sentences per batch and
         ``max_tokens`` the padded tokens per batch (stateless mode sorts by length to waste little padding).
         """
-        if isinstance(sentences, str):
-            sentences = [sentences]
-        token_lists = [self.text.tokenize(s) if isinstance(s, str) else list(s) for s in sentences]
+        token_lists = self._token_lists(sentences)
         layer_mix = LayerMix.parse(mix, self.n_layers) if mix is not None else None
         if context and layer_mix is not None:
             raise ValueError("context states are not an ELMo layer: ask for mix or for context, not both")
@@ -364,8 +362,7 @@ class Elmo:
         (256,)
         """
         one = isinstance(texts, str)
-        texts = [texts] if one else texts
-        token_lists = [self.text.tokenize(t) if isinstance(t, str) else list(t) for t in texts]
+        token_lists = self._token_lists(texts)
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, not {pooling!r}")
         empty = next((i for i, tokens in enumerate(token_lists) if not tokens), None)
@@ -380,6 +377,25 @@ class Elmo:
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         vectors = vectors.astype(np.float32, copy=False)
         return vectors[0] if one else vectors
+
+    def _token_lists(self, texts: object) -> list[list[str]]:
+        """The tokens of each text ``embed`` and ``encode`` are given: a string is tokenized by the model's language
+        rules (one string alone is one text), a list (or other iterable) of strings is taken as its tokens; anything else is
+        refused with one TypeError saying what (not a traceback from deep inside)."""
+        if isinstance(texts, str):
+            texts = [texts]
+        if isinstance(texts, (bytes, bytearray, dict)) or not isinstance(texts, Iterable):
+            raise TypeError(f"give a string or a list of strings (or of token lists), not {type(texts).__name__}")
+        token_lists = []
+        for i, text in enumerate(texts):
+            if isinstance(text, str):
+                token_lists.append(self.text.tokenize(text))
+                continue
+            tokens = list(text) if isinstance(text, Iterable) and not isinstance(text, (bytes, bytearray)) else None
+            if tokens is None or not all(isinstance(token, str) for token in tokens):
+                raise TypeError(f"text {i} is a {type(text).__name__}, not a string or a list of string tokens")
+            token_lists.append(tokens)
+        return token_lists
 
     def _batches(self, token_lists: list[list[str]], batch_size: int, max_tokens: int) -> list[list[int]]:
         """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget (padded

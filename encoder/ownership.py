@@ -54,7 +54,15 @@ def listing(root: Path, paths: list[Path]) -> str:
 
 def check_removable(root: Path, paths: Iterable[Path], ours: Owned) -> None:
     """Raise ``NotOwnedError`` naming what under ``paths`` (in ``root``) is not ours, at any depth."""
-    strangers = foreign(root, ours, [p for p in paths if p.exists() or p.is_symlink()])
+    given = [p for p in paths if p.exists() or p.is_symlink()]
+    strangers = foreign(root, ours, given)
+    whole = next((p for p in strangers if p in given), None)
+    if whole is not None:  # the output path itself, not something inside it: name it, not its folder
+        kind = "folder" if whole.is_dir() and not whole.is_symlink() else "file"
+        raise NotOwnedError(
+            f"{whole} is a {kind} this command did not write; it deletes only its own files: move it away, or "
+            "choose another path"
+        )
     if strangers:
         raise NotOwnedError(
             f"{root} holds files this command did not write ({listing(root, strangers)}); it deletes only its own "

@@ -8,7 +8,9 @@ they are, they act instead of being read. This is the one rule for everything a 
   ``\\x1b``, a newline inside a document as ``\\n``, a right-to-left override as ``\\u202e``);
 - JSON: ``json_text`` (``show_json`` prints it) is exact, since it reads back as the same value, and readable,
   since letters of every script stay as they are, but ``json.dumps`` writes C1 controls (CSI, U+009B, acts as
-  ESC [), DEL and the marks and overrides of text direction raw; they are written as ``\\u`` escapes.
+  ESC [), DEL and the marks and overrides of text direction raw; they are written as ``\\u`` escapes;
+- a web page (the app): ``visible_on_page`` escapes as ``visible`` does but keeps line breaks and tabs, which the
+  page lays out; an override of text direction would otherwise reorder what the page shows after it.
 """
 
 from __future__ import annotations
@@ -25,9 +27,22 @@ _RAW_IN_JSON = re.compile(f"[{_BEYOND_C0}]")
 """What of ``_INVISIBLE`` ``json.dumps`` leaves raw (it escapes C0 itself)."""
 
 
+def _escape(control: re.Match) -> str:
+    return control.group().encode("unicode_escape").decode("ascii")
+
+
 def visible(text: object) -> str:
     """``text`` with every control character written as its escape, e.g. "\\x1b[2J" for a clear-screen sequence."""
-    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    return _INVISIBLE.sub(_escape, str(text))
+
+
+_ACTING_ON_PAGE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f{_BEYOND_C0}]")
+"""What of ``_INVISIBLE`` a page does not lay out as text itself: all of it but tab, line feed and carriage return."""
+
+
+def visible_on_page(text: object) -> str:
+    """``text`` for a web page: as ``visible`` writes it, but with its line breaks and tabs as they are."""
+    return _ACTING_ON_PAGE.sub(_escape, str(text))
 
 
 def show(line: object = "", file: TextIO | None = None) -> None:

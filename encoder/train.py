@@ -203,12 +203,15 @@ def check_out(cfg: TrainConfig) -> None:
             raise ValueError(f"--resume: {out} holds no checkpoint to resume (checkpoints/latest.json is missing)")
         trainer = read_trainer(checkpoint)
         before = trainer["config"]
-        keys = ("size", "config", "vocab_size", "unroll", "language")
-        changed = [key for key in keys if before.get(key) != getattr(cfg, key)]
+        # what a run keeps to its end, each with its value in a checkpoint older than it (the char CNN trained)
+        kept = dict.fromkeys(("size", "config", "vocab_size", "unroll", "language"), None) | {"freeze_char_cnn": False}
+        changed = [key for key, old in kept.items() if before.get(key, old) != getattr(cfg, key)]
         if changed:
             raise ValueError(
                 f"--resume: the run in {out} was started with other "
-                + ", ".join(f"--{k.replace('_', '-')} ({before.get(k)!r}, now {getattr(cfg, k)!r})" for k in changed)
+                + ", ".join(
+                    f"--{k.replace('_', '-')} ({before.get(k, kept[k])!r}, now {getattr(cfg, k)!r})" for k in changed
+                )
                 + "; resume it with the same options, or train into another --out"
             )
         if "corpus" in trainer:  # a checkpoint older than the record is resumed without the check

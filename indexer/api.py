@@ -43,6 +43,7 @@ from encoder.terminal import json_text
 
 from . import layout
 from .answers import answer_or_error, neighbors_answer, search_answers, search_each
+from .build import distinct_ids
 from .errors import QueryError
 from .index import Index
 from .options import K, NeighborsOptions, SearchOptions
@@ -173,7 +174,14 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
         return {"answers": search_each(index, request.queries, options)}
 
     @app.get("/search", summary="documents (or sentences) that answer one query")
-    def search_one(q: str, k: str = "10") -> dict:
+    def search_one(request: Request, q: str, k: str = "10") -> dict:
+        asked = request.query_params  # a parameter this endpoint ignored would be a search the user did not ask for
+        unknown = sorted(set(asked) - {"q", "k"})
+        if unknown:
+            raise BadRequest(f"unknown parameter(s) {', '.join(unknown)}: GET /search takes q and k (POST /search all)")
+        repeated = next((name for name in asked if len(asked.getlist(name)) > 1), None)
+        if repeated is not None:
+            raise BadRequest(f"{repeated} is given {len(asked.getlist(repeated))} times; give it once")
         problem = K.text_problem(k)
         if problem is not None:
             raise BadRequest(f"k {problem}")
@@ -250,7 +258,7 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
 
     @app.post("/delete", summary="delete documents by id (with the server's token)", dependencies=gate)
     def delete(request: Ids) -> dict:
-        return written(lambda: index.delete(request.ids), deleted=len(request.ids))
+        return written(lambda: index.delete(request.ids), deleted=len(distinct_ids(request.ids)))
 
     @app.get("/stats", summary="what the index holds")
     def stats() -> dict:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -427,6 +427,11 @@ def _listing(out: Path) -> str:
     return f"`python -m indexer stats --index {shlex.quote(str(out))} --docs`"
 
 
+def distinct_ids(doc_ids: Iterable[str]) -> list[str]:
+    """The ids in their order, each once: the documents a delete removes (an id given twice goes once)."""
+    return list(dict.fromkeys(doc_ids))
+
+
 def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
     """Remove documents from search results (their vectors stay on disk); returns the new counts."""
     out = Path(path)
@@ -435,7 +440,7 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
         live = _live_documents(out, manifest)
-        wanted = list(dict.fromkeys(doc_ids))
+        wanted = distinct_ids(doc_ids)
         unknown = [d for d in wanted if d not in live.index]
         if unknown:
             raise QueryError(

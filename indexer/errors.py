@@ -19,6 +19,7 @@ MESSAGES = {
     "sentence_no_words": "the sentence has no words",
     # search
     "no_match": "no document contains any of the query's words",
+    "index_empty": "the index holds no documents: every one was deleted",
     "no_good_match": "no good match: the best document scores no better than random words typically do",
     "no_glove_vector": "none of the query's words has a GloVe vector",
     "relevance_uncalibrated": "relevance is not shown: {n} documents are too few to tell a good match from chance "

@@ -151,8 +151,9 @@ class Index:
         return text_input.save(self.path, path)
 
     def add(self, texts: Sequence[str], ids: Sequence[str] | None = None) -> None:
-        """Add ``texts`` as new documents (``ids`` default to their positions after the stored documents); an id
-        the index holds is refused (``upsert`` replaces it), a deleted one may be used again. Written to the index's
+        """Add ``texts`` as new documents (``ids`` default to their positions after the stored documents, passing
+        over numbers a document holds as its id); an id the index holds is refused (``upsert`` replaces it), a
+        deleted one may be used again. Written to the index's
         folder (as ``add_documents``), and this object then answers from the new documents too."""
         self._add(texts, ids, replace=False)
 
@@ -187,7 +188,8 @@ class Index:
 
     @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
-        texts, ids = text_input.checked(texts, ids, first_id=len(self.docs))
+        in_use = set() if replace else {document["doc_id"] for document in self.documents()}  # upsert: replaced
+        texts, ids = text_input.checked(texts, ids, first_id=len(self.docs), taken=in_use)
         with tempfile.TemporaryDirectory(prefix="elmo-search-") as folder:
             corpus = text_input.write_jsonl(Path(folder), texts, ids)
             added = add_documents(
@@ -236,9 +238,13 @@ class Index:
     def query(self, text: Any, what: str = "query") -> Query:
         """A query or sentence as every question uses it (QueryError when it has no words).
 
-        ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on.
+        ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on. An
+        index whose documents were all deleted adds a notice saying so: every answer is then empty.
         """
-        return read_query(self.elmo.text, text, what)
+        read = read_query(self.elmo.text, text, what)
+        if not len(self):
+            read.notices.append(message("index_empty"))
+        return read
 
     @staticmethod
     def _k(k: Any) -> int:

@@ -8,27 +8,34 @@ and a saved copy opens with ``Index.open``.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import layout
 from .errors import CorpusError
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
-def checked(texts: Any, ids: Any, first_id: int = 0) -> tuple[list[str], list[str]]:
-    """The texts and their ids (default: their positions, from ``first_id``, as strings), refused with one clear
-    error when they are not a non-empty list of strings, or the ids not as many unique strings."""
+
+def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ()) -> tuple[list[str], list[str]]:
+    """The texts and their ids (default: their positions, from ``first_id``, as strings, passing over the ids
+    ``taken`` by documents the index holds), refused with one clear error when they are not a non-empty list of
+    strings, or the ids not as many unique strings that none of ``taken`` is."""
     if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
         raise CorpusError("texts must be a non-empty list of strings (one document each)")
     wrong = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
     if wrong is not None:
         raise CorpusError(f"text {wrong} is a {type(texts[wrong]).__name__}, not a string")
+    _refuse_lone_surrogates("text", texts)
     if ids is None:
-        return list(texts), [str(first_id + i) for i in range(len(texts))]
+        free = (str(number) for number in itertools.count(first_id) if str(number) not in taken)
+        return list(texts), list(itertools.islice(free, len(texts)))
     if isinstance(ids, str) or not isinstance(ids, Sequence) or len(ids) != len(texts):
         raise CorpusError(f"ids must be a list of {len(texts)} strings, one per text")
     wrong = next((i for i, doc_id in enumerate(ids) if not isinstance(doc_id, str) or not doc_id.strip()), None)
@@ -36,7 +43,20 @@ def checked(texts: Any, ids: Any, first_id: int = 0) -> tuple[list[str], list[st
         raise CorpusError(f"id {wrong} ({ids[wrong]!r}) is not a non-empty string")
     if len(set(ids)) != len(ids):
         raise CorpusError("ids must be unique; the list repeats one")
+    held = next((i for i, doc_id in enumerate(ids) if doc_id in taken), None)
+    if held is not None:
+        raise CorpusError(f"id {held} ({ids[held]!r}) is already in the index; upsert replaces that document")
+    _refuse_lone_surrogates("id", ids)
     return list(texts), list(ids)
+
+
+def _refuse_lone_surrogates(what: str, strings: Sequence[str]) -> None:
+    """A lone surrogate is no Unicode text: no file can hold it (UTF-8 cannot encode it), so it is refused here
+    rather than by a codec's message from the build."""
+    for i, string in enumerate(strings):
+        lone = LONE_SURROGATE.search(string)
+        if lone:
+            raise CorpusError(f"{what} {i} is not valid Unicode: a lone surrogate ({lone.group()!r}) at {lone.start()}")
 
 
 def write_jsonl(folder: Path, texts: list[str], ids: list[str]) -> Path:

@@ -5,7 +5,9 @@
 Reads a bench's output (``bench/figures.py``: ``figure NAME = VALUE`` lines and ``figure NAME begin`` ... ``end``
 blocks) and replaces what each page holds between ``<!--figure NAME-->`` and ``<!--/figure-->`` in the README,
 docs/*.md and the model cards (data/models/*/README*.md). Prints what it changed, and the names of figures that no
-page quotes. Pages keep everything else byte for byte.
+page quotes. Pages keep everything else byte for byte (their line endings too). A mark without its pair on any page,
+or a value holding a mark, is refused before any page is written: pasting over it would swallow the page's text up
+to the next figure's end.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ("README.md", "docs/*.md", "data/models/*/README*.md")
-QUOTED = re.compile(r"<!--figure (?P<name>[\w.-]+)-->(?P<value>.*?)<!--/figure-->", re.DOTALL)
+MARK = re.compile(r"<!--/?figure\b")
+QUOTED = re.compile(r"<!--figure (?P<name>[\w.-]+)-->(?P<value>(?:(?!<!--/?figure\b).)*?)<!--/figure-->", re.DOTALL)
+"""A quoted figure: its value holds no other mark, so an opening mark left without its end never reaches into the
+next figure."""
 LINE = re.compile(r"^figure (?P<name>[\w.-]+) = (?P<value>.*)$")
 BLOCK = re.compile(r"^figure (?P<name>[\w.-]+) (?P<edge>begin|end)$")
 
@@ -40,6 +45,9 @@ def printed_figures(output: str) -> dict[str, str]:
             figures[found["name"]] = found["value"]
     if block is not None:
         raise SystemExit(f"error: the block figure {name} has no end line (was the bench cut short?)")
+    marked = sorted(name for name, value in figures.items() if MARK.search(value))
+    if marked:
+        raise SystemExit(f"error: the value of figure {marked[0]} holds a figure mark (<!--figure or <!--/figure)")
     return figures
 
 
@@ -53,6 +61,15 @@ def quoted_figures(text: str) -> list[tuple[str, str]]:
     return [(found["name"], found["value"]) for found in QUOTED.finditer(text)]
 
 
+def unpaired_mark(text: str) -> int | None:
+    """The line of the first figure mark in ``text`` that is not part of a quoted figure (None: all are paired)."""
+    quoted = [(found.start(), found.end()) for found in QUOTED.finditer(text)]
+    for mark in MARK.finditer(text):
+        if not any(start <= mark.start() < end for start, end in quoted):
+            return text.count("\n", 0, mark.start()) + 1
+    return None
+
+
 def paste(text: str, figures: dict[str, str]) -> str:
     """``text`` with each quoted figure that ``figures`` holds replaced by its value."""
     return QUOTED.sub(
@@ -60,20 +77,34 @@ def paste(text: str, figures: dict[str, str]) -> str:
     )
 
 
-def main() -> None:
+def read_page(page: Path) -> str:
+    """A page's text with its line endings as they are (no newline translation), so that it is written back so."""
+    with open(page, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def main(root: Path = REPO) -> None:
+    """Paste the figures on standard input into the pages under ``root``."""
     figures = printed_figures(sys.stdin.read())
     if not figures:
         raise SystemExit("error: no figure lines in the input (pipe a bench's output into this script)")
     quoted: set[str] = set()
-    for page in pages():
-        text = page.read_text(encoding="utf-8")
+    texts = {page: read_page(page) for page in pages(root)}
+    for page, text in texts.items():
+        line = unpaired_mark(text)
+        if line is not None:
+            raise SystemExit(
+                f"error: {page}, line {line}: a figure mark without its pair; fix it (no page was changed)"
+            )
+    for page, text in texts.items():
         names = {name for name, _ in quoted_figures(text)}
         quoted |= names
         pasted = paste(text, figures)
         if pasted != text:
-            page.write_text(pasted, encoding="utf-8")
+            with open(page, "w", encoding="utf-8", newline="") as f:
+                f.write(pasted)
             changed = sorted(name for name in names & figures.keys())
-            print(f"{page.relative_to(REPO)}: {', '.join(changed)}")
+            print(f"{page.relative_to(root)}: {', '.join(changed)}")
     for name in sorted(figures.keys() - quoted):
         print(f"not quoted anywhere: {name}")
 

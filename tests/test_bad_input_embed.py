@@ -80,6 +80,19 @@ API = [
         setup=other_shape_options,
     ),
     Case("embed nothing", lambda c: c.opened.elmo.embed([]), WORKS, check=lambda v: v == []),
+    Case("embed None", lambda c: c.opened.elmo.embed(None), TypeError, "a list of strings .*, not NoneType"),
+    Case("encode a number", lambda c: c.opened.elmo.encode(5), TypeError, "a list of strings .*, not int"),
+    Case("encode bytes", lambda c: c.opened.elmo.encode(b"the bank"), TypeError, "a list of strings .*, not bytes"),
+    Case(
+        "encode a list holding None", lambda c: c.opened.elmo.encode(["a b", None]), TypeError, "text 1 is a NoneType"
+    ),
+    Case("embed tokens that are numbers", lambda c: c.opened.elmo.embed([[1, 2]]), TypeError, "text 0 is a list, not"),
+    Case(
+        "encode tokens and a string",
+        lambda c: c.opened.elmo.encode([("the", "bank"), "the bank"]),
+        WORKS,
+        check=lambda v: v.shape == (2, 16) and np.allclose(v[0], v[1], atol=1e-5),
+    ),
     Case(
         "embed an empty sentence", lambda c: c.opened.elmo.embed([""]), WORKS, check=lambda v: v[0].shape == (3, 0, 16)
     ),

@@ -309,6 +309,14 @@ CLI = [
         setup=lambda c: (trained_run(c), c.file("lines.txt", "Other text.\n" * 99)),
     ),
     Cmd(
+        "resume a run from scratch with --freeze-char-cnn (it kept training, frozen half way, saying nothing)",
+        lambda c: trains(c, "--resume", "--max-tokens", "400", "--freeze-char-cnn", out="run"),
+        ERROR,
+        "--resume: the run in .*run was started with other --freeze-char-cnn \\(False, now True\\); resume it with "
+        "the same options",
+        setup=trained_run,
+    ),
+    Cmd(
         "resume on another corpus file",
         lambda c: trains(
             c, "--resume", "--max-tokens", "400", "--corpus", str(c.file("b.txt", "The bank.\n" * 99)), out="run"

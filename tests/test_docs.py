@@ -10,6 +10,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("encoder", "indexer", "app", "demo")
 
@@ -231,3 +233,28 @@ def test_pasting_replaces_the_quoted_figures_and_nothing_else():
         "Met: <!--figure b.met-->9 of 10<!--/figure-->, <!--figure other-->1<!--/figure-->.\n"
         "<!--figure b.table-->\n| x |\n|---|\n<!--/figure-->\n"
     )
+
+
+def test_pasting_never_damages_a_page(tmp_path, monkeypatch, capsys):
+    """A page with an opening mark left without its end (a hand edit gone wrong) would have had everything up to
+    the next figure's end replaced: the run is refused and no page changes; a page's CRLF line endings stay."""
+    from scripts.paste_figures import main, paste
+
+    (tmp_path / "docs").mkdir()
+    broken = "<!--figure b.n-->1\r\n## A section\r\nkept text\r\n<!--figure b.met-->5<!--/figure-->\r\n"
+    assert paste(broken, {"b.n": "3"}) == broken
+    crlf = "Met: <!--figure b.met-->5 of 10<!--/figure-->\r\nnext line\r\n"
+    (tmp_path / "docs" / "a.md").write_bytes(crlf.encode())
+    (tmp_path / "docs" / "b.md").write_bytes(broken.encode())
+    monkeypatch.setattr("sys.stdin", io.StringIO("figure b.met = 9 of 10\nfigure b.n = 3\n"))
+    with pytest.raises(SystemExit, match=r"b\.md, line 1: a figure mark without its pair"):
+        main(tmp_path)
+    assert (tmp_path / "docs" / "a.md").read_bytes() == crlf.encode()
+    assert (tmp_path / "docs" / "b.md").read_bytes() == broken.encode()
+    (tmp_path / "docs" / "b.md").unlink()
+    monkeypatch.setattr("sys.stdin", io.StringIO("figure b.met = 9 of 10\n"))
+    main(tmp_path)
+    assert (tmp_path / "docs" / "a.md").read_bytes() == crlf.replace("5 of 10", "9 of 10").encode()
+    monkeypatch.setattr("sys.stdin", io.StringIO("figure b.met = 9 <!--/figure--> 10\n"))
+    with pytest.raises(SystemExit, match="holds a figure mark"):
+        main(tmp_path)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..download import BASE_URL, BASE_URL_ENV, download_model
+from ..errors import fail
 from ..files import CACHE_ENV, cache_root
 from ..model_files import PUBLISHED, published_dir, read_download_record
 from ..terminal import show
@@ -14,6 +15,8 @@ from ..terminal import show
 
 def run(args: argparse.Namespace) -> dict:
     """Download the model ``args.name`` (without one, or with ``--list``: which are downloaded); where it is."""
+    if args.list and args.name is not None:  # the name was ignored: nothing downloaded, and nothing said
+        fail(f"give {args.name} to download it, or --list to see which models are downloaded, not both")
     root = (args.cache or cache_root()).expanduser().resolve()
     if args.list or args.name is None:
         return {
@@ -74,7 +77,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "local copy served over HTTP (a user:password@ in it is sent as basic authentication, never shown)",
     )
     parser.add_argument("--force", action="store_true", help="download again even if the model is already there")
-    parser.add_argument("--list", action="store_true", help="list the published models and which are downloaded")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the published models and which are downloaded (instead of downloading NAME)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--json",

@@ -38,11 +38,13 @@ def read_pairs(
     score, with as many fields as the header (a line with fewer was cut: its last field may be a cut number). Fewer
     (or more) than the data set's ``size`` pairs is said in ``notes``: a file cut short between lines is not scored
     as if whole without a word; one that also ends without a line end was cut inside its last line, whose score may
-    be a cut number, and is refused."""
+    be a cut number, and is refused; so are a line that is not UTF-8 and gold scores a rank correlation cannot be
+    measured on (fewer than two pairs, or one score for all)."""
     pairs, ended = [], True
-    with open(path, encoding="utf-8") as f:
-        header = next(f, "").rstrip("\r\n").split("\t")
-        for number, line in enumerate(f, start=2):
+    with open(path, "rb") as f:
+        lines = (_decoded(raw, path, number) for number, raw in enumerate(f, start=1))
+        header = next(lines, "").rstrip("\r\n").split("\t")
+        for number, line in enumerate(lines, start=2):
             if not line.strip():
                 continue
             ended = line.endswith("\n")
@@ -66,9 +68,23 @@ def read_pairs(
         raise ValueError(
             f"{path} ends inside line {number}, with {len(pairs):,} of the data set's {size:,} pairs: a file cut short"
         )
+    if len({score for _, _, score in pairs}) < 2:  # rho is undefined: it would be scored 0, as if measured
+        raise ValueError(
+            f"{path} holds {len(pairs)} pair(s), with {'one gold score' if pairs else 'no gold scores'}: a rank "
+            "correlation needs at least two pairs with different gold scores"
+        )
     if size is not None and len(pairs) != size and notes is not None:
         notes.append(f"{path} holds {len(pairs):,} pairs, the data set {size:,}: a file cut short? (scored as it is)")
     return pairs
+
+
+def _decoded(raw: bytes, path: Path, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}, line {number}: byte 0x{raw[error.start]:02x} at column {error.start + 1} is not UTF-8"
+        ) from None
 
 
 def find_contexts(

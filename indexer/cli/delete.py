@@ -8,12 +8,12 @@ from pathlib import Path
 
 from encoder.terminal import counted, show
 
-from ..build import delete_documents
+from ..build import delete_documents, distinct_ids
 
 
 def run(args: argparse.Namespace) -> dict:
     """Delete the documents; their ids and what the index then holds."""
-    return {"deleted": args.doc_id, "counts": asdict(delete_documents(args.index, args.doc_id))}
+    return {"deleted": distinct_ids(args.doc_id), "counts": asdict(delete_documents(args.index, args.doc_id))}
 
 
 def show_deleted(result: dict, args: argparse.Namespace) -> None:

@@ -84,8 +84,8 @@ def _query_lines(source: BinaryIO, name: str, defaults: SearchOptions) -> Iterat
             yield number, f'{what}; a line\'s object has "query" and any of {", ".join(QUERY_FIELDS[1:])}'
             continue
         query, line_id = fields.pop("query"), fields.pop("id", None)
-        if line_id is not None and not isinstance(line_id, (str, int)):
-            yield number, f"id must be text or a number, not {line_id!r}"
+        if line_id is not None and (isinstance(line_id, bool) or not isinstance(line_id, (str, int))):
+            yield number, f"id must be text or a whole number, not {json.dumps(line_id)}"
             continue
         try:
             yield number, QueryLine(query, line_id, replace(defaults, **fields))

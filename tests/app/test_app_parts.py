@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bad_input import ACTING
 from pages import blend, contrast
 from scipy.spatial import Delaunay
 
 from app import url
+from app.i18n import escape
 from app.model_card import card_file, card_parts
 from app.render import outline
 from app.settings import CHART_COLOURS, PRIMARY_COLOR, TEXT_COLOR
@@ -226,3 +228,14 @@ def test_the_lms_own_classes_are_said_in_words_in_each_language() -> None:
     assert at.markdown[0].value == "(a rare word) | (the sentence's start) | (the sentence's end) | river"
     at.session_state["want"] = "ko"
     assert at.run().markdown[0].value == "(드문 단어) | (문장의 시작) | (문장의 끝) | river"
+
+
+def test_text_shown_on_a_page_is_itself() -> None:
+    """``escape``: markdown, HTML entities and the characters that act instead of being read (a right-to-left
+    override reorders what follows it on the page, C1 and C0 controls show nothing) come out as typed."""
+    hostile = "invoice\u202efdp.exe &lt;b&gt; [x](http://evil.example/) \x1b[31m\x9b\nnext\tline"
+    shown = escape(hostile)
+    assert shown == (
+        "invoice\\\\u202efdp\\.exe \\&lt;b\\&gt; \\[x\\]\\(http\\://evil\\.example/\\) \\\\x1b\\[31m\\\\x9b\nnext\tline"
+    )
+    assert not ACTING.search(shown)

@@ -304,3 +304,15 @@ def test_force_downloads_again_and_replaces_only_its_own_files(server, cache):
     with pytest.raises(FileExistsError, match="notes.txt"):
         download_model("elmo-small", url=url, progress=False, force=True)
     assert (published_dir("elmo-small", cache) / "notes.txt").read_text() == "mine"
+
+
+def test_a_name_and_list_together_are_refused(tmp_path, capsys):
+    """``download elmo-small --list`` listed the models and downloaded nothing, without a word about the name."""
+    from encoder.__main__ import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["download", "elmo-small", "--list", "--cache", str(tmp_path)])
+    assert exited.value.code == 2 and capsys.readouterr().err == (
+        "error: give elmo-small to download it, or --list to see which models are downloaded, not both\n"
+    )
+    assert not any(tmp_path.iterdir())

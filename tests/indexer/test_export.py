@@ -83,6 +83,10 @@ def test_an_earlier_export_is_replaced_and_anything_else_refused(index, tmp_path
     assert main(["export", "--index", str(index.path), "--out", str(out)]) == 2
     assert "notes.txt" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    for theirs, kind in [(out / "notes.txt", "file"), (index.path, "folder")]:  # --out names the path itself
+        assert main(["export", "--index", str(index.path), "--out", str(theirs)]) == 2
+        assert f"error: {theirs} is a {kind} this command did not write" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 def test_tokens_of_an_index_without_exact_vectors_are_one_error(tiny_model_dir, tmp_path):

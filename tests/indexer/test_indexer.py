@@ -461,6 +461,24 @@ def test_huge_query_is_truncated_with_notice(indexer_index):
     assert unknown.glove == [] and "not in the GloVe vocabulary" in unknown.glove_note and len(unknown.hits) == 2
 
 
+def test_delete_of_an_id_given_twice_deletes_and_says_one(indexer_index, tmp_path, capsys):
+    """The command said "deleted 2 documents" where one went."""
+    path = Path(shutil.copytree(indexer_index.path, tmp_path / "index"))
+    assert main(["delete", "--index", str(path), "--doc-id", "river-0", "river-0"]) == 0
+    assert capsys.readouterr().out.startswith("deleted 1 document; ")
+    assert Index.open(path).manifest.counts.deleted_documents == 1
+
+
+def test_an_index_whose_documents_were_all_deleted_says_so(indexer_index, tmp_path):
+    """Every answer is empty; the notice says why (an ELMo search said no document contains the query's words)."""
+    path = Path(shutil.copytree(indexer_index.path, tmp_path / "index"))
+    delete_documents(path, [document["doc_id"] for document in indexer_index.documents()])
+    index = Index.open(path)
+    for found in (index.search("bank", method="elmo"), index.search_sentences("bank")):
+        assert found.hits == [] and "the index holds no documents: every one was deleted" in found.notices
+    assert "the index holds no documents" not in " ".join(indexer_index.search("bank").notices)
+
+
 def test_add_and_delete(indexer_index, tmp_path):
     """Added documents are searchable in a new generation; deleted ones are gone from every method; bad ids change nothing."""
     path = tmp_path / "index"
@@ -695,18 +713,22 @@ def test_each_bad_line_of_queries_gets_its_own_error(indexer_index, tmp_path, ca
         b"muddy river \xff bank",
         json.dumps({"query": "bank", "layers": "bottom"}).encode(),
         json.dumps({"query": "bank", "id": [1]}).encode(),
+        json.dumps({"query": "bank", "id": True}).encode(),
+        json.dumps({"query": "bank", "id": 1.5}).encode(),
         b"savings and loan",
     ]
     queries.write_bytes(b"\n".join(lines) + b"\n")
     assert main(["search", "--index", str(indexer_index.path), "--queries", str(queries), "--k", "2"]) == 2
     captured = capsys.readouterr()
     answers = [json.loads(line) for line in captured.out.splitlines()]
-    assert [a.get("line") for a in answers] == [None, 2, 3, 4, 5, None]
+    assert [a.get("line") for a in answers] == [None, 2, 3, 4, 5, 6, 7, None]
     assert answers[0]["query"] == "telescope galaxies" and answers[0]["results"][0]["matched_words"][0] == "telescope"
     assert "layers must be text" in answers[1]["error"] and "bad layer mix" in answers[3]["error"]
     assert answers[2]["error"] == f"{queries}, line 3: byte 0xff at column 13 is not UTF-8"
-    assert "id must be" in answers[4]["error"] and len(answers[5]["results"]) == 2
-    assert "Traceback" not in captured.err and captured.err.count("error: line") == 4
+    assert "id must be" in answers[4]["error"] and len(answers[7]["results"]) == 2
+    assert answers[5]["error"] == "id must be text or a whole number, not true"  # a JSON true is no number
+    assert answers[6]["error"] == "id must be text or a whole number, not 1.5"
+    assert "Traceback" not in captured.err and captured.err.count("error: line") == 6
 
 
 def test_the_rebuild_command_gives_every_setting_that_is_not_the_default():

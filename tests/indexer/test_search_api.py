@@ -89,6 +89,8 @@ def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path)
         (["a", 3], None, "text 1 is a int"),
         (["a", "b"], ["x"], "list of 2 strings"),
         (["a", "b"], ["x", "x"], "unique"),
+        (["a", "b \udc80 c"], None, r"text 1 is not valid Unicode: a lone surrogate \('\\udc80'\) at 2"),
+        (["a", "b"], ["x", "\ud83d"], "id 1 is not valid Unicode"),
     ]:
         with pytest.raises(CorpusError, match=words):
             Index.from_texts(texts, ids=ids)
@@ -101,8 +103,8 @@ def test_upsert_replaces_and_a_deleted_id_comes_back(small, tmp_path):
     index.upsert(["Glaciers carve deep valleys in the mountains."], ids=["bread"])
     assert len(index) == 6 and index.search("glaciers valleys", k=1)[0].doc_id == "bread"
     assert "oven" not in " ".join(h.passages[0].text for h in index.search("oven bread", k=6))
-    with pytest.raises(CorpusError, match="already in the index.*--replace"):
-        index.add(["Another text."], ids=["river"])
+    with pytest.raises(CorpusError, match=r"^id 1 \('river'\) is already in the index; upsert replaces that document$"):
+        index.add(["Another text.", "A third one."], ids=["fresh", "river"])
     assert Index.open(path).count() == 6  # the refused add changed nothing
     delete_documents(path, ["river"])
     corpus = tmp_path / "again.jsonl"
@@ -117,6 +119,17 @@ def test_upsert_replaces_and_a_deleted_id_comes_back(small, tmp_path):
     assert main(["add", "--index", str(path), "--corpus", str(corpus), "--replace", "--quiet"]) == 0
     replaced = Index.open(path)
     assert len(replaced) == 5 and replaced.search("silver coins", k=1)[0].doc_id == "money"
+
+
+def test_added_texts_default_ids_pass_over_the_ids_in_use(small, tmp_path):
+    """Default ids are positions after the stored documents; one that a document already holds (given as its id)
+    is passed over, where the add was refused with a build's message about a temporary file's id column."""
+    shutil.copytree(small.path, tmp_path / "index")
+    index = Index.open(tmp_path / "index")
+    index.upsert(["Glaciers carve deep valleys."], ids=["8"])  # the 7th stored document, id "8"
+    index.add(["Icebergs drift south.", "Penguins dive for fish."])
+    assert [d["doc_id"] for d in index.documents()][-3:] == ["8", "7", "9"]
+    assert index.search("penguins fish", k=1)[0].doc_id == "9"
 
 
 def test_encode_pools_as_the_index_does():

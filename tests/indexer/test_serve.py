@@ -158,6 +158,10 @@ def test_neighbors_and_embed_answer_as_the_python_api(server, small_index):
         ("/search?q=bank&k=0", None, 400, "k must be"),
         ("/search?q=bank&k=true", None, 400, "k must be"),
         ("/search?k=3", None, 400, "q"),
+        ("/search?q=monney&as_typed=true", None, 400, "unknown parameter(s) as_typed"),
+        ("/search?q=bank&method=magic&k=2", None, 400, "unknown parameter(s) method"),
+        ("/search?q=bank&q=loan", None, 400, "q is given 2 times"),
+        ("/search?q=bank&k=1&k=5", None, 400, "k is given 2 times"),
         ("/neighbors", {"sentence": "The bank of the river.", "word": "castle"}, 400, "castle"),
         ("/neighbors", {"sentence": "The bank.", "word": "bank", "position": -1}, 400, "position"),
         ("/neighbors", {"sentence": "The bank.", "word": "bank", "position": 7}, 400, "position"),
@@ -273,7 +277,9 @@ def test_writes_need_the_token_and_change_what_search_finds(writable):
     assert ask(url, "/upsert", replaced, headers=mine) == (200, {"upserted": 1, "documents": 4})
     status, answer = ask(url, "/delete", {"ids": ["castle"]}, headers=mine)
     assert status == 400 and "castle" in answer["error"]
-    assert ask(url, "/delete", {"ids": ["glacier"]}, headers=mine) == (200, {"deleted": 1, "documents": 3})
+    status, answer = ask(url, "/add", {"texts": ["A lone \ud800 surrogate."], "ids": ["lone"]}, headers=mine)
+    assert status == 400 and answer["error"] == "text 0 is not valid Unicode: a lone surrogate ('\\ud800') at 7"
+    assert ask(url, "/delete", {"ids": ["glacier", "glacier"]}, headers=mine) == (200, {"deleted": 1, "documents": 3})
     assert len(Index.open(index)) == 3
     with open(index / ".lock", "a") as lock:  # another process's build, as the kernel sees it
         fcntl.flock(lock, fcntl.LOCK_EX)
