@@ -178,7 +178,8 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
         asked = request.query_params  # a parameter this endpoint ignored would be a search the user did not ask for
         unknown = sorted(set(asked) - {"q", "k"})
         if unknown:
-            raise BadRequest(f"unknown parameter(s) {', '.join(unknown)}: GET /search takes q and k (POST /search all)")
+            parameters = "parameter" if len(unknown) == 1 else "parameters"
+            raise BadRequest(f"unknown {parameters} {', '.join(unknown)}: GET /search takes q and k (POST /search all)")
         repeated = next((name for name in asked if len(asked.getlist(name)) > 1), None)
         if repeated is not None:
             raise BadRequest(f"{repeated} is given {len(asked.getlist(repeated))} times; give it once")

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..files import open_text, reading
 from ..glove import Glove
+from ..terminal import counted
 from ..text import split_and_tokenize
 from .embeddings import Embedder, cosine, layer_views
 from .results import GLOVE, TaskResult, cap
@@ -70,7 +71,7 @@ def read_pairs(
         )
     if len({score for _, _, score in pairs}) < 2:  # rho is undefined: it would be scored 0, as if measured
         raise ValueError(
-            f"{path} holds {len(pairs)} pair(s), with {'one gold score' if pairs else 'no gold scores'}: a rank "
+            f"{path} holds {counted(len(pairs), 'pair')}, with {'one gold score' if pairs else 'no gold scores'}: a rank "
             "correlation needs at least two pairs with different gold scores"
         )
     if size is not None and len(pairs) != size and notes is not None:
