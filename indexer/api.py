@@ -230,7 +230,8 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
         }
 
     def may_write(request: Request) -> None:
-        """The write endpoints' gate: on (a token), the right token (401 else), no other writer (409 else)."""
+        """The write endpoints' gate: on (a token), the right token (401 else), no other process writing (409 else;
+        a write of this server's own is waited for, as every change of the index waits for the one before)."""
         if token is None:
             raise BadRequest(f"writing is off: start serve with --token-file FILE or ${TOKEN_VARIABLE}", 403)
         given = request.headers.get("authorization", "").encode()
@@ -238,8 +239,11 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
             raise BadRequest(
                 "give the server's token: Authorization: Bearer TOKEN", 401, {"WWW-Authenticate": "Bearer"}
             )
-        if locks.is_locked(index.path / layout.LOCK):
-            raise BadRequest(f"another process is writing {index.path.name} (a build, add or delete); try later", 409)
+        with index.lock:  # this server's own write ends first: only another process's is a conflict
+            if locks.is_locked(index.path / layout.LOCK):
+                raise BadRequest(
+                    f"another process is writing {index.path.name} (a build, add or delete); try later", 409
+                )
 
     def written(change: Callable[[], None], **said: Any) -> dict:
         done = answer_or_error(lambda: change() or {})

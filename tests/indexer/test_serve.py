@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -28,9 +29,11 @@ import schemathesis
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import negative_data_rejection, response_schema_conformance
+from starlette.requests import Request
 
 from indexer import Index, delete_documents
 from indexer.__main__ import make_parser
+from indexer.api import BadRequest, create_app
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -286,6 +289,33 @@ def test_writes_need_the_token_and_change_what_search_finds(writable):
         status, answer = ask(url, "/delete", {"ids": ["river"]}, headers=mine)
     assert status == 409 and "another process is writing" in answer["error"]
     assert len(Index.open(index)) == 3
+
+
+def test_a_write_waits_for_this_servers_own_write_and_is_refused_only_for_another_process(small_index, tmp_path):
+    """While this server's own add holds the index (its lock, then the folder's lock), a second write waits for it
+    instead of answering 409 as if another process were writing: the gate asks under the index's lock."""
+    index = Index.open(Index.open(small_index).save(tmp_path / "index"))
+    route = next(r for r in create_app(index, token="t").app.routes if getattr(r, "path", None) == "/add")
+    gate = next(d.call for d in route.dependant.dependencies if d.call.__name__ == "may_write")
+    request = Request({"type": "http", "headers": [(b"authorization", b"Bearer t")]})
+    outcomes = []
+
+    def write() -> None:
+        try:
+            gate(request)
+            outcomes.append("passed")
+        except BadRequest as refused:
+            outcomes.append(refused.status)
+
+    with index.lock, open(index.path / ".lock", "a") as lock:  # this server's own add, under way
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        second = threading.Thread(target=write)
+        second.start()
+        second.join(1)
+        assert second.is_alive() and outcomes == []  # waiting, not refused
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    second.join(30)
+    assert outcomes == ["passed"]
 
 
 def test_the_server_answers_from_the_index_as_another_process_left_it(writable):
