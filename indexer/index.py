@@ -241,10 +241,7 @@ class Index:
         ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on. An
         index whose documents were all deleted adds a notice saying so: every answer is then empty.
         """
-        read = read_query(self.elmo.text, text, what)
-        if not len(self):
-            read.notices.append(message("index_empty"))
-        return read
+        return read_query(self.elmo.text, text, what, len(self))
 
     @staticmethod
     def _k(k: Any) -> int:

@@ -25,9 +25,11 @@ class Query:
     notices: list[str] = field(default_factory=list)
 
 
-def read_query(rules: TextRules, text: Any, what: str = "query") -> Query:
+def read_query(rules: TextRules, text: Any, what: str, documents: int) -> Query:
     """``text`` as a query, tokenized by the model's language ``rules`` as the documents were (QueryError when it has
     no words). ``what`` ("query" or "sentence") picks the messages: ``query_empty`` or ``sentence_empty``, and so on.
+    ``documents``: the index's live documents; with none (every one deleted) a notice says so, as every answer of
+    such an index is empty.
     """
     if not isinstance(text, str) or not text.strip():
         raise QueryError(message(f"{what}_empty"))
@@ -38,6 +40,8 @@ def read_query(rules: TextRules, text: Any, what: str = "query") -> Query:
     tokens = rules.tokenize(text)
     if not tokens:
         raise QueryError(message(f"{what}_no_words"))
+    if not documents:
+        notices.append(message("index_empty"))
     return Query(text, tokens, notices)
 
 

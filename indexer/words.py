@@ -48,7 +48,7 @@ class WordQuestions:
     def _use(self, sentence: str, word: str, position: int | None) -> tuple[Query, int, list[str]]:
         """The sentence as a query, the position of ``word`` in it (its first use unless ``position`` says which),
         and notices (a sentence cut short, a word used twice)."""
-        query = read_query(self.parts.elmo.text, sentence, "sentence")
+        query = read_query(self.parts.elmo.text, sentence, "sentence", self.parts.manifest.counts.documents)
         tokens = query.tokens
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_of_sentence_empty"))

@@ -474,7 +474,8 @@ def test_an_index_whose_documents_were_all_deleted_says_so(indexer_index, tmp_pa
     path = Path(shutil.copytree(indexer_index.path, tmp_path / "index"))
     delete_documents(path, [document["doc_id"] for document in indexer_index.documents()])
     index = Index.open(path)
-    for found in (index.search("bank", method="elmo"), index.search_sentences("bank")):
+    neighbors = index.neighbors("The bank of the river.", "bank")
+    for found in (index.search("bank", method="elmo"), index.search_sentences("bank"), neighbors):
         assert found.hits == [] and "the index holds no documents: every one was deleted" in found.notices
     assert "the index holds no documents" not in " ".join(indexer_index.search("bank").notices)
 
