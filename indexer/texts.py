@@ -17,6 +17,8 @@ from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
+from encoder.words import is_word
+
 from . import layout
 from .errors import CorpusError
 
@@ -33,6 +35,8 @@ def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ())
     if wrong is not None:
         raise CorpusError(f"text {wrong} is a {type(texts[wrong]).__name__}, not a string")
     _refuse_lone_surrogates("text", texts)
+    if not any(is_word(text) for text in texts):  # as a build refuses such a corpus, said without its file options
+        raise CorpusError("no text holds a word (a letter or digit: punctuation and symbols only): nothing to index")
     if ids is None:
         free = (str(number) for number in itertools.count(first_id) if str(number) not in taken)
         return list(texts), list(itertools.islice(free, len(texts)))

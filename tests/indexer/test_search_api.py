@@ -91,6 +91,7 @@ def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path)
         (["a", "b"], ["x", "x"], "unique"),
         (["a", "b \udc80 c"], None, r"text 1 is not valid Unicode: a lone surrogate \('\\udc80'\) at 2"),
         (["a", "b"], ["x", "\ud83d"], "id 1 is not valid Unicode"),
+        (["...", " ", "— ?"], None, r"^no text holds a word \(a letter or digit: punctuation and symbols only\)"),
     ]:
         with pytest.raises(CorpusError, match=words):
             Index.from_texts(texts, ids=ids)
