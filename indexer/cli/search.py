@@ -4,10 +4,13 @@ queries in one process, one JSON object per line."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
+import os
+import select
+import stat
 import sys
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -52,10 +55,58 @@ class QueryLine(NamedTuple):
     options: SearchOptions
 
 
-def _query_lines(source: BinaryIO, name: str, defaults: SearchOptions) -> Iterator[tuple[int, QueryLine | str]]:
-    """``--queries``: (line number, that line's query and options, or why it cannot be read), blank lines skipped. A
-    line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS`` (the others: ``defaults``);
-    a byte-order mark before the first line is not part of it."""
+class ArrivingLines:
+    """The lines of a pipe or a terminal as they arrive, and whether another has arrived (``ready``), so that a batch
+    of ``--queries -`` is answered when the writer pauses: a program that writes a query and waits for its answer
+    gets it. (A file's lines are all there: its batches are whole.)"""
+
+    def __init__(self, fd: int):
+        self.fd, self.lines, self.rest, self.ended = fd, deque(), b"", False
+
+    def _read(self) -> None:
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            self.ended = True
+            self.lines.extend([self.rest] if self.rest else [])
+            self.rest = b""
+            return
+        *whole, self.rest = (self.rest + chunk).split(b"\n")
+        self.lines.extend(line + b"\n" for line in whole)
+
+    def ready(self) -> bool:
+        """Whether a line can be had without waiting."""
+        while not self.lines and not self.ended and select.select([self.fd], [], [], 0)[0]:
+            self._read()
+        return bool(self.lines)
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            while not self.lines and not self.ended:
+                self._read()
+            if not self.lines:
+                return
+            yield self.lines.popleft()
+
+
+def _lines_of(source: BinaryIO) -> tuple[Iterable[bytes], Callable[[], bool]]:
+    """The lines of ``--queries``'s source and whether another can be had without waiting: a pipe or terminal's as
+    they arrive (``ArrivingLines``), any other's (a file) always."""
+    try:
+        fd = source.fileno()
+    except (AttributeError, OSError, ValueError):  # no file descriptor (a test's stream): all there
+        return source, lambda: True
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return source, lambda: True
+    arriving = ArrivingLines(fd)
+    return arriving, arriving.ready
+
+
+def _query_lines(
+    source: Iterable[bytes], name: str, defaults: SearchOptions
+) -> Iterator[tuple[int, QueryLine | str | None]]:
+    """``--queries``: (line number, that line's query and options, or why it cannot be read; None for a blank
+    line, which is skipped). A line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS``
+    (the others: ``defaults``); a byte-order mark before the first line is not part of it."""
     for number, raw in enumerate(source, start=1):
         try:
             line = raw.decode("utf-8")
@@ -67,6 +118,7 @@ def _query_lines(source: BinaryIO, name: str, defaults: SearchOptions) -> Iterat
             continue
         line = line.removeprefix("\ufeff") if number == 1 else line
         if not line.strip():
+            yield number, None
             continue
         if not line.lstrip().startswith("{"):
             yield number, QueryLine(line.rstrip("\r\n"), None, defaults)
@@ -95,16 +147,18 @@ def _query_lines(source: BinaryIO, name: str, defaults: SearchOptions) -> Iterat
 
 def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
     """``search --queries``: every query of the file (or standard input) against one opened index, one JSON
-    object per line in the input's order, written in one write as each batch of ``QUERY_BATCH`` lines is answered
-    (queries of the same options searched together). A line that cannot be answered gets an object with its
-    ``error`` (and the line's number on stderr), the others their answers; the exit status is then 2."""
+    object per line in the input's order, written in one write as each batch is answered: ``QUERY_BATCH`` lines, or
+    from a pipe those that have arrived when its writer pauses (queries of the same options searched together). A
+    line that cannot be answered gets an object with its ``error`` (and the line's number on stderr), the others
+    their answers; the exit status is then 2."""
     name = "standard input" if str(args.queries) == "-" else str(args.queries)
     source = sys.stdin.buffer if str(args.queries) == "-" else open(args.queries, "rb")
     failed = False
     with source:
         index = open_index(args)
-        lines = _query_lines(source, name, defaults)
-        while batch := list(itertools.islice(lines, QUERY_BATCH)):
+        raw_lines, ready = _lines_of(source)
+        lines = _query_lines(raw_lines, name, defaults)
+        while batch := _next_batch(lines, ready):
             written = []
             for number, answer in _answer_batch(index, batch):
                 if "error" in answer:
@@ -115,6 +169,22 @@ def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
             sys.stdout.write("".join(written))
             sys.stdout.flush()
     return 2 if failed else 0
+
+
+def _next_batch(
+    lines: Iterator[tuple[int, QueryLine | str | None]], ready: Callable[[], bool]
+) -> list[tuple[int, QueryLine | str]]:
+    """The next lines to answer together (blank ones left out): up to ``QUERY_BATCH``, as many as are ``ready``
+    after the first, which is waited for."""
+    batch, first = [], True
+    while len(batch) < QUERY_BATCH and (first or ready()):
+        line = next(lines, None)
+        if line is None:
+            break
+        first = line[1] is None and first  # after a blank line, the next is still waited for
+        if line[1] is not None:
+            batch.append(line)
+    return batch
 
 
 def _answer_batch(index: Index, batch: list[tuple[int, QueryLine | str]]) -> list[tuple[int, dict]]:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import pickle
 import re
+import select
 import shlex
 import shutil
+import subprocess
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -702,6 +706,26 @@ def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys
     assert exited.value.code == 2 and "not both" in capsys.readouterr().err
     assert main(["search", "--index", str(indexer_index.path), "--queries", str(tmp_path / "missing")]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_queries_from_a_pipe_are_answered_as_they_arrive(indexer_index):
+    """A program that writes a query to ``--queries -`` and waits for its answer gets it before writing the next
+    (a batch is what has arrived when the writer pauses, not 200 lines); a blank line is skipped."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "indexer", "search", "--index", str(indexer_index.path), "--queries", "-"]
+    process = subprocess.Popen([*command, "--k", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    try:
+        for query in ("telescope galaxies", "", "muddy river bank"):
+            process.stdin.write(query.encode() + b"\n")
+            process.stdin.flush()
+            if query:  # its answer comes while the input is still open (a hang, not a time, fails this)
+                assert select.select([process.stdout], [], [], 300)[0], f"no answer to {query!r} while input was open"
+                assert json.loads(process.stdout.readline())["query"] == query
+        process.stdin.close()
+        assert process.wait(60) == 0 and process.stdout.read() == b""
+    finally:
+        process.kill()
 
 
 def test_each_bad_line_of_queries_gets_its_own_error(indexer_index, tmp_path, capsys):
