@@ -56,10 +56,11 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     return (np.bincount(tie_group, weights=ranks) / tie_size)[tie_group]
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho x 100 (0 for fewer than two pairs or a constant side, where rho is undefined)."""
+def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Spearman's rho x 100; None (shown as a dash, never as 0, which would read as measured) for fewer than two
+    pairs or a constant side, where rho is undefined (``--limit 1``, a view whose cosines are all equal)."""
     if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return 0.0
+        return None
     return 100.0 * float(np.corrcoef(average_ranks(np.asarray(x)), average_ranks(np.asarray(y)))[0, 1])
 
 

@@ -157,7 +157,7 @@ def test_sts_reader_survives_irregular_lines(tmp_path):
 def test_spearman_gives_ties_their_average_rank():
     assert sts.spearman(np.array([1, 2, 2, 3]), np.array([1, 3, 2, 4])) == pytest.approx(100 * 4.5 / np.sqrt(4.5 * 5))
     assert sts.spearman(np.array([3, 2, 1]), np.array([10, 20, 30])) == pytest.approx(-100)
-    assert sts.spearman(np.ones(3), np.arange(3)) == 0.0
+    assert sts.spearman(np.ones(3), np.arange(3)) is None and sts.spearman(np.ones(1), np.ones(1)) is None
 
 
 def test_sts_scores_dev_and_test(embedder, tmp_path):
@@ -171,6 +171,8 @@ def test_sts_scores_dev_and_test(embedder, tmp_path):
     result = sts.run(embedder, tmp_path)
     assert list(result.rows) == ["dev", "test"]
     assert all(-100 <= v <= 100 for v in result.rows["dev"].values())
+    one_pair = sts.run(embedder, tmp_path, limit=1)  # rho is undefined: a dash, not 0 as if measured
+    assert all(v is None for v in one_pair.rows["dev"].values()) and "—" in one_pair.table()
 
 
 # ------------------------------------------------------------------ word similarity
