@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from . import cpu_use  # noqa: F401  (the thread rule's window on the machine's CPU time opens here)
+
 _EXPORTS = {
     "Elmo": ".elmo",
     "LayerMix": ".mix",

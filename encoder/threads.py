@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from threadpoolctl import threadpool_limits
 
+from .cpu_use import others_busy
 from .numbers import THREADS
 
 THREADS_ENV = "ELMO_SEARCH_THREADS"
@@ -28,7 +29,7 @@ THREADS_ENV = "ELMO_SEARCH_THREADS"
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
-RULE = "one thread per usable core that the 1-minute load average leaves idle, at least one"
+RULE = "one thread per usable core that other work leaves idle now, at least one"
 """The default rule in words, for ``--help`` and the docs (``default_threads`` is its code)."""
 
 THREADS_HELP = (
@@ -87,8 +88,12 @@ def usable_cores() -> int:
 
 
 def machine_load(cores: int) -> float:
-    """The 1-minute load average, per core of the machine, times ``cores``: the other runnable work competing for
-    them (0 where the system does not say)."""
+    """The other work competing for ``cores`` now, in cores: the share of the machine's CPUs other processes kept
+    busy during this process's start-up (``cpu_use.others_busy``), times ``cores``; where the system does not say,
+    the 1-minute load average per core of the machine, times ``cores`` (0 where neither is known)."""
+    share = others_busy()
+    if share is not None:
+        return share * cores
     try:
         load = os.getloadavg()[0]
     except OSError:

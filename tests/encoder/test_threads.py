@@ -1,9 +1,13 @@
-"""The thread rule (encoder/threads.py): the cores a process may use, the rule, ``ELMO_SEARCH_THREADS``, what
+"""The thread rule (encoder/threads.py): the cores a process may use, the load it reads (encoder/cpu_use.py), the rule, ``ELMO_SEARCH_THREADS``, what
 ``apply_threads`` sets, and ``--threads`` on every command that runs the model."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,7 @@ import torch
 import app.__main__ as app_cli
 import encoder.__main__ as encoder_cli
 import indexer.__main__ as indexer_cli
-from encoder import threads
+from encoder import cpu_use, threads
 from encoder.numbers import THREADS
 
 NO_MODEL = {"encoder": {"download", "punkt", "ship", "prepare"}, "indexer": {"delete"}}
@@ -70,14 +74,48 @@ def test_the_rule(monkeypatch):
     assert [threads.default_threads(2, load) for load in (0.4, 0.6, 1.0, 2.0, 6.0)] == [2, 1, 1, 1, 1]
     assert [threads.default_threads(16, load) for load in (0.4, 4.0, 15.4, 40.0)] == [16, 12, 1, 1]
     monkeypatch.setattr(threads, "usable_cores", lambda: 4)
+    monkeypatch.setattr(threads, "others_busy", lambda: 0.25)  # a quarter of the machine busy: 1 of these 4 cores
+    assert threads.default_threads() == 3
+    monkeypatch.setattr(threads, "others_busy", lambda: 1.0)
+    assert threads.default_threads() == 1
+    monkeypatch.setattr(threads, "others_busy", lambda: 0.0)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # two torchrun ranks on these cores: half each
+    assert threads.default_threads() == 2
+
+
+def test_without_proc_the_rule_reads_the_load_average(monkeypatch):
+    monkeypatch.setattr(threads, "others_busy", lambda: None)  # no /proc (macOS, Windows)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 4)
     monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)  # 4 of a machine's 16 cores: a quarter of its load
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (4.0, 0.0, 0.0))
     assert threads.default_threads() == 3
     monkeypatch.setattr(threads.os, "getloadavg", lambda: (20.0, 0.0, 0.0))
     assert threads.default_threads() == 1
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # two torchrun ranks on these cores: half each
-    assert threads.default_threads() == 2
+
+
+def test_the_others_share_leaves_out_this_process():
+    before = cpu_use.CpuTime(at=0.0, total=1000, busy=300, own=50)
+    after = cpu_use.CpuTime(at=1.0, total=1200, busy=450, own=150)  # 150 busy ticks of 200, 100 of them this one's
+    assert cpu_use.others_busy_share(before, after) == pytest.approx(50 / 200)
+    assert cpu_use.others_busy_share(before, before) == 0.0  # no time passed: nothing known to be busy
+
+
+def test_the_others_share_reads_this_machine():
+    """A busy child process is other work: with one running, at least a fair part of one core is seen busy."""
+    reading = cpu_use.read_cpu_time()
+    if reading is None:
+        pytest.skip("no /proc on this system: the rule reads the load average (test above)")
+    assert reading.total >= reading.busy >= 0 and reading.own > 0
+    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)  # the child's start-up
+        cpu_use.others_busy()  # the window starts here
+        time.sleep(1.0)
+        share = cpu_use.others_busy()
+    finally:
+        child.kill()
+        child.wait()
+    assert share is not None and share * (os.cpu_count() or 1) >= 0.5  # the child's core, at least half of it
 
 
 def test_the_environment_variable_overrides_the_rule(monkeypatch):
