@@ -185,8 +185,8 @@ def probe_rows(markdown: str) -> dict[str, list[str]]:
 
 
 def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
-    """docs/evaluation.md and the default model's card give the per-layer probes and the learned mixes the About page
-    draws from ``layers.json``: one source, the docs checked against it."""
+    """docs/evaluation.md, the default model's card and the README give the per-layer probes and the learned mixes
+    the About page draws from ``layers.json`` (no bench prints them): one source, the docs checked against it."""
     from app.model_card import layer_findings
 
     folder = REPO / "data" / "models" / "default"
@@ -200,6 +200,9 @@ def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
         [f"{v:.1f}" for v in values] for values in zip(found.upos, found.upos_ambiguous, found.xpos, found.sense_auc)
     ]
     readout = f"{found.readout_sense_auc:.1f} (centred {found.readout_sense_auc_centred:.1f})"
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"(sense probe ROC AUC {found.sense_auc[2]:.1f} against " in readme
+    assert f"what its LM expects in the word's place ({found.readout_sense_auc_centred:.1f})" in readme
     for markdown in (evaluation, card):
         rows = probe_rows(markdown)
         assert [rows["token layer"], rows["layer 1"], rows["layer 2"]] == per_layer
