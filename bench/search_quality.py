@@ -15,6 +15,9 @@ Typos: a copy of the queries with misspelled words (``typo_queries``: seeded, so
 too, beside the clean one, and so are two ablations: the words as typed (``spelling=False``: no respelling by
 the character model) and keywords without stemming (BM25 over the words as they are, as before stemming).
 The hybrid weight and the search layer mix were chosen with ``--tune`` on the dev split only.
+The methods table is printed as the figure ``search_quality.<language>.<split>.methods``, and the default's and
+TF-IDF's recall@10 and MRR as one-line figures (``bench/figures.py``); the off-topic tables' figure names hold no
+split, so paste them from a dev run (the docs quote the dev queries').
 
 Relevance: ``bench/offtopic_en.jsonl`` holds off-topic dev queries for the English demo (how it was made: its
 header), on which the relevance line was chosen (``ranking.relevance_margin``'s two margins), and
