@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.figures import figure_block
 from demo.corpora import DEMOS, demo_corpus
 from demo.examples import EXAMPLES, TABLE4
 from encoder import PUBLISHED, BiLM, BiLMConfig, Elmo
@@ -113,16 +114,20 @@ def first_documents(demo: str, n: int | None, folder: Path) -> tuple[list[Path],
     return [part], sum(map(len, lines[:n])) / sum(map(len, lines))
 
 
+DEMO_HEAD = (
+    "| demo corpus | documents | tokens | build s | tokens/s | peak GiB | whole corpus s (projected) |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+)
+"""The demo table's header, as docs/models.md quotes it (tests/test_docs.py checks the page's copy against it)."""
+
+
 def demo_table(args: argparse.Namespace) -> None:
     from indexer import Index
     from indexer.manifest import Manifest
 
     part = "whole corpora" if args.documents is None else f"first {args.documents} documents of each corpus"
     print(f"{args.shape}: random weights of the published shape; {args.threads} threads; {part}")
-    print(
-        f"{'demo corpus':12s} {'documents':>9s} {'tokens':>7s} {'build s':>8s} {'tokens/s':>8s} {'peak GiB':>8s} "
-        f"{'whole corpus s (projected)':>26s}"
-    )
+    table = list(DEMO_HEAD)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / args.shape
         folder.mkdir()
@@ -132,11 +137,12 @@ def demo_table(args: argparse.Namespace) -> None:
             corpus, share = first_documents(demo, args.documents, Path(tmp))
             seconds, peak = build_process(corpus, out, folder, DEMOS[demo].glove, args.threads)
             counts = Manifest.read(out).counts
-            projected = f"{seconds / share:>26.0f}" if share < 1 else f"{'(measured: whole)':>26s}"
-            print(
-                f"{DEMOS[demo].name:12s} {counts.documents:>9,} {counts.tokens:>7,} {seconds:>8.1f} "
-                f"{counts.tokens / seconds:>8.0f} {peak:>8.2f} {projected}"
+            projected = f"{seconds / share:.0f}" if share < 1 else "(measured: whole)"
+            table.append(
+                f"| {DEMOS[demo].name} | {counts.documents:,} | {counts.tokens:,} | {seconds:.1f} | "
+                f"{counts.tokens / seconds:.0f} | {peak:.2f} | {projected} |"
             )
+        figure_block(f"published_models.{args.shape}.demo", table)
         started = time.perf_counter()
         index = Index.open(Path(tmp) / "index-en")
         opened = time.perf_counter() - started

@@ -15,6 +15,9 @@ Typos: a copy of the queries with misspelled words (``typo_queries``: seeded, so
 too, beside the clean one, and so are two ablations: the words as typed (``spelling=False``: no respelling by
 the character model) and keywords without stemming (BM25 over the words as they are, as before stemming).
 The hybrid weight and the search layer mix were chosen with ``--tune`` on the dev split only.
+The methods table is printed as the figure ``search_quality.<language>.<split>.methods``, and the default's and
+TF-IDF's recall@10 and MRR as one-line figures (``bench/figures.py``); the off-topic tables' figure names hold no
+split, so paste them from a dev run (the docs quote the dev queries').
 
 Relevance: ``bench/offtopic_en.jsonl`` holds off-topic dev queries for the English demo (how it was made: its
 header), on which the relevance line was chosen (``ranking.relevance_margin``'s two margins), and
@@ -42,7 +45,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from tqdm.auto import tqdm
 
-from bench.figures import figure_block
+from bench.figures import figure, figure_block
 from indexer import Index
 from indexer.bm25 import BM25, terms
 from indexer.ranking import CANDIDATES, KNOWN_WORDS_MARGIN, METHODS, RELEVANCE_MARGIN, relevance_margin
@@ -146,20 +149,21 @@ def method_rankings(method: str, layers: str | None = None, spelling: bool = Tru
     return rank
 
 
-def table(rows: dict[str, tuple[np.ndarray, np.ndarray | None]], reference: np.ndarray) -> None:
+def table(rows: dict[str, tuple[np.ndarray, np.ndarray | None]], reference: np.ndarray) -> list[str]:
     """One row per method: the clean queries' recall@10, MRR and nDCG@10 against TF-IDF's, then the typo'd
     copy's recall@10 and MRR (when there is one)."""
     typos = any(typo is not None for _, typo in rows.values())
     head = "| method | recall@10 | MRR | nDCG@10 | recall@10 vs TF-IDF | MRR vs TF-IDF |"
-    print(head + (" typos: recall@10 | typos: MRR |" if typos else ""))
-    print("|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if typos else ""))
+    lines = [head + (" typos: recall@10 | typos: MRR |" if typos else "")]
+    lines.append("|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if typos else ""))
     for name, (clean, typo) in rows.items():
         recall, mrr, ndcg = clean
         line = f"| {name} | {recall:.3f} | {mrr:.3f} | {ndcg:.3f} | {recall - reference[0]:+.3f} | "
         line += f"{mrr - reference[1]:+.3f} |"
         if typos:
             line += f" {typo[0]:.3f} | {typo[1]:.3f} |" if typo is not None else " | |"
-        print(line)
+        lines.append(line)
+    return lines
 
 
 def tune(index: Index, queries: list[dict]) -> None:
@@ -227,10 +231,8 @@ def margin_rules() -> list[tuple[str, Callable[[bool], float]]]:
 def knows_every_word(index: Index, queries: list[dict]) -> list[bool]:
     """Whether the collection holds every content word of each query (as searched: respelled), as
     ``ranking.relevance_margin`` asks."""
-    search, vocabulary = index.document_search, index.parts.bm25.vocab
-    margins = [
-        relevance_margin(search.prepare(index.query(q["query"]), True).content_stems, vocabulary) for q in queries
-    ]
+    search, holds = index.document_search, index.parts.bm25.holds
+    margins = [relevance_margin(search.prepare(index.query(q["query"]), True).content_stems, holds) for q in queries]
     return [margin == KNOWN_WORDS_MARGIN for margin in margins]
 
 
@@ -470,7 +472,12 @@ def main() -> None:
     rows["hybrid, words as typed (no respelling)"] = measure(method_rankings("hybrid", spelling=False))
     rows["keywords, words as typed (no respelling)"] = measure(method_rankings("keywords", spelling=False))
     rows["keywords without stemming or respelling (BM25 before)"] = measure(unstemmed_keyword_rankings)
-    table(rows, rows["TF-IDF over documents (reference)"][0])
+    default, reference = rows[METHODS[0] + " (default)"][0], rows["TF-IDF over documents (reference)"][0]
+    language, split = index.elmo.text.language, args.split
+    figure_block(f"search_quality.{language}.{split}.methods", table(rows, reference))
+    for score, column in (("recall_at_10", 0), ("mrr", 1)):
+        figure(f"search_quality.{language}.{split}.default.{score}", f"{default[column]:.3f}")
+        figure(f"search_quality.{language}.{split}.tfidf.{score}", f"{reference[column]:.3f}")
     line_table(index, queries, typoed)
     if args.offtopic is not None:
         sets = [path for path in (args.offtopic, args.offtopic_check) if path is not None]

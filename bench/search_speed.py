@@ -35,6 +35,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from bench.figures import figure_block
 from bench.scale import timed
 from indexer.factory import ivf_lists, tune_search_params
 
@@ -188,6 +189,19 @@ THREADS = (("default (the rule)", []), ("1", ["--threads", "1"]), ("2", ["--thre
 """The thread settings of part 3's batch: the thread rule's count, and one and two threads."""
 BATCH = 200
 """Queries in part 2's list and part 3's ``--queries`` file (the issue's batch)."""
+PROCESSES_HEAD = (
+    f"| checkout | method | threads | q/s after the first {BATCH} of {2 * BATCH} lines | whole process s "
+    "| q/s over the whole process |",
+    "|---|---|---|---:|---:|---:|",
+)
+START_HEAD = ("| step of one process's start | default (hybrid), s | `--method keywords`, s |", "|---|---:|---:|")
+STAGES_HEAD = (f"| stage of a batch of {BATCH} (default method) | s | ms per query | share |", "|---|---:|---:|---:|")
+"""The headers of the tables docs/search-quality.md quotes (tests/test_docs.py checks the page's copies)."""
+
+
+def shown(method: str) -> str:
+    """A method's name as the tables show it: an option in backticks, as the docs write it."""
+    return f"`{method}`" if method.startswith("--") else method
 
 
 def batch_processes(checkouts: list[tuple[str, Path]], command: list[str], rounds: int) -> None:
@@ -206,17 +220,14 @@ def batch_processes(checkouts: list[tuple[str, Path]], command: list[str], round
                     best = times.get((checkout, name, threads))
                     if best is None or answered[-1] < best[-1]:
                         times[checkout, name, threads] = answered
-    print(
-        f"| checkout | method | threads | --queries FILE of {len(queries)} lines: q/s after the first "
-        f"{BATCH} | whole process s | q/s over the whole process |"
-    )
-    print("|---|---|---|---:|---:|---:|")
+    table = list(PROCESSES_HEAD)
     rates = {key: rate_after(answered, BATCH) for key, answered in times.items()}
     for (checkout, name, threads), answered in times.items():
-        print(
-            f"| {checkout} | {name} | {threads} | {rates[checkout, name, threads]:.0f} | {answered[-1]:.1f} | "
+        table.append(
+            f"| {checkout} | {shown(name)} | {threads} | {rates[checkout, name, threads]:.0f} | {answered[-1]:.1f} | "
             f"{len(answered) / answered[-1]:.0f} |"
         )
+    figure_block("search_speed.processes", table)
     default, keywords = (rates["this checkout", name, THREADS[0][0]] for name, _ in METHODS)
     best_threads = max((rates["this checkout", METHODS[0][0], threads], threads) for threads, _ in THREADS)
     print(
@@ -350,21 +361,21 @@ def where_time_goes(path: Path, repeats: int) -> None:
     from indexer.options import SearchOptions
 
     print(f"1-minute load average before: {load():.2f}\n")
-    print("| step of one process's start | default (hybrid), s | --method keywords, s |")
-    print("|---|---:|---:|")
     steps = {}
     for name, options in METHODS:
         method = options[-1] if options else "hybrid"
         run = [sys.executable, "-c", START_UP, str(path), QUERIES[0], method, QUERIES[1]]
         output = subprocess.run(run, env=environment(), cwd=ROOT, capture_output=True, text=True, check=True).stdout
         steps[name] = dict(line.split("\t") for line in output.splitlines())
+    start_table = list(START_HEAD)
     for step in steps[METHODS[0][0]]:
-        print(f"| {step} | " + " | ".join(f"{float(steps[name][step]):.2f}" for name, _ in METHODS) + " |")
-    print(
+        start_table.append(f"| {step} | " + " | ".join(f"{float(steps[name][step]):.2f}" for name, _ in METHODS) + " |")
+    start_table.append(
         "| whole start and two queries | "
         + " | ".join(f"{sum(map(float, steps[name].values())):.2f}" for name, _ in METHODS)
         + " |"
     )
+    figure_block("search_speed.start", start_table)
     index = Index.open(path, verify=False)
     queries = dev_batch()
     stages = ("prepare", "query_vectors", "elmo_documents", "candidates", "results", "passages")
@@ -381,13 +392,12 @@ def where_time_goes(path: Path, repeats: int) -> None:
         lines = [json_text(answer) for answer in found]
         done = time.perf_counter()
         searched = sum(spent[stage] for stage in stages if stage != "passages")
-        times = {**spent, "answers as dicts (as_dict) and the rest": answered - start - searched}
+        times = {**spent, "answers as dicts (`as_dict`) and the rest": answered - start - searched}
         times |= {"JSON lines": done - answered, "all": done - start}
         if repeat and (best is None or times["all"] < best["all"]):
             best = times
     assert best is not None and len(lines) == len(queries)
-    print(f"\n| stage of a batch of {len(queries)} (default method) | s | ms per query | share |")
-    print("|---|---:|---:|---:|")
+    stages_table = list(STAGES_HEAD)
     names = {
         "prepare": "respelling, keyword terms",
         "query_vectors": "ELMo forward of the queries (pooled, mixed)",
@@ -398,7 +408,10 @@ def where_time_goes(path: Path, repeats: int) -> None:
     }
     for stage in [*names, *list(best)[len(stages) :]]:
         seconds, share = best[stage], best[stage] / best["all"]
-        print(f"| {names.get(stage, stage)} | {seconds:.3f} | {1000 * seconds / len(queries):.2f} | {share:.0%} |")
+        stages_table.append(
+            f"| {names.get(stage, stage)} | {seconds:.3f} | {1000 * seconds / len(queries):.2f} | {share:.0%} |"
+        )
+    figure_block("search_speed.stages", stages_table)
     print(
         f"\n{len(queries) / best['all']:.0f} queries/s in this process (best of {repeats}); "
         f"1-minute load average after: {load():.2f}"

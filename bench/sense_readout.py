@@ -55,7 +55,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bench.figures import figure_block
+from bench.figures import figure, figure_block
 from demo.labels import read_labels
 from encoder import Elmo
 from encoder.eval.senses import DATA as PROBE
@@ -484,6 +484,8 @@ def main() -> None:
         f"pick: {pick['name']} (mean AUC {pick['AUC']:.1f}; the paper's mix {paper['AUC']:.1f}); "
         f"{time.perf_counter() - started:.0f} s in all"
     )
+    figure(f"sense_readout.{elmo.text.language}{'.round_2' if args.round_2 else ''}.pick_auc", f"{pick['AUC']:.1f}")
+    figure(f"sense_readout.{elmo.text.language}{'.round_2' if args.round_2 else ''}.mix_auc", f"{paper['AUC']:.1f}")
 
 
 if __name__ == "__main__":

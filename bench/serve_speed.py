@@ -6,7 +6,7 @@ one client: each request waits for its answer. Default search options (hybrid, k
 
     python -m bench.serve_speed [--index DIR] [--queries 240] [--batch 1 8 32]
 
-Prints a table; writes nothing but the temporary index.
+Prints a table (a figure for the docs, ``bench/figures.py``); writes nothing but the temporary index.
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+from bench.figures import figure_block
+
 ROOT = Path(__file__).resolve().parents[1]
+TABLE_HEAD = ("| queries a request | requests | seconds | queries/s |", "|---|---|---|---|")
+"""The table's header, as docs/benchmarks.md quotes it (tests/test_docs.py checks the page's copy against it)."""
 
 
 def dev_queries(n: int) -> list[str]:
@@ -76,7 +80,7 @@ def main() -> None:
             queries = dev_queries(args.queries)
             ask(url, queries[:8])  # warm-up: the model's token cache, BM25 and the calibration load on first use
             print(f"{len(queries)} queries (the dev split, repeated), one client, {url}")
-            print(f"{'queries/request':>15s} {'requests':>9s} {'seconds':>8s} {'queries/s':>10s}")
+            table = list(TABLE_HEAD)
             for batch in args.batch:
                 begin = time.perf_counter()
                 for start in range(0, len(queries), batch):
@@ -84,7 +88,8 @@ def main() -> None:
                     assert all("results" in a for a in answers), answers
                 seconds = time.perf_counter() - begin
                 requests = -(-len(queries) // batch)
-                print(f"{batch:>15d} {requests:>9d} {seconds:>8.1f} {len(queries) / seconds:>10.1f}")
+                table.append(f"| {batch} | {requests} | {seconds:.1f} | {len(queries) / seconds:.1f} |")
+            figure_block("serve_speed.table", table)
         finally:
             server.terminate()
             server.wait(timeout=30)

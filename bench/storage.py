@@ -9,7 +9,7 @@ is those float16 weights restored, and the int8 row shows what int8 adds.
 
     python -m bench.storage [--model default] [--text corpus-en/test.txt.xz] [--sentences 200] [--tokens 100000]
 
-Prints a table; the temporary folders are removed.
+Prints a table (a figure for the docs, ``bench/figures.py``); the temporary folders are removed.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.figures import figure_block
 from encoder import Elmo
 from encoder.files import open_text
 from encoder.lm_data import paragraph_sentences
@@ -28,6 +29,11 @@ from encoder.model_files import model_folder
 from encoder.weights import STORAGES, load_model, save_model, weight_files
 
 SHARED_TEST = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus-en" / "test.txt.xz"
+TABLE_HEAD = (
+    "| storage | biLM bytes | max abs deviation, token / layer 1 / layer 2 | lowest cosine | perplexity |",
+    "|---|---:|---|---:|---:|",
+)
+"""The table's header, as docs/training.md quotes it (tests/test_docs.py checks the page's copy against it)."""
 
 
 def main() -> None:
@@ -49,8 +55,7 @@ def main() -> None:
     lm, vocab = load_language_model(folder)
 
     print(f"model {folder}, {len(sentences)} sentences, perplexity over the first {args.tokens:,} targets\n")
-    print("| storage | biLM bytes | max abs deviation per layer | lowest cosine | perplexity |")
-    print("|---|---:|---|---:|---:|")
+    table = list(TABLE_HEAD)
     for storage in STORAGES:
         with tempfile.TemporaryDirectory() as scratch:
             save_model(reference.model, scratch, storage=storage)
@@ -63,10 +68,9 @@ def main() -> None:
         cosine = (flat_a * flat_b).sum(1) / (np.linalg.norm(flat_a, axis=1) * np.linalg.norm(flat_b, axis=1))
         lm.bilm = stored
         ppl = evaluate(lm, vocab, paragraphs, args.tokens)["mean"]
-        print(
-            f"| {storage} | {size:,} | {' / '.join(f'{d:.2e}' for d in deviation)} | {cosine.min():.5f} | {ppl:.2f} |",
-            flush=True,
-        )
+        deviations = " / ".join(f"{d:.3g}" for d in deviation)
+        table.append(f"| {storage} | {size:,} | {deviations} | {cosine.min():.5f} | {ppl:.2f} |")
+    figure_block("storage.table", table)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ sentence's sense can be counted.
 
     python -m bench.table4 [--index indexes/demo-index] [--k 5] [--layers top]
 
-Prints a table; writes nothing. The app's page is ``Word in context``, example "play: the paper's Table 4".
+Prints a table and the figures the docs quote (``bench/figures.py``); writes nothing. The app's page is ``Word in context``, example "play: the paper's Table 4".
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.figures import figure
 from demo.examples import EXAMPLES, TABLE4
 from demo.labels import demo_labels
 from indexer import Index
@@ -33,8 +34,13 @@ class Row:
     senses: list[str]  # of the nearest uses
 
     @property
+    def same_sense(self) -> int:
+        """How many of the nearest uses share the sentence's sense."""
+        return sum(s == self.sense for s in self.senses)
+
+    @property
     def share(self) -> float:
-        return sum(s == self.sense for s in self.senses) / max(len(self.senses), 1)
+        return self.same_sense / max(len(self.senses), 1)
 
 
 def sense_of(sentence: str, position: int) -> str:
@@ -75,6 +81,9 @@ def main() -> None:
             f"{row.sense}: {row.share:.0%} of the {len(row.senses)} nearest uses share its sense" for row in rows
         )
     )
+    figure(f"table4.{args.layers}.k{args.k}.glove", glove)
+    for row in rows:
+        figure(f"table4.{args.layers}.k{args.k}.{row.sense}", f"{row.same_sense} of {len(row.senses)}")
 
 
 if __name__ == "__main__":

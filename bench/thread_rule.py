@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from bench.background import busy
+from bench.figures import figure_block
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = "rule"
@@ -90,9 +91,16 @@ def measure_load(load: int, index: Path, args: argparse.Namespace, settings: lis
     return rows
 
 
-def show(rows: list[dict]) -> None:
-    print("| background load | 1-min load avg | threads | build: embed, s | x best | search, q/s | x best |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
+TABLE_HEAD = (
+    "| background load | 1-min load avg | threads | build: embed, s | x best | search, q/s | x best |",
+    "|---:|---:|---|---:|---:|---:|---:|",
+)
+"""The table's header, as docs/benchmarks.md quotes it (tests/test_docs.py checks the page's copy against it)."""
+
+
+def table(rows: list[dict]) -> list[str]:
+    """One line per load and thread setting, each against the best setting at that load."""
+    lines = list(TABLE_HEAD)
     for load in sorted({row["load"] for row in rows}):
         at = [row for row in rows if row["load"] == load]
         best_build = min(row["build_s"] for row in at)
@@ -101,10 +109,11 @@ def show(rows: list[dict]) -> None:
             name = str(row["setting"])
             if row["setting"] == RULE:
                 name = f"rule (chose {'/'.join(map(str, row['chosen']))})"
-            print(
+            lines.append(
                 f"| {load} | {row['loadavg']:.1f} | {name} | {row['build_s']:.2f} | "
                 f"{row['build_s'] / best_build:.2f} | {row['search_qps']:.1f} | {best_search / row['search_qps']:.2f} |"
             )
+    return lines
 
 
 def main() -> None:
@@ -135,7 +144,7 @@ def main() -> None:
         for load in map(int, args.loads.split(",")):
             rows += measure_load(load, index, args, [*counts, RULE])
             print(f"  load {load} done; /proc/loadavg: {Path('/proc/loadavg').read_text().strip()}", flush=True)
-    show(rows)
+    figure_block("thread_rule.table", table(rows))
     print(f"/proc/loadavg at end: {Path('/proc/loadavg').read_text().strip()}")
 
 

@@ -83,7 +83,7 @@ def main() -> None:
                 yardstick_table.append(
                     f"| {name} ({query.sense}) | {default.chance:.1f} | {default.best} | " + " | ".join(verdicts) + " |"
                 )
-    print("\n".join(counts_table))
+    figure_block(f"word_in_context.{language}.counts", counts_table)
     print(f"\nagainst the yardstick (demo.yardstick: chance, the best possible, the verdict), {args.k} nearest uses:\n")
     figure_block(f"word_in_context.{language}.yardstick", yardstick_table)
     figure(f"word_in_context.{language}.met", f"{met} of {total}")

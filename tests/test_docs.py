@@ -4,6 +4,7 @@ every command line the docs show is one the programs take."""
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import io
 import re
@@ -184,8 +185,8 @@ def probe_rows(markdown: str) -> dict[str, list[str]]:
 
 
 def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
-    """docs/evaluation.md and the default model's card give the per-layer probes and the learned mixes the About page
-    draws from ``layers.json``: one source, the docs checked against it."""
+    """docs/evaluation.md, the default model's card and the README give the per-layer probes and the learned mixes
+    the About page draws from ``layers.json`` (no bench prints them): one source, the docs checked against it."""
     from app.model_card import layer_findings
 
     folder = REPO / "data" / "models" / "default"
@@ -199,6 +200,9 @@ def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
         [f"{v:.1f}" for v in values] for values in zip(found.upos, found.upos_ambiguous, found.xpos, found.sense_auc)
     ]
     readout = f"{found.readout_sense_auc:.1f} (centred {found.readout_sense_auc_centred:.1f})"
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"(sense probe ROC AUC {found.sense_auc[2]:.1f} against " in readme
+    assert f"what its LM expects in the word's place ({found.readout_sense_auc_centred:.1f})" in readme
     for markdown in (evaluation, card):
         rows = probe_rows(markdown)
         assert [rows["token layer"], rows["layer 1"], rows["layer 2"]] == per_layer
@@ -206,20 +210,100 @@ def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
 
 
 # ------------------------------------------------------------------------------------------ figures from benches
-def test_a_figure_quoted_on_several_pages_says_the_same_on_each():
-    """The pages quote a bench's figure between marks (``bench/figures.py``) that ``scripts/paste_figures.py`` fills
-    in: each figure has one value wherever it is quoted, and its name starts with the bench that prints it."""
+def name_pattern(argument: ast.expr) -> str | None:
+    """The names a bench's ``figure(NAME, ...)`` call can print, as a regular expression (None: not a string): an
+    f-string's fields match one name part, or either branch of a conditional of two strings."""
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return re.escape(argument.value)
+    if not isinstance(argument, ast.JoinedStr):
+        return None
+    parts = []
+    for part in argument.values:
+        if isinstance(part, ast.Constant):
+            parts.append(re.escape(str(part.value)))
+        elif isinstance(part.value, ast.IfExp) and all(
+            isinstance(branch, ast.Constant) for branch in (part.value.body, part.value.orelse)
+        ):
+            parts.append(f"(?:{re.escape(part.value.body.value)}|{re.escape(part.value.orelse.value)})")
+        else:
+            parts.append(r"[\w-]+")
+    return "".join(parts)
+
+
+def printed_names() -> dict[str, re.Pattern]:
+    """Each figure name a bench prints (``bench/figures.py``'s ``figure`` and ``figure_block``), as a pattern, by
+    the bench's module, read from its source."""
+    names: dict[str, re.Pattern] = {}
+    for bench in sorted((REPO / "bench").glob("*.py")):
+        calls = [
+            node
+            for node in ast.walk(ast.parse(bench.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("figure", "figure_block")
+            and node.args
+        ]
+        patterns = [pattern for call in calls if (pattern := name_pattern(call.args[0])) is not None]
+        if patterns:
+            names[bench.stem] = re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
+    return names
+
+
+def quoted_values() -> dict[str, set[str]]:
+    """Every figure the pages quote: name -> the values it holds on the pages that quote it."""
     from scripts.paste_figures import pages, quoted_figures
 
     values: dict[str, set[str]] = {}
     for page in pages(REPO):
         for name, value in quoted_figures(page.read_text(encoding="utf-8")):
             values.setdefault(name, set()).add(value)
+    return values
+
+
+def test_a_figure_quoted_on_several_pages_says_the_same_on_each_and_a_bench_prints_it():
+    """The pages quote a bench's figure between marks (``bench/figures.py``) that ``scripts/paste_figures.py`` fills
+    in: each figure has one value wherever it is quoted, and its bench (the name's first part) prints that name, so
+    that a run of the bench pastes it; a mark no bench prints would keep its value forever."""
+    values, printed = quoted_values(), printed_names()
     assert values, "no page quotes a figure"
+    assert printed["word_in_context"].fullmatch("word_in_context.ko.met_count")
+    assert not printed["word_in_context"].fullmatch("word_in_context.ko.met_total")
     for name, found in values.items():
         assert len(found) == 1, f"figure {name} differs between pages: {sorted(found)}"
-        bench = REPO / "bench" / f"{name.split('.')[0]}.py"
-        assert bench.is_file() and "figure" in bench.read_text(encoding="utf-8"), f"{name}: no bench prints it"
+        bench = name.split(".")[0]
+        assert bench in printed and printed[bench].fullmatch(name), f"figure {name}: bench/{bench}.py never prints it"
+
+
+MARKED_ONLY = {
+    "thread_rule.table": ("bench.thread_rule", "TABLE_HEAD"),
+    "demo_time.table": ("bench.demo_time", "TABLE_HEAD"),
+    "serve_speed.table": ("bench.serve_speed", "TABLE_HEAD"),
+    "storage.table": ("bench.storage", "TABLE_HEAD"),
+    "search_speed.start": ("bench.search_speed", "START_HEAD"),
+    "search_speed.stages": ("bench.search_speed", "STAGES_HEAD"),
+    "search_speed.processes": ("bench.search_speed", "PROCESSES_HEAD"),
+    "published_models.elmo-original.demo": ("bench.published_models", "DEMO_HEAD"),
+}
+"""Tables of benches too slow to re-run at each change (module, header constant): the pages keep the last run's
+table, which must have the header the bench prints now, so that the bench's next run pastes over a table of the
+same form."""
+
+
+def test_every_quoted_table_is_whole_and_a_slow_benchs_has_the_header_it_prints():
+    import importlib
+
+    values = quoted_values()
+    for name, (value,) in values.items():
+        lines = value.strip("\n").splitlines()
+        if not value.startswith("\n") or not lines[0].startswith("|"):
+            continue
+        widths = {len(re.findall(r"(?<!\\)\|", line)) for line in lines if line.startswith("|")}  # escaped: in a cell
+        assert len(widths) == 1 and all(line.startswith("|") for line in lines), f"figure {name}: a broken table"
+    for name, (module, constant) in MARKED_ONLY.items():
+        head = getattr(importlib.import_module(module), constant)
+        assert name in values, f"figure {name}: no page quotes it"
+        (value,) = values[name]
+        assert tuple(value.strip("\n").splitlines()[: len(head)]) == head, f"figure {name}: not {module}'s header"
 
 
 def test_pasting_replaces_the_quoted_figures_and_nothing_else():
