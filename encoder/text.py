@@ -417,14 +417,17 @@ def text_rules(language: str = "en") -> TextRules:
     return LANGUAGES[language]()
 
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")  # syllables, jamo, compatibility jamo
-_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+")  # syllables, jamo, compatibility jamo
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 
 
 def written_in(text: str) -> str | None:
-    """The language a text is written in, as far as its letters tell: "ko" where it has Hangul, "en" where it has
-    Latin letters and no Hangul, None where it has neither (digits, punctuation). What tells a user that a query
-    is meant for a collection of the other language."""
-    if _HANGUL.search(text):
-        return "ko"
-    return "en" if _LATIN.search(text) else None
+    """The language a text is written in, as far as its words tell: "ko" where more of its words are written in
+    Hangul than in Latin letters, "en" where more are in Latin letters, None where as many are (or it has neither:
+    digits, punctuation). A word is a run of one script's letters, so an English question that names one Korean
+    word ("the 배 of Korea") is English. What tells a user that a query is meant for a collection of the other
+    language."""
+    hangul, latin = len(_HANGUL_WORD.findall(text)), len(_LATIN_WORD.findall(text))
+    if hangul == latin:
+        return None
+    return "ko" if hangul > latin else "en"

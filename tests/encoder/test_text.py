@@ -290,6 +290,8 @@ def test_text_tokens_split_sentences_first_and_keep_offsets():
 def test_the_language_a_text_is_written_in_is_told_by_its_letters():
     from encoder.text import written_in
 
-    assert written_in("배를 타고") == "ko" and written_in("the 배 of Korea") == "ko"  # any Hangul: Korean
+    assert written_in("배를 타고") == "ko" and written_in("배를 타고 강을 건넌 river") == "ko"
+    assert written_in("the 배 of Korea") == "en"  # one Korean word in an English question: English
+    assert written_in("bank 은행") is None  # as many words of each: no language to tell
     assert written_in("how do volcanoes form") == "en" and written_in("Ångström café") == "en"
     assert written_in("1999 - 2024 !") is None and written_in("") is None
