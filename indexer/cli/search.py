@@ -101,9 +101,7 @@ def _lines_of(source: BinaryIO) -> tuple[Iterable[bytes], Callable[[], bool]]:
     return arriving, arriving.ready
 
 
-def _query_lines(
-    source: Iterable[bytes], name: str, defaults: SearchOptions
-) -> Iterator[tuple[int, QueryLine | str | None]]:
+def _query_lines(source: Iterable[bytes], defaults: SearchOptions) -> Iterator[tuple[int, QueryLine | str | None]]:
     """``--queries``: (line number, that line's query and options, or why it cannot be read; None for a blank
     line, which is skipped). A line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS``
     (the others: ``defaults``); a byte-order mark before the first line is not part of it."""
@@ -111,10 +109,7 @@ def _query_lines(
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            yield (
-                number,
-                f"{name}, line {number}: byte 0x{raw[error.start]:02x} at column {error.start + 1} is not UTF-8",
-            )
+            yield number, f"byte 0x{raw[error.start]:02x} at column {error.start + 1} is not UTF-8"
             continue
         line = line.removeprefix("\ufeff") if number == 1 else line
         if not line.strip():
@@ -151,13 +146,12 @@ def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
     from a pipe those that have arrived when its writer pauses (queries of the same options searched together). A
     line that cannot be answered gets an object with its ``error`` (and the line's number on stderr), the others
     their answers; the exit status is then 2."""
-    name = "standard input" if str(args.queries) == "-" else str(args.queries)
     source = sys.stdin.buffer if str(args.queries) == "-" else open(args.queries, "rb")
     failed = False
     with source:
         index = open_index(args)
         raw_lines, ready = _lines_of(source)
-        lines = _query_lines(raw_lines, name, defaults)
+        lines = _query_lines(raw_lines, defaults)
         while batch := _next_batch(lines, ready):
             written = []
             for number, answer in _answer_batch(index, batch):

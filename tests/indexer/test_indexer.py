@@ -749,7 +749,8 @@ def test_each_bad_line_of_queries_gets_its_own_error(indexer_index, tmp_path, ca
     assert [a.get("line") for a in answers] == [None, 2, 3, 4, 5, 6, 7, None]
     assert answers[0]["query"] == "telescope galaxies" and answers[0]["results"][0]["matched_words"][0] == "telescope"
     assert "layers must be text" in answers[1]["error"] and "bad layer mix" in answers[3]["error"]
-    assert answers[2]["error"] == f"{queries}, line 3: byte 0xff at column 13 is not UTF-8"
+    assert answers[2]["error"] == "byte 0xff at column 13 is not UTF-8"  # the line is named once, by "line"
+    assert "error: line 3: byte 0xff at column 13 is not UTF-8\n" in captured.err
     assert "id must be" in answers[4]["error"] and len(answers[7]["results"]) == 2
     assert answers[5]["error"] == "id must be text or a whole number, not true"  # a JSON true is no number
     assert answers[6]["error"] == "id must be text or a whole number, not 1.5"
