@@ -49,7 +49,7 @@ def test_every_search_option_comes_the_same_from_each_surface():
     assert expected != SearchOptions() and all(asdict(expected)[name] == value for name, value in values.items())
     assert from_command_line(["search", "a query"], SearchOptions, values) == expected
     line = json.dumps({"query": "a query", "id": 7, **values}).encode()
-    ((number, read),) = _query_lines(io.BytesIO(line), "queries.jsonl", SearchOptions())
+    ((number, read),) = _query_lines(io.BytesIO(line), SearchOptions())
     assert read.query == "a query" and read.id == 7 and read.options == expected
     assert set(QUERY_FIELDS) == {"query", "id", *values}
     request = SearchRequest.model_validate_json(json.dumps({"queries": ["a query"], **values}))
@@ -59,7 +59,7 @@ def test_every_search_option_comes_the_same_from_each_surface():
 def test_a_queries_line_takes_the_command_s_options_as_its_defaults():
     defaults = SearchOptions(k=3, method="keywords")
     lines = io.BytesIO(b'plain text\n{"query": "json", "k": 5}\n')
-    (_, plain), (_, asked) = _query_lines(lines, "queries.txt", defaults)
+    (_, plain), (_, asked) = _query_lines(lines, defaults)
     assert plain.options == defaults and asked.options == SearchOptions(k=5, method="keywords")
 
 
@@ -99,5 +99,5 @@ def test_a_value_that_breaks_a_rule_is_refused_by_name(options, values, says):
 
 
 def test_a_queries_line_with_a_bad_value_says_why_as_the_options_do():
-    ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "q", "k": true}\n'), "q.jsonl", SearchOptions())
+    ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "q", "k": true}\n'), SearchOptions())
     assert problem == "k must be a whole number from 1 to 1,000, not True"
