@@ -16,8 +16,9 @@ Each candidate turns one use of a word into a vector, compared by cosine:
   words), top-K sparse, or over the most frequent words and count-sketched, under a power transform;
 - one combination: context states beside the substitutes;
 - the second round (``--round-2`` scores only these, beside the paper's mix and the shipped readout): a wider sketch
-  (1024), each side's top 128 substitutes with their exact weights, and English's symmetric patterns (what the LM
-  expects after "word and ___" and before "___ and word", ``pattern_states``), alone and with today's substitutes.
+  (1024), each side's top 128 substitutes with their exact weights or sketched (``ReadoutSettings.top``), and
+  English's symmetric patterns (what the LM expects after "word and ___" and before "___ and word",
+  ``pattern_states``), alone and with today's substitutes.
 
 Every candidate is scored as it is and "centred" (``encoder.readout.centred``: each use minus its word's mean
 use in the data set, shrunk towards the data set's mean while the word has few uses). Columns: ROC AUC of
@@ -206,9 +207,9 @@ class Candidate:
 
 def substitutes(readout: Readout, words: int | None, power: float, sketch: int | None = None, top: int | None = None):
     """A substitute candidate: each direction's distribution over the ``words`` most frequent words (None: all),
-    its ``top`` most probable kept (sparse) where given, raised to ``power`` and normalised; the two directions
-    count-sketched to ``sketch`` dimensions (as ``encoder.readout`` does), else side by side (dense)."""
-    settings = ReadoutSettings(vocabulary=words or readout.head.vocab_size, power=power, dim=sketch or 1)
+    its ``top`` most probable kept where given, raised to ``power`` and normalised; the two directions
+    count-sketched to ``sketch`` dimensions (``encoder.readout`` itself), else side by side (dense)."""
+    settings = ReadoutSettings(vocabulary=words or readout.head.vocab_size, power=power, dim=sketch or 1, top=top or 0)
     sketched = Readout(settings, readout.head, readout.vocab)
 
     def vectors(features: dict[str, np.ndarray]) -> np.ndarray:
@@ -266,6 +267,15 @@ def candidates(
             substitutes(readout, 10_000, 0.25, top=128),
             2 * 128 * 4,
             round_2=True,
+        ),
+        *(
+            Candidate(
+                f"substitutes, 10k words, p^0.25, top 128 of each side, sketch {dim}",
+                substitutes(readout, 10_000, 0.25, dim, top=128),
+                2 * dim,
+                round_2=True,
+            )
+            for dim in (256, 512, 1024)
         ),
         *(pattern_candidates(readout, shipped.dim, pattern_ms) if pattern_ms is not None else []),
     ]

@@ -11,6 +11,7 @@ readout") and its rule picked the readout below.
 The readout of one use ("context prediction"), with ``ReadoutSettings``:
 
     p_f, p_b = the forward and backward LM's probabilities of the ``vocabulary`` most frequent words
+               (where ``top`` is set, each keeps only its ``top`` largest, the rest zero)
     r = sketch(normalize(p_f ** power) + normalize(p_b ** power))
 
 A small ``power`` lets the long tail of plausible words count, not only the few likeliest (often function words).
@@ -50,6 +51,7 @@ READOUT_NUMBERS = {
     "shrinkage": Number(float, 0.0),
     "seed": Number(int, 0, 2**32 - 1),
     "substitutes": Number(int, 0, 1000),
+    "top": Number(int, 0, 10**7),
 }
 
 
@@ -80,6 +82,7 @@ class ReadoutSettings:
     )
     seed: int = 0  # of the sketch's coordinates and signs
     substitutes: int = 16  # the words weighing most in a use's readout an index keeps (they name senses' clusters)
+    top: int = 0  # each direction's most probable words kept before the sketch (0: all ``vocabulary``)
 
     def width(self, context_dim: int) -> int:
         """Width of the readout of context states of width ``context_dim``."""
@@ -179,6 +182,8 @@ class Readout:
             states = torch.as_tensor(np.asarray(context[start : start + CHUNK], dtype=np.float32))
             P = states.shape[-1] // 2
             forward, backward = (self.head.powered_probs(states[:, d * P : (d + 1) * P], words, power) for d in (0, 1))
+            if 0 < self.settings.top < forward.shape[1]:
+                forward, backward = (_kept_top(p, self.settings.top) for p in (forward, backward))
             norms = forward.norm(dim=1, keepdim=True), backward.norm(dim=1, keepdim=True)
             backward.div_(norms[1])
             both = forward.div_(norms[0]).add_(backward)  # in place: the readout before its sketch
@@ -215,6 +220,12 @@ class Readout:
         states = torch.as_tensor(np.asarray(context, dtype=np.float32))
         P = states.shape[-1] // 2
         return self.head.log_probs(states[:, :P], words).exp(), self.head.log_probs(states[:, P:], words).exp()
+
+
+def _kept_top(powered: torch.Tensor, top: int) -> torch.Tensor:
+    """Each row's ``top`` largest values in place, the rest zero."""
+    kept = powered.topk(top, dim=1, sorted=False)
+    return powered.zero_().scatter_(1, kept.indices, kept.values)
 
 
 def centred(

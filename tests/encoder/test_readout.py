@@ -85,8 +85,10 @@ def test_substitute_distributions_are_the_lm_heads_softmax_at_the_position(elmo,
     assert torch.allclose(forward.sum(1), torch.ones(len(sentence)))
 
 
-def test_readout_vectors_are_the_count_sketch_of_the_transformed_distributions(elmo, model_dir):
-    settings = ReadoutSettings(vocabulary=30, power=0.25, dim=16, seed=3)
+@pytest.mark.parametrize("top", [0, 5, 29, 30, 31])
+def test_readout_vectors_are_the_count_sketch_of_the_transformed_distributions(elmo, model_dir, top):
+    """``top`` (0: every word) keeps each direction's ``top`` likeliest words before the power and the sketch."""
+    settings = ReadoutSettings(vocabulary=30, power=0.25, dim=16, seed=3, top=top)
     readout = Readout.of_model(model_dir, settings)
     context = np.concatenate([out[-1] for out in elmo.embed(SENTENCES, context=True)])
     forward, backward = (p.numpy().astype(np.float64) for p in readout.distributions(context, 30))
@@ -94,7 +96,13 @@ def test_readout_vectors_are_the_count_sketch_of_the_transformed_distributions(e
     def unit(x):
         return x / np.linalg.norm(x, axis=1, keepdims=True)
 
-    both = unit(forward**0.25) + unit(backward**0.25)
+    def kept(p):
+        if top == 0 or top >= p.shape[1]:
+            return p
+        below = np.sort(p, axis=1)[:, -top][:, None]  # each row's top-th largest
+        return np.where(p >= below, p, 0.0)
+
+    both = unit(kept(forward) ** 0.25) + unit(kept(backward) ** 0.25)
     rng = np.random.default_rng(3)
     coordinates, signs = rng.integers(0, 16, 30), rng.choice(np.array([-1.0, 1.0]), 30)
     sketch = np.zeros((30, 16))
