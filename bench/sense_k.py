@@ -2,7 +2,7 @@
 labelled development words.
 
     python -m bench.sense_k [--index indexes/demo-index] [--index-ko indexes/demo-index-ko] [--semcor-files 40]
-                            [--semcor-lemmas 100]
+                            [--semcor-lemmas 100] [--views "readout + mix" ...]
 
 Development data only: the demo corpora's labelled words (``data/demo*/labels.tsv``), read from the demo indexes as
 the Senses page reads them, and SemCor lemmas with two or more senses of 8+ uses in the first ``--semcor-files``
@@ -14,12 +14,13 @@ What is compared, each on every word:
 
 - the vectors (``views``): the sense readout centred on the word's mean use (what the page clustered before), the
   ELMo layer mix the index stores (the paper's average of the layers) centred on the word's mean use, the two side
-  by side (``indexer.senses.beside_mix``: what ``Index.senses`` clusters now), and the readout PCA-whitened within
-  the word's uses;
+  by side (``indexer.senses.beside_mix``: what ``Index.senses`` clusters now), the same with the readout's half
+  weighing half or twice the mix's, and the readout PCA-whitened within the word's uses;
 - the clustering and its k rule (``RULES``): k-means with the best cosine silhouette (the rule before), average-link
   agglomerative (cosine) with the best silhouette, spectral clustering of a 10-nearest-neighbour graph with k at
-  the largest eigengap of its normalised Laplacian, and k-means with the k most stable under subsampling
-  (``indexer.senses.auto_k``, shipped); every rule takes k from 2 .. min(8, n // ``MIN_CLUSTER``) among
+  the largest eigengap of its normalised Laplacian, k-means with the k most stable under subsampling
+  (``indexer.senses.auto_k``, shipped), the same stability less that of the uses with each coordinate shuffled on
+  its own, and the gap statistic; every rule takes k from 2 .. min(8, n // ``MIN_CLUSTER``) among
   clusterings whose every cluster holds ``MIN_CLUSTER`` uses, else 2 (1 below 2 x ``MIN_CLUSTER`` uses);
 - "labelled k": k-means at the number of labelled senses, what the vectors allow when k is right (a ceiling, not a
   rule: it reads the labels).
@@ -27,7 +28,8 @@ What is compared, each on every word:
 Columns, per data set: the adjusted Rand index of the clusters against the labelled senses (0 for one cluster or a
 chance split, so it does not rise with k), purity (``demo.labels.purity``: rises with k) and the mean |k - the number
 of labelled senses among the uses|; means over words. Then the k of bank and play and of the Korean words, and the
-page's words left at one sense. The rule set in advance (before the first run): a rule replaces the one before only
+page's words left at one sense; last, bank and play as shipped, with how many of their labelled senses have the
+``MIN_CLUSTER`` uses a cluster needs. The rule set in advance (before the first run): a rule replaces the one before only
 if its mean ARI over SemCor and the Korean demo words is higher, with no more SemCor k error and no page word at one
 sense; bank and play, which the issue quotes, are reported as they come out, never chosen on. Prints; writes
 nothing.
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 from sklearn.neighbors import kneighbors_graph
 
+from bench.figures import figure_block
 from bench.sense_readout import semcor_uses
 from demo.examples import SENSE_WORDS, SENSE_WORDS_KO
 from demo.labels import UseLabel, demo_labels, purity
@@ -56,7 +60,7 @@ from encoder import Elmo
 from encoder.model_files import model_folder
 from encoder.readout import Readout, centred
 from indexer import Index
-from indexer.senses import MAX_AUTO_K, MIN_CLUSTER, beside_mix, choose_clusters
+from indexer.senses import MAX_AUTO_K, MIN_CLUSTER, beside_mix, choose_clusters, stability
 
 SEED = 0
 NEIGHBOURS = 10
@@ -86,8 +90,14 @@ def views(readout: np.ndarray, mix: np.ndarray) -> dict[str, np.ndarray]:
         "readout": readout,
         "ELMo mix": unit(mix - mix.mean(0)),
         "readout + mix": beside_mix(readout, mix),  # what Index.senses clusters
+        **{f"readout x{w:g} + mix": weighted(beside_mix(readout, mix), readout.shape[1], w) for w in (0.5, 2.0)},
         "readout whitened": unit(whitened),
     }
+
+
+def weighted(beside: np.ndarray, width: int, weight: float) -> np.ndarray:
+    """``beside_mix``'s vectors with the readout's half of the cosine ``weight`` times the mix's."""
+    return unit(np.hstack([beside[:, :width] * np.sqrt(weight), beside[:, width:]]))
 
 
 def index_words(index: Index, words: list[str]) -> list[Word]:
@@ -191,6 +201,44 @@ def eigengap(vectors: np.ndarray) -> np.ndarray:
     return spectral(fallback(n))
 
 
+def stable_over_null(vectors: np.ndarray) -> np.ndarray:
+    """k-means with the k whose stability (``indexer.senses.stability``) most exceeds the stability of the same k
+    on a copy of the uses with each coordinate shuffled on its own (no clusters, the same spread): a small k is
+    stable on any data, so stability alone leans to k = 2."""
+    shuffled = np.random.default_rng(SEED).permuted(vectors, axis=0)
+    best: tuple[float, np.ndarray] | None = None
+    for k in candidate_ks(len(vectors)):
+        labels = kmeans(vectors, k)
+        if big_enough(labels, k):
+            score = stability(vectors, k, labels, SEED) - stability(shuffled, k, kmeans(shuffled, k), SEED)
+            if best is None or score > best[0]:
+                best = (score, labels)
+    return best[1] if best is not None else kmeans(vectors, fallback(len(vectors)))
+
+
+def gap_statistic(vectors: np.ndarray, references: int = 5) -> np.ndarray:
+    """k-means with k by the gap statistic (Tibshirani et al. 2001): the smallest k whose gap, the log within-cluster
+    dispersion of shuffled copies (each coordinate on its own) minus the uses', is at least the next k's gap less
+    its standard error, among clusterings whose every cluster is big enough."""
+    rng = np.random.default_rng(SEED)
+    copies = [rng.permuted(vectors, axis=0) for _ in range(references)]
+
+    def dispersion(x: np.ndarray, k: int) -> float:
+        return float(np.log(KMeans(k, n_init=2, random_state=SEED).fit(x).inertia_))
+
+    ks = list(candidate_ks(len(vectors)))
+    gaps, errors = {}, {}
+    for k in ks:
+        reference = np.array([dispersion(c, k) for c in copies])
+        gaps[k] = reference.mean() - dispersion(vectors, k)
+        errors[k] = reference.std() * np.sqrt(1 + 1 / references)
+    for k in ks:
+        labels = kmeans(vectors, k)
+        if big_enough(labels, k) and (k + 1 not in gaps or gaps[k] >= gaps[k + 1] - errors[k + 1]):
+            return labels
+    return kmeans(vectors, fallback(len(vectors)))
+
+
 def library(vectors: np.ndarray) -> np.ndarray:
     """The rule ``indexer.senses`` ships."""
     return choose_clusters(vectors, "auto", SEED)[0]
@@ -201,6 +249,8 @@ RULES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "average link, best silhouette": best_silhouette(average_link),
     "spectral kNN graph, eigengap": eigengap,
     "k-means, most stable k (shipped: indexer.senses.auto_k)": library,
+    "k-means, most stable k over shuffled uses": stable_over_null,
+    "k-means, gap statistic": gap_statistic,
 }
 LABELLED_K = "k-means at the labelled k (a ceiling)"
 
@@ -241,6 +291,9 @@ def main() -> None:
     parser.add_argument(
         "--semcor-lemmas", type=int, default=100, help="SemCor lemmas drawn, seeded (default %(default)s)"
     )
+    parser.add_argument(
+        "--views", nargs="+", metavar="VIEW", help="only these vectors (names as in the table; default: every one)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     print(f"load at the start: {open('/proc/loadavg').read().split()[0]}")
@@ -259,9 +312,9 @@ def main() -> None:
         print(f"{name}: " + ", ".join(f"{w.name} {len(w.senses)} uses, {w.true_k} senses" for w in words[:8]))
     print()
     head = " | ".join(f"{s} ARI | {s} purity | {s} k err" for s in sets)
-    print(f"| vectors | rule | {head} | k: bank, play | k: 배 눈 말 다리 밤 | page words at k = 1 |")
-    print("|---|---|" + "---:|" * (3 * len(sets)) + "---|---|---:|")
-    for view in next(iter(sets.values()))[0].views:
+    table = [f"| vectors | rule | {head} | k: bank, play | k: 배 눈 말 다리 밤 | page words at k = 1 |"]
+    table.append("|---|---|" + "---:|" * (3 * len(sets)) + "---|---|---:|")
+    for view in args.views or next(iter(sets.values()))[0].views:
         for name, rule in {**RULES, LABELLED_K: None}.items():
             cells, ks = [], {}
             for set_name, words in sets.items():
@@ -269,13 +322,17 @@ def main() -> None:
                 cells += [f"{found.ari:.2f}", f"{found.purity:.2f}", f"{found.k_error:.2f}"]
                 ks[set_name] = found.ks
             ones = "-" if rule is None else f"{sum(k == 1 for k in score(rule, view, pages).ks)} of {len(pages)}"
-            print(f"| {view} | {name} | " + " | ".join(cells) + f" | {ks['demo en']} | {ks['demo ko']} | {ones} |")
+            table.append(
+                f"| {view} | {name} | " + " | ".join(cells) + f" | {ks['demo en']} | {ks['demo ko']} | {ones} |"
+            )
+    figure_block("sense_k.rules", table)
     shipped = RULES["k-means, most stable k (shipped: indexer.senses.auto_k)"]
     for word in sets["demo en"]:
         found = score(shipped, "readout + mix", [word])
+        supported = sum(n >= MIN_CLUSTER for n in Counter(s for s in word.senses if s is not None).values())
         print(
             f"\n{word.name}, as shipped: ARI {found.ari:.2f}, purity {found.purity:.2f}, k {found.ks[0]} "
-            f"({word.true_k} labelled senses)"
+            f"({word.true_k} labelled senses, {supported} of them with {MIN_CLUSTER}+ uses)"
         )
     print(f"\n{time.perf_counter() - started:.0f} s, load at the end: {open('/proc/loadavg').read().split()[0]}")
 
