@@ -33,10 +33,13 @@ figure ``search_quality.margins.<the --offtopic file's name>``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import lzma
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,10 +52,16 @@ from bench.figures import figure, figure_block
 from indexer import Index
 from indexer.bm25 import BM25, terms
 from indexer.ranking import CANDIDATES, KNOWN_WORDS_MARGIN, METHODS, RELEVANCE_MARGIN, relevance_margin
+from indexer.spelling import correctable
 
 ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
 DEPTH = CANDIDATES  # ranks looked at for MRR
 KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]  # neighbouring keys: the likeliest wrong letter
+KEYBOARD_KO = ["ㅂㅈㄷㄱㅅㅛㅕㅑㅐㅔ", "ㅁㄴㅇㄹㅎㅗㅓㅏㅣ", "ㅋㅌㅊㅍㅠㅜㅡ"]  # the 2-beolsik layout's rows
+INITIALS = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ"
+VOWELS = "ㅏㅐㅑㅒㅓㅔㅕㅖㅗㅘㅙㅚㅛㅜㅝㅞㅟㅠㅡㅢㅣ"
+FINALS = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"  # " ": no final consonant
 TYPO_SEED = 0
 
 
@@ -84,18 +93,44 @@ def misspell(word: str, rng: random.Random) -> str:
     return word[:i] + rng.choice(near) + word[i + 1 :]
 
 
+def neighbour_keys(jamo: str, alphabet: str) -> list[str]:
+    """The keys beside ``jamo`` on the Korean keyboard's row that are letters of ``alphabet`` (initial consonants,
+    or vowels: a row holds both)."""
+    row = next((r for r in KEYBOARD_KO if jamo in r), "")
+    j = row.find(jamo)
+    return [row[k] for k in (j - 1, j + 1) if j >= 0 and 0 <= k < len(row) and row[k] in alphabet]
+
+
+def misspell_korean(word: str, rng: random.Random) -> str:
+    """One typing slip in a Hangul ``word``, in one syllable's letters (jamo; the syllable's code point is
+    0xAC00 + (initial x 21 + vowel) x 28 + final): a neighbouring key for its initial consonant or its vowel, or its
+    final consonant dropped. The first syllable is left as typed; a syllable no slip can change (its vowel a
+    compound one, its initial a doubled one, no final), as well."""
+    i = rng.randrange(1, len(word))
+    initial, rest = divmod(ord(word[i]) - 0xAC00, 21 * 28)
+    vowel, final = divmod(rest, 28)
+    slips = [(INITIALS.index(k), vowel, final) for k in neighbour_keys(INITIALS[initial], INITIALS)]
+    slips += [(initial, VOWELS.index(k), final) for k in neighbour_keys(VOWELS[vowel], VOWELS)]
+    slips += [(initial, vowel, 0)] if final else []
+    if not slips:
+        return word
+    initial, vowel, final = rng.choice(slips)
+    return word[:i] + chr(0xAC00 + (initial * 21 + vowel) * 28 + final) + word[i + 1 :]
+
+
 def typo_queries(queries: list[dict], stopwords: frozenset[str], seed: int = TYPO_SEED) -> list[dict]:
-    """A copy of ``queries`` with typing slips: each content word of 5+ Latin letters is misspelled with
-    probability 1/2 (at least one per query that has such a word), seeded by ``seed`` and the query's text, so
-    the copy is the same on every run. Queries without such words (Korean ones) stay as they are."""
+    """A copy of ``queries`` with typing slips: each content word of 5+ Latin letters (``misspell``) or of 3+
+    Hangul syllables (``misspell_korean``) is misspelled with probability 1/2 (at least one per query that has
+    such a word), seeded by ``seed`` and the query's text, so the copy is the same on every run."""
     typoed = []
     for q in queries:
         rng = random.Random(f"{seed}:{q['query']}")
-        words = [m for m in re.finditer(r"[A-Za-z]{5,}", q["query"]) if m.group().lower() not in stopwords]
+        words = [m for m in re.finditer(r"[A-Za-z]{5,}|[가-힣]{3,}", q["query"]) if m.group().lower() not in stopwords]
         chosen = [m for m in words if rng.random() < 0.5] or words[:1]
         text = q["query"]
         for m in reversed(chosen):
-            text = text[: m.start()] + misspell(m.group(), rng) + text[m.end() :]
+            slip = misspell_korean if m.group()[0] >= "가" else misspell
+            text = text[: m.start()] + slip(m.group(), rng) + text[m.end() :]
         typoed.append({**q, "query": text})
     return typoed
 
@@ -384,37 +419,50 @@ def margin_table(
 
 
 COMMON_WORDS, COMMON_RANK = 200, 20_000  # real words: drawn from GloVe's 20,000 most frequent
+KOREAN_TEXT, KOREAN_LINES, KOREAN_COMMON = SHARED / "corpus-ko" / "valid.txt.xz", 1000, 3  # Korean real words: those
+# of 3+ uses in the first 1,000 lines of corpus-ko's validation text
 
 
-def respelling_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
-    """Respelling of real words and of typos: ``COMMON_WORDS`` common English words the index lacks (drawn, seeded,
-    from GloVe's most frequent alphabetic words of 4+ letters, stopwords left out) searched one each; how many are
-    respelled now, and how many the rule before (every word the index lacks) respelled; and the typo'd dev queries."""
-    rng = random.Random(TYPO_SEED)
-    stopwords = index.elmo.text.stopwords
+def common_words(index: Index) -> tuple[list[str], str]:
+    """Real words of the index's language that the index lacks, alphabetic, of 4+ letters (Korean: jamo), no
+    stopwords, and where they come from. English: GloVe's ``COMMON_RANK`` most frequent words. Korean: the tokens
+    used ``KOREAN_COMMON`` times or more in the first ``KOREAN_LINES`` lines of corpus-ko's validation text (not
+    GloVe's: its most frequent words are the respelling rule's own dictionary)."""
+    text = index.elmo.text
+    if text.language == "ko":
+        with lzma.open(KOREAN_TEXT, "rt", encoding="utf-8") as lines:
+            uses = Counter(t for line in itertools.islice(lines, KOREAN_LINES) for t in text.tokenize(line))
+        found = sorted(w for w, n in uses.items() if n >= KOREAN_COMMON and re.fullmatch("[가-힣]+", w))
+        where = f"Korean tokens of {KOREAN_COMMON}+ uses in the first {KOREAN_LINES:,} lines of {KOREAN_TEXT.name}"
+    else:
+        found = [w for w in index.parts.glove.words[:COMMON_RANK] if w.isascii()]
+        where = f"English words of GloVe's {COMMON_RANK:,} most frequent"
     known = set(index.parts.bm25.vocab)
     words = [
         w
-        for w in index.parts.glove.words[:COMMON_RANK]
-        if w.isalpha()
-        and w.isascii()
-        and len(w) >= 4
-        and w not in stopwords
-        and index.parts.keyword_terms.term(w) not in known
+        for w in found
+        if correctable(w) and w not in text.stopwords and index.parts.keyword_terms.term(w) not in known
     ]
-    sample = rng.sample(words, COMMON_WORDS)
+    return words, where
+
+
+def respelling_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
+    """Respelling of real words and of typos: ``COMMON_WORDS`` common words the index lacks (``common_words``,
+    drawn seeded) searched one each; how many are respelled now, and how many the rule before (every word the index
+    lacks) respelled; and the typo'd dev queries."""
+    words, where = common_words(index)
+    sample = random.Random(TYPO_SEED).sample(words, min(COMMON_WORDS, len(words)))
     now = [w for w, found in zip(sample, index.search(sample, k=1)) if found.searched_for is not None]
     before = [w for w in sample if index.parts.speller.correct(w) is not None]
-    print(
-        f"\nrespelling: {COMMON_WORDS} common English words absent from the index (of GloVe's {COMMON_RANK:,} most frequent)"
-    )
+    print(f"\nrespelling: {len(sample)} common words absent from the index ({where})")
     print(f"respelled now: {len(now)} {now[:10]}; by the rule before (any word the index lacks): {len(before)}")
     print("examples before: " + ", ".join(f"{w} -> {index.parts.speller.correct(w)}" for w in before[:8]))
-    changed = [(q, t) for q, t in zip(queries, typoed) if q["query"] != t["query"]]
-    if not changed:  # e.g. Korean queries: no typo'd copy
-        return
-    respelled = sum(found.searched_for is not None for found in index.search([t["query"] for _, t in changed], k=1))
-    print(f"typo'd dev queries respelled: {respelled} of {len(changed)}")
+    for name, copy in (("clean", queries), ("typo'd", typoed)):
+        respelled = [found.searched_for for found in index.search([q["query"] for q in copy], k=1)]
+        print(f"{name} queries respelled: {sum(r is not None for r in respelled)} of {len(copy)}")
+        for q, searched in zip(copy, respelled):
+            if searched is not None:
+                print(f"  {q['query']} -> {searched}")
 
 
 def main() -> None:

@@ -240,6 +240,11 @@ class TextRules:
         a language whose content words are its words less stopwords."""
         return list(words)
 
+    def knows(self, word: str) -> bool:
+        """Whether the language's tokenizer has ``word`` in its own dictionary (what search never respells): no
+        tokenizer here has one but Korean's."""
+        return False
+
 
 class EnglishText(TextRules):
     """Punkt sentences (the shipped parameters) and NLTK's word tokenizer (see the functions above)."""
@@ -365,6 +370,11 @@ class KoreanText(TextRules):
         number or the LM's own classes (a rare word, a sentence's start or end). Out of its sentence a noun that is
         also a stem (먹, 작) stays, and one Kiwi reads otherwise alone (섬 as 서 + ㅁ) is dropped."""
         return [word for word in words if self.names_something(word)]
+
+    def knows(self, word: str) -> bool:
+        """Whether Kiwi reads ``word`` alone as morphemes of its dictionary, none of them an unknown one: "벌레" and
+        "주운" (줍 + 은) are words; "허벅자" (a slip for 허벅지) is not."""
+        return not any(morpheme.oov for morpheme in self._kiwi.tokenize(word))
 
     def split_and_tokenize(self, text: str) -> list[Sentence]:
         result = []

@@ -196,10 +196,11 @@ class DocumentSearch:
         return [fixes.get(token, token) for token in tokens], searched
 
     def is_a_word(self, word: str) -> bool:
-        """Whether ``word`` (lower case) is in a large dictionary: the model's training vocabulary, or the
-        ``DICTIONARY_GLOVE_WORDS`` most frequent words of the index's GloVe (its rarer ones are mostly typos)."""
+        """Whether ``word`` (lower case) is in a large dictionary: the model's training vocabulary, its tokenizer's
+        own (Korean: Kiwi's, ``TextRules.knows``), or the ``DICTIONARY_GLOVE_WORDS`` most frequent words of the
+        index's GloVe (its rarer ones are mostly typos)."""
         parts = self.parts
-        if word in parts.elmo.vocabulary:
+        if word in parts.elmo.vocabulary or parts.elmo.text.knows(word):
             return True
         return parts.glove.glove.index.get(word, DICTIONARY_GLOVE_WORDS) < DICTIONARY_GLOVE_WORDS
 

@@ -6,10 +6,14 @@ collection uses most ("money", 27 times, not "honey"), as a noisy channel would 
 model breaks the remaining ties: the biLM's token layer reads a word's characters (the char-CNN), so a misspelled
 word gets a vector like any other, and the candidate nearest to it there wins. Short words are left alone: with
 three letters ("frm") too many words are one edit away for any rule to choose.
+
+Korean is spelled in jamo: a syllable block is two or three letters (``typed_letters``: 벌레 is ㅂㅓㄹㄹㅔ), so a
+slip of one key ("벌래", ㅔ -> ㅐ) is one edit, and lengths count letters, not blocks.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -21,14 +25,21 @@ MIN_LETTERS, MAX_LETTERS = 4, 30  # shorter words are never corrected, nor longe
 LETTER_BUCKETS = 64  # letters counted modulo this for the quick filter (a lower bound on edits in any script)
 
 
-def max_edits(word: str) -> int:
-    """Edits (insert, delete, substitute, swap two neighbours) a correction may be from ``word``."""
-    return 1 if len(word) <= 5 else 2
+def typed_letters(word: str) -> str:
+    """``word`` as it is typed, letter by letter: each Hangul syllable block as its jamo (Unicode's canonical
+    decomposition), every other character as it is."""
+    return "".join(unicodedata.normalize("NFD", c) if "가" <= c <= "힣" else c for c in word)
+
+
+def max_edits(typed: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) a correction may be from a word of these letters
+    (``typed_letters``)."""
+    return 1 if len(typed) <= 5 else 2
 
 
 def correctable(word: str) -> bool:
     """Whether a word may be corrected: letters only (no numbers, codes or names with digits), of a word's length."""
-    return word.isalpha() and MIN_LETTERS <= len(word) <= MAX_LETTERS
+    return word.isalpha() and MIN_LETTERS <= len(typed_letters(word)) <= MAX_LETTERS
 
 
 def letter_counts(words: Sequence[str]) -> np.ndarray:
@@ -58,17 +69,19 @@ class Speller:
         self.vectors = normalize(np.asarray(vectors, np.float32))
         self.token_vectors = token_vectors
         self.counts = np.asarray(counts, np.int64)
-        self.lengths = np.array([len(w) for w in self.words], np.int64)
-        self.letters = letter_counts(self.words)
+        self.typed = [typed_letters(w) for w in self.words]
+        self.lengths = np.array([len(w) for w in self.typed], np.int64)
+        self.letters = letter_counts(self.typed)
 
     def candidates(self, word: str) -> list[tuple[int, int]]:
-        """The index words within ``max_edits`` edits of ``word``: (row, edits). The lengths and letter counts
-        rule most words out at once; the edits of the rest are counted."""
-        limit = max_edits(word)
-        near = (np.abs(self.lengths - len(word)) <= limit) & (
-            np.abs(self.letters - letter_counts([word])[0]).sum(axis=1) <= 2 * limit
+        """The index words within ``max_edits`` edits of ``word``'s ``typed_letters``: (row, edits). The lengths
+        and letter counts rule most words out at once; the edits of the rest are counted."""
+        typed = typed_letters(word)
+        limit = max_edits(typed)
+        near = (np.abs(self.lengths - len(typed)) <= limit) & (
+            np.abs(self.letters - letter_counts([typed])[0]).sum(axis=1) <= 2 * limit
         )
-        found = [(row, edit_distance(word, self.words[row], transpositions=True)) for row in np.flatnonzero(near)]
+        found = [(row, edit_distance(typed, self.typed[row], transpositions=True)) for row in np.flatnonzero(near)]
         return [(row, edits) for row, edits in found if edits <= limit]
 
     def correct(self, word: str) -> str | None:

@@ -136,6 +136,23 @@ def test_a_korean_index_tokenizes_documents_and_queries_the_same_way(korean_mode
         Index.open(tmp_path / "index", model=tiny_model_dir)  # the same weights under English rules: refused
 
 
+def test_a_korean_typo_is_respelled_with_its_notice_and_a_real_word_never(korean_model, tmp_path):
+    """Kiwi's dictionary tells a real word the collection lacks (바가지, or 주운: 줍 + 은) from no word at all (허벅자,
+    one key from 허벅지): only the second is respelled, in jamo, and the answer says what was searched."""
+    assert text_rules("ko").knows("벌레") and text_rules("ko").knows("주운") and not text_rules("ko").knows("허벅자")
+    corpus = tmp_path / "ko.jsonl"
+    docs = [
+        {"id": "legs", "text": "허벅지 근육을 키우는 운동을 한다. 허벅지가 튼튼하면 무릎이 편하다."},
+        {"id": "food", "text": "가지를 볶아 반찬을 만든다. 가지는 여름 채소다."},  # 가지: 2 jamo from 바가지
+    ]
+    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    index = build_index([corpus], tmp_path / "index", model=korean_model, progress=False)
+    typo, real = index.search(["허벅자 운동", "바가지 조심"], k=1, method="keywords")
+    assert typo.searched_for == "허벅지 운동" and typo.hits[0].doc_id == "legs"
+    assert "허벅자 → 허벅지" in typo.notices[0]
+    assert real.searched_for is None
+
+
 def test_embed_raw_tokenizes_each_line_with_the_models_rules(korean_model, tmp_path):
     (tmp_path / "in.txt").write_text("배를 타고 갔다. 배가 고프다\n둘째 줄\n", encoding="utf-8")
     encoder_main(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from indexer.spelling import Speller
+from indexer.spelling import Speller, correctable, typed_letters
 
 WORDS = ["honey", "money", "mouse", "monday"]
 LOOKS = {"honey": [1.0, 0.0], "money": [0.0, 1.0], "mouse": [0.6, 0.8], "monday": [0.8, 0.6]}
@@ -38,3 +38,14 @@ def test_the_character_model_breaks_ties_and_far_words_are_left_alone():
     assert speller(even, LOOKS["money"]).correct("xoney") == "money"
     assert speller(even, LOOKS["money"]).correct("qwxzt") is None  # nothing within the edits allowed
     assert speller(even, LOOKS["money"]).correct("mny") is None  # too short to correct
+
+
+def test_korean_is_spelled_in_jamo_so_a_slipped_key_is_one_edit():
+    """허벅자 is one jamo from 허벅지 (ㅏ for ㅣ) and two syllables' worth from 허리띠: one edit, whatever the counts;
+    a two-syllable word (4+ jamo) is long enough to correct, a one-syllable one is not."""
+    assert typed_letters("벌레") == "\u1107\u1165\u11af\u1105\u1166" and typed_letters("bank") == "bank"
+    words = ["허벅지", "허리띠", "벌레"]
+    korean = Speller(words, np.eye(3, dtype=np.float32), lambda w: np.ones((len(w), 3), np.float32), [1, 50, 5])
+    assert korean.correct("허벅자") == "허벅지"
+    assert korean.correct("벌래") == "벌레"
+    assert korean.correct("배") is None and not correctable("배") and correctable("벌래")
