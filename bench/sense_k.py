@@ -15,7 +15,8 @@ What is compared, each on every word:
 - the vectors (``views``): the sense readout centred on the word's mean use (what the page clustered before), the
   ELMo layer mix the index stores (the paper's average of the layers) centred on the word's mean use, the two side
   by side (``indexer.senses.beside_mix``: what ``Index.senses`` clusters now), the same with the readout's half
-  weighing half or twice the mix's, and the readout PCA-whitened within the word's uses;
+  weighing half or twice the mix's, the readout beside the top ELMo layer alone (which holds senses more than parts
+  of speech, docs/evaluation.md), and the readout PCA-whitened within the word's uses;
 - the clustering and its k rule (``RULES``): k-means with the best cosine silhouette (the rule before), average-link
   agglomerative (cosine) with the best silhouette, spectral clustering of a 10-nearest-neighbour graph with k at
   the largest eigengap of its normalised Laplacian, k-means with the k most stable under subsampling
@@ -83,13 +84,14 @@ def unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
-def views(readout: np.ndarray, mix: np.ndarray) -> dict[str, np.ndarray]:
-    """The vectors compared, from a word's centred readouts and its uses' ELMo mix."""
+def views(readout: np.ndarray, mix: np.ndarray, top: np.ndarray) -> dict[str, np.ndarray]:
+    """The vectors compared, from a word's centred readouts, its uses' ELMo mix and their top layer."""
     whitened = PCA(min(16, len(readout) - 1), whiten=True, random_state=SEED).fit_transform(readout)
     return {
         "readout": readout,
         "ELMo mix": unit(mix - mix.mean(0)),
         "readout + mix": beside_mix(readout, mix),  # what Index.senses clusters
+        "readout + top layer": beside_mix(readout, top),  # the layer that holds senses more than parts of speech
         **{f"readout x{w:g} + mix": weighted(beside_mix(readout, mix), readout.shape[1], w) for w in (0.5, 2.0)},
         "readout whitened": unit(whitened),
     }
@@ -109,10 +111,11 @@ def index_words(index: Index, words: list[str]) -> list[Word]:
         ids = index.word_ids(word)
         readout = index.use_vectors(word, representation="readout")[1]  # as Index.senses reads them
         mix = index.use_vectors(word, representation="elmo")[1]
+        top = index.use_vectors(word, [0.0] * (index.elmo.n_layers - 1) + [1.0], "elmo")[1]
         rows = index.sentences.iloc[index.tokens["sentence_id"].to_numpy()[ids]]["text"].tolist()
         positions = index.tokens["position"].to_numpy()[ids].tolist()
         senses = [getattr(labels.get((s, p)), "sense", None) for s, p in zip(rows, positions)]
-        found.append(Word(word, views(readout, mix), senses))
+        found.append(Word(word, views(readout, mix, top), senses))
     return found
 
 
@@ -125,13 +128,13 @@ def semcor_words(files: int, lemmas: int) -> list[Word]:
     outputs = elmo.embed(uses.sentences, context=True)
     stacks = np.stack([out[:, position] for out, position in zip(outputs, uses.positions)])
     vectors = unit(readout.vectors(stacks[:, -1]))
-    mixes = unit(stacks[:, :-1].mean(1))
+    mixes, tops = unit(stacks[:, :-1].mean(1)), unit(stacks[:, -2])
     overall = vectors.mean(0)
     found = []
     for lemma in sorted(set(uses.words.tolist())):
         rows = np.flatnonzero(uses.words == lemma)
         own = unit(centred(vectors[rows], vectors[rows].mean(0), len(rows), overall, readout.settings.shrinkage))
-        found.append(Word(lemma, views(own, mixes[rows]), uses.senses[rows].tolist()))
+        found.append(Word(lemma, views(own, mixes[rows], tops[rows]), uses.senses[rows].tolist()))
     return found
 
 
