@@ -30,9 +30,9 @@ Columns, per data set: the adjusted Rand index of the clusters against the label
 chance split, so it does not rise with k), purity (``demo.labels.purity``: rises with k) and the mean |k - the number
 of labelled senses among the uses|; means over words. Then the k of bank and play and of the Korean words, and the
 page's words left at one sense; last, bank and play as shipped, with how many of their labelled senses have the
-``MIN_CLUSTER`` uses a cluster needs. The rule set in advance (before the first run): a rule replaces the one before only
-if its mean ARI over SemCor and the Korean demo words is higher, with no more SemCor k error and no page word at one
-sense; bank and play, which the issue quotes, are reported as they come out, never chosen on. Prints; writes
+``MIN_CLUSTER`` uses a cluster needs. The rule set in advance (before the first run): a rule replaces the one before
+only if its mean ARI over SemCor and the Korean demo words is higher, with no more SemCor k error and no page word
+at one sense; bank and play, which the issue quotes, are reported as they come out, never chosen on. Prints; writes
 nothing.
 """
 

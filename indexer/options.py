@@ -48,7 +48,8 @@ def _representation() -> Any:
 
 def _problem(name: str, value: Any, metadata: dict, default: Any) -> str | None:
     """Why a field's ``value`` breaks its rule (None: it keeps it): a flag is true or false, a number keeps its
-    ``rule``, a choice is one of its ``choices``, a layer mix is text or numbers; None (JSON's null) stands only for a default of None."""
+    ``rule``, a choice is one of its ``choices``, a layer mix is text or numbers; None (JSON's null) stands only for
+    a default of None."""
     if value is None:
         return None if default is None else f"{name} cannot be null (None): leave it out for its default, {default}"
     if isinstance(default, bool):
