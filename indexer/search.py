@@ -177,8 +177,9 @@ class DocumentSearch:
         """``tokens`` with each word no document has (not even another form of it) replaced by the nearest indexed
         spelling, where there is one (``spelling.Speller``), and the query as searched (None: as typed); a
         ``searched_for`` notice in ``notices`` says what changed. Only what is no word at all is respelled: a real
-        word the index lacks ("mice", "bold") is searched as it is (``is_a_word``), and so is a piece of one: a token whose word as written
-        (``written_word``) is a word ("프레이야", which Kiwi reads alone as an unknown 프레 + 이 + 야)."""
+        word the index lacks ("mice", "bold") is searched as it is (``is_a_word``), and so is a piece of one: a
+        token whose word as written (``written_word``) is a word ("프레이야", which Kiwi reads alone as an unknown 프레
+        + 이 + 야)."""
         fixes, written, spans = {}, {}, self.parts.elmo.text.text_tokens(text)
         for token, start, end in spans:
             written.setdefault(token, written_word(text, start, end))
