@@ -95,23 +95,33 @@ def misspell(word: str, rng: random.Random) -> str:
 
 def neighbour_keys(jamo: str, alphabet: str) -> list[str]:
     """The keys beside ``jamo`` on the Korean keyboard's row that are letters of ``alphabet`` (initial consonants,
-    or vowels: a row holds both)."""
+    vowels or final consonants: a row holds all three)."""
     row = next((r for r in KEYBOARD_KO if jamo in r), "")
     j = row.find(jamo)
     return [row[k] for k in (j - 1, j + 1) if j >= 0 and 0 <= k < len(row) and row[k] in alphabet]
 
 
+def hangul_parts(syllable: str) -> tuple[int, int, int]:
+    """A Hangul syllable's (initial, vowel, final) as indexes of ``INITIALS``, ``VOWELS`` and ``FINALS``: its code
+    point is 0xAC00 + (initial x 21 + vowel) x 28 + final."""
+    initial, rest = divmod(ord(syllable) - 0xAC00, 21 * 28)
+    return initial, *divmod(rest, 28)
+
+
 def misspell_korean(word: str, rng: random.Random) -> str:
-    """One typing slip in a Hangul ``word``, in one syllable's letters (jamo; the syllable's code point is
-    0xAC00 + (initial x 21 + vowel) x 28 + final): a neighbouring key for its initial consonant or its vowel, or its
-    final consonant dropped. The first syllable is left as typed; a syllable no slip can change (its vowel a
-    compound one, its initial a doubled one, no final), as well."""
+    """One typing slip in a Hangul ``word``, in one syllable's letters (jamo): a neighbouring key of the 2-beolsik
+    layout for its initial consonant, its vowel or its final one, its final dropped, or, when it has none, the next
+    syllable's initial typed twice, the first time as its final (갖지 for 가지). The first syllable is left as typed;
+    a syllable no slip can change (a compound vowel, a doubled initial, no final and no next syllable), as well."""
     i = rng.randrange(1, len(word))
-    initial, rest = divmod(ord(word[i]) - 0xAC00, 21 * 28)
-    vowel, final = divmod(rest, 28)
+    initial, vowel, final = hangul_parts(word[i])
     slips = [(INITIALS.index(k), vowel, final) for k in neighbour_keys(INITIALS[initial], INITIALS)]
     slips += [(initial, VOWELS.index(k), final) for k in neighbour_keys(VOWELS[vowel], VOWELS)]
-    slips += [(initial, vowel, 0)] if final else []
+    if final:
+        slips += [(initial, vowel, FINALS.index(k)) for k in neighbour_keys(FINALS[final], FINALS)]
+        slips.append((initial, vowel, 0))
+    elif i + 1 < len(word) and (doubled := INITIALS[hangul_parts(word[i + 1])[0]]) in FINALS:
+        slips.append((initial, vowel, FINALS.index(doubled)))
     if not slips:
         return word
     initial, vowel, final = rng.choice(slips)

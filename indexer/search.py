@@ -11,6 +11,7 @@ is its door.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -58,6 +59,12 @@ class Prepared:
     content_stems: list[str]
     n_words: int
     notices: list[str]
+
+
+def written_word(text: str, start: int, end: int) -> str:
+    """The word as written that holds the token ``text[start:end]``: the run of non-space characters around it (in
+    Korean the eojeol, a word with its particles, which Kiwi may split otherwise than when it reads it alone)."""
+    return re.search(r"\S*$", text[:start]).group() + text[start:end] + re.match(r"\S*", text[end:]).group()
 
 
 class DocumentSearch:
@@ -170,15 +177,20 @@ class DocumentSearch:
         """``tokens`` with each word no document has (not even another form of it) replaced by the nearest indexed
         spelling, where there is one (``spelling.Speller``), and the query as searched (None: as typed); a
         ``searched_for`` notice in ``notices`` says what changed. Only what is no word at all is respelled: a real
-        word the index lacks ("mice", "bold") is searched as it is (``is_a_word``)."""
-        fixes = {}
-        for token in dict.fromkeys(tokens):
+        word the index lacks ("mice", "bold") is searched as it is (``is_a_word``), and so is a piece of one: a
+        token whose word as written (``written_word``) is a word ("프레이야", which Kiwi reads alone as an unknown 프레
+        + 이 + 야)."""
+        fixes, written, spans = {}, {}, self.parts.elmo.text.text_tokens(text)
+        for token, start, end in spans:
+            written.setdefault(token, written_word(text, start, end))
+        for token, whole in written.items():
             word = normalize(token)
             if (
                 correctable(word)
                 and word not in self.parts.elmo.text.stopwords
                 and self.parts.keyword_terms.term(word) not in self.parts.bm25.vocab
                 and not self.is_a_word(word)
+                and not self.is_a_word(normalize(whole))
             ):
                 fix = self.parts.speller.correct(word)
                 if fix is not None:
@@ -186,7 +198,7 @@ class DocumentSearch:
         if not fixes:
             return tokens, None
         parts, last = [], 0
-        for token, start, end in self.parts.elmo.text.text_tokens(text):
+        for token, start, end in spans:
             if token in fixes:
                 parts += [text[last:start], fixes[token]]
                 last = end

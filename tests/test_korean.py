@@ -14,6 +14,7 @@ from encoder.__main__ import main as encoder_main
 from encoder.model_files import model_hash
 from encoder.text import text_rules
 from indexer import Index, IndexMismatchError, build_index
+from indexer.__main__ import main as indexer_main
 
 pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (the [ko] extra)")
 
@@ -136,21 +137,31 @@ def test_a_korean_index_tokenizes_documents_and_queries_the_same_way(korean_mode
         Index.open(tmp_path / "index", model=tiny_model_dir)  # the same weights under English rules: refused
 
 
-def test_a_korean_typo_is_respelled_with_its_notice_and_a_real_word_never(korean_model, tmp_path):
+def test_a_korean_typo_is_respelled_with_its_notice_and_a_real_word_never(korean_model, tmp_path, capsys):
     """Kiwi's dictionary tells a real word the collection lacks (바가지, or 주운: 줍 + 은) from no word at all (허벅자,
-    one key from 허벅지): only the second is respelled, in jamo, and the answer says what was searched."""
+    one key from 허벅지): only the second is respelled, in jamo, and the answer (and the CLI) says what was searched.
+    A piece Kiwi makes of a word is left alone when the word as written is one: 프레이야, in the model's vocabulary,
+    is read alone as an unknown 프레 + 이 + 야, and 프레 typed alone is respelled (프로, one jamo away)."""
     assert text_rules("ko").knows("벌레") and text_rules("ko").knows("주운") and not text_rules("ko").knows("허벅자")
+    model = shutil.copytree(korean_model, tmp_path / "model")
+    (model / "vocab.txt").write_text("프레이야\n", encoding="utf-8")
     corpus = tmp_path / "ko.jsonl"
     docs = [
         {"id": "legs", "text": "허벅지 근육을 키우는 운동을 한다. 허벅지가 튼튼하면 무릎이 편하다."},
         {"id": "food", "text": "가지를 볶아 반찬을 만든다. 가지는 여름 채소다."},  # 가지: 2 jamo from 바가지
+        {"id": "ball", "text": "프로 야구 경기를 보러 갔다. 프로 선수들이 공을 던졌다."},
     ]
     corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    index = build_index([corpus], tmp_path / "index", model=korean_model, progress=False)
-    typo, real = index.search(["허벅자 운동", "바가지 조심"], k=1, method="keywords")
+    index = build_index([corpus], tmp_path / "index", model=model, progress=False)
+    assert text_rules("ko").tokenize("프레이야") == ["프레", "이", "야"]
+    typo, real, name, piece = index.search(["허벅자 운동", "바가지 조심", "프레이야", "프레"], k=1, method="keywords")
     assert typo.searched_for == "허벅지 운동" and typo.hits[0].doc_id == "legs"
     assert "허벅자 → 허벅지" in typo.notices[0]
-    assert real.searched_for is None
+    assert real.searched_for is None and name.searched_for is None and piece.searched_for == "프로"
+    assert indexer_main(["search", "--index", str(tmp_path / "index"), "허벅자 운동", "--k", "1"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "searched for: 허벅지 운동 (to search for '허벅자 운동' as typed: --as-typed)\n"
+    )
 
 
 def test_embed_raw_tokenizes_each_line_with_the_models_rules(korean_model, tmp_path):

@@ -340,6 +340,20 @@ def test_a_korean_query_finds_its_document(korean_index: Path) -> None:
     assert documents(at)[0] == "**1. 김치 담그기**"
 
 
+def test_a_korean_typo_is_searched_as_the_index_spells_it_with_the_way_back(korean_index: Path) -> None:
+    """배츄 (one jamo from 배추, and no word Kiwi knows) is searched as 배추, said in Korean, with the button that
+    searches it as typed in this tab."""
+    at = open_app(korean_index)
+    at.text_input(key="ui.search.query").set_value("배츄를 절이는 법").run()
+    assert_clean(at)
+    said = [text.replace("\\", "") for text in texts(at.info)]  # escaped: shown as typed, never as markdown
+    assert any(text.startswith("배추를 절이는 법(으)로 검색했습니다(배츄 → 배추") for text in said)
+    assert documents(at)[0] == "**1. 김치 담그기**"
+    at.button(key="search.as_typed.elmo").click().run()
+    assert at.toggle(key="ui.search.as_typed").value and at.query_params["typed"] == "1"
+    assert not any("검색했습니다" in text for text in texts(at.info))
+
+
 def test_a_written_form_is_looked_up_as_the_token_the_index_knows(korean_index: Path) -> None:
     """배를 typed in Senses, or carried by a link to Word in context, is 배 by the model's own rules (Kiwi); a
     phrase of several words is answered with the words to choose from."""

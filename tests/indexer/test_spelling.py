@@ -49,3 +49,25 @@ def test_korean_is_spelled_in_jamo_so_a_slipped_key_is_one_edit():
     assert korean.correct("허벅자") == "허벅지"
     assert korean.correct("벌래") == "벌레"
     assert korean.correct("배") is None and not correctable("배") and correctable("벌래")
+
+
+def jamo_edits(typed: str, word: str) -> int | None:
+    """The edits ``Speller`` counts from ``typed`` to ``word`` (None: more than ``max_edits`` allows)."""
+    alone = Speller([word], np.ones((1, 2), np.float32), lambda w: np.ones((len(w), 2), np.float32), [1])
+    return next((edits for _, edits in alone.candidates(typed)), None)
+
+
+def test_korean_edits_count_jamo_not_syllable_blocks():
+    """One jamo is one edit, whichever part of a syllable it is: a vowel (허벅자), an initial (들찬), a final dropped
+    (전서) or doubled (갖지), a compound vowel (괴 for 교) or final (닥 for 닭) as one letter. A dropped syllable is its
+    two or three letters (바가지 is 2 from 가지), and a final moved to the next syllable (머거요 for 먹어요) is 2:
+    Unicode's final ㄱ is another letter than its initial ㄱ."""
+    one_jamo = [("허벅자", "허벅지"), ("들찬", "들판"), ("전서", "전선"), ("갖지", "가지"), ("괴향", "교향")]
+    one_jamo += [("닥고기", "닭고기")]
+    assert [jamo_edits(typed, word) for typed, word in one_jamo] == [1] * len(one_jamo)
+    assert (
+        jamo_edits("바가지", "가지") == 2
+        and jamo_edits("세종댜왕", "세종왕") == 2
+        and jamo_edits("머거요", "먹어요") == 2
+    )
+    assert jamo_edits("허리띠", "허벅지") is None and jamo_edits("가지", "바가지") is None  # 4 jamo: 1 edit at most
