@@ -80,6 +80,19 @@ def texts(elements) -> list[str]:
     return [e.value for e in elements]
 
 
+def notices(at: AppTest) -> list[str]:
+    """The page's notices as a reader sees them: the text escaped for markdown, shown as typed."""
+    return [text.replace("\\", "") for text in texts(at.info)]
+
+
+def search_as_typed(at: AppTest, respelled: str) -> None:
+    """Click the respelled search's button that searches the words as typed: in this tab (not a link that opens
+    another), the toggle and the link's ``typed`` on, and no notice containing ``respelled`` any more."""
+    at.button(key="search.as_typed.elmo").click().run()
+    assert at.toggle(key="ui.search.as_typed").value and at.query_params["typed"] == "1"
+    assert not any(respelled in text for text in notices(at))
+
+
 def results(at: AppTest) -> list[str]:
     """The ranked uses of a word (markdown starting with the rank and a score in backticks), in order, as a wide
     screen shows them (a phone gets the same lists in tabs)."""

@@ -21,11 +21,13 @@ from pages import (
     documents,
     facts_of,
     leaving_the_machine,
+    notices,
     open_app,
     open_browser,
     open_url,
     requested_urls,
     results,
+    search_as_typed,
     serve,
     texts,
     wait_for_text,
@@ -346,12 +348,9 @@ def test_a_korean_typo_is_searched_as_the_index_spells_it_with_the_way_back(kore
     at = open_app(korean_index)
     at.text_input(key="ui.search.query").set_value("배츄를 절이는 법").run()
     assert_clean(at)
-    said = [text.replace("\\", "") for text in texts(at.info)]  # escaped: shown as typed, never as markdown
-    assert any(text.startswith("배추를 절이는 법(으)로 검색했습니다(배츄 → 배추") for text in said)
+    assert any(text.startswith("배추를 절이는 법(으)로 검색했습니다(배츄 → 배추") for text in notices(at))
     assert documents(at)[0] == "**1. 김치 담그기**"
-    at.button(key="search.as_typed.elmo").click().run()
-    assert at.toggle(key="ui.search.as_typed").value and at.query_params["typed"] == "1"
-    assert not any("검색했습니다" in text for text in texts(at.info))
+    search_as_typed(at, "검색했습니다")
 
 
 def test_a_written_form_is_looked_up_as_the_token_the_index_knows(korean_index: Path) -> None:
