@@ -180,19 +180,19 @@ class DocumentSearch:
         word the index lacks ("mice", "bold") is searched as it is (``is_a_word``), and so is a piece of one: a
         token whose word as written (``written_word``) is a word ("프레이야", which Kiwi reads alone as an unknown 프레
         + 이 + 야)."""
-        fixes, written, spans = {}, {}, self.parts.elmo.text.text_tokens(text)
-        for token, start, end in spans:
-            written.setdefault(token, written_word(text, start, end))
-        for token, whole in written.items():
+        fixes: dict[str, str] = {}
+        spans: list[tuple[str, int, int]] = []  # the query's tokens where they stand: found once a word is no word
+        for token in dict.fromkeys(tokens):
             word = normalize(token)
             if (
                 correctable(word)
                 and word not in self.parts.elmo.text.stopwords
                 and self.parts.keyword_terms.term(word) not in self.parts.bm25.vocab
                 and not self.is_a_word(word)
-                and not self.is_a_word(normalize(whole))
             ):
-                fix = self.parts.speller.correct(word)
+                spans = spans or self.parts.elmo.text.text_tokens(text)
+                whole = next((written_word(text, a, b) for t, a, b in spans if t == token), token)
+                fix = None if whole != token and self.is_a_word(normalize(whole)) else self.parts.speller.correct(word)
                 if fix is not None:
                     fixes[token] = fix
         if not fixes:
