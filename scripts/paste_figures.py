@@ -1,22 +1,31 @@
 """Paste the figures a bench printed into every page that quotes them.
 
     python -m bench.word_in_context | tee /dev/stderr | python scripts/paste_figures.py
+    python scripts/paste_figures.py --saved gpu.h100 < ../shared/gpu-figures/bench-gpu-h100.txt
 
 Reads a bench's output (``bench/figures.py``: ``figure NAME = VALUE`` lines and ``figure NAME begin`` ... ``end``
 blocks) and replaces what each page holds between ``<!--figure NAME-->`` and ``<!--/figure-->`` in the README,
 docs/*.md and the model cards (data/models/*/README*.md). Prints what it changed, and the names of figures that no
 page quotes. Pages keep everything else byte for byte (their line endings too). A mark without its pair on any page,
 or a value holding a mark, is refused before any page is written: pasting over it would swallow the page's text up
-to the next figure's end.
+to the next figure's end. ``--saved PREFIX`` reads a bench output saved in ../shared (``SAVED_OUTPUTS``: GPU runs made before
+their benches printed figure lines): its sections' tables are the figures (``section_tables``).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SAVED_OUTPUTS = {
+    "gpu.h100": "gpu-figures/bench-gpu-h100.txt",
+    "clip_rule.h100": "gpu-figures/clip-rule-h100.txt",
+}
+"""Bench outputs kept in ../shared (GPU runs on a lent machine) whose tables the pages quote, by the prefix of their
+figures' names: ``tests/test_docs.py`` checks the pages against these files."""
 PAGES = ("README.md", "docs/*.md", "data/models/*/README*.md")
 MARK = re.compile(r"<!--/?figure\b")
 QUOTED = re.compile(r"<!--figure (?P<name>[\w.-]+)-->(?P<value>(?:(?!<!--/?figure\b).)*?)<!--/figure-->", re.DOTALL)
@@ -48,6 +57,24 @@ def printed_figures(output: str) -> dict[str, str]:
     marked = sorted(name for name, value in figures.items() if MARK.search(value))
     if marked:
         raise SystemExit(f"error: the value of figure {marked[0]} holds a figure mark (<!--figure or <!--/figure)")
+    return figures
+
+
+def section_tables(output: str, prefix: str) -> dict[str, str]:
+    """The tables of a saved bench output as block figures: each ``## Heading (...)`` section's first table is
+    ``prefix.heading`` (the heading before any parenthesis or colon, lower case, words joined by ``_``), e.g.
+    ``## Training steps, eager (10 timed ...)`` under ``gpu.h100`` is ``gpu.h100.training_steps_eager``."""
+    figures: dict[str, str] = {}
+    name, table = "", []
+    for line in [*output.splitlines(), ""]:
+        if line.startswith("## "):
+            heading = re.split(r" \(|:", line[3:], maxsplit=1)[0]
+            name, table = f"{prefix}.{'_'.join(re.findall(r'[a-z0-9]+', heading.lower()))}", []
+        elif line.startswith("|") and name:
+            table.append(line)
+        elif table:
+            figures.setdefault(name, "\n" + "\n".join(table) + "\n")
+            name, table = "", []
     return figures
 
 
@@ -83,9 +110,19 @@ def read_page(page: Path) -> str:
         return f.read()
 
 
-def main(root: Path = REPO) -> None:
+def main(root: Path = REPO, argv: list[str] | None = None) -> None:
     """Paste the figures on standard input into the pages under ``root``."""
-    figures = printed_figures(sys.stdin.read())
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--saved",
+        metavar="PREFIX",
+        choices=sorted(SAVED_OUTPUTS),
+        help=f"the input is the saved output of PREFIX ({', '.join(f'{k}: ../shared/{v}' for k, v in SAVED_OUTPUTS.items())}):"
+        " its sections' tables are pasted as the figures PREFIX.heading",
+    )
+    args = parser.parse_args(argv)
+    output = sys.stdin.read()
+    figures = section_tables(output, args.saved) if args.saved else printed_figures(output)
     if not figures:
         raise SystemExit("error: no figure lines in the input (pipe a bench's output into this script)")
     quoted: set[str] = set()

@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from helpers import SHARED
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("encoder", "indexer", "app", "demo")
@@ -264,14 +265,48 @@ def test_a_figure_quoted_on_several_pages_says_the_same_on_each_and_a_bench_prin
     """The pages quote a bench's figure between marks (``bench/figures.py``) that ``scripts/paste_figures.py`` fills
     in: each figure has one value wherever it is quoted, and its bench (the name's first part) prints that name, so
     that a run of the bench pastes it; a mark no bench prints would keep its value forever."""
+    from scripts.paste_figures import SAVED_OUTPUTS
+
     values, printed = quoted_values(), printed_names()
     assert values, "no page quotes a figure"
     assert printed["word_in_context"].fullmatch("word_in_context.ko.met_count")
     assert not printed["word_in_context"].fullmatch("word_in_context.ko.met_total")
     for name, found in values.items():
         assert len(found) == 1, f"figure {name} differs between pages: {sorted(found)}"
+        if name.rsplit(".", 1)[0] in SAVED_OUTPUTS:
+            continue  # a saved output's table: checked against the file below
         bench = name.split(".")[0]
         assert bench in printed and printed[bench].fullmatch(name), f"figure {name}: bench/{bench}.py never prints it"
+
+
+def test_a_saved_outputs_tables_on_the_pages_are_those_of_the_file():
+    """GPU figures come from runs on a lent machine, kept in ../shared (``SAVED_OUTPUTS``): each table a page quotes
+    under such a prefix is that file's table, and every file has one quoted."""
+    from scripts.paste_figures import SAVED_OUTPUTS, section_tables
+
+    values = quoted_values()
+    for prefix, saved in SAVED_OUTPUTS.items():
+        quoted = {name: value for name, value in values.items() if name.rsplit(".", 1)[0] == prefix}
+        assert quoted, f"no page quotes a table of {saved}"
+        if not (SHARED / saved).exists():
+            pytest.skip(f"../shared/{saved} is absent (CI has it)")
+        tables = section_tables((SHARED / saved).read_text(encoding="utf-8"), prefix)
+        for name, (value,) in quoted.items():
+            assert name in tables, f"figure {name}: ../shared/{saved} has no such section"
+            assert value == tables[name], f"figure {name} differs from ../shared/{saved}: paste it again"
+
+
+def test_a_saved_outputs_sections_are_read_as_their_tables():
+    from scripts.paste_figures import section_tables
+
+    output = (
+        "tokenized 1 file\n\n## Training steps, eager (10 timed)\n\n| a | b |\n|---|---:|\n| x | 1 |\n\n"
+        '## clipped: {"cell_clip": 3}\nstep 500: perplexity 7\n\n## Deviation from fp32: per layer\n| c |\n|---|'
+    )
+    assert section_tables(output, "gpu.h100") == {
+        "gpu.h100.training_steps_eager": "\n| a | b |\n|---|---:|\n| x | 1 |\n",
+        "gpu.h100.deviation_from_fp32": "\n| c |\n|---|\n",
+    }
 
 
 MARKED_ONLY = {
@@ -332,13 +367,13 @@ def test_pasting_never_damages_a_page(tmp_path, monkeypatch, capsys):
     (tmp_path / "docs" / "b.md").write_bytes(broken.encode())
     monkeypatch.setattr("sys.stdin", io.StringIO("figure b.met = 9 of 10\nfigure b.n = 3\n"))
     with pytest.raises(SystemExit, match=r"b\.md, line 1: a figure mark without its pair"):
-        main(tmp_path)
+        main(tmp_path, [])
     assert (tmp_path / "docs" / "a.md").read_bytes() == crlf.encode()
     assert (tmp_path / "docs" / "b.md").read_bytes() == broken.encode()
     (tmp_path / "docs" / "b.md").unlink()
     monkeypatch.setattr("sys.stdin", io.StringIO("figure b.met = 9 of 10\n"))
-    main(tmp_path)
+    main(tmp_path, [])
     assert (tmp_path / "docs" / "a.md").read_bytes() == crlf.replace("5 of 10", "9 of 10").encode()
     monkeypatch.setattr("sys.stdin", io.StringIO("figure b.met = 9 <!--/figure--> 10\n"))
     with pytest.raises(SystemExit, match="holds a figure mark"):
-        main(tmp_path)
+        main(tmp_path, [])
