@@ -53,7 +53,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 from sklearn.neighbors import kneighbors_graph
 
-from bench.figures import figure_block
+from bench.figures import figure, figure_block
 from bench.sense_readout import semcor_uses
 from demo.examples import SENSE_WORDS, SENSE_WORDS_KO
 from demo.labels import UseLabel, demo_labels, purity
@@ -337,6 +337,9 @@ def main() -> None:
             f"\n{word.name}, as shipped: ARI {found.ari:.2f}, purity {found.purity:.2f}, k {found.ks[0]} "
             f"({word.true_k} labelled senses, {supported} of them with {MIN_CLUSTER}+ uses)"
         )
+        figure(f"sense_k.{word.name}.purity", f"{found.purity:.2f}")
+        figure(f"sense_k.{word.name}.k", found.ks[0])
+        figure(f"sense_k.{word.name}.labelled_senses", word.true_k)
     print(f"\n{time.perf_counter() - started:.0f} s, load at the end: {open('/proc/loadavg').read().split()[0]}")
 
 

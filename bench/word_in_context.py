@@ -2,7 +2,8 @@
 sense and its part of speech, layer by layer (the paper's §5.3: layer 1 should lead on part of speech, layer 2 on
 sense) and in the index's sense readout ("context prediction", ``encoder.readout``), by the hand labels of the demo
 corpora (``data/demo*/labels.tsv``, ``demo/labels.py``), each count against its yardstick (``demo.yardstick``: chance,
-the best possible, the verdict, as the page shows them), then how long a warm neighbours query takes.
+the best possible, the verdict, as the page shows them), each example's two uses compared beside the word's typical
+cosines (the page's "Compare the two uses"), then how long a warm neighbours query takes.
 
     python -m bench.word_in_context [--index indexes/demo-index] [--k 8]
 
@@ -20,9 +21,9 @@ import time
 from pathlib import Path
 
 from bench.figures import figure, figure_block
-from demo.examples import EXAMPLES, EXAMPLES_KO
-from demo.labels import agreement, demo_labels
-from demo.yardstick import Yardstick, labelled_senses, yardstick
+from demo.examples import EXAMPLES, EXAMPLES_KO, Pairs
+from demo.labels import UseLabel, agreement, demo_labels
+from demo.yardstick import Use, Yardstick, labelled_senses, typical_cosines, yardstick
 from encoder import LayerMix
 from indexer import Index
 from indexer.representations import SenseReadout
@@ -88,6 +89,8 @@ def main() -> None:
     figure_block(f"word_in_context.{language}.yardstick", yardstick_table)
     figure(f"word_in_context.{language}.met", f"{met} of {total}")
     figure(f"word_in_context.{language}.met_count", met)
+    print("\nthe two sentences of an example compared, beside the word's typical cosines (context prediction):\n")
+    figure_block(f"word_in_context.{language}.compared", compared_table(index, examples, labels))
     warm = []  # the app's question, asked again once it has been asked (the index's parts built, the model loaded)
     for pairs in examples.values():
         for sentence, word in pairs:
@@ -99,6 +102,24 @@ def main() -> None:
         f"\na warm neighbours query (context prediction, same word, explained): median {1000 * statistics.median(warm):.0f} ms, "
         f"slowest {1000 * max(warm):.0f} ms over {len(warm)}, load average {os.getloadavg()[0]:.1f}"
     )
+
+
+def compared_table(index: Index, examples: dict[str, Pairs], labels: dict[Use, UseLabel]) -> list[str]:
+    """Each example's two uses' cosine in context prediction (``Index.compare``, as the page's "Compare the two
+    uses" shows it) beside the median cosines of the word's same-sense and other-sense labelled uses in the
+    collection (``demo.yardstick.typical_cosines``: the page's reference point)."""
+    readout = SenseReadout()
+    table = ["| example | the two uses | typical, same sense | typical, other senses |", "|---|---:|---:|---:|"]
+    for name, pairs in examples.items():
+        (sentence_a, word), (sentence_b, word_b) = pairs
+        if word_b != word:
+            continue  # two words: no typical cosines of one word to compare against
+        cosine = index.compare(sentence_a, word, sentence_b, word).cosines[index.representation_name(readout)]
+        uses, vectors = index.use_vectors(word, **readout.question(index.layer_mix.weights))
+        typical = typical_cosines(vectors, labelled_senses(uses, labels, word))
+        same, other = (f"{c:.3f}" if c is not None else "-" for c in (typical.same_sense, typical.other_sense))
+        table.append(f"| {name} | {cosine:.3f} | {same} | {other} |")
+    return table
 
 
 def verdict_cell(stick: Yardstick | None) -> str:
