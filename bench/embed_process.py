@@ -39,8 +39,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from bench.figures import figure_block
+
 ROOT = Path(__file__).resolve().parents[1]
 OURS = "ours: python -m encoder embed"
+TABLE_HEAD = (
+    "| whole process, start to exit | median s | min s | tokens/s (median) | AllenNLP / this (median) | runs s |",
+    "|---|---:|---:|---:|---:|---|",
+)
+"""The table's header: the pages keep the last run's table (``tests/test_docs.py``, ``MARKED_ONLY``)."""
 ALLENNLP = "AllenNLP _ElmoBiLm (same work)"
 
 # The instrumented run of our command: the same main() as `python -m encoder`, with its phases stamped.
@@ -260,16 +267,16 @@ def main() -> None:
         f"{args.repeats} processes each, alternating; allennlp {worker_phases[0]['allennlp_version']}; "
         f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
-    print("| whole process, start to exit | median s | min s | tokens/s (median) | AllenNLP / this (median) | runs s |")
-    print("|---|---:|---:|---:|---:|---|")
+    table = list(TABLE_HEAD)
     allennlp_median = statistics.median(times[ALLENNLP])
     for label, seconds in times.items():
         median = statistics.median(seconds)
         runs = ", ".join(f"{t:.2f}" for t in seconds)
-        print(
+        table.append(
             f"| {label} | {median:.2f} | {min(seconds):.2f} | {tokens / median:.0f} | "
             f"{allennlp_median / median:.2f}x | {runs} |"
         )
+    figure_block("embed_process.table", table)
     print(
         f"ratio AllenNLP time / ours: {allennlp_median / statistics.median(times[OURS]):.2f}x (medians), "
         f"{min(times[ALLENNLP]) / min(times[OURS]):.2f}x (minimums)"
