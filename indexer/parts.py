@@ -30,6 +30,7 @@ from .factory import apply_search_params
 from .glove import GloveVectors
 from .live import LiveRows
 from .manifest import Manifest, ModelRecord, ModelSpec, Shard, check_glove_source
+from .queries import composed
 from .spelling import Speller
 from .vectors import RERANK, ExactSearch, LayerStore, VectorSet
 
@@ -270,8 +271,8 @@ class IndexParts:
         return self.tokens.groupby(self.tokens["word"].str.lower()).indices
 
     def word_ids(self, word: str) -> np.ndarray:
-        """Ids of the live token vectors of ``word`` (any case); QueryError if it has none."""
-        ids = self.live.live_of("tokens", self.token_rows.get(normalize(word), np.zeros(0, np.int64)))
+        """Ids of the live token vectors of ``word`` (any case, ``composed``); QueryError if it has none."""
+        ids = self.live.live_of("tokens", self.token_rows.get(normalize(composed(word)), np.zeros(0, np.int64)))
         if not len(ids):
             key = (
                 "stopword_not_indexed"

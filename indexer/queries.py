@@ -3,6 +3,7 @@ and word questions share."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,10 +16,17 @@ from .errors import QueryError, message
 MAX_QUERY_CHARS = 10_000
 
 
+def composed(text: str) -> str:
+    """``text`` as the documents spell it: in Unicode's composed form (NFC). A letter typed as a base and a combining
+    mark (é as e + U+0301, as macOS and some keyboards write it) or a Hangul syllable typed as its jamo (배 as ᄇ + ᅢ)
+    is then the one character the documents hold, and is tokenized, looked up and embedded as they are."""
+    return unicodedata.normalize("NFC", text)
+
+
 @dataclass
 class Query:
-    """A query or sentence as every question uses it: its text (cut at ``MAX_QUERY_CHARS``), its tokens, and the
-    notices of what was changed to make it answerable."""
+    """A query or sentence as every question uses it: its text (``composed``, cut at ``MAX_QUERY_CHARS``), its
+    tokens, and the notices of what was changed to make it answerable."""
 
     text: str
     tokens: list[str]
@@ -33,7 +41,7 @@ def read_query(rules: TextRules, text: Any, what: str, documents: int) -> Query:
     """
     if not isinstance(text, str) or not text.strip():
         raise QueryError(message(f"{what}_empty"))
-    notices = []
+    notices, text = [], composed(text)
     if len(text) > MAX_QUERY_CHARS:
         notices.append(message(f"{what}_too_long", length=len(text), limit=MAX_QUERY_CHARS))
         text = text[:MAX_QUERY_CHARS]

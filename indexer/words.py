@@ -19,7 +19,7 @@ from encoder.words import normalize
 from .errors import QueryError, message
 from .options import NeighborsOptions, SensesOptions
 from .parts import IndexParts
-from .queries import Query, read_query
+from .queries import Query, composed, read_query
 from .representations import Representation, asked, comparison_order
 from .results import Comparison, Neighbors, Senses, TokenHit
 from .senses import describe_senses
@@ -52,7 +52,7 @@ class WordQuestions:
         tokens = query.tokens
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_of_sentence_empty"))
-        word = word.strip()
+        word = composed(word.strip())
         matches = [i for i, t in enumerate(tokens) if t == word] or [
             i for i, t in enumerate(tokens) if normalize(t) == normalize(word)
         ]
