@@ -601,6 +601,18 @@ CLI = [
         "token holds no token; put a long random one there",
     ),
     Cmd(
+        "serve with a token no header carries as it is",
+        lambda c: q(c, "serve", "--token-file", str(c.file("token", "s3cret-tök\n"))),
+        ERROR,
+        "the token in .*token holds 'ö' \\(U\\+00F6\\), which a Bearer token cannot hold as it is",
+    ),
+    Cmd(
+        "serve with a token file that is not UTF-8",
+        lambda c: q(c, "serve", "--token-file", str(c.file("token", b"s3cret-\xff\n"))),
+        ERROR,
+        "the token in .*token holds .* \\(U\\+FFFD\\)",
+    ),
+    Cmd(
         "serve with a token file that is not there",
         lambda c: q(c, "serve", "--token-file", str(c.tmp / "no-token")),
         ERROR,
