@@ -25,8 +25,9 @@ is the context states themselves ("context states").
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -111,13 +112,26 @@ class ReadoutSettings:
         settings = cls()
         if path is not None and path.is_file():
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_once_each)
                 if not isinstance(data, dict):
                     raise ValueError("it is not a JSON object")
+                unknown = sorted(set(data) - {spec.name for spec in fields(cls)})
+                if unknown:
+                    keys = ", ".join(spec.name for spec in fields(cls))
+                    raise ValueError(f"unknown key {', '.join(map(repr, unknown))}; its keys are {keys}")
                 settings = cls(**data)
             except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError) as error:
                 raise ValueError(f"{path} does not hold readout settings ({error}): restore the model folder") from None
         return settings if has_head(folder) else replace(settings, kind=STATES)
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (``json.loads`` keeps a repeated key's last value unsaid)."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        repeated = next(key for key in data if sum(k == key for k, _ in pairs) > 1)
+        raise ValueError(f"the key {repeated!r} is given {sum(k == repeated for k, _ in pairs)} times; give it once")
+    return data
 
 
 @dataclass(frozen=True)
