@@ -27,12 +27,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
-from .files import sha256_of
+from .files import sha256_of, unique_keys
 from .lm_data import VOCAB_FILE, Vocabulary
 from .lm_head import HEAD_FILE, LMHead, load_language_model
 from .model import BiLM
@@ -112,7 +111,7 @@ class ReadoutSettings:
         settings = cls()
         if path is not None and path.is_file():
             try:
-                data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_once_each)
+                data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
                 if not isinstance(data, dict):
                     raise ValueError("it is not a JSON object")
                 unknown = sorted(set(data) - {spec.name for spec in fields(cls)})
@@ -123,15 +122,6 @@ class ReadoutSettings:
             except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError) as error:
                 raise ValueError(f"{path} does not hold readout settings ({error}): restore the model folder") from None
         return settings if has_head(folder) else replace(settings, kind=STATES)
-
-
-def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are each given once (``json.loads`` keeps a repeated key's last value unsaid)."""
-    data = dict(pairs)
-    if len(data) < len(pairs):
-        repeated = next(key for key in data if sum(k == key for k, _ in pairs) > 1)
-        raise ValueError(f"the key {repeated!r} is given {sum(k == repeated for k, _ in pairs)} times; give it once")
-    return data
 
 
 @dataclass(frozen=True)
