@@ -34,7 +34,7 @@ from docutils.readers import standalone
 from docutils.transforms import references
 from markdown_it import MarkdownIt
 
-from encoder.files import DECODE_ERRORS, open_text, replaced_bytes
+from encoder.files import DECODE_ERRORS, RepeatedKeyError, open_text, replaced_bytes, unique_keys
 from encoder.options import check_keywords
 from encoder.terminal import counted
 
@@ -333,9 +333,11 @@ def _read_jsonl(path: Path, name: str, options: ReaderOptions) -> Iterator[Docum
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line, object_pairs_hook=unique_keys)
             except json.JSONDecodeError as error:
                 raise CorpusError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+            except RepeatedKeyError as error:
+                raise CorpusError(f"{path}, line {number}: {error}") from None
             if not isinstance(record, dict):
                 raise CorpusError(f"{path}, line {number}: expected a JSON object per line")
             yield _record_document(record, f"{name}:{number}", name, options, f"{path}, line {number}")

@@ -132,6 +132,12 @@ API = [
         "line 2: not valid JSON",
     ),
     Case(
+        "build from a JSONL whose record gives a field twice",  # not its last text, unsaid
+        lambda c: c.build(c.jsonl({"text": "One."}, '{"id": "a", "text": "Two.", "text": "Three."}')),
+        CorpusError,
+        "line 2: the key 'text' is given 2 times; give it once",
+    ),
+    Case(
         "build from a JSONL without the text field",
         lambda c: c.build(c.jsonl({"body": "One."})),
         CorpusError,

@@ -105,6 +105,11 @@ def test_a_queries_line_with_a_bad_value_says_why_as_the_options_do():
     assert problem == "k must be a whole number from 1 to 1,000, not True"
 
 
+def test_a_queries_line_that_gives_a_field_twice_is_refused_not_read_as_its_last():
+    ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "bank", "k": 2, "query": "loan"}\n'), SearchOptions())
+    assert problem == "the key 'query' is given 2 times; give it once"
+
+
 def test_a_queries_line_may_give_null_only_for_an_option_whose_default_is_none():
     lines = b'{"query": "q", "k": null}\n{"query": "q", "layers": null}\n'
     (_, problem), (_, line) = _query_lines(io.BytesIO(lines), SearchOptions())
