@@ -587,6 +587,12 @@ CLI = [
         setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": "4"}),
     ),
     Cmd(
+        "search with an unknown argument holding escapes",  # argparse's usage error quotes it
+        lambda c: q(c, "search", "bank", ESCAPES),
+        USAGE,
+        "unrecognized arguments: .*pwned",
+    ),
+    Cmd(
         "serve on a port in use",
         lambda c: q(c, "serve", "--port", str(c.busy.getsockname()[1])),
         ERROR,
