@@ -181,8 +181,6 @@ class Index:
         >>> len(index), [hit.doc_id for hit in index.search("magma and volcanoes", k=5)]
         (1, ['b'])
         """
-        if isinstance(ids, str):
-            raise QueryError(f"ids must be a list of document ids, not one string ({[ids]!r} deletes that one)")
         build.delete_documents(self.path, ids)
         self._reopen()
 

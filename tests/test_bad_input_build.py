@@ -348,6 +348,13 @@ API = [
     ),
     Case("delete an unknown id", lambda c: delete_documents(c.index, ["no-such-doc"]), QueryError, "no-such-doc"),
     Case("delete nothing", lambda c: delete_documents(c.index, []), QueryError, "no document ids"),
+    Case(  # not its characters' ids: "12" would delete the documents "1" and "2"
+        "delete one string",
+        lambda c: delete_documents(c.index, "river-0"),
+        QueryError,
+        "not one string \\(\\['river-0'\\] deletes that one\\)",
+    ),
+    Case("delete an id that is a number", lambda c: delete_documents(c.index, [3]), QueryError, "not 3 \\(type int\\)"),
     Case(
         "delete an id twice",
         lambda c: delete_documents(c.index, ["river-0"]),
