@@ -133,7 +133,10 @@ def _answer_errors_as_json(app: FastAPI) -> None:
         if request.method == "POST" and "json" not in request.headers.get("content-type", ""):
             return SafeJSON({"error": "the body must be JSON (Content-Type: application/json)"}, status_code=415)
         problems = [
-            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'the body'}: {e['msg']}" for e in error.errors()
+            f"the body is not JSON ({e['ctx']['error']} at character {e['loc'][-1]})"
+            if e["type"] == "json_invalid"
+            else f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'the body'}: {e['msg']}"
+            for e in error.errors()
         ]
         return SafeJSON({"error": "; ".join(problems)}, status_code=400)
 
