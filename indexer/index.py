@@ -279,6 +279,8 @@ class Index:
         >>> [found[0].doc_id for found in index.search(["magma", "an oven for bread"], k=1)]
         ['0', '1']
         """
+        if not isinstance(spelling, bool):  # "no" would be true: respelled when asked not to be
+            raise QueryError(f"spelling must be True or False, not {spelling!r}")
         SearchOptions(k=k, method=method, layers=layers, as_typed=not spelling)  # each checked by its rule
         k = int(k)
         weights = layer_weights(layers, self.search_mix, self.elmo.n_layers)

@@ -83,6 +83,9 @@ API = [
         WORKS,
         check=found(24),
     ),
+    Case(
+        "search spelling='no'", lambda c: c.opened.search("bank", spelling="no"), QueryError, "True or False, not 'no'"
+    ),
     Case("search an unknown method", lambda c: c.opened.search("bank", method="magic"), QueryError, "one of hybrid"),
     Case("search layers with nan", lambda c: c.opened.search("bank", layers="nan,nan,nan"), QueryError, "finite"),
     Case("search layers with inf", lambda c: c.opened.search("bank", layers="1,inf,0"), QueryError, "finite"),
