@@ -31,7 +31,7 @@ from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
 from encoder.glove import BASELINES, STANFORD
 from encoder.options import check_keywords
-from encoder.readout import Readout
+from encoder.readout import Readout, ReadoutSettings
 from encoder.terminal import counted
 from encoder.words import WordFrequencies
 
@@ -311,6 +311,7 @@ def write_index(
     if settings.index_factory:
         check_factory(settings.index_factory, elmo.dim)
     check_token_index(settings, elmo.dim)
+    ReadoutSettings.of_folder(elmo.folder)  # a damaged readout.json beside the model: said before anything is written
     files = corpus_files(list(corpus))
     state = {
         "kind": "build",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -197,6 +198,16 @@ API = [
         "has no 'text' field \\(fields: id;text\\)",
     ),
     Case("build from blank documents", lambda c: c.build(c.file("a.txt", "\n  \n\t\n")), CorpusError, "holds no text"),
+    Case(
+        "build with a model whose readout.json is damaged",  # refused before the build's folder is written
+        lambda c: build_index([c.corpus], c.tmp / "out", model=c.tmp / "in" / "model", progress=False),
+        ValueError,
+        "model/readout.json does not hold readout settings \\(top must be a whole number .*not -1\\)",
+        setup=lambda c: (
+            shutil.copytree(c.model, c.tmp / "in" / "model"),
+            (c.tmp / "in" / "model" / "readout.json").write_text('{"top": -1}'),
+        ),
+    ),
     Case(
         "build into a file",
         lambda c: build_index([c.corpus], c.file("out", "mine"), model=c.model, progress=False),
