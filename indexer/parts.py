@@ -20,6 +20,7 @@ from encoder.lm_data import VOCAB_FILE
 from encoder.lm_head import HEAD_FILE
 from encoder.model_files import MODEL_NAMES, resolve_model
 from encoder.readout import Readout, head_hash
+from encoder.text import composed
 from encoder.words import WordFrequencies, is_word, normalize
 
 from . import layout, storage
@@ -30,7 +31,6 @@ from .factory import apply_search_params
 from .glove import GloveVectors
 from .live import LiveRows
 from .manifest import Manifest, ModelRecord, ModelSpec, Shard, check_glove_source
-from .queries import composed
 from .spelling import Speller
 from .vectors import RERANK, ExactSearch, LayerStore, VectorSet
 

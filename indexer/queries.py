@@ -3,24 +3,16 @@ and word questions share."""
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from encoder import LayerMix
-from encoder.text import TextRules
+from encoder.text import TextRules, composed
 
 from .errors import QueryError, message
 
 MAX_QUERY_CHARS = 10_000
-
-
-def composed(text: str) -> str:
-    """``text`` as the documents spell it: in Unicode's composed form (NFC). A letter typed as a base and a combining
-    mark (é as e + U+0301, as macOS and some keyboards write it) or a Hangul syllable typed as its jamo (배 as ᄇ + ᅢ)
-    is then the one character the documents hold, and is tokenized, looked up and embedded as they are."""
-    return unicodedata.normalize("NFC", text)
 
 
 @dataclass

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 from encoder.readout import Expectation
+from encoder.text import composed
 from encoder.words import normalize
 
 from .errors import QueryError, message
 from .options import NeighborsOptions, SensesOptions
 from .parts import IndexParts
-from .queries import Query, composed, read_query
+from .queries import Query, read_query
 from .representations import Representation, asked, comparison_order
 from .results import Comparison, Neighbors, Senses, TokenHit
 from .senses import describe_senses

@@ -29,8 +29,8 @@ from demo.examples import Pairs
 from demo.labels import UseLabel, agreement, demo_labels
 from demo.yardstick import Yardstick, labelled_senses, leaders, tied, yardstick
 from encoder import LayerMix
+from encoder.text import composed
 from encoder.words import normalize
-from indexer.queries import composed
 from indexer.representations import IndexMix, Representation, choices, comparison_order
 from indexer.results import Comparison, Neighbors
 

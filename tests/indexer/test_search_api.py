@@ -1,6 +1,6 @@
 """The Python API as its peers offer it, on the shipped default model: docstring examples, batch search equal to
 one query at a time, an index of a list of strings, upsert, a deleted id used again, respelling of non-words only,
-a query typed decomposed (NFD), and ``Elmo.encode``."""
+text typed decomposed (NFD), and ``Elmo.encode``."""
 
 from __future__ import annotations
 
@@ -75,20 +75,23 @@ def test_only_non_words_are_respelled(small):
     assert small.search("spiral galaxeis", spelling=False).searched_for is None
 
 
-def test_a_query_typed_decomposed_is_read_as_the_documents_spell_it(tiny_model_dir):
-    """é typed as e + a combining accent (NFD, as macOS writes it) is the é the documents hold: the same hits and
-    matched words, nothing said to be respelled; a word in context and a word's uses are found the same way."""
-    index = Index.from_texts(
-        ["The café served crème brûlée.", "Trains left the station."], ids=["cafe", "trains"], model=tiny_model_dir
-    )
-    typed = unicodedata.normalize("NFD", "crème brûlée café")
-    assert typed != unicodedata.normalize("NFC", typed)
-    hits = index.search(typed, k=1, method="keywords")
-    assert [hit.doc_id for hit in hits] == ["cafe"] and hits[0].matched_words == ["crème", "brûlée", "café"]
-    assert hits.searched_for is None and not any(notice.key == "searched_for" for notice in hits.notices)
-    found = index.neighbors(unicodedata.normalize("NFD", "A busy café"), unicodedata.normalize("NFD", "café"), k=1)
-    assert found.query_tokens[found.position] == "café" and found.hits[0].doc_id == "cafe"
-    assert len(index.word_ids(unicodedata.normalize("NFD", "Café"))) == 1
+def test_text_typed_decomposed_is_read_as_text_typed_composed(tiny_model_dir):
+    """é typed as e + a combining accent (NFD, as macOS writes it) is the é typed as one character (NFC), in a
+    document as in a query: either finds the other with the same matched words, nothing said to be respelled; a
+    word in context and a word's uses are found the same way."""
+    nfd, nfc = (lambda text, form=form: unicodedata.normalize(form, text) for form in ("NFD", "NFC"))
+    assert nfd("café") != nfc("café")
+    index = Index.from_texts([nfd("The café served crème brûlée."), "Trains left the station."], model=tiny_model_dir)
+    for typed in (nfd, nfc):
+        hits = index.search(typed("crème brûlée café"), k=1, method="keywords")
+        assert [hit.doc_id for hit in hits] == ["0"] and hits[0].matched_words == [
+            nfc(w) for w in ("crème", "brûlée", "café")
+        ]
+        assert hits.searched_for is None and not any(notice.key == "searched_for" for notice in hits.notices)
+        found = index.neighbors(typed("A busy café"), typed("café"), k=1)
+        assert found.query_tokens[found.position] == nfc("café") and found.hits[0].doc_id == "0"
+        assert len(index.word_ids(typed("Café"))) == 1
+    assert hits[0].passages[0].text == nfc("The café served crème brûlée.")
 
 
 def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path):
