@@ -590,6 +590,12 @@ CLI = [
         setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": "4"}),
     ),
     Cmd(
+        "search sentences by keywords",  # they are ranked by ELMo: not a silently ignored --method
+        lambda c: q(c, "search", "bank", "--sentences", "--method", "keywords"),
+        ERROR,
+        "sentences are ranked by ELMo cosine, not by method keywords",
+    ),
+    Cmd(
         "search with an unknown argument holding escapes",  # argparse's usage error quotes it
         lambda c: q(c, "search", "bank", ESCAPES),
         USAGE,

@@ -89,6 +89,11 @@ def test_every_senses_option_comes_from_the_command_line():
         (SearchOptions, {"layers": [0.5, True]}, "layers must be text"),
         (SearchOptions, {"k": None}, r"k cannot be null \(None\): leave it out for its default, 10$"),
         (SearchOptions, {"sentences": None}, "sentences cannot be null"),
+        (  # not ranked by ELMo unsaid
+            SearchOptions,
+            {"sentences": True, "method": "keywords"},
+            "sentences are ranked by ELMo cosine, not by method keywords",
+        ),
         (NeighborsOptions, {"position": -1}, "position must be a whole number of at least 0"),
         (NeighborsOptions, {"representation": "bert"}, "representation must be one of readout, elmo"),
         (SensesOptions, {"k": "many"}, "k must be 'auto' or a whole number from 1 to 50"),
