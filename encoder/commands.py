@@ -12,8 +12,10 @@ import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import NoReturn
 
 from .files import checkout_root
+from .terminal import visible
 
 DISTRIBUTION = "elmo-search"
 SCRIPTS = {"app": "elmo-search", "encoder": "elmo-encoder", "indexer": "elmo-indexer"}
@@ -40,8 +42,18 @@ def project_version() -> str:
         return tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage error shows the arguments it quotes as every message shows text
+    (``terminal.visible``): an argument holding a terminal's control sequence is written out, not obeyed."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {visible(message)}\n")
+
+
 def parser_for(package: str, description: str | None, **kwargs) -> argparse.ArgumentParser:
-    """A program's parser: usage lines under the name it was started by, and ``--version``."""
-    parser = argparse.ArgumentParser(prog=program(package), description=description, **kwargs)
+    """A program's parser (``Parser``, its sub-commands' too): usage lines under the name it was started by, and
+    ``--version``."""
+    parser = Parser(prog=program(package), description=description, **kwargs)
     parser.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
     return parser

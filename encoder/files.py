@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from safetensors import SafetensorError
 
@@ -264,3 +264,18 @@ def sha256_of(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) 
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
+
+
+class RepeatedKeyError(ValueError):
+    """A JSON object that gives one key twice."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (``json.loads``'s ``object_pairs_hook``: alone it keeps a
+    repeated key's last value and says nothing); RepeatedKeyError names the key."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        repeated = next(key for key in data if sum(k == key for k, _ in pairs) > 1)
+        times = sum(k == repeated for k, _ in pairs)
+        raise RepeatedKeyError(f"the key {repeated!r} is given {times} times; give it once")
+    return data

@@ -25,13 +25,13 @@ is the context states themselves ("context states").
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .files import sha256_of
+from .files import sha256_of, unique_keys
 from .lm_data import VOCAB_FILE, Vocabulary
 from .lm_head import HEAD_FILE, LMHead, load_language_model
 from .model import BiLM
@@ -111,9 +111,13 @@ class ReadoutSettings:
         settings = cls()
         if path is not None and path.is_file():
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
                 if not isinstance(data, dict):
                     raise ValueError("it is not a JSON object")
+                unknown = sorted(set(data) - {spec.name for spec in fields(cls)})
+                if unknown:
+                    keys = ", ".join(spec.name for spec in fields(cls))
+                    raise ValueError(f"unknown key {', '.join(map(repr, unknown))}; its keys are {keys}")
                 settings = cls(**data)
             except (UnicodeDecodeError, json.JSONDecodeError, TypeError, ValueError) as error:
                 raise ValueError(f"{path} does not hold readout settings ({error}): restore the model folder") from None

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import importlib.util
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,13 @@ class Sentence:
     tokens: list[str]
     token_spans: list[tuple[int, int]]
     """Offsets into the document (not the sentence): ``doc[a:b] == tokens[i]``."""
+
+
+def composed(text: str) -> str:
+    """``text`` in Unicode's composed form (NFC), as the indexer reads documents and questions: a letter typed as a
+    base and a combining mark (é as e + U+0301, as macOS and some keyboards write it) or a Hangul syllable typed as
+    its jamo (배 as ᄇ + ᅢ) is one character, so that a query finds the document that spells it the other way."""
+    return unicodedata.normalize("NFC", text)
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:

@@ -51,7 +51,7 @@ def search_answers(index: Index, queries: list[str], options: SearchOptions) -> 
         answer = {
             "query": query[:MAX_QUERY_CHARS],
             "k": options.k,
-            "method": options.method,
+            "method": "elmo" if options.sentences else options.method,  # sentences: ELMo's, whatever the default
             "layers": options.layers or index.manifest.search_layers.spec,
             "sentences": options.sentences,
         }

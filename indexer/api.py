@@ -26,6 +26,7 @@ thread-safe (``Index.lock``, ``Elmo.lock``).
 from __future__ import annotations
 
 import hmac
+import json
 import socket
 from collections.abc import Callable
 from dataclasses import MISSING, fields
@@ -39,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.exceptions import HTTPException
 
 from encoder import LayerMix, locks
+from encoder.files import RepeatedKeyError, unique_keys
 from encoder.terminal import json_text
 
 from . import layout
@@ -131,7 +133,10 @@ def _answer_errors_as_json(app: FastAPI) -> None:
         if request.method == "POST" and "json" not in request.headers.get("content-type", ""):
             return SafeJSON({"error": "the body must be JSON (Content-Type: application/json)"}, status_code=415)
         problems = [
-            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'the body'}: {e['msg']}" for e in error.errors()
+            f"the body is not JSON ({e['ctx']['error']} at character {e['loc'][-1]})"
+            if e["type"] == "json_invalid"
+            else f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'the body'}: {e['msg']}"
+            for e in error.errors()
         ]
         return SafeJSON({"error": "; ".join(problems)}, status_code=400)
 
@@ -279,7 +284,8 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
 class Guard:
     """ASGI middleware, before the application reads anything: a Host that is not one of ``limits.hosts`` gets 400,
     a body over ``limits.body_bytes`` 413 (uvicorn sets no limit of its own). The body is counted as it arrives,
-    whatever its Content-Length says (a declared size over the limit is refused at once), then handed on."""
+    whatever its Content-Length says (a declared size over the limit is refused at once); a JSON body that gives a key
+    twice gets 400 (``_repeated_key``); then it is handed on."""
 
     def __init__(self, app: Any, limits: Limits):
         self.app, self.limits = app, limits
@@ -306,6 +312,9 @@ class Guard:
             size += len(messages[-1].get("body", b""))
             if size > self.limits.body_bytes:
                 return await self._refuse(send, 413, too_big)
+        repeated = _repeated_key(b"".join(message.get("body", b"") for message in messages))
+        if repeated is not None:
+            return await self._refuse(send, 400, repeated)
 
         async def replay() -> dict:
             return messages.pop(0) if messages else await receive()
@@ -315,6 +324,20 @@ class Guard:
     @staticmethod
     async def _refuse(send: Callable, status: int, message: str) -> None:
         await SafeJSON({"error": message}, status_code=status)({"type": "http"}, None, send)
+
+
+def _repeated_key(body: bytes) -> str | None:
+    """What is wrong with a JSON body that gives a key twice (``{"texts": ["a"], "texts": ["b"]}``: which did the
+    client mean?); None for any other body (one that is not JSON is the application's to refuse)."""
+    if not body:
+        return None
+    try:
+        json.loads(body, object_pairs_hook=unique_keys)
+    except RepeatedKeyError as error:
+        return str(error)
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError)
+        pass
+    return None
 
 
 def serve(index: Index, listening: socket.socket, limits: Limits, token: str | None = None) -> None:

@@ -31,7 +31,7 @@ from encoder import Elmo, LayerMix
 from encoder.device import resolve_device
 from encoder.glove import BASELINES, STANFORD
 from encoder.options import check_keywords
-from encoder.readout import Readout
+from encoder.readout import Readout, ReadoutSettings
 from encoder.terminal import counted
 from encoder.words import WordFrequencies
 
@@ -311,6 +311,7 @@ def write_index(
     if settings.index_factory:
         check_factory(settings.index_factory, elmo.dim)
     check_token_index(settings, elmo.dim)
+    ReadoutSettings.of_folder(elmo.folder)  # a damaged readout.json beside the model: said before anything is written
     files = corpus_files(list(corpus))
     state = {
         "kind": "build",
@@ -433,14 +434,20 @@ def distinct_ids(doc_ids: Iterable[str]) -> list[str]:
 
 
 def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
-    """Remove documents from search results (their vectors stay on disk); returns the new counts."""
+    """Remove documents from search results (their vectors stay on disk); returns the new counts. ``doc_ids`` is a
+    list of ids: one string is refused, not read as ids of one character each ("12" would delete "1" and "2")."""
     out = Path(path)
-    if not doc_ids:
+    if isinstance(doc_ids, (str, bytes)):
+        raise QueryError(f"ids must be a list of document ids, not one string ({[doc_ids]!r} deletes that one)")
+    wanted = distinct_ids(doc_ids if doc_ids is not None else [])
+    if not wanted:
         raise QueryError(f"no document ids given: name the documents to delete ({_listing(out)} lists them)")
+    other = next((doc_id for doc_id in wanted if not isinstance(doc_id, str)), None)
+    if other is not None:
+        raise QueryError(f"document ids are strings, not {other!r} (type {type(other).__name__})")
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
         live = _live_documents(out, manifest)
-        wanted = distinct_ids(doc_ids)
         unknown = [d for d in wanted if d not in live.index]
         if unknown:
             raise QueryError(

@@ -181,8 +181,6 @@ class Index:
         >>> len(index), [hit.doc_id for hit in index.search("magma and volcanoes", k=5)]
         (1, ['b'])
         """
-        if isinstance(ids, str):
-            raise QueryError(f"ids must be a list of document ids, not one string ({[ids]!r} deletes that one)")
         build.delete_documents(self.path, ids)
         self._reopen()
 
@@ -281,6 +279,8 @@ class Index:
         >>> [found[0].doc_id for found in index.search(["magma", "an oven for bread"], k=1)]
         ['0', '1']
         """
+        if not isinstance(spelling, bool):  # "no" would be true: respelled when asked not to be
+            raise QueryError(f"spelling must be True or False, not {spelling!r}")
         SearchOptions(k=k, method=method, layers=layers, as_typed=not spelling)  # each checked by its rule
         k = int(k)
         weights = layer_weights(layers, self.search_mix, self.elmo.n_layers)

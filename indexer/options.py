@@ -103,6 +103,11 @@ class SearchOptions:
 
     def __post_init__(self) -> None:
         check(self)
+        if self.sentences and self.method not in ("hybrid", "elmo"):  # hybrid: the default, when not asked
+            raise QueryError(
+                f"sentences are ranked by ELMo cosine, not by method {self.method} (a method of documents); "
+                "the baseline adds GloVe's sentences"
+            )
 
 
 @dataclass(frozen=True)

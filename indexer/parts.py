@@ -20,6 +20,7 @@ from encoder.lm_data import VOCAB_FILE
 from encoder.lm_head import HEAD_FILE
 from encoder.model_files import MODEL_NAMES, resolve_model
 from encoder.readout import Readout, head_hash
+from encoder.text import composed
 from encoder.words import WordFrequencies, is_word, normalize
 
 from . import layout, storage
@@ -270,8 +271,8 @@ class IndexParts:
         return self.tokens.groupby(self.tokens["word"].str.lower()).indices
 
     def word_ids(self, word: str) -> np.ndarray:
-        """Ids of the live token vectors of ``word`` (any case); QueryError if it has none."""
-        ids = self.live.live_of("tokens", self.token_rows.get(normalize(word), np.zeros(0, np.int64)))
+        """Ids of the live token vectors of ``word`` (any case, ``composed``); QueryError if it has none."""
+        ids = self.live.live_of("tokens", self.token_rows.get(normalize(composed(word)), np.zeros(0, np.int64)))
         if not len(ids):
             key = (
                 "stopword_not_indexed"

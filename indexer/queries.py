@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from encoder import LayerMix
-from encoder.text import TextRules
+from encoder.text import TextRules, composed
 
 from .errors import QueryError, message
 
@@ -17,8 +17,8 @@ MAX_QUERY_CHARS = 10_000
 
 @dataclass
 class Query:
-    """A query or sentence as every question uses it: its text (cut at ``MAX_QUERY_CHARS``), its tokens, and the
-    notices of what was changed to make it answerable."""
+    """A query or sentence as every question uses it: its text (``composed``, cut at ``MAX_QUERY_CHARS``), its
+    tokens, and the notices of what was changed to make it answerable."""
 
     text: str
     tokens: list[str]
@@ -33,7 +33,7 @@ def read_query(rules: TextRules, text: Any, what: str, documents: int) -> Query:
     """
     if not isinstance(text, str) or not text.strip():
         raise QueryError(message(f"{what}_empty"))
-    notices = []
+    notices, text = [], composed(text)
     if len(text) > MAX_QUERY_CHARS:
         notices.append(message(f"{what}_too_long", length=len(text), limit=MAX_QUERY_CHARS))
         text = text[:MAX_QUERY_CHARS]

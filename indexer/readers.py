@@ -21,7 +21,7 @@ import os
 import warnings
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,10 @@ from docutils.readers import standalone
 from docutils.transforms import references
 from markdown_it import MarkdownIt
 
-from encoder.files import DECODE_ERRORS, open_text, replaced_bytes
+from encoder.files import DECODE_ERRORS, RepeatedKeyError, open_text, replaced_bytes, unique_keys
 from encoder.options import check_keywords
 from encoder.terminal import counted
+from encoder.text import composed
 
 from . import layout
 from .errors import CorpusError
@@ -158,11 +159,13 @@ class ReadStats:
 def read_corpus(
     files: list[tuple[Path, str]], options: ReaderOptions, stats: ReadStats | None = None, warn: bool = False
 ) -> Iterator[Document]:
-    """All non-empty documents of ``files`` in order; ``warn`` warns once per file with undecodable bytes."""
+    """All non-empty documents of ``files`` in order, their titles and texts ``composed`` as queries are read;
+    ``warn`` warns once per file with undecodable bytes."""
     stats = stats if stats is not None else ReadStats()
     for path, name in files:
         replaced = 0
         for doc in _read_file(path, name, options):
+            doc = replace(doc, title=composed(doc.title), text=composed(doc.text))
             replaced += doc.text.count("\ufffd") + doc.title.count("\ufffd")
             if not doc.text.strip():
                 stats.empty += 1
@@ -333,9 +336,11 @@ def _read_jsonl(path: Path, name: str, options: ReaderOptions) -> Iterator[Docum
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line, object_pairs_hook=unique_keys)
             except json.JSONDecodeError as error:
                 raise CorpusError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+            except RepeatedKeyError as error:
+                raise CorpusError(f"{path}, line {number}: {error}") from None
             if not isinstance(record, dict):
                 raise CorpusError(f"{path}, line {number}: expected a JSON object per line")
             yield _record_document(record, f"{name}:{number}", name, options, f"{path}, line {number}")

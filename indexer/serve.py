@@ -22,16 +22,27 @@ TOKEN_VARIABLE = "ELMO_SEARCH_TOKEN"
 
 def write_token(token_file: Path | None) -> str | None:
     """The token of the write endpoints (add, upsert, delete): the first line of ``token_file``, else
-    ``$ELMO_SEARCH_TOKEN``; None (writing off) when neither is given. An empty token is refused."""
+    ``$ELMO_SEARCH_TOKEN``, without the spaces around it; None (writing off) when neither is given. An empty token
+    is refused, and so is one with a character other than visible ASCII (a header carries no other as it is: a
+    client would send other bytes for it, and no request would ever match; U+FFFD: a byte that is not UTF-8)."""
     if token_file is None:
         token = os.environ.get(TOKEN_VARIABLE)
+        if token is None:
+            return None
         where = f"${TOKEN_VARIABLE}"
     else:
-        token = token_file.read_text(encoding="utf-8").splitlines()[0] if token_file.stat().st_size else ""
-        where = str(token_file)
-    if token is not None and not token.strip():
+        lines = token_file.read_bytes().decode("utf-8", "replace").splitlines()  # a byte that is no UTF-8: U+FFFD
+        token, where = (lines[0] if lines else ""), str(token_file)
+    token = token.strip()
+    if not token:
         raise ValueError(f"{where} holds no token; put a long random one there (or give none: writing stays off)")
-    return None if token is None else token.strip()
+    odd = next((c for c in token if not "!" <= c <= "~"), None)
+    if odd is not None:
+        raise ValueError(
+            f"the token in {where} holds {odd!r} (U+{ord(odd):04X}), which a Bearer token cannot hold as it is; use "
+            "ASCII letters, digits and punctuation (e.g. python -c 'import secrets; print(secrets.token_urlsafe())')"
+        )
+    return token
 
 
 @dataclass(frozen=True)

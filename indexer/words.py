@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from encoder.readout import Expectation
+from encoder.text import composed
 from encoder.words import normalize
 
 from .errors import QueryError, message
@@ -52,7 +53,7 @@ class WordQuestions:
         tokens = query.tokens
         if not isinstance(word, str) or not word.strip():
             raise QueryError(message("word_of_sentence_empty"))
-        word = word.strip()
+        word = composed(word.strip())
         matches = [i for i, t in enumerate(tokens) if t == word] or [
             i for i, t in enumerate(tokens) if normalize(t) == normalize(word)
         ]

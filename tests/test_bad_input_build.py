@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +133,12 @@ API = [
         "line 2: not valid JSON",
     ),
     Case(
+        "build from a JSONL whose record gives a field twice",  # not its last text, unsaid
+        lambda c: c.build(c.jsonl({"text": "One."}, '{"id": "a", "text": "Two.", "text": "Three."}')),
+        CorpusError,
+        "line 2: the key 'text' is given 2 times; give it once",
+    ),
+    Case(
         "build from a JSONL without the text field",
         lambda c: c.build(c.jsonl({"body": "One."})),
         CorpusError,
@@ -191,6 +198,16 @@ API = [
         "has no 'text' field \\(fields: id;text\\)",
     ),
     Case("build from blank documents", lambda c: c.build(c.file("a.txt", "\n  \n\t\n")), CorpusError, "holds no text"),
+    Case(
+        "build with a model whose readout.json is damaged",  # refused before the build's folder is written
+        lambda c: build_index([c.corpus], c.tmp / "out", model=c.tmp / "in" / "model", progress=False),
+        ValueError,
+        "model/readout.json does not hold readout settings \\(top must be a whole number .*not -1\\)",
+        setup=lambda c: (
+            shutil.copytree(c.model, c.tmp / "in" / "model"),
+            (c.tmp / "in" / "model" / "readout.json").write_text('{"top": -1}'),
+        ),
+    ),
     Case(
         "build into a file",
         lambda c: build_index([c.corpus], c.file("out", "mine"), model=c.model, progress=False),
@@ -342,6 +359,13 @@ API = [
     ),
     Case("delete an unknown id", lambda c: delete_documents(c.index, ["no-such-doc"]), QueryError, "no-such-doc"),
     Case("delete nothing", lambda c: delete_documents(c.index, []), QueryError, "no document ids"),
+    Case(  # not its characters' ids: "12" would delete the documents "1" and "2"
+        "delete one string",
+        lambda c: delete_documents(c.index, "river-0"),
+        QueryError,
+        "not one string \\(\\['river-0'\\] deletes that one\\)",
+    ),
+    Case("delete an id that is a number", lambda c: delete_documents(c.index, [3]), QueryError, "not 3 \\(type int\\)"),
     Case(
         "delete an id twice",
         lambda c: delete_documents(c.index, ["river-0"]),

@@ -83,6 +83,9 @@ API = [
         WORKS,
         check=found(24),
     ),
+    Case(
+        "search spelling='no'", lambda c: c.opened.search("bank", spelling="no"), QueryError, "True or False, not 'no'"
+    ),
     Case("search an unknown method", lambda c: c.opened.search("bank", method="magic"), QueryError, "one of hybrid"),
     Case("search layers with nan", lambda c: c.opened.search("bank", layers="nan,nan,nan"), QueryError, "finite"),
     Case("search layers with inf", lambda c: c.opened.search("bank", layers="1,inf,0"), QueryError, "finite"),
@@ -587,6 +590,18 @@ CLI = [
         setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": "4"}),
     ),
     Cmd(
+        "search sentences by keywords",  # they are ranked by ELMo: not a silently ignored --method
+        lambda c: q(c, "search", "bank", "--sentences", "--method", "keywords"),
+        ERROR,
+        "sentences are ranked by ELMo cosine, not by method keywords",
+    ),
+    Cmd(
+        "search with an unknown argument holding escapes",  # argparse's usage error quotes it
+        lambda c: q(c, "search", "bank", ESCAPES),
+        USAGE,
+        "unrecognized arguments: .*pwned",
+    ),
+    Cmd(
         "serve on a port in use",
         lambda c: q(c, "serve", "--port", str(c.busy.getsockname()[1])),
         ERROR,
@@ -599,6 +614,18 @@ CLI = [
         lambda c: q(c, "serve", "--token-file", str(c.file("token", "\n"))),
         ERROR,
         "token holds no token; put a long random one there",
+    ),
+    Cmd(
+        "serve with a token no header carries as it is",
+        lambda c: q(c, "serve", "--token-file", str(c.file("token", "s3cret-tök\n"))),
+        ERROR,
+        "the token in .*token holds 'ö' \\(U\\+00F6\\), which a Bearer token cannot hold as it is",
+    ),
+    Cmd(
+        "serve with a token file that is not UTF-8",
+        lambda c: q(c, "serve", "--token-file", str(c.file("token", b"s3cret-\xff\n"))),
+        ERROR,
+        "the token in .*token holds .* \\(U\\+FFFD\\)",
     ),
     Cmd(
         "serve with a token file that is not there",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import unicodedata
 from pathlib import Path
 
 import h5py
@@ -131,6 +132,8 @@ def test_a_korean_index_tokenizes_documents_and_queries_the_same_way(korean_mode
     assert "배" in words and not words & {"배를", "를", "는", "다"}  # the noun without its particle; no particles
     hits = index.search("즙이 많은 과일", k=2, method="keywords")
     assert hits[0].doc_id == "pear"
+    decomposed = index.search(unicodedata.normalize("NFD", "즙이 많은 과일"), k=2, method="keywords")  # typed in jamo
+    assert [hit.doc_id for hit in decomposed] == [hit.doc_id for hit in hits] and decomposed.searched_for is None
     neighbors = index.neighbors("항구에서 배를 탔다", "배", same_word=True, k=4)
     assert neighbors.query_tokens[neighbors.position] == "배" and len(neighbors.hits) == 4
     with pytest.raises(IndexMismatchError, match="was built with model 'tiny-ko'"):
@@ -157,6 +160,8 @@ def test_a_korean_typo_is_respelled_with_its_notice_and_a_real_word_never(korean
     typo, real, name, piece = index.search(["허벅자 운동", "바가지 조심", "프레이야", "프레"], k=1, method="keywords")
     assert typo.searched_for == "허벅지 운동" and typo.hits[0].doc_id == "legs"
     assert "허벅자 → 허벅지" in typo.notices[0]
+    jamo = index.search(unicodedata.normalize("NFD", "허벅자 운동"), k=1, method="keywords")  # 운동 is no typo in jamo
+    assert jamo.searched_for == "허벅지 운동" and jamo.notices[0].values["words"] == {"허벅자": "허벅지"}
     assert real.searched_for is None and name.searched_for is None and piece.searched_for == "프로"
     assert indexer_main(["search", "--index", str(tmp_path / "index"), "허벅자 운동", "--k", "1"]) == 0
     assert capsys.readouterr().out.startswith(

@@ -29,6 +29,7 @@ from demo.examples import Pairs
 from demo.labels import UseLabel, agreement, demo_labels
 from demo.yardstick import Yardstick, labelled_senses, leaders, tied, yardstick
 from encoder import LayerMix
+from encoder.text import composed
 from encoder.words import normalize
 from indexer.representations import IndexMix, Representation, choices, comparison_order
 from indexer.results import Comparison, Neighbors
@@ -314,8 +315,8 @@ st.subheader(t("wic.question_heading"))
 compare = st.toggle(t("wic.compare"), key="ui.wic.compare")
 queries = []
 for side in SIDES[: 2 if compare else 1]:
-    sentence = st.text_input(
-        t("wic.sentence", side=side.upper()), key=f"ui.wic.sentence_{side}", max_chars=url.MAX_TEXT
+    sentence = composed(  # as the library reads it, so that the picker's positions are its positions
+        st.text_input(t("wic.sentence", side=side.upper()), key=f"ui.wic.sentence_{side}", max_chars=url.MAX_TEXT)
     )
     if not sentence.strip():
         st.info(t("wic.type_sentence"))

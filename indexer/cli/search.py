@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from encoder.errors import fail
+from encoder.files import RepeatedKeyError, unique_keys
 from encoder.options import add_options, given, option_fields
 from encoder.terminal import json_text, show
 
@@ -119,9 +120,12 @@ def _query_lines(source: Iterable[bytes], defaults: SearchOptions) -> Iterator[t
             yield number, QueryLine(line.rstrip("\r\n"), None, defaults)
             continue
         try:
-            fields = json.loads(line)
+            fields = json.loads(line, object_pairs_hook=unique_keys)
         except json.JSONDecodeError as error:
             yield number, f'not a JSON object ({error.msg}); give the query text, or {{"query": ...}}'
+            continue
+        except RepeatedKeyError as error:
+            yield number, str(error)
             continue
         unknown = sorted(set(fields) - set(QUERY_FIELDS)) if isinstance(fields, dict) else []
         if not isinstance(fields, dict) or not isinstance(fields.get("query"), str) or unknown:

@@ -80,6 +80,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help=f"turn on the write endpoints (POST /add, /upsert, /delete) for requests that give the token on FILE's "
-        f"first line (Authorization: Bearer TOKEN); default: ${TOKEN_VARIABLE} if set, else writing is off",
+        f"first line, visible ASCII only (Authorization: Bearer TOKEN); default: ${TOKEN_VARIABLE} if set, else "
+        "writing is off",
     )
     serve.set_defaults(run=run)

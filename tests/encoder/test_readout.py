@@ -161,9 +161,16 @@ def test_a_models_readout_json_sets_its_readout_over_the_defaults(model_dir, tin
     assert ReadoutSettings.of_folder(model) == ReadoutSettings(dim=64, power=0.5)
     context = elmo.embed([SENTENCES[1]], context=True)[0][-1]
     assert Readout.of_model(model).vectors(context).shape == (len(context), 64)
-    for damaged in ('{"dim": 0}', '{"width": 64}', "[64]", "{dim"):
-        (model / READOUT_FILE).write_text(damaged)
-        with pytest.raises(ValueError, match=r"model/readout.json does not hold readout settings .*restore"):
+    damaged = {
+        '{"dim": 0}': "dim must be",
+        '{"width": 64}': "unknown key 'width'; its keys are kind, vocabulary",
+        '{"top": 1, "top": 128}': "the key 'top' is given 2 times",  # not the last one, unsaid
+        "[64]": "it is not a JSON object",
+        "{dim": "Expecting",
+    }
+    for text, says in damaged.items():
+        (model / READOUT_FILE).write_text(text)
+        with pytest.raises(ValueError, match=rf"model/readout.json does not hold readout settings \({says}.*restore"):
             ReadoutSettings.of_folder(model)
     assert ReadoutSettings.of_folder(tiny_model_dir).kind == STATES
 

@@ -552,6 +552,7 @@ def test_cli_json(indexer_index, capsys):
     assert main(["search", "--index", str(indexer_index.path), "muddy river", "--sentences", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert set(result["results"][0]) == {"rank", "score", "doc_id", "title", "sentence", "sentence_id"}
+    assert result["method"] == "elmo"  # what ranked them, not the default method of documents
     assert (
         main(
             [

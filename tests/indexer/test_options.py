@@ -89,6 +89,11 @@ def test_every_senses_option_comes_from_the_command_line():
         (SearchOptions, {"layers": [0.5, True]}, "layers must be text"),
         (SearchOptions, {"k": None}, r"k cannot be null \(None\): leave it out for its default, 10$"),
         (SearchOptions, {"sentences": None}, "sentences cannot be null"),
+        (  # not ranked by ELMo unsaid
+            SearchOptions,
+            {"sentences": True, "method": "keywords"},
+            "sentences are ranked by ELMo cosine, not by method keywords",
+        ),
         (NeighborsOptions, {"position": -1}, "position must be a whole number of at least 0"),
         (NeighborsOptions, {"representation": "bert"}, "representation must be one of readout, elmo"),
         (SensesOptions, {"k": "many"}, "k must be 'auto' or a whole number from 1 to 50"),
@@ -103,6 +108,11 @@ def test_a_value_that_breaks_a_rule_is_refused_by_name(options, values, says):
 def test_a_queries_line_with_a_bad_value_says_why_as_the_options_do():
     ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "q", "k": true}\n'), SearchOptions())
     assert problem == "k must be a whole number from 1 to 1,000, not True"
+
+
+def test_a_queries_line_that_gives_a_field_twice_is_refused_not_read_as_its_last():
+    ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "bank", "k": 2, "query": "loan"}\n'), SearchOptions())
+    assert problem == "the key 'query' is given 2 times; give it once"
 
 
 def test_a_queries_line_may_give_null_only_for_an_option_whose_default_is_none():

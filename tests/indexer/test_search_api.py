@@ -1,12 +1,13 @@
 """The Python API as its peers offer it, on the shipped default model: docstring examples, batch search equal to
 one query at a time, an index of a list of strings, upsert, a deleted id used again, respelling of non-words only,
-and ``Elmo.encode``."""
+text typed decomposed (NFD), and ``Elmo.encode``."""
 
 from __future__ import annotations
 
 import doctest
 import json
 import shutil
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,25 @@ def test_only_non_words_are_respelled(small):
         "passengers",
     ]
     assert small.search("spiral galaxeis", spelling=False).searched_for is None
+
+
+def test_text_typed_decomposed_is_read_as_text_typed_composed(tiny_model_dir):
+    """é typed as e + a combining accent (NFD, as macOS writes it) is the é typed as one character (NFC), in a
+    document as in a query: either finds the other with the same matched words, nothing said to be respelled; a
+    word in context and a word's uses are found the same way."""
+    nfd, nfc = (lambda text, form=form: unicodedata.normalize(form, text) for form in ("NFD", "NFC"))
+    assert nfd("café") != nfc("café")
+    index = Index.from_texts([nfd("The café served crème brûlée."), "Trains left the station."], model=tiny_model_dir)
+    for typed in (nfd, nfc):
+        hits = index.search(typed("crème brûlée café"), k=1, method="keywords")
+        assert [hit.doc_id for hit in hits] == ["0"] and hits[0].matched_words == [
+            nfc(w) for w in ("crème", "brûlée", "café")
+        ]
+        assert hits.searched_for is None and not any(notice.key == "searched_for" for notice in hits.notices)
+        found = index.neighbors(typed("A busy café"), typed("café"), k=1)
+        assert found.query_tokens[found.position] == nfc("café") and found.hits[0].doc_id == "0"
+        assert len(index.word_ids(typed("Café"))) == 1
+    assert hits[0].passages[0].text == nfc("The café served crème brûlée.")
 
 
 def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path):
