@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 
 PASSAGES = 2  # passages shown under each document found
 DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanford's rarer ones hold typos ("furst")
+MAX_RESPELLED = 32
+"""The most distinct words of one query that are respelled, each a few milliseconds of the character model: a
+query of a thousand typos (a 10,000-character one took 8 s) is answered with the rest as typed, as its
+``searched_for`` notice shows."""
 
 
 @dataclass
@@ -182,16 +186,19 @@ class DocumentSearch:
         + 이 + 야)."""
         fixes: dict[str, str] = {}
         spans: list[tuple[str, int, int]] = []  # the query's tokens where they stand: found once a word is no word
+        asked = 0
         for token in dict.fromkeys(tokens):
             word = normalize(token)
             if (
-                correctable(word)
+                asked < MAX_RESPELLED
+                and correctable(word)
                 and word not in self.parts.elmo.text.stopwords
                 and self.parts.keyword_terms.term(word) not in self.parts.bm25.vocab
                 and not self.is_a_word(word)
             ):
                 spans = spans or self.parts.elmo.text.text_tokens(text)
                 whole = next((written_word(text, a, b) for t, a, b in spans if t == token), token)
+                asked += 1
                 fix = None if whole != token and self.is_a_word(normalize(whole)) else self.parts.speller.correct(word)
                 if fix is not None:
                     fixes[token] = fix

@@ -75,6 +75,16 @@ def test_only_non_words_are_respelled(small):
     assert small.search("spiral galaxeis", spelling=False).searched_for is None
 
 
+def test_a_query_of_many_typos_respells_the_first_few(small, monkeypatch):
+    """Each respelled word asks the character model: beyond ``MAX_RESPELLED`` distinct ones, a query's words are
+    searched as typed, and its notice says exactly what was respelled."""
+    monkeypatch.setattr("indexer.search.MAX_RESPELLED", 2)
+    found = small.search("teleskope monney passangers")
+    assert found.searched_for == "telescope money passangers"
+    (notice,) = [notice for notice in found.notices if notice.key == "searched_for"]
+    assert notice.values["words"] == {"teleskope": "telescope", "monney": "money"}
+
+
 def test_text_typed_decomposed_is_read_as_text_typed_composed(tiny_model_dir):
     """é typed as e + a combining accent (NFD, as macOS writes it) is the é typed as one character (NFC), in a
     document as in a query: either finds the other with the same matched words, nothing said to be respelled; a
