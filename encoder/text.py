@@ -224,8 +224,11 @@ class TextRules:
         return [(t, a, b) for s in self.split_and_tokenize(text) for t, (a, b) in zip(s.tokens, s.token_spans)]
 
     def tokenize(self, text: str) -> list[str]:
-        """The tokens of a text (split into sentences first, as ``text_tokens``), as one list."""
-        return [t for t, _, _ in self.text_tokens(text)]
+        """The tokens of a text (split into sentences first, as ``text_tokens``), as one list, ``composed``: the same
+        tokens, and so the same vectors (``Elmo.embed`` of a string, ``embed --raw``, the API's ``/embed``), however
+        the text's accents and Hangul were typed. (``text_tokens`` keeps the text as written: its offsets point into
+        it.)"""
+        return [t for t, _, _ in self.text_tokens(composed(text))]
 
     def label_words(self, text: str) -> list[str]:
         """The tokens of ``text`` that may name a topic (a sense cluster's label): words with a letter that are not

@@ -6,6 +6,7 @@ import collections
 import gzip
 import lzma
 import random
+import unicodedata
 
 import pytest
 
@@ -285,6 +286,20 @@ def test_text_tokens_split_sentences_first_and_keep_offsets():
     assert [t for t, _, _ in found] == ["I", "sat", "down", ".", "The", "bank", "was", "muddy", "."]
     assert all(text[a:b] == t for t, a, b in found)
     assert tokenize(text)[2] == "down."  # the word tokenizer alone keeps an inner period: why text_tokens exists
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_tokens_of_a_text_typed_decomposed_are_those_of_it_typed_composed(language):
+    """é as e + a combining accent, 배 as its jamo (NFD, as macOS writes them): ``tokenize`` gives the composed
+    tokens, which the model embeds as the documents' (``Elmo.embed`` of a string, ``/embed``, ``embed --raw``)."""
+    if language == "ko":
+        pytest.importorskip("kiwipiepy")
+    typed = "The café served crème brûlée." if language == "en" else "배를 타고 강을 건넜다."
+    decomposed = unicodedata.normalize("NFD", typed)
+    assert decomposed != typed
+    rules = text_rules(language)
+    assert rules.tokenize(decomposed) == rules.tokenize(typed)
+    assert "".join(rules.tokenize(decomposed)) == "".join(typed.split())
 
 
 def test_the_language_a_text_is_written_in_is_told_by_its_letters():
