@@ -284,8 +284,8 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
 class Guard:
     """ASGI middleware, before the application reads anything: a Host that is not one of ``limits.hosts`` gets 400,
     a body over ``limits.body_bytes`` 413 (uvicorn sets no limit of its own). The body is counted as it arrives,
-    whatever its Content-Length says (a declared size over the limit is refused at once); a JSON body that gives a key
-    twice gets 400 (``_repeated_key``); then it is handed on."""
+    whatever its Content-Length says (a declared size over the limit is refused at once); a body that is not UTF-8, or
+    JSON that gives a key twice, gets 400 (``_body_problem``); then it is handed on."""
 
     def __init__(self, app: Any, limits: Limits):
         self.app, self.limits = app, limits
@@ -312,9 +312,9 @@ class Guard:
             size += len(messages[-1].get("body", b""))
             if size > self.limits.body_bytes:
                 return await self._refuse(send, 413, too_big)
-        repeated = _repeated_key(b"".join(message.get("body", b"") for message in messages))
-        if repeated is not None:
-            return await self._refuse(send, 400, repeated)
+        problem = _body_problem(b"".join(message.get("body", b"") for message in messages))
+        if problem is not None:
+            return await self._refuse(send, 400, problem)
 
         async def replay() -> dict:
             return messages.pop(0) if messages else await receive()
@@ -326,16 +326,21 @@ class Guard:
         await SafeJSON({"error": message}, status_code=status)({"type": "http"}, None, send)
 
 
-def _repeated_key(body: bytes) -> str | None:
-    """What is wrong with a JSON body that gives a key twice (``{"texts": ["a"], "texts": ["b"]}``: which did the
-    client mean?); None for any other body (one that is not JSON is the application's to refuse)."""
+def _body_problem(body: bytes) -> str | None:
+    """What is wrong with a body that is not UTF-8 (JSON is UTF-8 text), or JSON that gives a key twice
+    (``{"texts": ["a"], "texts": ["b"]}``: which did the client mean?); None for any other body (one that is not
+    JSON is the application's to refuse)."""
     if not body:
         return None
     try:
-        json.loads(body, object_pairs_hook=unique_keys)
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"the body is not UTF-8 (byte 0x{body[error.start]:02x} at byte {error.start}); JSON is UTF-8 text"
+    try:
+        json.loads(text, object_pairs_hook=unique_keys)
     except RepeatedKeyError as error:
         return str(error)
-    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError)
+    except ValueError:  # not JSON
         pass
     return None
 

@@ -166,7 +166,7 @@ def test_neighbors_and_embed_answer_as_the_python_api(server, small_index):
         ("/search?q=bank&q=loan", None, 400, "q is given 2 times"),
         ("/search?q=bank&k=1&k=5", None, 400, "k is given 2 times"),
         ("/search", b'{"queries": [', 400, "the body is not JSON (Expecting value at character 13)"),
-        ("/search", b'{"queries": ["\xff"]}', 400, "error parsing the body"),  # not UTF-8
+        ("/search", b'{"queries": ["\xff"]}', 400, "the body is not UTF-8 (byte 0xff at byte 14)"),
         ("/search", b'{"queries": ["bank"], "k": 1, "queries": ["loan"]}', 400, "'queries' is given 2 times"),
         ("/add", b'{"texts": ["a"], "ids": ["x"], "ids": ["y"]}', 400, "'ids' is given 2 times"),  # before the gate
         ("/neighbors", {"sentence": "The bank of the river.", "word": "castle"}, 400, "castle"),
