@@ -35,13 +35,14 @@ def search_answers(index: Index, queries: list[str], options: SearchOptions) -> 
     (``Index.search`` of a list)."""
     lists = [("results", "elmo" if options.sentences else options.method)] + [("glove", "glove")] * options.baseline
     found: dict[str, list] = {}
+    spelling = not options.as_typed
     for name, method in lists:
         if options.sentences:
             layers = options.layers if method == "elmo" else None
-            found[name] = [index.search_sentences(query, options.k, method, layers) for query in queries]
+            found[name] = [index.search_sentences(query, options.k, method, layers, spelling) for query in queries]
         else:  # one query alone: its errors are its own, not "query 0 of the list"
             asked = queries if len(queries) > 1 else queries[0]
-            searched = index.search(asked, options.k, method, options.layers, spelling=not options.as_typed)
+            searched = index.search(asked, options.k, method, options.layers, spelling=spelling)
             found[name] = searched if len(queries) > 1 else [searched]
     weights = (  # valid: the searches checked them
         LayerMix.parse(options.layers, index.elmo.n_layers).weights if options.layers else index.search_mix.weights
@@ -55,9 +56,10 @@ def search_answers(index: Index, queries: list[str], options: SearchOptions) -> 
             "layers": options.layers or index.manifest.search_layers.spec,
             "sentences": options.sentences,
         }
-        if not options.sentences:  # documents: the method in words, and the query as searched (respelled)
-            respelled = (found[name][i].searched_for for name, _ in lists if found[name][i].searched_for)
-            answer |= {"method_name": method_name(options.method, weights), "searched_for": next(respelled, None)}
+        if not options.sentences:  # documents: the method in words
+            answer["method_name"] = method_name(options.method, weights)
+        respelled = (found[name][i].searched_for for name, _ in lists if found[name][i].searched_for)
+        answer["searched_for"] = next(respelled, None)  # the query as searched (respelled), or None
         notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
         for name, _ in lists:
             answer[name] = [as_dict(h) for h in found[name][i]]

@@ -39,7 +39,7 @@ from encoder.device import resolve_device
 
 from . import build, layout
 from . import texts as text_input
-from .errors import CorpusError, IndexMismatchError, QueryError, message
+from .errors import CorpusError, IndexMismatchError, QueryError
 from .manifest import Manifest, ModelSpec
 from .options import K, SearchOptions
 from .parts import IndexParts, open_model
@@ -47,7 +47,7 @@ from .queries import Query, layer_weights, read_query
 from .representations import Representation
 from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit
 from .search import DocumentSearch
-from .vectors import faiss_search, gpu_faiss_available
+from .vectors import gpu_faiss_available
 from .words import WordQuestions
 
 QUERY_BATCH = 200  # queries searched together by a search of many (sorted by length across all of them: less padding)
@@ -247,10 +247,6 @@ class Index:
             raise QueryError(f"k {K.problem(k)}")
         return int(k)
 
-    def _sentence_hit(self, rank: int, score: float, sentence_id: int) -> SentenceHit:
-        row = self.parts.sentences.iloc[int(sentence_id)]
-        return SentenceHit(rank, float(score), row["doc_id"], row["title"], row["text"], int(sentence_id))
-
     # ------------------------------------------------------------------------------ queries
     @_one_at_a_time
     def search(
@@ -279,8 +275,6 @@ class Index:
         >>> [found[0].doc_id for found in index.search(["magma", "an oven for bread"], k=1)]
         ['0', '1']
         """
-        if not isinstance(spelling, bool):  # "no" would be true: respelled when asked not to be
-            raise QueryError(f"spelling must be True or False, not {spelling!r}")
         SearchOptions(k=k, method=method, layers=layers, as_typed=not spelling)  # each checked by its rule
         k = int(k)
         weights = layer_weights(layers, self.search_mix, self.elmo.n_layers)
@@ -301,25 +295,21 @@ class Index:
 
     @_one_at_a_time
     def search_sentences(
-        self, query: str, k: int = 10, method: str = "elmo", layers: str | Sequence[float] | None = None
+        self,
+        query: str,
+        k: int = 10,
+        method: str = "elmo",
+        layers: str | Sequence[float] | None = None,
+        spelling: bool = True,
     ) -> Results[SentenceHit]:
-        """Single sentences nearest in meaning to ``query``: cosine of pooled ELMo vectors (``elmo``), or of
-        mean GloVe vectors (``glove``; empty, with a notice, when no query word has one)."""
+        """Single sentences nearest in meaning to ``query``, respelled as ``search`` respells (``spelling``): cosine
+        of pooled ELMo vectors (``elmo``), or of mean GloVe vectors (``glove``; empty, with a notice, when no query
+        word has one)."""
         k = self._k(k)
         if method not in ("elmo", "glove"):
             raise QueryError(f"sentence search method must be 'elmo' or 'glove', not {method!r}")
-        prepared = self.query(query)
-        if method == "glove":
-            query_vector = self.parts.glove.sentence_vector(prepared.tokens)
-            if not query_vector.any():
-                return Results([], [*prepared.notices, message("no_glove_vector")])
-            scores, ids = faiss_search(self.parts.glove_index, query_vector, k, self.parts.deleted_sentences)
-        else:
-            weights = layer_weights(layers, self.search_mix, self.elmo.n_layers)
-            (query_vector,) = self.document_search.query_vectors([prepared.tokens], "elmo", weights)
-            scores, ids = self.parts.sentence_vectors.search(query_vector, k, weights, self.parts.deleted_sentences)
-        hits = [self._sentence_hit(rank, s, i) for rank, (s, i) in enumerate(zip(scores, ids), start=1)]
-        return Results(hits, prepared.notices)
+        weights = layer_weights(layers, self.search_mix, self.elmo.n_layers) if method == "elmo" else ()
+        return self.document_search.sentences(self.query(query), k, method, weights, spelling)
 
     @_one_at_a_time
     def neighbors(

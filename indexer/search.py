@@ -21,7 +21,7 @@ import numpy as np
 from encoder.words import normalize
 
 from .bm25 import terms
-from .errors import message
+from .errors import QueryError, message
 from .ranking import (
     CANDIDATES,
     NULL_QUERY_WORDS,
@@ -36,9 +36,9 @@ from .ranking import (
     parts_of,
     relevance_margin,
 )
-from .results import DocumentHit, Evidence, Passage, Results
+from .results import DocumentHit, Evidence, Passage, Results, SentenceHit
 from .spelling import correctable
-from .vectors import mix
+from .vectors import faiss_search, mix
 
 if TYPE_CHECKING:
     from .parts import IndexParts
@@ -97,8 +97,32 @@ class DocumentSearch:
             for p, vector, found in zip(prepared, vectors, passages)
         ]
 
+    def sentences(
+        self, query: Query, k: int, method: str, weights: tuple[float, ...], spelling: bool
+    ) -> Results[SentenceHit]:
+        """The ``k`` single sentences nearest in meaning to ``query`` (respelled as ``search`` respells): cosine of
+        pooled ELMo vectors under ``weights`` (``elmo``), or of mean GloVe vectors (``glove``; empty, with a notice,
+        when no query word has one)."""
+        parts, prepared = self.parts, self.prepare(query, spelling)
+        if method == "glove":
+            query_vector = parts.glove.sentence_vector(prepared.tokens)
+            if not query_vector.any():
+                return Results([], [*prepared.notices, message("no_glove_vector")], prepared.searched_for)
+            scores, ids = faiss_search(parts.glove_index, query_vector, k, parts.deleted_sentences)
+        else:
+            (query_vector,) = self.query_vectors([prepared.tokens], "elmo", weights)
+            scores, ids = parts.sentence_vectors.search(query_vector, k, weights, parts.deleted_sentences)
+        rows = parts.sentences.iloc[[int(i) for i in ids]]
+        hits = [
+            SentenceHit(rank, float(score), row.doc_id, row.title, row.text, int(sentence_id))
+            for rank, score, sentence_id, row in zip(itertools.count(1), scores, ids, rows.itertuples())
+        ]
+        return Results(hits, prepared.notices, prepared.searched_for)
+
     def prepare(self, query: Query, spelling: bool) -> Prepared:
         """``query``'s words respelled (``spelling``) and its keyword terms."""
+        if not isinstance(spelling, bool):  # "no" would be true: respelled when asked not to be
+            raise QueryError(f"spelling must be True or False, not {spelling!r}")
         parts = self.parts
         notices = list(query.notices)
         tokens, searched_for = query.tokens, None

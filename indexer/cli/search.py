@@ -240,8 +240,8 @@ def show_search(result: dict, args: argparse.Namespace) -> None:
         lists = [("results", f"sentences nearest in meaning (ELMo, layers {result['layers']}):")]
     else:
         lists = [("results", f"documents, most relevant first ({result['method_name']}):")]
-        if result["searched_for"]:
-            show(f"searched for: {result['searched_for']} (to search for {result['query']!r} as typed: --as-typed)")
+    if result["searched_for"]:
+        show(f"searched for: {result['searched_for']} (to search for {result['query']!r} as typed: --as-typed)")
     for name, title in lists + [("glove", "GloVe baseline:")] * ("glove" in result):
         hits = result[name]
         print(title)

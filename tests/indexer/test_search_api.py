@@ -75,6 +75,22 @@ def test_only_non_words_are_respelled(small):
     assert small.search("spiral galaxeis", spelling=False).searched_for is None
 
 
+def test_sentences_are_searched_respelled_as_documents_are(small):
+    """``search_sentences`` (``search --sentences``, a --queries line, POST /search) respells as ``search`` does, and
+    its answer says what it searched for."""
+    from indexer.answers import search_answers
+    from indexer.options import SearchOptions
+
+    typed, right = small.search_sentences("spiral galaxeis", k=3), small.search_sentences("spiral galaxies", k=3)
+    assert typed.searched_for == "spiral galaxies" and right.searched_for is None
+    assert [h.sentence_id for h in typed] == [h.sentence_id for h in right]
+    assert small.search_sentences("spiral galaxeis", k=3, spelling=False).searched_for is None
+    (answer,) = search_answers(small, ["spiral galaxeis"], SearchOptions(k=3, sentences=True))
+    assert answer["searched_for"] == "spiral galaxies" and answer["method"] == "elmo"
+    (answer,) = search_answers(small, ["spiral galaxeis"], SearchOptions(k=3, sentences=True, as_typed=True))
+    assert answer["searched_for"] is None
+
+
 def test_a_query_of_many_typos_respells_the_first_few(small, monkeypatch):
     """Each respelled word asks the character model: beyond ``MAX_RESPELLED`` distinct ones, a query's words are
     searched as typed, and its notice says exactly what was respelled."""
