@@ -41,6 +41,7 @@ import faiss
 import numpy as np
 
 import indexer.build as build_module
+from bench.figures import figure, figure_block
 from encoder.threads import apply_threads
 from encoder.words import normalize
 from indexer import Index, Settings, build_index
@@ -58,6 +59,19 @@ from indexer.vectors import RERANK, VectorSet
 ROOT = Path(__file__).resolve().parents[1]
 TOKENS = (1_000_000, 100_000_000, 1_000_000_000)
 WORKERS = (1, 8, 64)
+STEPS_HEAD = ("| step | seconds | tokens/s |", "|---|---:|---:|")
+BYTES_HEAD = ("| part of the index | bytes per corpus token |", "|---|---:|")
+FACTORIES_HEAD = (
+    "| token index | bytes a vector | build s | PQ alone | PQ + exact re-ranking | same word, PQ alone | tuned "
+    "(alone; re-ranked) |",
+    "|---|---:|---:|---:|---:|---:|---|",
+)
+PROJECTION_HEAD = (
+    "| tokens | workers | build time | token index (auto) | disk, exact vectors kept | disk, `--no-exact-tokens` | "
+    "RAM to serve |",
+    "|---:|---:|---:|---|---:|---:|---:|",
+)
+"""The tables' headers: the pages keep the last run's tables (``tests/test_docs.py``, ``MARKED_ONLY``)."""
 K = 10
 
 
@@ -94,6 +108,11 @@ def duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{max(seconds / 60, 1):.0f} min" if seconds >= 60 else "< 1 min"
     return f"{seconds / 3600:.1f} h" if seconds < 72 * 3600 else f"{seconds / 86400:.1f} days"
+
+
+def short_count(n: int) -> str:
+    """1M, 100M, 1B."""
+    return f"{n // 10**9}B" if n >= 10**9 else f"{n // 10**6}M"
 
 
 def recall(found: list[np.ndarray], truth: list[np.ndarray]) -> float:
@@ -171,59 +190,63 @@ def main() -> None:
         rates = {step: tokens / seconds for step, seconds in times.items()}
         other = total - sum(times.values())
 
-        print(f"# Measured: {args.model} model (dim {dim}), CPU, {args.threads} thread(s), one process")
-        print(f"  corpus: {', '.join(Path(c).name for c in args.corpus)}: {counts.documents:,} documents, ", end="")
-        print(f"{counts.sentences:,} sentences, {tokens:,} tokens, {counts.token_vectors:,} token vectors")
+        print(f"Measured: {args.model} model (dim {dim}), CPU, {args.threads} thread(s), one process")
+        print(f"corpus: {', '.join(Path(c).name for c in args.corpus)}: {counts.documents:,} documents, ", end="")
+        print(f"{counts.sentences:,} sentences, {tokens:,} tokens, {counts.token_vectors:,} token vectors\n")
+        steps = list(STEPS_HEAD)
         for step, what in (
-            ("encode_shards", "encoding (per worker)"),
-            ("scan_corpus", "first pass (one process)"),
-            ("build_indexes", "FAISS indexes (one process)"),
+            ("encode_shards", "encoding the shards (what workers share)"),
+            ("scan_corpus", "first pass over the corpus (the driver)"),
+            ("build_indexes", "FAISS indexes and their tuning (the driver)"),
         ):
-            print(f"  {what:28s} {times[step]:6.1f} s = {rates[step]:9,.0f} tokens/s")
-        print(f"  {'the rest (about constant)':28s} {other:6.1f} s   (model, GloVe, vocabulary, manifest)")
-        print(f"  {'peak memory':28s} {peak:6.2f} GiB (max RSS of the building process)")
+            steps.append(f"| {what} | {times[step]:.1f} | {rates[step]:,.0f} |")
+        steps.append(f"| the rest: model, GloVe, vocabulary, manifest (about constant) | {other:.1f} | |")
+        figure_block("scale.steps", steps)
+        figure("scale.peak_gib", f"{peak:.2f}")
 
         # ---------------------------------------------------------------- 2. bytes per token on disk and in memory
         parts: dict[str, int] = {}
         for shard in m.shards:
             for stored in shard.files:
-                parts[f"shards: {stored.file}"] = parts.get(f"shards: {stored.file}", 0) + stored.size
+                parts[f"shards: `{stored.file}`"] = parts.get(f"shards: `{stored.file}`", 0) + stored.size
         for kind, entry in m.indexes.items():
-            parts[f"faiss: {kind} ({entry.factory})"] = entry.size
+            parts[f"FAISS: {kind} ({entry.factory})"] = entry.size
         parts["vocabulary"] = m.vocab.size
         tables = sum(int(t.memory_usage(deep=True).sum()) for t in (index.docs, index.sentences, index.tokens))
         faiss_total = sum(entry.size for entry in m.indexes.values())
-        print("\n# Measured: bytes per corpus token of the index (default settings)")
-        for name, size in parts.items():
-            print(f"  {name:44s} {size / tokens:8.1f}")
-        print(f"  {'on disk, all':44s} {m.disk_bytes() / tokens:8.1f}")
-        print(f"  {'in memory once opened (tables + FAISS)':44s} {(tables + faiss_total) / tokens:8.1f}")
+        print("\nbytes per corpus token of the index (default settings):\n")
+        sizes = list(BYTES_HEAD)
+        sizes += [f"| {name} | {size / tokens:.1f} |" for name, size in parts.items()]
+        sizes.append(f"| **on disk, all** | {m.disk_bytes() / tokens:.1f} |")
+        sizes.append(
+            f"| in memory once opened (tables + FAISS; the layers are memory-mapped) | {(tables + faiss_total) / tokens:.1f} |"
+        )
+        figure_block("scale.bytes", sizes)
 
         # ---------------------------------------------------------------- 3. the token index
-        print(f"\n# Measured: token index factories on the {counts.token_vectors:,} stored token vectors, ", end="")
-        print(f"recall@{K} against exact search ({args.queries} stored occurrences as queries)")
-        print(f"  {'factory':24s} {'bytes/vector':>12s} {'build s':>8s} {'PQ alone':>9s} {'re-ranked':>9s} ", end="")
-        print(f"{'same word, PQ alone':>19s}  tuned (alone; re-ranked)")
+        print(f"\ntoken index factories on the {counts.token_vectors:,} stored token vectors, ", end="")
+        print(f"recall@{K} against exact search ({args.queries} stored occurrences as queries):\n")
+        factories = list(FACTORIES_HEAD)
         for row in token_index_table(index, args.queries, args.seed, args.factory):
-            print(
-                f"  {row['factory']:24s} {row['bytes']:12.1f} {row['build_s']:8.1f} {row['pq']:9.3f} "
-                f"{row['reranked']:9.3f} {row['same_word_pq']:19.3f}  {row['pq_params'] or '-'}; "
-                f"{row['reranked_params'] or '-'}"
+            factories.append(
+                f"| {row['factory']} | {row['bytes']:.1f} | {row['build_s']:.1f} | {row['pq']:.3f} | "
+                f"{row['reranked']:.3f} | {row['same_word_pq']:.3f} | {row['pq_params'] or '-'}; "
+                f"{row['reranked_params'] or '-'} |"
             )
+        figure_block("scale.token_indexes", factories)
 
         # ---------------------------------------------------------------- projections
         per_token = {
             "shards": sum(v for k, v in parts.items() if k.startswith("shards")) / tokens,
-            "token_layers": parts.get("shards: token_layers.npy", 0) / tokens,
+            "token_layers": parts.get("shards: `token_layers.npy`", 0) / tokens,
             "vocabulary": m.vocab.size / tokens,
             "tables": tables / tokens,
         }
         ratios = {"sentences": counts.sentences / tokens, "tokens": counts.token_vectors / tokens}
         glove_dim = m.indexes["glove"].dim
-        print("\n# PROJECTED (not measured): linear in tokens and workers from the figures above; default settings")
-        print("  (token index by the 'auto' rule) with the exact token vectors kept, and with --no-exact-tokens")
-        header = f"  {'tokens':>14s} {'workers':>7s} {'build time':>11s} {'token index':>22s} "
-        print(header + f"{'disk, kept':>11s} {'disk, none':>11s} {'RAM, serve':>11s}")
+        print("\nPROJECTED (not measured): linear in tokens and workers from the figures above; default settings")
+        print("(token index by the 'auto' rule) with the exact token vectors kept, and with --no-exact-tokens:\n")
+        projection = list(PROJECTION_HEAD)
         for n_tokens in TOKENS:
             n_sentences, n_vectors = n_tokens * ratios["sentences"], int(n_tokens * ratios["tokens"])
             token_kind = token_factory(n_vectors, dim)
@@ -238,12 +261,13 @@ def main() -> None:
             for workers in WORKERS:
                 serial = n_tokens / rates["scan_corpus"] + n_tokens / rates["build_indexes"] + other
                 seconds = n_tokens / (rates["encode_shards"] * workers) + serial
-                print(
-                    f"  {n_tokens:>14,} {workers:>7d} {duration(seconds):>11s} {token_kind:>22s} "
-                    f"{kept / 1e9:>8.1f} GB {none / 1e9:>8.1f} GB {ram / 1e9:>8.1f} GB"
+                projection.append(
+                    f"| {short_count(n_tokens)} | {workers} | {duration(seconds)} | {token_kind} | "
+                    f"{kept / 1e9:.1f} GB | {none / 1e9:.1f} GB | {ram / 1e9:.1f} GB |"
                 )
+        figure_block("scale.projection", projection)
         print(
-            f"  build RAM per worker: about the measured peak ({peak:.2f} GiB; one model, one shard at a time); the "
+            f"build RAM per worker: about the measured peak ({peak:.2f} GiB; one model, one shard at a time); the "
             "finalizing process holds the FAISS indexes it builds (the RAM column) and their training sample"
         )
 

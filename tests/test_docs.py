@@ -319,6 +319,10 @@ MARKED_ONLY = {
     "search_speed.processes": ("bench.search_speed", "PROCESSES_HEAD"),
     "published_models.elmo-original.demo": ("bench.published_models", "DEMO_HEAD"),
     "embed_process.table": ("bench.embed_process", "TABLE_HEAD"),
+    "scale.steps": ("bench.scale", "STEPS_HEAD"),
+    "scale.bytes": ("bench.scale", "BYTES_HEAD"),
+    "scale.token_indexes": ("bench.scale", "FACTORIES_HEAD"),
+    "scale.projection": ("bench.scale", "PROJECTION_HEAD"),
 }
 """Tables of benches too slow to re-run at each change (module, header constant): the pages keep the last run's
 table, which must have the header the bench prints now, so that the bench's next run pastes over a table of the
