@@ -235,10 +235,10 @@ def tune(index: Index, queries: list[dict]) -> None:
         print(f"| {layers} | " + " | ".join(cells) + " |")
 
 
-def line_table(index: Index, queries: list[dict], typoed: list[dict], name: str) -> None:
+def line_table(index: Index, queries: list[dict], typoed: list[dict], language: str, split: str) -> None:
     """Where the relevance line falls for the default method: per kind of query, the relevant documents among the
     top 10 and how many of them it puts under the line (shown all the same, as weaker matches), and recall@10 of
-    what was shown before (the documents above the line) and now (all k); the block figure ``name``."""
+    what was shown before (the documents above the line) and now (all k)."""
     print("\nthe relevance line, default method, top 10: relevant documents it puts under the line")
     lines = [
         "| queries | kind | queries | relevant in top 10 | under the line | recall@10 above the line | recall@10 |",
@@ -255,7 +255,7 @@ def line_table(index: Index, queries: list[dict], typoed: list[dict], name: str)
             lines.append(
                 f"| {copy} | {kind} | {len(rows)} | {sum(map(len, relevant))} | {under} | {above:.3f} | {recall:.3f} |"
             )
-    figure_block(name, lines)
+    figure_block(f"search_quality.{language}.{split}.line", lines)
 
 
 MARGINS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)  # one margin for every query (before: ranking.RELEVANCE_MARGIN for all)
@@ -539,7 +539,7 @@ def main() -> None:
     for score, column in (("recall_at_10", 0), ("mrr", 1)):
         figure(f"search_quality.{language}.{split}.default.{score}", f"{default[column]:.3f}")
         figure(f"search_quality.{language}.{split}.tfidf.{score}", f"{reference[column]:.3f}")
-    line_table(index, queries, typoed, f"search_quality.{language}.{split}.line")
+    line_table(index, queries, typoed, language, split)
     if args.offtopic is not None:
         sets = [path for path in (args.offtopic, args.offtopic_check) if path is not None]
         offtopic = {path.stem: read_lines(path) for path in sets}
