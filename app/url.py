@@ -55,8 +55,16 @@ def choice(options: Sequence[Any]) -> Callable[[str], Any]:
 
 
 def whole(low: int, high: int) -> Callable[[str], int | None]:
-    """A whole number from ``low`` to ``high``, in plain digits."""
-    return lambda value: int(value) if value.isascii() and value.isdigit() and low <= int(value) <= high else None
+    """A whole number from ``low`` to ``high``, in plain digits (past leading zeros, no more of them than ``high``
+    has: Python refuses to read a number of thousands of digits, and none is in range)."""
+
+    def parse(value: str) -> int | None:
+        digits = value.lstrip("0") or "0"
+        if not (value.isascii() and value.isdigit()) or len(digits) > len(str(high)):
+            return None
+        return int(digits) if low <= int(digits) <= high else None
+
+    return parse
 
 
 def switch(value: str) -> bool | None:

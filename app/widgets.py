@@ -14,6 +14,7 @@ from encoder.text import TextRules
 from encoder.words import is_content_word, normalize
 from indexer.representations import IndexMix, OneLayer, Representation, SenseReadout, by_choice, choices
 
+from . import url
 from .i18n import Markdown, plain, t
 from .render import escape
 
@@ -142,11 +143,12 @@ def legacy_layer(n_layers: int, index_mix: LayerMix) -> Callable[[str], str | in
     """Links made before the representation choice said ``layer=0|1|2|average``: a layer is that layer, and the
     average is the index's mix where that mix is the average."""
     average = LayerMix.parse("average", n_layers)
+    layer = url.whole(0, n_layers - 1)
 
     def parse(value: str) -> str | int | None:
         if value == "average":
             return IndexMix().choice if index_mix.weights == average.weights else None
-        return int(value) if value.isascii() and value.isdigit() and int(value) < n_layers else None
+        return layer(value)
 
     return parse
 

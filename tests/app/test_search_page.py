@@ -110,6 +110,7 @@ def test_a_custom_layer_mix_and_gamma_survive_a_reload(index_dir: Path) -> None:
         {"k": "0"},
         {"k": "51"},
         {"k": "-3"},
+        {"k": "9" * 5000},  # more digits than Python reads
         {"method": "glove"},  # its own tab, not a method of the first
         {"method": "<script>"},
         {"layers": "0.5,0.5"},  # three layers

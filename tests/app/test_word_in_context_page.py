@@ -123,9 +123,12 @@ def test_word_in_context_lives_in_the_url(index_dir: Path) -> None:
     assert "a" not in reloaded.query_params and "wa" not in reloaded.query_params
 
 
-@pytest.mark.parametrize("representation", [{"layer": "9"}, {"layer": "-1"}, {"rep": "elmo"}, {"rep": "3"}])
-def test_bad_word_in_context_url_values_fall_back(index_dir: Path, representation: dict[str, str]) -> None:
-    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "k": "0", "compare": "yes", "same": "2", **representation}
+@pytest.mark.parametrize(
+    "value",
+    [{"layer": "9"}, {"layer": "-1"}, {"layer": "9" * 5000}, {"rep": "elmo"}, {"rep": "3"}, {"k": "9" * 5000}],
+)
+def test_bad_word_in_context_url_values_fall_back(index_dir: Path, value: dict[str, str]) -> None:
+    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "k": "0", "compare": "yes", "same": "2", **value}
     at = open_url(index_dir, bad, "views/word_in_context.py")
     assert_clean(at)
     assert at.text_input(key="ui.wic.sentence_a").value == "The bank was muddy."
