@@ -205,7 +205,7 @@ def token_picker(
     if widget not in st.session_state:
         wanted = normalize(typed_word(remembered, rules, indexed)[0] or "") if remembered else None
         st.session_state[widget] = next((i for i in words if normalize(tokens[i]) == wanted), None)
-    position = st.pills(label, words, format_func=lambda i: tokens[i], key=widget)
+    position = st.pills(label, words, format_func=lambda i: escape(tokens[i]), key=widget)  # labels are markdown
     if position is None:
         if remembered and normalize(remembered) not in {normalize(token) for token in tokens}:
             st.info(t("picker.not_in_sentence", word=escape(remembered)))

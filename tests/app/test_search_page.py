@@ -232,3 +232,20 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
     assert at.text_input(key="ui.search.query").value == "the river bank"
     assert at.radio(key="ui.search.mix.preset").value == "average"
     assert len(documents(at)) == 8  # all 4 documents, in each tab
+
+
+def test_document_markup_shows_as_text(hostile_index_dir: Path) -> None:
+    """Titles and passages written as markup (HTML, a javascript: link, LaTeX, an emoji shortcode) are shown as the
+    text they are; a document without a title is named by its id."""
+    from conftest import HOSTILE_TITLE
+
+    from app.i18n import escape
+
+    at = open_url(hostile_index_dir, {"q": "river bank"})
+    assert_clean(at)
+    found = documents(at)
+    assert any(title.endswith(f". {escape(HOSTILE_TITLE)}**") for title in found)
+    assert any(title.endswith(". \\<x\\>**") for title in found)
+    passages = texts(at.markdown)
+    assert any("\\[here\\]\\(javascript\\:alert\\(1\\)\\)" in passage for passage in passages)
+    assert any("\\<b\\>:orange-background[**bank**]\\</b\\>" in passage for passage in passages)
