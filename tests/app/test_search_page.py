@@ -121,9 +121,10 @@ def test_a_custom_layer_mix_and_gamma_survive_a_reload(index_dir: Path) -> None:
         {"gamma": "1e9"},
         {"q": "x" * 10_001},
         {"q": "   "},
+        {"q": ["river", "money"], "k": ["3", "4"]},  # a name given twice: neither value
     ],
 )
-def test_bad_url_values_fall_back_to_the_defaults(index_dir: Path, bad: dict[str, str]) -> None:
+def test_bad_url_values_fall_back_to_the_defaults(index_dir: Path, bad: dict[str, str | list[str]]) -> None:
     at = open_url(index_dir, {"q": "river", **bad})
     assert_clean(at)
     assert at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "hybrid"
