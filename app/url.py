@@ -3,7 +3,7 @@
 A page lists its ``Param``s. ``read`` gives the widgets the URL's values once, on the session's first run of the
 page; ``write`` puts the page's current values into the URL on every run, leaving out the empty ones (a cleared
 query leaves the URL). Values are parsed strictly: a value that is not one the widget could hold is ignored, and
-the widget keeps its default, as it does for a name the URL gives twice (``?q=river&q=money``).
+the widget keeps its default, as it does for a name the URL gives twice (``i18n.url_value``).
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ def read(page: str, params: Sequence[Param]) -> None:
         return
     st.session_state[done] = True
     for param in params:
-        values = st.query_params.get_all(param.name)
-        parsed = param.parse(values[0]) if len(values) == 1 else None  # a name given twice says neither value
+        value = i18n.url_value(param.name)
+        parsed = None if value is None else param.parse(value)
         if parsed is not None:
             param.apply(parsed)
 
