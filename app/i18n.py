@@ -771,14 +771,21 @@ def example_name(name: str) -> str:
     return STRINGS[language()].get(f"example.{name}", name)
 
 
+def url_value(name: str) -> str | None:
+    """The URL parameter ``name``'s value where the URL gives it once: a name given twice (``?lang=ko&lang=en``)
+    says neither value, as the HTTP API refuses a key given twice. Every URL parameter the app reads is read so."""
+    values = st.query_params.get_all(name)
+    return values[0] if len(values) == 1 else None
+
+
 def settle(index_language: str | None) -> str:
     """This run's UI language: the user's choice (the switch, or a ``lang`` URL parameter on the session's first
     run), else the open index's language (English when it is unknown or has no strings here). The URL keeps a
     choice that differs from the index's language, so a reload or a shared link shows the same language."""
     if not st.session_state.get(_URL_READ):
         st.session_state[_URL_READ] = True
-        if st.query_params.get(URL_PARAM) in STRINGS:
-            st.session_state[LANG_KEY] = st.query_params[URL_PARAM]
+        if url_value(URL_PARAM) in STRINGS:
+            st.session_state[LANG_KEY] = url_value(URL_PARAM)
             st.session_state[_CHOSEN] = True
     default = st.session_state[_INDEX_DEFAULT] = index_language if index_language in STRINGS else "en"
     if not st.session_state.get(_CHOSEN) or st.session_state.get(LANG_KEY) not in STRINGS:

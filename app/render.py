@@ -53,6 +53,12 @@ def _marked(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return "".join(parts) + escape(text[last:])
 
 
+def document_name(hit: DocumentHit | TokenHit) -> str:
+    """The document a hit comes from as markdown: its title, or its id where it has none (a JSONL record without a
+    title), as the CLI names it."""
+    return escape(hit.title or hit.doc_id)
+
+
 def highlight(text: str, start: int, end: int) -> str:
     """``text`` as markdown with ``text[start:end]`` (its written word) marked."""
     return _marked(text, [written_word(text, start, end)])
@@ -95,7 +101,7 @@ def _document_hit(hit: DocumentHit, rules: TextRules, layers: str, graded: bool)
     words marked, and why it came up (the matched words, "found by meaning" when ELMo carried it), opening onto each
     part's score."""
     with st.container(border=True):
-        st.markdown(f"**{hit.rank}. {escape(hit.title or hit.doc_id)}**")
+        st.markdown(f"**{hit.rank}. {document_name(hit)}**")
         if graded:
             st.progress(min(max(hit.relevance, 0.0), 1.0), text=t("render.relevance", value=f"{hit.relevance:.0%}"))
         if hit.passages:
@@ -126,7 +132,7 @@ def token_hits(hits: Sequence[TokenHit], labels: Sequence[UseLabel | None] = ())
     for hit, label in itertools.zip_longest(hits, labels[: len(hits)]):
         labelled = f" · {escape(label.sense)} ({escape(label.pos)})" if label else ""
         st.markdown(
-            f"**{hit.rank}.** `{hit.score:.3f}` · *{escape(hit.title)}*{labelled}  \n"
+            f"**{hit.rank}.** `{hit.score:.3f}` · *{document_name(hit)}*{labelled}  \n"
             f"{highlight(hit.sentence, hit.char_start, hit.char_end)}"
         )
 

@@ -28,7 +28,7 @@ from indexer.manifest import FolderInfo, rebuild_command
 from indexer.representations import Representation, by_choice
 from indexer.results import Comparison, DocumentHit, Neighbors, Results, Senses
 
-from .i18n import t
+from .i18n import t, url_value
 from .settings import build_command, configured_index_dir, demo_of, rebuild_demo_command
 
 INDEX_DIR_KEY = "index_dir"
@@ -73,7 +73,7 @@ def open_linked_demo() -> None:
     if st.session_state.get(DEMO_READ_KEY):
         return
     st.session_state[DEMO_READ_KEY] = True
-    demo = DEMOS.get(st.query_params.get(DEMO_PARAM, ""))
+    demo = DEMOS.get(url_value(DEMO_PARAM) or "")
     if demo is not None and FolderInfo.of(demo.index_dir).has_index:
         st.session_state[INDEX_DIR_KEY] = str(demo.index_dir)
 

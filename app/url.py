@@ -3,7 +3,7 @@
 A page lists its ``Param``s. ``read`` gives the widgets the URL's values once, on the session's first run of the
 page; ``write`` puts the page's current values into the URL on every run, leaving out the empty ones (a cleared
 query leaves the URL). Values are parsed strictly: a value that is not one the widget could hold is ignored, and
-the widget keeps its default.
+the widget keeps its default, as it does for a name the URL gives twice (``i18n.url_value``).
 """
 
 from __future__ import annotations
@@ -55,8 +55,16 @@ def choice(options: Sequence[Any]) -> Callable[[str], Any]:
 
 
 def whole(low: int, high: int) -> Callable[[str], int | None]:
-    """A whole number from ``low`` to ``high``, in plain digits."""
-    return lambda value: int(value) if value.isascii() and value.isdigit() and low <= int(value) <= high else None
+    """A whole number from ``low`` to ``high``, in plain digits (past leading zeros, no more of them than ``high``
+    has: Python refuses to read a number of thousands of digits, and none is in range)."""
+
+    def parse(value: str) -> int | None:
+        digits = value.lstrip("0") or "0"
+        if not (value.isascii() and value.isdigit()) or len(digits) > len(str(high)):
+            return None
+        return int(digits) if low <= int(digits) <= high else None
+
+    return parse
 
 
 def switch(value: str) -> bool | None:
@@ -98,7 +106,7 @@ def read(page: str, params: Sequence[Param]) -> None:
         return
     st.session_state[done] = True
     for param in params:
-        value = st.query_params.get(param.name)
+        value = i18n.url_value(param.name)
         parsed = None if value is None else param.parse(value)
         if parsed is not None:
             param.apply(parsed)

@@ -14,6 +14,7 @@ from encoder.text import TextRules
 from encoder.words import is_content_word, normalize
 from indexer.representations import IndexMix, OneLayer, Representation, SenseReadout, by_choice, choices
 
+from . import url
 from .i18n import Markdown, plain, t
 from .render import escape
 
@@ -142,11 +143,12 @@ def legacy_layer(n_layers: int, index_mix: LayerMix) -> Callable[[str], str | in
     """Links made before the representation choice said ``layer=0|1|2|average``: a layer is that layer, and the
     average is the index's mix where that mix is the average."""
     average = LayerMix.parse("average", n_layers)
+    layer = url.whole(0, n_layers - 1)
 
     def parse(value: str) -> str | int | None:
         if value == "average":
             return IndexMix().choice if index_mix.weights == average.weights else None
-        return int(value) if value.isascii() and value.isdigit() and int(value) < n_layers else None
+        return layer(value)
 
     return parse
 
@@ -203,7 +205,7 @@ def token_picker(
     if widget not in st.session_state:
         wanted = normalize(typed_word(remembered, rules, indexed)[0] or "") if remembered else None
         st.session_state[widget] = next((i for i in words if normalize(tokens[i]) == wanted), None)
-    position = st.pills(label, words, format_func=lambda i: tokens[i], key=widget)
+    position = st.pills(label, words, format_func=lambda i: escape(tokens[i]), key=widget)  # labels are markdown
     if position is None:
         if remembered and normalize(remembered) not in {normalize(token) for token in tokens}:
             st.info(t("picker.not_in_sentence", word=escape(remembered)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Collection, Iterable
@@ -97,12 +98,19 @@ def _show_warning(message: Warning | str, *_: Any, **__: Any) -> None:
 
 def cli(main: Callable[[], int | None], exit_now_after: Collection[str] = ()) -> None:
     """Run a program's ``main`` as its console script does and exit with its status; a closed pipe (``... | head``)
-    is not an error of ours. After a finished command of ``exit_now_after`` the process ends at once (``exit_now``)."""
+    is not an error of ours. After a finished command of ``exit_now_after`` the process ends at once (``exit_now``).
+    Once the command is over, Ctrl-C and SIGTERM are ignored: in the interpreter's teardown (a second or so of
+    freeing torch) Python has put their default handlers back, and the signal killed the process, its status (a
+    finished command's 0, an error line's 2) lost."""
     try:
         status = main()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
+        status = 0
+    except SystemExit as done:  # a usage error, ``errors.fail``: its line is printed
+        status = done.code
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
     if not status and sys.argv[1:2] and sys.argv[1] in exit_now_after:
         exit_now()
     sys.exit(status)

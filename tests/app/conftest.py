@@ -1,5 +1,5 @@
 """The app tests' fixtures: the tiny test model with a card, the small index the pages are driven on, a copy of
-it, and the app served for the browser tests."""
+it, one with documents written as markup, and the app served for the browser tests."""
 
 from __future__ import annotations
 
@@ -68,6 +68,21 @@ def calibrated_index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFacto
     documents = [{"id": i, "title": t, "text": x} for i, t, x in DOCUMENTS]
     documents += filler_documents(MIN_CALIBRATED_DOCUMENTS - len(documents))
     return _app_index(documents, model_dir, tmp_path_factory.mktemp("app-calibrated-index"))
+
+
+HOSTILE_TITLE = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) $a$ :smile: **bold**"
+
+
+@pytest.fixture(scope="session")
+def hostile_index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``index_dir``'s documents and two whose title and text are markup (HTML, a ``javascript:`` link, LaTeX, an
+    emoji shortcode, markdown emphasis in words), one of them without a title (the id "<x>" names it)."""
+    documents = [{"id": i, "title": t, "text": x} for i, t, x in DOCUMENTS]
+    documents += [
+        {"id": "<x>", "text": "The otters swim by the river <b>bank</b>. The x_y_z and snake_case_word go $x^2$."},
+        {"id": "markup", "title": HOSTILE_TITLE, "text": "The bank of the river is [here](javascript:alert(1))."},
+    ]
+    return _app_index(documents, model_dir, tmp_path_factory.mktemp("app-hostile-index"))
 
 
 @pytest.fixture

@@ -216,6 +216,16 @@ def test_a_shared_url_keeps_its_language(korean_index: Path) -> None:
     assert documents(at)[0] == "**1. 김치 담그기**"
 
 
+def test_a_language_the_url_gives_twice_is_neither(small_index: Path) -> None:
+    """``?lang=en&lang=ko`` chose Korean (the last) unsaid; it says neither, and the index's language is shown."""
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
+    at.session_state["index_dir"] = str(small_index)
+    at.query_params.update({"lang": ["en", "ko"]})
+    at.run()
+    assert_clean(at)
+    assert at.radio(key="ui.lang").value == "en" and titles(at) == ["Search"] and "lang" not in at.query_params
+
+
 def test_an_english_index_opens_in_english_and_switches_to_korean(small_index: Path) -> None:
     at = open_app(small_index, "views/word_in_context.py")
     assert_clean(at)

@@ -110,6 +110,7 @@ def test_a_custom_layer_mix_and_gamma_survive_a_reload(index_dir: Path) -> None:
         {"k": "0"},
         {"k": "51"},
         {"k": "-3"},
+        {"k": "9" * 5000},  # more digits than Python reads
         {"method": "glove"},  # its own tab, not a method of the first
         {"method": "<script>"},
         {"layers": "0.5,0.5"},  # three layers
@@ -120,9 +121,10 @@ def test_a_custom_layer_mix_and_gamma_survive_a_reload(index_dir: Path) -> None:
         {"gamma": "1e9"},
         {"q": "x" * 10_001},
         {"q": "   "},
+        {"q": ["river", "money"], "k": ["3", "4"]},  # a name given twice: neither value
     ],
 )
-def test_bad_url_values_fall_back_to_the_defaults(index_dir: Path, bad: dict[str, str]) -> None:
+def test_bad_url_values_fall_back_to_the_defaults(index_dir: Path, bad: dict[str, str | list[str]]) -> None:
     at = open_url(index_dir, {"q": "river", **bad})
     assert_clean(at)
     assert at.slider(key="ui.search.k").value == 10 and at.radio(key="ui.search.method").value == "hybrid"
@@ -231,3 +233,20 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
     assert at.text_input(key="ui.search.query").value == "the river bank"
     assert at.radio(key="ui.search.mix.preset").value == "average"
     assert len(documents(at)) == 8  # all 4 documents, in each tab
+
+
+def test_document_markup_shows_as_text(hostile_index_dir: Path) -> None:
+    """Titles and passages written as markup (HTML, a javascript: link, LaTeX, an emoji shortcode) are shown as the
+    text they are; a document without a title is named by its id."""
+    from conftest import HOSTILE_TITLE
+
+    from app.i18n import escape
+
+    at = open_url(hostile_index_dir, {"q": "river bank"})
+    assert_clean(at)
+    found = documents(at)
+    assert any(title.endswith(f". {escape(HOSTILE_TITLE)}**") for title in found)
+    assert any(title.endswith(". \\<x\\>**") for title in found)
+    passages = texts(at.markdown)
+    assert any("\\[here\\]\\(javascript\\:alert\\(1\\)\\)" in passage for passage in passages)
+    assert any("\\<b\\>:orange-background[**bank**]\\</b\\>" in passage for passage in passages)

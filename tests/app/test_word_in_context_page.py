@@ -123,9 +123,12 @@ def test_word_in_context_lives_in_the_url(index_dir: Path) -> None:
     assert "a" not in reloaded.query_params and "wa" not in reloaded.query_params
 
 
-@pytest.mark.parametrize("representation", [{"layer": "9"}, {"layer": "-1"}, {"rep": "elmo"}, {"rep": "3"}])
-def test_bad_word_in_context_url_values_fall_back(index_dir: Path, representation: dict[str, str]) -> None:
-    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "k": "0", "compare": "yes", "same": "2", **representation}
+@pytest.mark.parametrize(
+    "value",
+    [{"layer": "9"}, {"layer": "-1"}, {"layer": "9" * 5000}, {"rep": "elmo"}, {"rep": "3"}, {"k": "9" * 5000}],
+)
+def test_bad_word_in_context_url_values_fall_back(index_dir: Path, value: dict[str, str]) -> None:
+    bad = {"a": "The bank was muddy.", "wa": "<b>otter</b>", "k": "0", "compare": "yes", "same": "2", **value}
     at = open_url(index_dir, bad, "views/word_in_context.py")
     assert_clean(at)
     assert at.text_input(key="ui.wic.sentence_a").value == "The bank was muddy."
@@ -417,3 +420,20 @@ def test_without_labels_in_the_collection_there_is_no_yardstick(index_dir: Path)
     assert "No typical cosines for “bank”" in " ".join(texts(at.caption))
     compared = next(table.value for table in at.get_by_key("wide-wic").table if "cosine" in table.value.columns)
     assert "typical, same sense" not in compared.columns
+
+
+def test_document_markup_shows_as_text_and_a_document_without_title_by_its_id(hostile_index_dir: Path) -> None:
+    """The picker's labels are markdown: a word's underscores stay underscores (not italics); a neighbour from a
+    document without a title is named by its id, as the Search page and the CLI name it (not an empty "**")."""
+    from conftest import HOSTILE_TITLE
+
+    sentence = "The x_y_z and snake_case_word go."
+    at = open_url(
+        hostile_index_dir, {"a": sentence, "wa": "snake_case_word", "compare": "0"}, "views/word_in_context.py"
+    )
+    assert_clean(at)
+    assert at.button_group[0].options == ["x\\_y\\_z", "snake\\_case\\_word", "go"]
+    assert [line.split("  \n")[0].split(" · ")[1] for line in results(at)] == ["*\\<x\\>*"]
+    at.text_input(key="ui.wic.sentence_a").set_value("The bank of the river").run()
+    at.button_group[0].set_value(1).run()  # bank
+    assert any(f"· *{escape(HOSTILE_TITLE)}*  \n" in line for line in results(at))

@@ -87,3 +87,26 @@ def test_a_command_run_in_process_leaves_the_callers_signal_handlers(tmp_path):
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
+
+
+@pytest.mark.parametrize("status", [0, 2])
+def test_a_signal_once_the_command_is_over_leaves_its_exit_status(status):
+    """A Ctrl-C or SIGTERM that comes while the interpreter tears down a finished command (a second or so of
+    freeing torch's modules, when Python has put the default handlers back) does not kill the process: its status
+    is the command's (0, or the 2 of an error line already printed), not death by the signal."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import os, signal, sys\n"
+        "from encoder.cli.frame import cli\n"
+        "class Late:  # freed with the module's globals, in the teardown\n"
+        "    def __del__(self):\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "late = Late()\n"
+        f"cli(lambda: {status})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert done.returncode == status

@@ -389,3 +389,36 @@ def test_a_signal_stops_the_server_with_one_line(small_index, tmp_path, number, 
         process.send_signal(number)
         assert process.wait(timeout=60) == status
     assert log.read_text().splitlines()[-1] == "interrupted"
+
+
+def test_after_http_writes_every_reader_agrees_with_a_fresh_build(tiny_model_dir, tmp_path):
+    """What POST /add, /upsert and /delete leave in the folder is what a fresh build of the live documents holds:
+    searches, Word in context, Senses, the counts and the export of documents and tokens (``test_live_state``'s
+    readers) agree, read by another process once the server has stopped."""
+    from test_live_state import SETTINGS, answers, write_corpus
+
+    from indexer import build_index
+
+    first = [("a", "The river bank was muddy after the rain."), ("b", "She paid the money into her bank account.")]
+    build_index(
+        [write_corpus(tmp_path / "first", first)], tmp_path / "index", tiny_model_dir, settings=SETTINGS, progress=False
+    )
+    (tmp_path / "token").write_text("t0ken\n")
+    mine = {"Authorization": "Bearer t0ken"}
+    with started(tmp_path / "index", tmp_path / "serve.log", "--token-file", tmp_path / "token") as url:
+        assert ask(url, "/add", {"texts": ["Children play football by the bank."], "ids": ["c"]}, mine)[0] == 200
+        assert ask(url, "/upsert", {"texts": ["The actors rehearsed the new play."], "ids": ["a"]}, mine)[0] == 200
+        assert ask(url, "/delete", {"ids": ["b"]}, mine)[0] == 200
+    live = {"a": "The actors rehearsed the new play.", "c": "Children play football by the bank."}
+    index = Index.open(tmp_path / "index")
+    order = [document["doc_id"] for document in index.documents()]
+    corpus = write_corpus(tmp_path / "live", [(doc_id, live[doc_id]) for doc_id in order])
+    fresh = build_index([corpus], tmp_path / "fresh", tiny_model_dir, settings=SETTINGS, progress=False)
+    changed, built = answers(index, tmp_path / "changed-export"), answers(fresh, tmp_path / "fresh-export")
+    assert sorted(order) == ["a", "c"] and changed.keys() == built.keys()
+    for question, answer in changed.items():
+        if isinstance(answer, tuple):
+            assert answer[0] == built[question][0], question
+            np.testing.assert_allclose(answer[1], built[question][1], rtol=1e-4, atol=1e-5, err_msg=question)
+        else:
+            assert answer == built[question], question
