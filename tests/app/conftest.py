@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pages import DOCUMENTS, MODEL_CARD, serve
+from pages import DOCUMENTS, HOSTILE_TITLE, MODEL_CARD, serve
 
 from indexer import Settings, build_index
 
@@ -68,9 +68,6 @@ def calibrated_index_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFacto
     documents = [{"id": i, "title": t, "text": x} for i, t, x in DOCUMENTS]
     documents += filler_documents(MIN_CALIBRATED_DOCUMENTS - len(documents))
     return _app_index(documents, model_dir, tmp_path_factory.mktemp("app-calibrated-index"))
-
-
-HOSTILE_TITLE = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) $a$ :smile: **bold**"
 
 
 @pytest.fixture(scope="session")

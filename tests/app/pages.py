@@ -51,6 +51,11 @@ DOCUMENTS = [
 MODEL_CARD = "# Tiny test model\n\nRandom weights, trained on nothing; perplexity: not measured.\n"
 
 
+HOSTILE_TITLE = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) $a$ :smile: **bold**"
+"""A document title written as markup (HTML, a ``javascript:`` link, LaTeX, an emoji shortcode, emphasis): the
+hostile index's (``conftest.hostile_index_dir``), shown as text on every page."""
+
+
 def open_url(index: Path, params: dict[str, str], page: str | None = None) -> AppTest:
     """The app on ``index`` opened from a link to ``page`` (e.g. "views/senses.py") with these query parameters."""
     at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)

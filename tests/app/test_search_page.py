@@ -238,7 +238,7 @@ def test_search_settings_survive_a_visit_to_another_page(index_dir: Path) -> Non
 def test_document_markup_shows_as_text(hostile_index_dir: Path) -> None:
     """Titles and passages written as markup (HTML, a javascript: link, LaTeX, an emoji shortcode) are shown as the
     text they are; a document without a title is named by its id."""
-    from conftest import HOSTILE_TITLE
+    from pages import HOSTILE_TITLE
 
     from app.i18n import escape
 

@@ -425,7 +425,7 @@ def test_without_labels_in_the_collection_there_is_no_yardstick(index_dir: Path)
 def test_document_markup_shows_as_text_and_a_document_without_title_by_its_id(hostile_index_dir: Path) -> None:
     """The picker's labels are markdown: a word's underscores stay underscores (not italics); a neighbour from a
     document without a title is named by its id, as the Search page and the CLI name it (not an empty "**")."""
-    from conftest import HOSTILE_TITLE
+    from pages import HOSTILE_TITLE
 
     sentence = "The x_y_z and snake_case_word go."
     at = open_url(

@@ -395,7 +395,7 @@ def test_after_http_writes_every_reader_agrees_with_a_fresh_build(tiny_model_dir
     """What POST /add, /upsert and /delete leave in the folder is what a fresh build of the live documents holds:
     searches, Word in context, Senses, the counts and the export of documents and tokens (``test_live_state``'s
     readers) agree, read by another process once the server has stopped."""
-    from test_live_state import SETTINGS, answers, write_corpus
+    from live_answers import SETTINGS, answers, write_corpus
 
     from indexer import build_index
 
