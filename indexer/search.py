@@ -48,7 +48,7 @@ PASSAGES = 2  # passages shown under each document found
 DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanford's rarer ones hold typos ("furst")
 MAX_RESPELLED = 32
 """The most distinct words of one query that are respelled, each a few milliseconds of the character model: a
-query of a thousand typos (a 10,000-character one took 8 s) is answered with the rest as typed, as its
+query of a thousand typos (a 10,000-character one took seconds) is answered with the rest as typed, as its
 ``searched_for`` notice shows."""
 
 
