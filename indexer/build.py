@@ -53,7 +53,7 @@ from .finalize import (
 from .live import removed_copies
 from .manifest import FORMAT_VERSION, MIXES, CorpusFile, Counts, Manifest, MixRecord, ModelRecord, ModelSpec
 from .parts import load_model, model_source, open_glove, open_model
-from .readers import ReaderOptions, corpus_files
+from .readers import GivenTexts, ReaderOptions, corpus_files, recorded_path
 from .settings import AUTO, GLOVE_NAMES, SHARD_TOKENS, TRAIN_GLOVE, Settings
 from .shards import Encoding, Scan, ShardWriter, encode_shards, kept_words, scan_corpus
 
@@ -169,7 +169,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan, replaced: pd
     corpus = tuple(
         CorpusFile(
             **record,
-            path=str(path),
+            path=recorded_path(path, name),
             documents=scan.per_file.get(name, 0),
             replaced_characters=scan.stats.replaced.get(name, 0),
         )
@@ -269,7 +269,7 @@ class Written(NamedTuple):
 
 
 def write_index(
-    corpus: Sequence[str | Path],
+    corpus: Sequence[str | Path | GivenTexts],
     out: str | Path,
     model: ModelSpec = "default",
     *,
@@ -352,7 +352,7 @@ def write_index(
 
 def write_additions(
     path: str | Path,
-    corpus: Sequence[str | Path],
+    corpus: Sequence[str | Path | GivenTexts],
     model: ModelSpec | None = None,
     device: str = "auto",
     progress: bool = True,

@@ -367,11 +367,14 @@ SHOWN_CORPUS_FILES = 20  # more corpus files than this are named by the folder t
 def rebuild_command(out: Path) -> str:
     """The ``python -m indexer build`` command that builds the index in ``out`` again from its own corpus, with its
     model and settings (an index of any format this code can read the manifest of; what it does not record, such
-    as ``glove_max_vocab``, is left at its default)."""
+    as ``glove_max_vocab``, is left at its default). Where no file holds some of its documents (given as strings),
+    the corpus is ``YOUR_FILES``."""
     data = storage.read_json(out / layout.MANIFEST)
     data = data if isinstance(data, dict) else {}
     paths = _corpus_paths(data)
-    if len(paths) > SHOWN_CORPUS_FILES:
+    if "" in paths:  # some documents were given as strings (Index.from_texts, add): no file holds them
+        paths = []
+    elif len(paths) > SHOWN_CORPUS_FILES:
         paths = [os.path.commonpath(paths)]
     words = [*shlex.split(program("indexer")), "build", "--corpus", *(paths or ["YOUR_FILES"]), "--out", str(out)]
     source = data.get("model", {}).get("source") if isinstance(data.get("model"), dict) else None

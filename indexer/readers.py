@@ -76,6 +76,24 @@ class ReaderOptions:
         return cls(**options)
 
 
+GIVEN_TEXTS = "(texts given as strings)"
+"""The corpus name of documents given as strings (``Index.from_texts``, ``add``, ``upsert``, the HTTP API): no file
+of the user's holds them, so the manifest records them with no path."""
+
+
+@dataclass(frozen=True)
+class GivenTexts:
+    """Documents given as strings, in a temporary JSONL file (fields id and text) read like any corpus file and
+    recorded as ``GIVEN_TEXTS``: its path would name a file that is gone once the call returns."""
+
+    file: Path
+
+
+def recorded_path(path: Path, name: str) -> str:
+    """Where the manifest says a corpus file was: its path, or "" for documents given as strings."""
+    return "" if name == GIVEN_TEXTS else str(path)
+
+
 def file_format(path: Path) -> str | None:
     """``txt``/``jsonl``/``csv``/``parquet`` from the suffix (after .gz/.xz), or None if unsupported."""
     suffixes = [s.lower() for s in path.suffixes]
@@ -87,10 +105,14 @@ def file_format(path: Path) -> str | None:
     return fmt if fmt in FORMATS else None
 
 
-def corpus_files(paths: list[str | Path]) -> list[tuple[Path, str]]:
+def corpus_files(paths: list[str | Path | GivenTexts]) -> list[tuple[Path, str]]:
     """(file, display name) for every corpus file; folders are searched recursively in sorted order."""
     found: dict[Path, str] = {}
-    for given in map(Path, paths):
+    for given in paths:
+        if isinstance(given, GivenTexts):
+            found.setdefault(given.file.resolve(), GIVEN_TEXTS)
+            continue
+        given = Path(given)
         if given.is_dir():
             candidates = [p for p in _walk(given) if p.is_file()]
             hidden = [p for p in candidates if any(part.startswith(".") for part in p.relative_to(given).parts)]

@@ -2,7 +2,8 @@
 lives as long as the ``Index`` does, written to a folder of the user's only when asked (``Index.save``).
 
 The strings go through the same pipeline as a corpus on disk (one JSONL file, written beside the index in the
-temporary folder, never inside it), so such an index is an index like any other: ``add`` and ``upsert`` extend it,
+temporary folder, never inside it; the manifest records them as given texts, not by that file's name), so such an
+index is an index like any other: ``add`` and ``upsert`` extend it,
 and a saved copy opens with ``Index.open``.
 """
 
@@ -21,6 +22,7 @@ from encoder.words import is_word
 
 from . import layout
 from .errors import CorpusError
+from .readers import GivenTexts
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -63,13 +65,13 @@ def _refuse_lone_surrogates(what: str, strings: Sequence[str]) -> None:
             raise CorpusError(f"{what} {i} is not valid Unicode: a lone surrogate ({lone.group()!r}) at {lone.start()}")
 
 
-def write_jsonl(folder: Path, texts: list[str], ids: list[str]) -> Path:
-    """The texts as a JSONL corpus (fields id and text) in a new file of ``folder``."""
+def write_jsonl(folder: Path, texts: list[str], ids: list[str]) -> GivenTexts:
+    """The texts as a JSONL corpus (fields id and text) in a new file of ``folder``, to be read as given texts."""
     handle, name = tempfile.mkstemp(dir=folder, prefix="texts-", suffix=".jsonl")
     with open(handle, "w", encoding="utf-8") as f:
         for doc_id, text in zip(ids, texts):
             f.write(json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n")
-    return Path(name)
+    return GivenTexts(Path(name))
 
 
 def save(source: Path, target: str | Path) -> Path:

@@ -20,6 +20,7 @@ from encoder.model import BiLM, BiLMConfig
 from encoder.words import WordFrequencies
 from indexer import CorpusError, Index, QueryError, add_documents, delete_documents
 from indexer.__main__ import main
+from indexer.manifest import rebuild_command
 
 TEXTS = [
     "Volcanoes erupt when magma rises through the crust.",
@@ -177,6 +178,27 @@ def test_added_texts_default_ids_pass_over_the_ids_in_use(small, tmp_path):
     index.add(["Icebergs drift south.", "Penguins dive for fish."])
     assert [d["doc_id"] for d in index.documents()][-3:] == ["8", "7", "9"]
     assert index.search("penguins fish", k=1)[0].doc_id == "9"
+
+
+def test_documents_given_as_strings_are_recorded_as_from_no_file(small, tmp_path):
+    """The temporary JSONL file that carries texts into a build is gone once the call returns: stats name the
+    documents as given texts, and the rebuild command that errors print asks for the user's files rather than
+    naming it, while a corpus file added after keeps its path."""
+    shutil.copytree(small.path, tmp_path / "index")
+    index = Index.open(tmp_path / "index")
+    index.add(["Icebergs drift south."])
+    corpus = tmp_path / "more.jsonl"
+    corpus.write_text(json.dumps({"id": "owl", "text": "Owls hunt at night."}) + "\n")
+    add_documents(index.path, [corpus], progress=False)
+    records = json.loads((index.path / "manifest.json").read_text())["corpus"]
+    assert [(r["name"], r["path"]) for r in records] == [
+        ("(texts given as strings)", ""),
+        ("(texts given as strings)", ""),
+        ("more.jsonl", str(corpus.resolve())),
+    ]
+    assert [c["name"] for c in Index.open(index.path).stats()["corpus"]][:2] == ["(texts given as strings)"] * 2
+    command = rebuild_command(index.path)
+    assert " --corpus YOUR_FILES --out " in command and "texts-" not in command
 
 
 def test_encode_pools_as_the_index_does():
