@@ -31,6 +31,23 @@ def test_the_module_map_names_every_module_and_no_other():
     assert named == actual, f"missing: {sorted(actual - named)}; not modules: {sorted(named - actual)}"
 
 
+LONG_MODULE = 600
+"""Lines a module may hold without a reason stated on its line of the module map ("over 600 lines: why")."""
+
+
+def test_a_module_over_600_lines_says_why_on_the_module_map():
+    text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    modules = text.split("## Modules", 1)[1].split("\n## ", 1)[0]
+    for package in PACKAGES:
+        for path in (REPO / package).rglob("*.py"):
+            if len(path.read_text(encoding="utf-8").splitlines()) <= LONG_MODULE:
+                continue
+            name = str(path.relative_to(REPO / package))
+            section = modules.split(f"**{package}/**", 1)[1].split("\n**", 1)[0]
+            (entry,) = [e for e in re.split(r"\n(?=- )", section) if f"`{name}`" in e]
+            assert f"over {LONG_MODULE} lines:" in entry, f"{package}/{name} is long: say why on its line of the map"
+
+
 # ------------------------------------------------------------------------------------------ commands in the docs
 COMMAND_DOCS = ("README.md", "docs/*.md")
 PROGRAM = re.compile(
