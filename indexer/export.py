@@ -55,10 +55,26 @@ EXPORT_FILES = {
 
 
 def is_export(path: Path) -> bool:
-    """Whether ``path`` is an export folder written here (or an empty one), or one of its files (``ownership``)."""
+    """Whether ``path`` is an export folder written here (or an empty one), or a file that such a folder's
+    ``export.json`` records writing (``ownership``): never a file by its name alone, such as a user's corpus called
+    ``documents.parquet``."""
     if path.is_dir():  # claimed when it is one (each file in it is then looked at), or empty
-        return (path / LAYOUT_FILE).is_file() or not any(path.iterdir())
-    return path.name == LAYOUT_FILE or any(path.name in files for files in EXPORT_FILES.values())
+        return _written_files(path) is not None or not any(path.iterdir())
+    written = _written_files(path.parent)
+    return written is not None and (path.name == LAYOUT_FILE or path.name in written)
+
+
+def _written_files(folder: Path) -> set[str] | None:
+    """The export files that ``folder``'s ``export.json`` says an export wrote there; None where it holds no
+    readable record of ours."""
+    try:
+        layout = json.loads((folder / LAYOUT_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    files = layout.get("files") if isinstance(layout, dict) else None
+    if not isinstance(files, list):
+        return None
+    return {name for name in files if any(name in names for names in EXPORT_FILES.values())}
 
 
 def document_vectors(index: Index, weights: tuple[float, ...]) -> tuple[list[dict], np.ndarray]:

@@ -83,10 +83,19 @@ def test_an_earlier_export_is_replaced_and_anything_else_refused(index, tmp_path
     assert main(["export", "--index", str(index.path), "--out", str(out)]) == 2
     assert "notes.txt" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    for theirs, kind in [(out / "notes.txt", "file"), (index.path, "folder")]:  # --out names the path itself
-        assert main(["export", "--index", str(index.path), "--out", str(theirs)]) == 2
+    corpus = tmp_path / "documents.parquet"  # a user's file named like an export file: a name claims nothing
+    corpus.write_bytes(b"PAR1 the user's corpus")
+    for theirs, kind in [(out / "notes.txt", "file"), (index.path, "folder"), (corpus, "file")]:  # --out itself
+        assert main(["export", "--index", str(index.path), "--out", str(theirs), "--format", "parquet"]) == 2
         assert f"error: {theirs} is a {kind} this command did not write" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert corpus.read_bytes() == b"PAR1 the user's corpus"
+    lookalike = tmp_path / "lookalike"  # export files without the record of an export that wrote them
+    lookalike.mkdir()
+    (lookalike / "documents.npy").write_bytes(b"mine")
+    assert main(["export", "--index", str(index.path), "--out", str(lookalike)]) == 2
+    assert f"error: {lookalike} is a folder this command did not write" in capsys.readouterr().err
+    assert (lookalike / "documents.npy").read_bytes() == b"mine"
 
 
 def test_tokens_of_an_index_without_exact_vectors_are_one_error(tiny_model_dir, tmp_path):
