@@ -49,8 +49,10 @@ class TaskResult:
         return asdict(self)
 
     def table(self, markdown: bool = False) -> str:
-        """The score table as aligned plain text, or as a markdown table (with '|' in names escaped)."""
-        cell = (lambda text: text.replace("|", "\\|")) if markdown else str
+        """The score table as aligned plain text, or as markdown: '|' in names escaped, and '<' everywhere (a
+        row such as "<UNK> targets" would otherwise be read as an HTML tag and not shown)."""
+        text = (lambda line: line.replace("<", "\\<")) if markdown else str
+        cell = (lambda name: text(name).replace("|", "\\|")) if markdown else str
         header = [cell(c) for c in (self.metric, *self.columns)]
         body = [
             [cell(row), *(MISSING if v is None else f"{v:.{self.decimals.get(row, 1)}f}" for v in cells.values())]
@@ -70,5 +72,5 @@ class TaskResult:
             f"{gap}learned mix weights ({row}): " + ", ".join(f"{w:.2f}" for w in weights)
             for row, weights in self.mix_weights.items()
         ]
-        lines += [f"{gap}note: {n}" for n in self.notes]
+        lines += [f"{gap}note: {text(n)}" for n in self.notes]
         return "\n".join(lines)

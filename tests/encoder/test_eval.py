@@ -15,7 +15,7 @@ from encoder import Elmo
 from encoder.eval import pos, sts, wic, wordsim, wsd
 from encoder.eval.embeddings import Embedder
 from encoder.eval.probe import fit_predict, probe_views
-from encoder.eval.results import GLOVE, MIX
+from encoder.eval.results import GLOVE, MIX, TaskResult
 from encoder.eval.wordnet import SenseInventory
 from encoder.glove import Glove
 
@@ -383,6 +383,16 @@ def test_cli_all_writes_json_and_a_report(tiny_model_dir, tmp_path, capsys):
     from encoder.eval.report import check_report_folder
 
     check_report_folder(tmp_path / "report")  # a report of ours may be written again over itself
+
+
+def test_a_markdown_table_shows_angle_brackets_as_text():
+    """report.md and the pages' tables are markdown: "<UNK>" there is an HTML tag, shown as nothing, unless escaped."""
+    result = TaskResult("perplexity", "per column", ["forward"], notes=["each <UNK> target pays for its characters"])
+    result.add("<UNK> targets (%)", {"forward": 2.8})
+    markdown = result.table(markdown=True)
+    assert "| \\<UNK> targets (%) | 2.8 |" in markdown and "note: each \\<UNK> target" in markdown
+    assert "<UNK>" not in markdown.replace("\\<UNK>", "")
+    assert "<UNK> targets (%)" in result.table() and "\\<" not in result.table()  # the terminal shows it as it is
 
 
 def test_cli_prints_tables_and_says_when_glove_is_absent(tiny_model_dir, tmp_path, capsys):
