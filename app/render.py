@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 from scipy.spatial import ConvexHull
+from streamlit.delta_generator import DeltaGenerator
 
 from demo.labels import UseLabel
 from encoder.chars import BOS_TOKEN, EOS_TOKEN
@@ -137,6 +138,13 @@ def token_hits(hits: Sequence[TokenHit], labels: Sequence[UseLabel | None] = ())
         )
 
 
+def text_table(rows: Sequence[Mapping[str, object]], where: DeltaGenerator | None = None) -> None:
+    """Rows of text as a table (in ``where``, a column, or the page): ``st.table`` renders every cell and heading as
+    markdown, so each is ``escape``d and shows as itself: a word the model expects ("#", "*", "-") is no heading or
+    list, a corpus file's name no formula or link. A table wraps its cells: nothing is cut off on a phone."""
+    (where or st).table([{escape(name): escape(value) for name, value in row.items()} for row in rows])
+
+
 LM_CLASSES = {UNK_TOKEN: "expect.rare", BOS_TOKEN: "expect.start", EOS_TOKEN: "expect.end"}
 """The language model's classes that are no word, each shown as what it means."""
 
@@ -153,7 +161,7 @@ def expectations(expected: Sequence[Expectation]) -> None:
     table wraps its cells, so it fits a narrow column and a phone. A direction with fewer words shown (Korean shows
     only nouns: ``TextRules.shown_expectations``) leaves its last cells empty."""
     columns = {plain(f"expect.{e.direction}"): [f"{expected_word(w)} · {p:.3f}" for w, p in e.words] for e in expected}
-    st.table([dict(zip(columns, row)) for row in itertools.zip_longest(*columns.values(), fillvalue="")])
+    text_table([dict(zip(columns, row)) for row in itertools.zip_longest(*columns.values(), fillvalue="")])
     st.caption(t("expect.caption"))
 
 

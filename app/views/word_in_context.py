@@ -15,7 +15,7 @@ import streamlit as st
 from app import model_choice, state, url
 from app.i18n import Markdown, example_name, indexer_text, plain, t
 from app.model_card import WEAKNESSES, model_dir, weaknesses_anchor
-from app.render import errors_in_page, escape, expectations, highlight, notices, token_hits
+from app.render import errors_in_page, escape, expectations, highlight, notices, text_table, token_hits
 from app.widgets import (
     by_width,
     choose_word,
@@ -198,7 +198,7 @@ def compared() -> None:
         same_word_compared = normalize(word_a) == normalize(word_b)
         senses = senses_in_collection(word_a) if same_word_compared else []
         table, notes = st.columns(2, gap="large")
-        table.table(comparison_rows(comparison, word_a, senses))
+        text_table(comparison_rows(comparison, word_a, senses), table)
         notes.caption(t("wic.compared_caption", a=word_a, b=word_b))
         if any(senses):
             typical = state.typical(index, word_a, IndexMix(), tuple(senses))
@@ -268,7 +268,7 @@ def layer_by_layer(side: str, sentence: str, word: str, position: int) -> None:
                     plain("wic.column_senses"): " · ".join(label.sense if label else "?" for label in answer.found),
                 }
             )
-        st.table(rows)  # a table wraps its cells: nothing is cut off on a phone
+        text_table(rows)
         verdicts(word, query, {answer.name: answer.stick for answer in answers if answer.stick is not None})
 
 

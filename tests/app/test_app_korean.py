@@ -29,6 +29,7 @@ from pages import (
     results,
     search_as_typed,
     serve,
+    tables,
     texts,
     wait_for_text,
 )
@@ -303,12 +304,12 @@ def test_korean_word_in_context_shows_its_new_parts_in_korean(korean_index: Path
     assert_clean(at)
     assert at.radio(key="ui.wic.representation").options[:2] == ["문맥 예측", "ELMo 층 섞기 \\(논문\\)"]
     assert "이 자리에서 모델이 기대하는 단어" in " ".join(texts(at.markdown))
-    tables = [table.value for table in at.get_by_key("wide-wic").table]
-    expected = [table for table in tables if "앞 단어들을 읽고" in table.columns]
+    shown = tables(at.get_by_key("wide-wic"))
+    expected = [table for table in shown if "앞 단어들을 읽고" in table.columns]
     assert len(expected) == 2 and all(len(table) == 10 for table in expected)
     cells = " ".join(" ".join(table[column]) for table in expected for column in table.columns)
     assert "<UNK>" not in cells and "<S>" not in cells
-    compared = next(table for table in tables if "코사인" in table.columns)
+    compared = next(table for table in shown if "코사인" in table.columns)
     assert list(compared["표현"])[-2:] == ["ELMo 층 섞기 (논문)", "문맥 예측"]
     assert any("층들의 단순 평균" in caption for caption in texts(at.caption))
     glove = [table for table in at.get_by_key("wide-wic").dataframe if "유사도" in table.value.columns]
