@@ -20,6 +20,7 @@ from demo.labels import UseLabel
 from encoder.chars import BOS_TOKEN, EOS_TOKEN
 from encoder.lm_data import UNK_TOKEN
 from encoder.readout import Expectation
+from encoder.terminal import visible_on_page
 from encoder.text import TextRules
 from encoder.words import normalize
 from indexer.errors import IndexerError, QueryError
@@ -181,7 +182,9 @@ def outline(points: np.ndarray) -> np.ndarray:
 
 def cluster_map(result: Senses, sense_of_use: list[str] | None) -> alt.LayerChart | alt.Chart:
     """Every use as a point. Without labels the colour (and shape) is the use's cluster; with labels it is the
-    use's labelled sense, and each cluster is an outline with its number, so whether clusters follow senses shows."""
+    use's labelled sense, and each cluster is an outline with its number, so whether clusters follow senses shows.
+    A point's tooltip shows its sentence as text (Vega escapes HTML), its direction marks written out
+    (``visible_on_page``): a right-to-left override reordered what followed it."""
     cluster, name, sentence = (
         plain("senses.column_cluster"),
         plain("senses.column_name"),
@@ -192,8 +195,8 @@ def cluster_map(result: Senses, sense_of_use: list[str] | None) -> alt.LayerChar
             "x": [p.x for p in result.points],
             "y": [p.y for p in result.points],
             cluster: [plain("senses.card", n=p.cluster + 1) for p in result.points],
-            name: [result.clusters[p.cluster].label for p in result.points],
-            sentence: [p.sentence for p in result.points],
+            name: [visible_on_page(result.clusters[p.cluster].label) for p in result.points],
+            sentence: [visible_on_page(p.sentence) for p in result.points],  # a tooltip is text, not markdown
         }
     )
     colour_by, tooltip = cluster, [cluster, name, sentence]

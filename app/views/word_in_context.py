@@ -29,6 +29,7 @@ from demo.examples import Pairs
 from demo.labels import UseLabel, agreement, demo_labels
 from demo.yardstick import Yardstick, labelled_senses, leaders, tied, yardstick
 from encoder import LayerMix
+from encoder.terminal import visible_on_page
 from encoder.text import composed
 from encoder.words import normalize
 from indexer.representations import IndexMix, Representation, choices, comparison_order
@@ -147,7 +148,7 @@ def glove_lists() -> None:
             st.info(indexer_text(note))
         nearest = state.glove_nearest(index, word, k) or []
         st.dataframe(
-            {word_column: [w for w, _ in nearest], similarity_column: [s for _, s in nearest]},
+            {word_column: [visible_on_page(w) for w, _ in nearest], similarity_column: [s for _, s in nearest]},
             hide_index=True,
             width="stretch",
             column_config={similarity_column: st.column_config.NumberColumn(format="%.3f")},

@@ -267,3 +267,20 @@ def test_a_tables_cells_show_as_the_text_they_are() -> None:
     quoted = lambda text: text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")  # noqa: E731
     for cell, text in zip(forward, expected):
         assert MarkdownIt("commonmark").render(cell) == f"<p>{quoted(text)}</p>\n"
+
+
+def test_a_maps_tooltips_show_a_sentence_and_a_name_as_text() -> None:
+    """A point's tooltip (Vega-Lite escapes its HTML) shows the use's sentence and its cluster's name with their
+    direction marks written out, as every page shows document text: a right-to-left override reordered the rest."""
+    from app.render import cluster_map
+    from indexer.results import SenseCluster, SensePoint, Senses
+
+    hostile = "The \u202eknab\u202c <b>bank</b> [x](javascript:alert(1))."
+    points = [SensePoint(0.0, 0.0, 0, hostile), SensePoint(1.0, 1.0, 0, "A bank."), SensePoint(0.0, 1.0, 0, "Banks.")]
+    data = cluster_map(Senses("bank", [SenseCluster("\u202eriver", 3, [])], points), None).data
+    assert list(data["sentence"]) == [
+        "The \\u202eknab\\u202c <b>bank</b> [x](javascript:alert(1)).",
+        "A bank.",
+        "Banks.",
+    ]
+    assert set(data["named by"]) == {"\\u202eriver"}

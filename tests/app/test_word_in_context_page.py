@@ -438,3 +438,15 @@ def test_document_markup_shows_as_text_and_a_document_without_title_by_its_id(ho
     at.text_input(key="ui.wic.sentence_a").set_value("The bank of the river").run()
     at.button_group[0].set_value(1).run()  # bank
     assert any(f"· *{escape(HOSTILE_TITLE)}*  \n" in line for line in results(at))
+
+
+def test_glove_neighbours_show_their_direction_marks_written_out(index_dir: Path, monkeypatch) -> None:
+    """GloVe's nearest words are shown as text in a data frame: a word holding a right-to-left override shows it
+    written out (``visible_on_page``), as every page shows text from documents, where it reordered the cell."""
+    from app import state
+
+    monkeypatch.setattr(state, "glove_nearest", lambda index, word, k: [("\u202eknab", 0.9), ("river", 0.8)])
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert_clean(at)
+    glove = next(table.value for table in at.get_by_key("wide-wic").dataframe if "similarity" in table.value.columns)
+    assert list(glove["word"]) == ["\\u202eknab", "river"]
