@@ -382,6 +382,24 @@ def test_a_written_form_is_looked_up_as_the_token_the_index_knows(korean_index: 
     assert texts(at.subheader)[0] == "ELMo · 문장 A의 “배”" and results(at)
 
 
+def test_a_word_typed_as_jamo_is_the_word_the_sentence_holds(korean_index: Path) -> None:
+    """A link whose word and sentence are written decomposed (배 as jamo, as macOS writes it) chooses 배 in the
+    sentence, where the page said "“배” is not in this sentence"; Senses reads such a word with nothing to say."""
+    import unicodedata
+
+    jamo = lambda text: unicodedata.normalize("NFD", text)  # noqa: E731
+    at = open_url(
+        korean_index,
+        {"a": jamo("어제 항구에서 큰 배를 보았다."), "wa": jamo("배"), "compare": "0"},
+        "views/word_in_context.py",
+    )
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo · 문장 A의 “배”" and results(at) and not texts(at.info)
+    at = open_url(korean_index, {"word": jamo("배"), "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    assert at.metric[0].value == "8" and not any("읽어 낸 단어" in caption for caption in texts(at.caption))
+
+
 def test_korean_sense_labels_are_nouns_never_particles_or_endings(korean_index: Path) -> None:
     """Clusters are named by the words the LM expects at their uses, kept only where the Korean rules call them a
     noun (``TextRules.label_words``)."""
