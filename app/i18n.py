@@ -750,7 +750,8 @@ def t(key: str, **values: object) -> Markdown:
 
 def plain(key: str, **values: object) -> str:
     """The string ``key`` in the session's language with ``values`` filled in as they are: for text shown as text,
-    never as markdown (a table's cells, a chart's labels and fields). Its template holds no markdown."""
+    never as markdown (a chart's labels and fields, a table's cells before ``render.text_table`` escapes them). Its
+    template holds no markdown."""
     return STRINGS[language()].get(key, STRINGS["en"][key]).format(**values)
 
 

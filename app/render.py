@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -14,11 +14,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 from scipy.spatial import ConvexHull
+from streamlit.delta_generator import DeltaGenerator
 
 from demo.labels import UseLabel
 from encoder.chars import BOS_TOKEN, EOS_TOKEN
 from encoder.lm_data import UNK_TOKEN
 from encoder.readout import Expectation
+from encoder.terminal import visible_on_page
 from encoder.text import TextRules
 from encoder.words import normalize
 from indexer.errors import IndexerError, QueryError
@@ -137,6 +139,13 @@ def token_hits(hits: Sequence[TokenHit], labels: Sequence[UseLabel | None] = ())
         )
 
 
+def text_table(rows: Sequence[Mapping[str, object]], where: DeltaGenerator | None = None) -> None:
+    """Rows of text as a table (in ``where``, a column, or the page): ``st.table`` renders every cell and heading as
+    markdown, so each is ``escape``d and shows as itself: a word the model expects ("#", "*", "-") is no heading or
+    list, a corpus file's name no formula or link. A table wraps its cells: nothing is cut off on a phone."""
+    (where or st).table([{escape(name): escape(value) for name, value in row.items()} for row in rows])
+
+
 LM_CLASSES = {UNK_TOKEN: "expect.rare", BOS_TOKEN: "expect.start", EOS_TOKEN: "expect.end"}
 """The language model's classes that are no word, each shown as what it means."""
 
@@ -153,7 +162,7 @@ def expectations(expected: Sequence[Expectation]) -> None:
     table wraps its cells, so it fits a narrow column and a phone. A direction with fewer words shown (Korean shows
     only nouns: ``TextRules.shown_expectations``) leaves its last cells empty."""
     columns = {plain(f"expect.{e.direction}"): [f"{expected_word(w)} · {p:.3f}" for w, p in e.words] for e in expected}
-    st.table([dict(zip(columns, row)) for row in itertools.zip_longest(*columns.values(), fillvalue="")])
+    text_table([dict(zip(columns, row)) for row in itertools.zip_longest(*columns.values(), fillvalue="")])
     st.caption(t("expect.caption"))
 
 
@@ -173,7 +182,9 @@ def outline(points: np.ndarray) -> np.ndarray:
 
 def cluster_map(result: Senses, sense_of_use: list[str] | None) -> alt.LayerChart | alt.Chart:
     """Every use as a point. Without labels the colour (and shape) is the use's cluster; with labels it is the
-    use's labelled sense, and each cluster is an outline with its number, so whether clusters follow senses shows."""
+    use's labelled sense, and each cluster is an outline with its number, so whether clusters follow senses shows.
+    A point's tooltip shows its sentence as text (Vega escapes HTML), its direction marks written out
+    (``visible_on_page``): a right-to-left override reordered what followed it."""
     cluster, name, sentence = (
         plain("senses.column_cluster"),
         plain("senses.column_name"),
@@ -184,8 +195,8 @@ def cluster_map(result: Senses, sense_of_use: list[str] | None) -> alt.LayerChar
             "x": [p.x for p in result.points],
             "y": [p.y for p in result.points],
             cluster: [plain("senses.card", n=p.cluster + 1) for p in result.points],
-            name: [result.clusters[p.cluster].label for p in result.points],
-            sentence: [p.sentence for p in result.points],
+            name: [visible_on_page(result.clusters[p.cluster].label) for p in result.points],
+            sentence: [visible_on_page(p.sentence) for p in result.points],  # a tooltip is text, not markdown
         }
     )
     colour_by, tooltip = cluster, [cluster, name, sentence]

@@ -10,7 +10,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from encoder import LayerMix
 from encoder.mix import PRESETS
-from encoder.text import TextRules
+from encoder.text import TextRules, composed
 from encoder.words import is_content_word, normalize
 from indexer.representations import IndexMix, OneLayer, Representation, SenseReadout, by_choice, choices
 
@@ -166,8 +166,9 @@ def representation_choice(key: str, n_layers: int, readout_kind: str) -> Represe
 def typed_word(typed: str, rules: TextRules, indexed: Callable[[str], bool]) -> tuple[str | None, list[str]]:
     """The token the index knows for a word as the user typed it, by the model's own rules: the word itself when
     the index has it, else the one content word it splits into (배를 -> 배 + 를: 배). When it splits into several
-    content words, (None, those words), so the page can say which to use."""
-    typed = typed.strip()
+    content words, (None, those words), so the page can say which to use. It is read composed (``composed``), as
+    the library reads sentences: a link's 배 typed as jamo is the sentence's 배."""
+    typed = composed(typed.strip())
     if indexed(typed):
         return typed, []
     words = list(dict.fromkeys(t for t in rules.tokenize(typed) if is_content_word(t, rules.stopwords)))

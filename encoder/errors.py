@@ -4,7 +4,8 @@ Exit status: 0 done; 2 with one ``error: ...`` line on stderr that names the fil
 (bad input, a missing or damaged file; argparse's own usage errors also exit 2); 130 when interrupted (Ctrl-C,
 SIGINT) and 143 when terminated (SIGTERM), from the first moment, with one line, never a traceback from each
 process. A command line calls ``interrupts_at_start`` before its heavy imports (a second of
-torch) and ``interruptible`` once it runs; ``interrupted`` is its one line.
+torch) and ``interruptible`` once it runs; ``interrupted`` is its one line. Once its output is in place (``finishing``)
+a command is no longer interrupted: it records what it wrote and says so.
 """
 
 from __future__ import annotations
@@ -34,13 +35,34 @@ class Terminated(KeyboardInterrupt):
     status = TERMINATED_EXIT
 
 
+_finishing = False
+"""Whether the running command's output is in place (``finishing``): the signal handlers then do nothing."""
+
+
+def finishing() -> None:
+    """The command's output is whole and going in place, or its result is being printed: from here to its end
+    Ctrl-C and SIGTERM are ignored. Stopped there, it said "interrupted; nothing was written" of a file it had
+    replaced whole, and left it unrecorded (``ownership.record_written``: the same command then refused to replace
+    it without ``--overwrite``) and its result unsaid."""
+    global _finishing
+    _finishing = True
+
+
 def _exit_at_start(number: int, frame: object) -> None:
+    if _finishing:
+        return
     show("interrupted", file=sys.stderr)
     os._exit(128 + number)
 
 
+def _interrupt(number: int, frame: object) -> None:
+    if not _finishing:
+        raise KeyboardInterrupt
+
+
 def _terminate(number: int, frame: object) -> None:
-    raise Terminated
+    if not _finishing:
+        raise Terminated
 
 
 def interrupts_at_start(module: str, script: str) -> None:
@@ -75,8 +97,11 @@ def interrupting() -> Iterator[None]:
 def interruptible() -> None:
     """From here on Ctrl-C raises ``KeyboardInterrupt`` and SIGTERM ``Terminated``, so that what is being written
     is cleaned up on the way out (``files.atomic_path``) and the command line says ``interrupted``. SIGTERM is
-    left as it is where the process does not stop on it by default (a test runner's own handler)."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    left as it is where the process does not stop on it by default (a test runner's own handler). A command
+    starting here is not ``finishing``."""
+    global _finishing
+    _finishing = False
+    signal.signal(signal.SIGINT, _interrupt)
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _exit_at_start):
         signal.signal(signal.SIGTERM, _terminate)
 

@@ -186,25 +186,42 @@ def writing(path: str | os.PathLike[str]) -> Iterator[None]:
 
 
 @contextmanager
+def made_folder(folder: Path) -> Iterator[None]:
+    """``folder`` made (with its parents) for the block, and removed again, with the parents it made, when the block
+    fails and leaves them empty: a refused, failed or interrupted command leaves no folder behind."""
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        for path in made:  # the deepest first
+            try:
+                path.rmdir()
+            except OSError:  # not empty (or not ours to remove any more): the rest stays too
+                break
+        raise
+
+
+@contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[str]:
     """Yield a temporary path beside ``target``; it replaces the target only if the block succeeds. A failure
-    leaves the target as it was and names it (``writing``)."""
+    leaves the target as it was and names it (``writing``), and no folder it made for it (``made_folder``)."""
     target = Path(target)
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder", str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with writing(target):
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        os.close(fd)
-    try:
-        with writing(target):  # before the temporary goes: a full disk is seen full
-            yield tmp
-            # mkstemp makes 0600, and some writers (safetensors) replace the file: set the usual permissions last
-            os.chmod(tmp, 0o666 & ~current_umask())
-            os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with made_folder(target.parent):  # a failed or interrupted write leaves no folder it made
+        with writing(target):
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            os.close(fd)
+        try:
+            with writing(target):  # before the temporary goes: a full disk is seen full
+                yield tmp
+                # mkstemp makes 0600, and some writers (safetensors) replace the file: set the usual permissions last
+                os.chmod(tmp, 0o666 & ~current_umask())
+                os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
 
 
 @contextmanager

@@ -76,23 +76,6 @@ def _same_file(handle: int, path: Path) -> bool:
         return False
 
 
-@contextmanager
-def made_folder(folder: Path) -> Iterator[None]:
-    """``folder`` made (with its parents) for the block, and removed again, with the parents it made, when the block
-    fails and leaves them empty: a refused command leaves no folder behind."""
-    made = [p for p in (folder, *folder.parents) if not p.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        yield
-    except BaseException:
-        for path in made:  # the deepest first
-            try:
-                path.rmdir()
-            except OSError:  # not empty (or not ours to remove any more): the rest stays too
-                break
-        raise
-
-
 def is_locked(lock_file: Path) -> bool:
     """Whether another writer holds ``lock_file`` now (False when there is none, or this process holds it)."""
     if lock_file.absolute() in _HELD:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,6 +200,9 @@ def resolve_model(spec: str | Path = "default", weights: str | Path | None = Non
     (``PUBLISHED``, from the download cache); one of our folders; a folder of published weights (``options.json``
     and one ``.hdf5``, or the one whose name contains "weights"); ``options.json`` with ``weights``; or a weights
     ``.hdf5`` with ``options.json`` beside it. Clear errors otherwise."""
+    for given in (spec, weights) if weights is not None else (spec,):
+        if not isinstance(given, (str, os.PathLike)):  # Path(None) said "expected str, bytes or os.PathLike"
+            raise TypeError(f"a model is given by its name or its files' path (a string or a Path), not {given!r}")
     if weights is not None:
         options, weights = Path(spec), Path(weights)
         if options.is_dir():

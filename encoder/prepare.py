@@ -33,7 +33,7 @@ from .corpus import (
     worker_pool,
     write_prepared,
 )
-from .files import atomic_path, sha256_of, temporary_target, text_files
+from .files import atomic_path, made_folder, sha256_of, temporary_target, text_files
 from .locks import LOCK
 from .numbers import Number
 from .ownership import NotOwnedError
@@ -186,7 +186,7 @@ def prepare(
     if out.is_dir():
         _check_out(out, plan, overwrite)  # a refusal leaves no lock behind; checked again under the lock
     busy = locks.FolderBusy(f"another prepare is writing {out}; wait for it to finish, or give another --out")
-    with locks.made_folder(out), locks.locked(out / LOCK, busy):
+    with made_folder(out), locks.locked(out / LOCK, busy):
         record = {**plan, "files": _claim_out(out, plan, overwrite), "complete": False}
         _write_record(out, record)
         listed = {f["file"] for f in record["files"]}

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import torch
 
-from . import distributed, locks
+from . import distributed
 from .corpus import TokenizedCorpus, corpus_files, held_out_paragraphs
 from .device import resolve_device
-from .files import sha256_of
+from .files import made_folder, sha256_of
 from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model
 from .model import BiLM, BiLMConfig, State
@@ -441,7 +441,7 @@ def train(cfg: TrainConfig) -> tuple[LanguageModel, Vocabulary]:
     torch.set_num_threads(api_threads(cfg.threads))  # for this run only: the caller's process gets its own back
     try:
         out = Path(cfg.out)
-        with locks.made_folder(out), locked_run(out):
+        with made_folder(out), locked_run(out):
             check_out(cfg)  # again, now that no other run can start in --out
             if cfg.overwrite and os.environ.get("RANK", "0") == "0":
                 clear_run(out)

@@ -242,6 +242,8 @@ def build_settings(settings: Settings | None = None, **fields: Any) -> Settings:
     """The settings of a build: ``settings``, or the defaults with ``fields`` (``Settings`` fields as keywords), never
     both (``dataclasses.replace(settings, pooling="mean")`` changes some fields of one). A layer mix may be given as
     weights (a sequence of numbers); a GloVe file is recorded by its absolute path."""
+    if settings is not None and not isinstance(settings, Settings):  # "x" failed deep in the build, "" was the defaults
+        raise TypeError(f"settings must be an indexer.Settings (or its fields as keywords), not {settings!r}")
     if settings is not None and fields:
         raise TypeError(
             f"give settings= or {', '.join(f'{name}=' for name in fields)}, not both: settings= sets every field "

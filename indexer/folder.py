@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoder import locks, ownership
-from encoder.files import temporary_target
+from encoder.files import made_folder, temporary_target
 
 from . import layout, storage
 from .errors import IndexFormatError
@@ -31,7 +31,7 @@ def locked(out: Path, create: bool = True) -> Iterator[None]:
     if not create and not out.is_dir():
         raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
     busy = IndexFormatError(f"another process is writing {out}; wait for it to finish")
-    with locks.made_folder(out), locks.locked(out / layout.LOCK, busy):
+    with made_folder(out), locks.locked(out / layout.LOCK, busy):
         yield
 
 

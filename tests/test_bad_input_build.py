@@ -75,6 +75,12 @@ def parquet(c: Ctx, columns: dict) -> Path:
 API = [
     Case("build from a missing path", lambda c: c.build(c.tmp / "missing.txt"), CorpusError, "does not exist"),
     Case(
+        "index texts with the model None",
+        lambda c: Index.from_texts(["The river bank."], model=None),
+        TypeError,
+        "a model is given by its name .*, not None",
+    ),
+    Case(
         "build from an empty folder",
         lambda c: c.build(c.tmp / "in"),
         CorpusError,

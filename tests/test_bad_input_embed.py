@@ -37,6 +37,8 @@ from encoder.weights import save_model
 
 API = [
     Case("load a missing model", lambda c: Elmo.load(c.tmp / "nope"), FileNotFoundError, "there is no model at"),
+    Case("load the model None", lambda c: Elmo.load(None), TypeError, "a model is given by its name .*, not None"),
+    Case("load the model 123", lambda c: Elmo.load(123), TypeError, "a model is given by its name .*, not 123"),
     Case("load a corpus folder as a model", lambda c: Elmo.load(c.corpus), FileNotFoundError, "holds neither"),
     Case(
         "load options without weights",

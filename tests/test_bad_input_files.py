@@ -33,6 +33,21 @@ def test_written_files_honour_the_umask(tmp_path):
     assert stat.S_IMODE((tmp_path / "out.json").stat().st_mode) == 0o644
 
 
+def test_a_failed_or_interrupted_write_leaves_no_folder_it_made(tmp_path):
+    """A one-file output into folders that do not exist yet (``embed --output new/sub/out.hdf5``): a write that
+    fails or is interrupted leaves none of them (it left new/sub empty behind "nothing was written"); a folder that
+    was there stays, and a write that succeeds keeps the folders it made."""
+    (tmp_path / "mine").mkdir()
+    for stop in (OSError("disk full"), KeyboardInterrupt()):
+        with pytest.raises(type(stop)), atomic_path(tmp_path / "mine" / "new" / "sub" / "out.hdf5") as tmp:
+            Path(tmp).write_bytes(b"half")
+            raise stop
+        assert [p.name for p in tmp_path.rglob("*")] == ["mine"]
+    with atomic_path(tmp_path / "mine" / "new" / "out.hdf5") as tmp:
+        Path(tmp).write_bytes(b"whole")
+    assert (tmp_path / "mine" / "new" / "out.hdf5").read_bytes() == b"whole"
+
+
 def test_a_closed_pipe_is_not_a_traceback(tmp_path):
     """`python -m indexer ... | head` must not end in a BrokenPipeError traceback."""
     process = subprocess.Popen(

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import h5py
 import pytest
 import torch
 from bad_input import FEW, snapshot
@@ -113,6 +114,60 @@ def test_ctrl_c_in_prepare_stops_its_workers_quietly_and_the_prepare_finishes_wh
         is None
     )
     assert is_complete(read_record(out)) and len(read_record(out)["files"]) == 2
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_once_embed_has_replaced_its_output_lets_it_finish(
+    number: int, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C or SIGTERM after ``embed`` put its hdf5 file in place (here: as it records it) no longer stops it: it
+    said "interrupted; nothing was written" of the file it had replaced whole, and left it unrecorded, so the same
+    command then refused to replace it without --overwrite. Before that (writing), the old file stays as it was."""
+    from encoder import ownership
+    from encoder.cli.embed import EMBEDDINGS_KIND
+
+    (tmp_path / "in.txt").write_text("the river bank\na bank loan\n", encoding="utf-8")
+    out = tmp_path / "out.hdf5"
+    command = ["embed", "--model", str(tiny_model_dir), "--input", str(tmp_path / "in.txt"), "--output", str(out)]
+    encoder_cli.main([*command, "--quiet", "--top"])
+    old = out.read_bytes()
+    record = ownership.record_written
+
+    def signalled(path: Path, kind: str) -> None:
+        os.kill(os.getpid(), number)
+        record(path, kind)
+
+    monkeypatch.setattr(ownership, "record_written", signalled)
+    encoder_cli.main([*command, "--quiet"])  # returns: no SystemExit(130 or 143)
+    assert out.read_bytes() != old and ownership.is_written(out, EMBEDDINGS_KIND)
+    with h5py.File(out) as f:
+        assert sorted(f) == ["0", "1", "sentence_to_index"] and f["0"].shape[0] == 3  # every layer: whole
+
+    monkeypatch.setattr(h5py.File, "create_dataset", lambda *_, **__: os.kill(os.getpid(), number))
+    new = out.read_bytes()
+    with pytest.raises(SystemExit) as stopped:
+        encoder_cli.main([*command, "--quiet", "--top"])
+    assert stopped.value.code == 128 + number and out.read_bytes() == new
+
+
+def test_a_signal_while_embed_says_what_it_wrote_leaves_it_said(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Ctrl-C as ``embed`` prints its line (its file written and recorded) cut the line off and exited 130
+    ("interrupted"); the command is done: it says what it wrote and exits 0."""
+    (tmp_path / "in.txt").write_text("a b\n", encoding="utf-8")
+    script = (
+        "import os, signal, sys\n"
+        "from encoder.errors import interrupts_at_start\n"
+        "interrupts_at_start('__main__', 'elmo-encoder')\n"
+        "import encoder.cli.embed as embed\n"
+        "from encoder.cli import cli\n"
+        "show = embed.show_embedded\n"
+        "embed.show_embedded = lambda *a: (os.kill(os.getpid(), signal.SIGINT), show(*a))\n"
+        "cli()\n"
+    )
+    out = tmp_path / "o.hdf5"
+    argv = ["embed", "--model", str(tiny_model_dir), "--input", str(tmp_path / "in.txt"), "--output", str(out)]
+    done = subprocess.run([sys.executable, "-c", script, *argv, "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and re.fullmatch(rf"wrote 1 sentence \(.*\) to {re.escape(str(out))}\n", done.stderr)
 
 
 @pytest.mark.parametrize("number, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -13,7 +13,7 @@ import streamlit as st
 from app import i18n, state, url
 from app.i18n import LANGUAGES, plain, t
 from app.model_card import LayerFindings, card_file, card_parts, layer_findings, model_dir
-from app.render import layer_weights
+from app.render import layer_weights, text_table
 from app.settings import CHART_COLOURS
 from app.widgets import layer_name
 from encoder import BiLMConfig
@@ -58,9 +58,9 @@ def config_fact(key: str, value: object) -> tuple[str, object]:
 
 
 def table(facts: dict[str, object]) -> None:
-    """A two-column fact sheet. Its cells are text, never markdown (``i18n.plain``), and wrap: a long one (the GloVe
-    baseline's source) is read whole, on a phone too."""
-    st.table([{plain("about.fact"): name, plain("about.value"): str(value)} for name, value in facts.items()])
+    """A two-column fact sheet of text (``text_table``: a corpus file's or a folder's name shows as itself); a long
+    cell (the GloVe baseline's source) wraps, read whole on a phone too."""
+    text_table([{plain("about.fact"): name, plain("about.value"): value} for name, value in facts.items()])
 
 
 def diagram(weights: list[float], gamma: float) -> str:
@@ -102,7 +102,7 @@ def what_each_layer_holds(found: LayerFindings) -> None:
     rows.append(
         {plain("about.column_layer"): plain("about.readout_row"), **dict.fromkeys(columns[:3], ""), columns[3]: readout}
     )
-    probes.table(rows)
+    text_table(rows, probes)
     command, day = found.mixes_by
     mixes.caption(t("about.mixes_caption", command=command, day=day, n=n_layers))
     mixes.altair_chart(

@@ -13,6 +13,7 @@ from app.i18n import Markdown, plain, t
 from app.render import cluster_map, errors_in_page, escape, highlight_word, notices
 from app.widgets import representation_choice, representation_name, representation_options, typed_word
 from demo.labels import demo_labels, purity
+from encoder.text import composed
 from indexer.options import AUTO_SENSES, SensesOptions
 
 CARDS_PER_ROW = 3
@@ -61,7 +62,7 @@ word, words = typed_word(typed, index.elmo.text, lambda w: state.uses(index, w) 
 if word is None:
     st.info(t("senses.several_words", typed=typed.strip(), words=Markdown(", ".join(map(escape, words)))))
     st.stop()
-if word != typed.strip():
+if word != composed(typed.strip()):  # a word typed as jamo is itself, read composed: nothing to say
     st.caption(t("senses.read_as", typed=typed.strip(), word=word))
 
 with errors_in_page():

@@ -15,7 +15,7 @@ import streamlit as st
 from app import model_choice, state, url
 from app.i18n import Markdown, example_name, indexer_text, plain, t
 from app.model_card import WEAKNESSES, model_dir, weaknesses_anchor
-from app.render import errors_in_page, escape, expectations, highlight, notices, token_hits
+from app.render import errors_in_page, escape, expectations, highlight, notices, text_table, token_hits
 from app.widgets import (
     by_width,
     choose_word,
@@ -29,6 +29,7 @@ from demo.examples import Pairs
 from demo.labels import UseLabel, agreement, demo_labels
 from demo.yardstick import Yardstick, labelled_senses, leaders, tied, yardstick
 from encoder import LayerMix
+from encoder.terminal import visible_on_page
 from encoder.text import composed
 from encoder.words import normalize
 from indexer.representations import IndexMix, Representation, choices, comparison_order
@@ -147,7 +148,7 @@ def glove_lists() -> None:
             st.info(indexer_text(note))
         nearest = state.glove_nearest(index, word, k) or []
         st.dataframe(
-            {word_column: [w for w, _ in nearest], similarity_column: [s for _, s in nearest]},
+            {word_column: [visible_on_page(w) for w, _ in nearest], similarity_column: [s for _, s in nearest]},
             hide_index=True,
             width="stretch",
             column_config={similarity_column: st.column_config.NumberColumn(format="%.3f")},
@@ -198,7 +199,7 @@ def compared() -> None:
         same_word_compared = normalize(word_a) == normalize(word_b)
         senses = senses_in_collection(word_a) if same_word_compared else []
         table, notes = st.columns(2, gap="large")
-        table.table(comparison_rows(comparison, word_a, senses))
+        text_table(comparison_rows(comparison, word_a, senses), table)
         notes.caption(t("wic.compared_caption", a=word_a, b=word_b))
         if any(senses):
             typical = state.typical(index, word_a, IndexMix(), tuple(senses))
@@ -268,7 +269,7 @@ def layer_by_layer(side: str, sentence: str, word: str, position: int) -> None:
                     plain("wic.column_senses"): " · ".join(label.sense if label else "?" for label in answer.found),
                 }
             )
-        st.table(rows)  # a table wraps its cells: nothing is cut off on a phone
+        text_table(rows)
         verdicts(word, query, {answer.name: answer.stick for answer in answers if answer.stick is not None})
 
 

@@ -23,7 +23,16 @@ from types import ModuleType
 from typing import Any
 
 from ..commands import parser_for
-from ..errors import ERROR_EXIT, INTERRUPTED_EXIT, REPORTED, describe, interrupting, report_interrupted, reported
+from ..errors import (
+    ERROR_EXIT,
+    INTERRUPTED_EXIT,
+    REPORTED,
+    describe,
+    finishing,
+    interrupting,
+    report_interrupted,
+    reported,
+)
 from ..terminal import show, show_json
 from ..threads import apply_threads
 
@@ -67,6 +76,7 @@ def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, answer:
             return report_interrupted(
                 getattr(args, "interrupted", "interrupted"), getattr(stop, "status", INTERRUPTED_EXIT)
             )
+        finishing()  # done: its result is said, not cut off by a late signal
     if isinstance(result, int):
         return result
     if "error" in result:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -113,14 +114,32 @@ def documents(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown if re.match(r"\*\*\d+\. ", m.value)]
 
 
+def as_read(markdown: str) -> str:
+    """Markdown text as a reader sees it: its backslash escapes of ASCII punctuation undone (as CommonMark reads
+    them)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def table_text(table) -> pd.DataFrame:
+    """A table element's cells and headings as a reader sees them (``st.table`` renders each as markdown)."""
+    frame = table.value.map(as_read)
+    frame.columns = [as_read(column) for column in frame.columns]
+    return frame
+
+
+def tables(at) -> list[pd.DataFrame]:
+    """The tables of a page (or of one of its blocks), as a reader sees them, in page order."""
+    return [table_text(table) for table in at.table]
+
+
 def layer_tables(at: AppTest) -> list:
     """The layer-by-layer tables (one per labelled sentence), in page order."""
-    return [table.value for table in at.table if "same sense" in table.value.columns]
+    return [table for table in tables(at) if "same sense" in table.columns]
 
 
 def expectation_tables(at: AppTest) -> list:
     """The "What the model expects here" tables of a wide screen, sentence A's first."""
-    return [table.value for table in at.get_by_key("wide-wic").table if "given the words before" in table.value.columns]
+    return [table for table in tables(at.get_by_key("wide-wic")) if "given the words before" in table.columns]
 
 
 def labels_in_the_index(index_dir: Path, labels: dict) -> list:
@@ -154,7 +173,7 @@ def in_a_scroll_box(node, text: str, boxed: bool = False) -> bool:
 
 def facts_of(at: AppTest, n: int) -> dict[str, str]:
     """The ``n``-th fact sheet of the About page (0: the model's, 1: the index's) as {fact: value}."""
-    table = at.table[n].value
+    table = tables(at)[n]
     return dict(zip(table[table.columns[0]], table[table.columns[1]]))
 
 

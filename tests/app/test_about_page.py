@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pages import assert_clean, chart_data, facts_of, in_a_scroll_box, open_app, texts
+from pages import assert_clean, chart_data, facts_of, in_a_scroll_box, open_app, tables, texts
 
 
 def test_about_shows_model_card_statistics_weights_and_diagram(index_dir: Path) -> None:
@@ -38,7 +38,7 @@ def test_about_opens_on_what_each_layer_holds(index_dir: Path, model_dir: Path) 
         (model_dir / LAYERS_FILE).unlink()
     assert_clean(at)
     assert texts(at.header)[0] == "What each layer holds"
-    table = at.table[0].value
+    table = tables(at)[0]
     assert list(table["part of speech (UPOS), %"])[:3] == [f"{v:.1f}" for v in found.upos]
     assert list(table["part of speech, ambiguous words, %"])[:3] == [f"{v:.1f}" for v in found.upos_ambiguous]
     assert list(table["Penn tags (XPOS), %"])[:3] == [f"{v:.1f}" for v in found.xpos]
@@ -67,3 +67,24 @@ def test_about_shows_facts_as_text_without_markdown_escapes(index_dir: Path, mon
         "licence PDDL 1.0 (the vectors); vectors SHA-256 2d85b9db"
     )
     assert not any("\\" in value for n in (0, 1) for value in facts_of(at, n).values())
+
+
+def test_a_corpus_named_as_markup_is_shown_as_its_name(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index's fact sheet names the corpus files as they are: a name written as markup (HTML, a link, LaTeX, an
+    emoji shortcode, emphasis) is no markup in the table, whose cells are markdown."""
+    from pages import HOSTILE_TITLE
+
+    from app.i18n import escape
+    from indexer import Index
+
+    real = Index.stats
+    corpus = [
+        {"name": f"{HOSTILE_TITLE}.jsonl", "size": 1, "documents": 1},
+        {"name": "# *notes*", "size": 1, "documents": 1},
+    ]
+    monkeypatch.setattr(Index, "stats", lambda self: real(self) | {"corpus": corpus})
+    at = open_app(index_dir, "views/about.py")
+    assert_clean(at)
+    names = f"{HOSTILE_TITLE}.jsonl, # *notes*"
+    assert facts_of(at, 1)["corpus files"] == names
+    assert escape(names) in list(at.table[1].value["value"])

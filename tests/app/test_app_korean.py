@@ -29,6 +29,7 @@ from pages import (
     results,
     search_as_typed,
     serve,
+    tables,
     texts,
     wait_for_text,
 )
@@ -303,12 +304,12 @@ def test_korean_word_in_context_shows_its_new_parts_in_korean(korean_index: Path
     assert_clean(at)
     assert at.radio(key="ui.wic.representation").options[:2] == ["문맥 예측", "ELMo 층 섞기 \\(논문\\)"]
     assert "이 자리에서 모델이 기대하는 단어" in " ".join(texts(at.markdown))
-    tables = [table.value for table in at.get_by_key("wide-wic").table]
-    expected = [table for table in tables if "앞 단어들을 읽고" in table.columns]
+    shown = tables(at.get_by_key("wide-wic"))
+    expected = [table for table in shown if "앞 단어들을 읽고" in table.columns]
     assert len(expected) == 2 and all(len(table) == 10 for table in expected)
     cells = " ".join(" ".join(table[column]) for table in expected for column in table.columns)
     assert "<UNK>" not in cells and "<S>" not in cells
-    compared = next(table for table in tables if "코사인" in table.columns)
+    compared = next(table for table in shown if "코사인" in table.columns)
     assert list(compared["표현"])[-2:] == ["ELMo 층 섞기 (논문)", "문맥 예측"]
     assert any("층들의 단순 평균" in caption for caption in texts(at.caption))
     glove = [table for table in at.get_by_key("wide-wic").dataframe if "유사도" in table.value.columns]
@@ -379,6 +380,24 @@ def test_a_written_form_is_looked_up_as_the_token_the_index_knows(korean_index: 
     at = open_url(korean_index, {"a": sentence, "wa": "배를", "compare": "0"}, "views/word_in_context.py")
     assert_clean(at)
     assert texts(at.subheader)[0] == "ELMo · 문장 A의 “배”" and results(at)
+
+
+def test_a_word_typed_as_jamo_is_the_word_the_sentence_holds(korean_index: Path) -> None:
+    """A link whose word and sentence are written decomposed (배 as jamo, as macOS writes it) chooses 배 in the
+    sentence, where the page said "“배” is not in this sentence"; Senses reads such a word with nothing to say."""
+    import unicodedata
+
+    jamo = lambda text: unicodedata.normalize("NFD", text)  # noqa: E731
+    at = open_url(
+        korean_index,
+        {"a": jamo("어제 항구에서 큰 배를 보았다."), "wa": jamo("배"), "compare": "0"},
+        "views/word_in_context.py",
+    )
+    assert_clean(at)
+    assert texts(at.subheader)[0] == "ELMo · 문장 A의 “배”" and results(at) and not texts(at.info)
+    at = open_url(korean_index, {"word": jamo("배"), "k": "2"}, "views/senses.py")
+    assert_clean(at)
+    assert at.metric[0].value == "8" and not any("읽어 낸 단어" in caption for caption in texts(at.caption))
 
 
 def test_korean_sense_labels_are_nouns_never_particles_or_endings(korean_index: Path) -> None:

@@ -239,3 +239,48 @@ def test_text_shown_on_a_page_is_itself() -> None:
         "invoice\\\\u202efdp\\.exe \\&lt;b\\&gt; \\[x\\]\\(http\\://evil\\.example/\\) \\\\x1b\\[31m\\\\x9b\nnext\tline"
     )
     assert not ACTING.search(shown)
+
+
+def test_a_tables_cells_show_as_the_text_they_are() -> None:
+    """``st.table`` renders each cell as markdown: the words the model expects ("#" a heading, "*" and "-" a list,
+    ">" a quote) and a name written as markup show as themselves (the markdown each cell holds renders to its text
+    alone), and read back as they are."""
+    from markdown_it import MarkdownIt
+    from pages import HOSTILE_TITLE, as_read
+    from streamlit.testing.v1 import AppTest
+
+    def table() -> None:
+        from pages import HOSTILE_TITLE
+
+        from app.render import expectations
+        from encoder.readout import Expectation
+
+        words = [("#", 0.5), ("*", 0.25), ("-", 0.125), (">", 0.0625), (HOSTILE_TITLE, 0.03125)]
+        expectations([Expectation("forward", words), Expectation("backward", words[::-1])])
+
+    hostile = ["#", "*", "-", ">", HOSTILE_TITLE]
+    at = AppTest.from_function(table).run()
+    cells = at.table[0].value
+    forward, backward = (list(cells[column]) for column in cells.columns)
+    expected = [f"{word} · {p:.3f}" for word, p in zip(hostile, [0.5, 0.25, 0.125, 0.0625, 0.03125])]
+    assert [as_read(cell) for cell in forward] == expected and [as_read(cell) for cell in backward] == expected[::-1]
+    quoted = lambda text: text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")  # noqa: E731
+    for cell, text in zip(forward, expected):
+        assert MarkdownIt("commonmark").render(cell) == f"<p>{quoted(text)}</p>\n"
+
+
+def test_a_maps_tooltips_show_a_sentence_and_a_name_as_text() -> None:
+    """A point's tooltip (Vega-Lite escapes its HTML) shows the use's sentence and its cluster's name with their
+    direction marks written out, as every page shows document text: a right-to-left override reordered the rest."""
+    from app.render import cluster_map
+    from indexer.results import SenseCluster, SensePoint, Senses
+
+    hostile = "The \u202eknab\u202c <b>bank</b> [x](javascript:alert(1))."
+    points = [SensePoint(0.0, 0.0, 0, hostile), SensePoint(1.0, 1.0, 0, "A bank."), SensePoint(0.0, 1.0, 0, "Banks.")]
+    data = cluster_map(Senses("bank", [SenseCluster("\u202eriver", 3, [])], points), None).data
+    assert list(data["sentence"]) == [
+        "The \\u202eknab\\u202c <b>bank</b> [x](javascript:alert(1)).",
+        "A bank.",
+        "Banks.",
+    ]
+    assert set(data["named by"]) == {"\\u202eriver"}

@@ -15,6 +15,7 @@ from pages import (
     open_app,
     open_url,
     results,
+    tables,
     texts,
 )
 
@@ -268,7 +269,7 @@ def test_the_two_uses_are_compared_in_every_representation(index_dir: Path) -> N
     comparison = index.compare(a, word_a, b, word_b, rules.tokenize(a).index("bank"), rules.tokenize(b).index("bank"))
     at = open_app(index_dir, "views/word_in_context.py")
     assert_clean(at)
-    table = next(table.value for table in at.get_by_key("wide-wic").table if "cosine" in table.value.columns)
+    table = next(table for table in tables(at.get_by_key("wide-wic")) if "cosine" in table.columns)
     assert list(table["representation"]) == [
         "ELMo h0 · char-CNN (token)",
         "ELMo h1 · biLSTM 1",
@@ -398,7 +399,7 @@ def test_the_cosine_table_gives_the_words_typical_cosines(index_dir: Path, label
     ]
     at = open_app(index_dir, "views/word_in_context.py")
     assert_clean(at)
-    table = next(table.value for table in at.get_by_key("wide-wic").table if "cosine" in table.value.columns)
+    table = next(table for table in tables(at.get_by_key("wide-wic")) if "cosine" in table.columns)
     for question, same, other in zip(asked, table["typical, same sense"], table["typical, other senses"]):
         uses, vectors = index.use_vectors("bank", **question)
         senses = [demo_labels()[use].sense for use in uses]
@@ -418,7 +419,7 @@ def test_without_labels_in_the_collection_there_is_no_yardstick(index_dir: Path)
     assert set(table["chance"]) == set(table["best possible"]) == {"—"}
     assert list(table["verdict"]) == ["—", "—", "tied: no verdict", "—", "—"]  # the token layer's ties say so
     assert "No typical cosines for “bank”" in " ".join(texts(at.caption))
-    compared = next(table.value for table in at.get_by_key("wide-wic").table if "cosine" in table.value.columns)
+    compared = next(table for table in tables(at.get_by_key("wide-wic")) if "cosine" in table.columns)
     assert "typical, same sense" not in compared.columns
 
 
@@ -437,3 +438,15 @@ def test_document_markup_shows_as_text_and_a_document_without_title_by_its_id(ho
     at.text_input(key="ui.wic.sentence_a").set_value("The bank of the river").run()
     at.button_group[0].set_value(1).run()  # bank
     assert any(f"· *{escape(HOSTILE_TITLE)}*  \n" in line for line in results(at))
+
+
+def test_glove_neighbours_show_their_direction_marks_written_out(index_dir: Path, monkeypatch) -> None:
+    """GloVe's nearest words are shown as text in a data frame: a word holding a right-to-left override shows it
+    written out (``visible_on_page``), as every page shows text from documents, where it reordered the cell."""
+    from app import state
+
+    monkeypatch.setattr(state, "glove_nearest", lambda index, word, k: [("\u202eknab", 0.9), ("river", 0.8)])
+    at = open_app(index_dir, "views/word_in_context.py")
+    assert_clean(at)
+    glove = next(table.value for table in at.get_by_key("wide-wic").dataframe if "similarity" in table.value.columns)
+    assert list(glove["word"]) == ["\\u202eknab", "river"]

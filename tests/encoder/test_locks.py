@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from encoder import locks
+from encoder.files import made_folder
 
 
 class Refused(Exception):
@@ -13,7 +14,7 @@ class Refused(Exception):
 
 def test_a_refused_block_removes_the_lock_file_and_folders_it_made(tmp_path):
     out = tmp_path / "new" / "out"
-    with pytest.raises(Refused), locks.made_folder(out), locks.locked(out / locks.LOCK, OSError("busy")):
+    with pytest.raises(Refused), made_folder(out), locks.locked(out / locks.LOCK, OSError("busy")):
         assert (out / locks.LOCK).is_file()
         raise Refused
     assert list(tmp_path.iterdir()) == []
@@ -22,7 +23,7 @@ def test_a_refused_block_removes_the_lock_file_and_folders_it_made(tmp_path):
 def test_a_lock_file_or_folder_that_was_there_stays(tmp_path):
     (tmp_path / locks.LOCK).write_bytes(b"")
     (tmp_path / "mine.txt").write_text("mine")
-    with pytest.raises(Refused), locks.made_folder(tmp_path), locks.locked(tmp_path / locks.LOCK, OSError("busy")):
+    with pytest.raises(Refused), made_folder(tmp_path), locks.locked(tmp_path / locks.LOCK, OSError("busy")):
         raise Refused
     assert sorted(p.name for p in tmp_path.iterdir()) == [locks.LOCK, "mine.txt"]
 

@@ -357,12 +357,16 @@ def test_every_setting_given_through_settings_is_the_index_s(corpus_index, tiny_
 
 def test_settings_or_fields_never_both(corpus_index, tiny_model_dir, tmp_path):
     """A ``Settings`` and a field given as a keyword too is refused before anything is read: one of them would
-    have to win silently. A field alone, or an unknown keyword, says what it is."""
+    have to win silently. A field alone, an unknown keyword, or settings that are no ``Settings`` say what they
+    are."""
     corpus, _ = corpus_index
     with pytest.raises(TypeError, match="give settings= or pooling=, not both"):
         build_index([corpus], tmp_path / "out", model=tiny_model_dir, settings=SETTINGS, pooling="mean")
     with pytest.raises(TypeError, match="unknown reader option"):
         build_index([corpus], tmp_path / "out", model=tiny_model_dir, pooling_kind="mean")
+    for wrong in ("mean", ""):  # "mean" failed deep in the build ('str' object has no attribute 'layers'), "" built
+        with pytest.raises(TypeError, match=f"settings must be an indexer.Settings .*, not {wrong!r}"):
+            build_index([corpus], tmp_path / "out", model=tiny_model_dir, settings=wrong)
     assert not (tmp_path / "out").exists()
 
 
