@@ -399,6 +399,8 @@ This model has {n_layers} layers:
         "indexer.query_empty": "검색어가 비어 있습니다. 단어를 몇 개 입력하세요.",
         "indexer.index_empty": "색인에 문서가 없습니다. 모든 문서가 삭제되었습니다.",
         "indexer.sentence_empty": "문장이 비어 있습니다. 단어를 몇 개 입력하세요.",
+        "indexer.query_not_text": "검색어가 글이 아니라 {kind} 형식입니다. 문자열(str)로 주세요.",
+        "indexer.sentence_not_text": "문장이 글이 아니라 {kind} 형식입니다. 문자열(str)로 주세요.",
         "indexer.query_too_long": "검색어가 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
         "indexer.sentence_too_long": "문장이 {length:,}자여서 앞의 {limit:,}자만 썼습니다.",
         "indexer.query_no_words": "검색어에 단어가 없습니다.",

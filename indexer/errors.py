@@ -13,6 +13,8 @@ MESSAGES = {
     # the query or sentence (Index.query_tokens)
     "query_empty": "the query is empty; type a few words",
     "sentence_empty": "the sentence is empty; type a few words",
+    "query_not_text": "the query is of type {kind}, not text; give it as a string (str)",
+    "sentence_not_text": "the sentence is of type {kind}, not text; give it as a string (str)",
     "query_too_long": "the query has {length:,} characters; only the first {limit:,} were used",
     "sentence_too_long": "the sentence has {length:,} characters; only the first {limit:,} were used",
     "query_no_words": "the query has no words",

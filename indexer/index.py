@@ -278,7 +278,7 @@ class Index:
         SearchOptions(k=k, method=method, layers=layers, as_typed=not spelling)  # each checked by its rule
         k = int(k)
         weights = layer_weights(layers, self.search_mix, self.elmo.n_layers)
-        if isinstance(query, str) or not isinstance(query, Sequence):
+        if isinstance(query, (str, bytes)) or not isinstance(query, Sequence):  # one query (bytes: refused as one)
             return self.document_search.search([self.query(query)], k, method, weights, spelling)[0]
         if not query:
             raise QueryError("the list of queries is empty; give at least one query")

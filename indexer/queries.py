@@ -31,7 +31,9 @@ def read_query(rules: TextRules, text: Any, what: str, documents: int) -> Query:
     ``documents``: the index's live documents; with none (every one deleted) a notice says so, as every answer of
     such an index is empty.
     """
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):  # bytes, a number: no text to read, not an empty one
+        raise QueryError(message(f"{what}_not_text", kind=type(text).__name__))
+    if text is None or not text.strip():
         raise QueryError(message(f"{what}_empty"))
     notices, text = [], composed(text)
     if len(text) > MAX_QUERY_CHARS:

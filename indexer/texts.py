@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -31,7 +32,7 @@ def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ())
     """The texts and their ids (default: their positions, from ``first_id``, as strings, passing over the ids
     ``taken`` by documents the index holds), refused with one clear error when they are not a non-empty list of
     strings, or the ids not as many unique strings that none of ``taken`` is."""
-    if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) or not texts:
         raise CorpusError("texts must be a non-empty list of strings (one document each)")
     wrong = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
     if wrong is not None:
@@ -77,7 +78,11 @@ def write_jsonl(folder: Path, texts: list[str], ids: list[str]) -> GivenTexts:
 def save(source: Path, target: str | Path) -> Path:
     """Copy the index at ``source`` to ``target``, a new or empty folder (a folder holding anything is refused:
     nothing of the user's is replaced)."""
+    if not isinstance(target, (str, os.PathLike)):
+        raise TypeError(f"save to a folder's path (a string or a Path), not {target!r}")
     target = Path(target)
+    if target.resolve().is_relative_to(source.resolve()):  # the copy would copy itself, without end
+        raise FileExistsError(f"{target} is inside the index being saved ({source}); choose a folder outside it")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise FileExistsError(f"{target} already exists and is not an empty folder; choose a new folder to save to")
     target.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,14 @@ API = [
     Case("search an empty query", lambda c: c.opened.search(""), QueryError, "empty"),
     Case("search whitespace only", lambda c: c.opened.search(" \t\n\u3000 "), QueryError, "empty"),
     Case("search None", lambda c: c.opened.search(None), QueryError, "empty"),
-    Case("search a number", lambda c: c.opened.search(42), QueryError, "empty"),
+    Case("search a number", lambda c: c.opened.search(42), QueryError, "the query is of type int, not text"),
+    Case("search bytes", lambda c: c.opened.search(b"river bank"), QueryError, "the query is of type bytes, not text"),
+    Case(
+        "neighbors in a sentence of bytes",
+        lambda c: c.opened.neighbors(b"the river bank", "bank"),
+        QueryError,
+        "the sentence is of type bytes, not text",
+    ),
     Case("search punctuation only", lambda c: c.opened.search("?!... ;", method="keywords"), WORKS, check=is_hits),
     Case(
         "search control characters", lambda c: c.opened.search(CONTROL, k=3, method="keywords"), WORKS, check=found(3)

@@ -130,8 +130,16 @@ def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path)
     with pytest.raises(FileExistsError, match="not an empty folder"):
         small.save(tmp_path / "mine")
     assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
+    copied = Index.open(saved)
+    before = sorted(str(p.relative_to(saved)) for p in saved.rglob("*"))
+    with pytest.raises(FileExistsError, match="is inside the index being saved"):
+        copied.save(saved / "copy")  # copying a folder into itself: without end
+    assert sorted(str(p.relative_to(saved)) for p in saved.rglob("*")) == before
+    with pytest.raises(TypeError, match=r"save to a folder's path \(a string or a Path\), not None"):
+        small.save(None)
     for texts, ids, words in [
         ("one string", None, "list of strings"),
+        (b"bytes of text", None, "list of strings"),
         ([], None, "non-empty"),
         (["a", 3], None, "text 1 is a int"),
         (["a", "b"], ["x"], "list of 2 strings"),
