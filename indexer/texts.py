@@ -3,8 +3,7 @@ lives as long as the ``Index`` does, written to a folder of the user's only when
 
 The strings go through the same pipeline as a corpus on disk (one JSONL file, written beside the index in the
 temporary folder, never inside it; the manifest records them as given texts, not by that file's name), so such an
-index is an index like any other: ``add`` and ``upsert`` extend it,
-and a saved copy opens with ``Index.open``.
+index is an index like any other: ``add`` and ``upsert`` extend it, and a saved copy opens with ``Index.open``.
 """
 
 from __future__ import annotations
