@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import h5py
@@ -116,7 +116,17 @@ def test_ctrl_c_in_prepare_stops_its_workers_quietly_and_the_prepare_finishes_wh
     assert is_complete(read_record(out)) and len(read_record(out)["files"]) == 2
 
 
+@pytest.fixture
+def default_sigterm() -> Iterator[None]:
+    """SIGTERM as a command's own process has it, restored after: a handler that another test's Ray left in this
+    process would take the signal instead of the command's."""
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.usefixtures("default_sigterm")
 def test_a_signal_once_embed_has_replaced_its_output_lets_it_finish(
     number: int, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
