@@ -12,18 +12,26 @@ sentences of UD English EWT train and scored on dev (never test):
 - XPOS of every token: the Penn tags, finer (tense, number, comparison).
 
 Senses: the sense probe's ROC AUC per layer (``encoder.eval.senses``: 16 words, 2 senses, 5 sentences each), with the
-sense readout (``encoder.readout``) beside, plain and centred on each word's mean use. Prints; writes nothing.
+sense readout (``encoder.readout``) beside, plain and centred on each word's mean use. Prints the table as the figure
+``layers.table`` (``bench/figures.py``: docs/evaluation.md and the default model's card quote it), with the ambiguous
+word types' count, the seconds and the 1-minute load at the start; then the same figures as the ``probes`` entry of the
+model's ``layers.json`` (which the About page draws, and ``tests/test_docs.py`` holds the pages to), to put there
+when the pages take a new run. Writes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from bench.figures import figure, figure_block
 from encoder import Elmo
 from encoder.eval.embeddings import Embedder
 from encoder.eval.pos import read_conllu, split_path, token_stack
@@ -85,6 +93,35 @@ def sense_aucs(elmo: Elmo, readout: Readout, shrinkage: float) -> list[float]:
     return aucs
 
 
+def probe_table(
+    upos: list[float],
+    upos_ambiguous: list[float],
+    xpos: list[float],
+    sense_auc: list[float],
+    readout_auc: float,
+    readout_auc_centred: float,
+) -> list[str]:
+    """The "what each layer holds" table as the pages quote it (figure ``layers.table``): a row per layer (token layer
+    first), the readout's sense AUC (plain and centred) beneath, each column's highest figure in bold (the readout's
+    counted in the sense column)."""
+
+    def cell(value: float, column: list[float]) -> str:
+        return f"**{value:.1f}**" if value == max(column) else f"{value:.1f}"
+
+    senses = [*sense_auc, readout_auc, readout_auc_centred]
+    names = ["token layer", *(f"layer {j}" for j in range(1, len(upos)))]
+    rows = [
+        "| layer | UPOS, every token | UPOS, ambiguous words | XPOS, every token | sense probe AUC |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for j, name in enumerate(names):
+        cells = [cell(upos[j], upos), cell(upos_ambiguous[j], upos_ambiguous), cell(xpos[j], xpos)]
+        rows.append(f"| {name} | {' | '.join(cells)} | {cell(sense_auc[j], senses)} |")
+    readout = f"{cell(readout_auc, senses)} (centred {cell(readout_auc_centred, senses)})"
+    rows.append(f"| sense readout (context prediction) | | | | {readout} |")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="default", help="one of our models (with its LM head); default %(default)s")
@@ -92,7 +129,7 @@ def main() -> None:
         "--train-sentences", type=int, default=4000, help="EWT train sentences the probes learn from (%(default)s)"
     )
     args = parser.parse_args()
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     elmo = Elmo.load(args.model)
     readout = Readout.of_model(model_folder(args.model))
     embedder = Embedder(elmo)
@@ -110,17 +147,24 @@ def main() -> None:
     upos = probe_accuracies(train_x, flat(upos_train), dev_x, flat(upos_dev), [every, in_ambiguous])
     xpos = probe_accuracies(train_x, flat(xpos_train), dev_x, flat(xpos_dev), [every])
     aucs = sense_aucs(elmo, readout, readout.settings.shrinkage)
-    names = ["token layer", *(f"layer {j}" for j in range(1, elmo.n_layers))]
     print(
         f"model {elmo.name}; EWT: {len(upos_train):,} train sentences ({len(train_x):,} tokens), dev "
         f"{len(dev_forms):,} tokens, {int(in_ambiguous.sum()):,} of them of {len(ambiguous):,} ambiguous word types\n"
     )
-    print("| layer | UPOS, every token | UPOS, ambiguous words | XPOS, every token | sense probe AUC |")
-    print("|---|---:|---:|---:|---:|")
-    for j, name in enumerate(names):
-        print(f"| {name} | {upos[j][0]:.1f} | {upos[j][1]:.1f} | {xpos[j][0]:.1f} | {aucs[j]:.1f} |")
-    print(f"| sense readout (context prediction) | | | | {aucs[-2]:.1f} (centred {aucs[-1]:.1f}) |")
-    print(f"\n{time.perf_counter() - started:.0f} s in all")
+    probes = {
+        "upos": [round(scores[0], 1) for scores in upos],
+        "upos_ambiguous": [round(scores[1], 1) for scores in upos],
+        "xpos": [round(scores[0], 1) for scores in xpos],
+        "sense_auc": [round(auc, 1) for auc in aucs[:-2]],
+        "readout_sense_auc": round(aucs[-2], 1),
+        "readout_sense_auc_centred": round(aucs[-1], 1),
+    }
+    figure_block("layers.table", probe_table(*probes.values()))
+    figure("layers.ambiguous_types", f"{len(ambiguous):,}")
+    figure("layers.seconds", f"{time.perf_counter() - started:.0f}")
+    figure("layers.loadavg", f"{load:.1f}")
+    measured = {"command": "python -m bench.layers", "measured": str(datetime.datetime.now(datetime.UTC).date())}
+    print(f"\nlayers.json, probes: {json.dumps(measured | probes)}")
 
 
 if __name__ == "__main__":

@@ -189,23 +189,14 @@ def test_the_command_check_catches_a_wrong_option_command_and_benchmark():
     assert any("bench/no_such_bench.py" in p for p in found)
 
 
-def probe_rows(markdown: str) -> dict[str, list[str]]:
-    """The rows of the "what each layer holds" table (its header names the sense probe AUC) as {layer: cells}."""
-    rows: dict[str, list[str]] = {}
-    lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| layer | UPOS, every token |"))
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        layer, *cells = [cell.strip().replace("*", "") for cell in line.strip("|").split("|")]
-        rows[layer] = cells
-    return rows
-
-
 def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
-    """docs/evaluation.md, the default model's card and the README give the per-layer probes and the learned mixes
-    the About page draws from ``layers.json`` (no bench prints them): one source, the docs checked against it."""
+    """docs/evaluation.md and the default model's card quote ``bench/layers.py``'s table (the figure ``layers.table``,
+    pasted from its run) and the README two of its figures; the learned mixes are the evaluation's. The About page
+    draws all of them from ``layers.json``: the table the bench makes of that file's figures is the one the pages
+    quote, so the file and the pages cannot disagree."""
     from app.model_card import layer_findings
+    from bench.layers import probe_table
+    from scripts.paste_figures import quoted_figures
 
     folder = REPO / "data" / "models" / "default"
     found = layer_findings(folder)
@@ -214,17 +205,19 @@ def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
     mixes = ", ".join(f"{w:.2f}" for w in found.wic_mix)
     assert f"Learned mix weights (token, 1, 2): {mixes} " in evaluation  # the WiC table's
     assert f"Learned mix weights: {', '.join(f'{w:.2f}' for w in found.pos_mix)}." in evaluation  # POS's
-    per_layer = [
-        [f"{v:.1f}" for v in values] for values in zip(found.upos, found.upos_ambiguous, found.xpos, found.sense_auc)
-    ]
-    readout = f"{found.readout_sense_auc:.1f} (centred {found.readout_sense_auc_centred:.1f})"
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     assert f"(sense probe ROC AUC {found.sense_auc[2]:.1f} against " in readme
     assert f"what its LM expects in the word's place ({found.readout_sense_auc_centred:.1f})" in readme
+    table = probe_table(
+        found.upos,
+        found.upos_ambiguous,
+        found.xpos,
+        found.sense_auc,
+        found.readout_sense_auc,
+        found.readout_sense_auc_centred,
+    )
     for markdown in (evaluation, card):
-        rows = probe_rows(markdown)
-        assert [rows["token layer"], rows["layer 1"], rows["layer 2"]] == per_layer
-        assert rows["sense readout (context prediction)"] == ["", "", "", readout]
+        assert dict(quoted_figures(markdown))["layers.table"] == "\n" + "\n".join(table) + "\n"
 
 
 # ------------------------------------------------------------------------------------------ figures from benches
