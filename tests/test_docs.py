@@ -7,6 +7,7 @@ import argparse
 import ast
 import contextlib
 import io
+import json
 import re
 import shlex
 from pathlib import Path
@@ -218,6 +219,74 @@ def test_the_layer_figures_in_the_docs_and_the_card_are_those_of_layers_json():
     )
     for markdown in (evaluation, card):
         assert dict(quoted_figures(markdown))["layers.table"] == "\n" + "\n".join(table) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ training figures
+CURVE_HEAD = "| step | tokens | minutes | forward | backward | mean |"
+"""The header of a card's learning-curve tables: validation perplexity against the run's progress."""
+
+
+def training_record(model: str) -> tuple[dict, dict[int, dict]]:
+    """A shipped model's training counters (its ``config.json``) and its validation log lines (``log.jsonl``) by
+    step: the files ``encoder ship`` copies from the run, which its card's training figures are read from."""
+    folder = REPO / "data" / "models" / model
+    counters = json.loads((folder / "config.json").read_text(encoding="utf-8"))["training"]
+    lines = [json.loads(line) for line in (folder / "log.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return counters, {line["step"]: line for line in lines if "valid" in line}
+
+
+def curve_rows(card: str) -> list[list[str]]:
+    """The rows of every learning-curve table (``CURVE_HEAD``) of a card, as their cells."""
+    rows, inside = [], False
+    for line in card.splitlines():
+        if inside and line.startswith("|") and not line.startswith("|-"):
+            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+        inside = line == CURVE_HEAD or (inside and line.startswith("|"))
+    return rows
+
+
+def curve_row(record: dict) -> list[str]:
+    """A validation log line as a learning-curve table shows it."""
+    valid = record["valid"]
+    perplexities = [f"{valid[direction]:.1f}" for direction in ("forward", "backward", "mean")]
+    return [f"{record['step']:,}", f"{record['tokens']:,}", f"{record['train_seconds'] / 60:.1f}", *perplexities]
+
+
+def test_the_training_figures_of_the_cards_and_the_readme_are_those_of_the_models_logs():
+    """The training figures the cards, the README and the model table give (learning-curve tables, tokens, steps,
+    minutes, validation perplexity) are read from the models' ``config.json`` and ``log.jsonl``; checked against
+    them, so a model trained again under an old card fails here."""
+    pages = {
+        name: " ".join((REPO / name).read_text(encoding="utf-8").split())
+        for name in ("README.md", "docs/models.md", "data/models/ko/README.ko.md")
+    }
+    en_card = (REPO / "data" / "models" / "default" / "README.md").read_text(encoding="utf-8")
+    ko_card = (REPO / "data" / "models" / "ko" / "README.md").read_text(encoding="utf-8")
+    en_counters, en_valid = training_record("default")
+    ko_counters, ko_valid = training_record("ko")
+    rows = curve_rows(en_card)
+    assert len(rows) == 15 and all(row == curve_row(en_valid[int(row[0].replace(",", ""))]) for row in rows)
+    en_card, ko_card = " ".join(en_card.split()), " ".join(ko_card.split())
+    en_tokens = f"{en_counters['tokens'] / 1e6:.0f}M tokens"
+    assert f"**{en_tokens}**" in en_card and f"{en_tokens} of Wikipedia" in pages["README.md"]
+    assert f"| {en_tokens} of English Wikipedia |" in pages["docs/models.md"]
+    start, end, more = re.search(r"Steps ([\d,]+) -> ([\d,]+), (\d+)M more tokens", en_card).groups()
+    start, end = int(start.replace(",", "")), int(end.replace(",", ""))
+    assert end == en_counters["step"] and more == f"{(en_valid[end]['tokens'] - en_valid[start]['tokens']) / 1e6:.0f}"
+    after = min(step for step in en_valid if step > start)
+    mean = lambda valid, step: f"{valid[step]['valid']['mean']:.1f}"  # noqa: E731
+    assert f"({mean(en_valid, after)} at step {after:,}, above the {mean(en_valid, start)} it started" in en_card
+    ko_tokens, ko_minutes = f"{ko_counters['tokens'] / 1e6:.1f}M", f"{ko_counters['train_seconds'] / 60:.1f}"
+    first, last = min(ko_valid), ko_counters["step"]
+    assert f"**{ko_tokens} tokens in {ko_minutes} minutes" in ko_card and f"; {last:,} steps," in ko_card
+    assert f"{mean(ko_valid, first)} at step {first:,}, {mean(ko_valid, last)} at the end" in ko_card
+    assert f"{ko_minutes}분 동안 토큰 {ko_tokens}개" in pages["data/models/ko/README.ko.md"]
+    assert f" {last:,}단계," in pages["data/models/ko/README.ko.md"]
+    assert (
+        f"{first:,}단계에서 {mean(ko_valid, first)}, 끝에서 {mean(ko_valid, last)}"
+        in pages["data/models/ko/README.ko.md"]
+    )
+    assert f"토큰 {ko_tokens}개를 학습했고(검증 퍼플렉서티 {mean(ko_valid, last)})" in pages["README.md"]
 
 
 # ------------------------------------------------------------------------------------------ figures from benches
