@@ -358,6 +358,59 @@ def test_a_figure_quoted_on_several_pages_says_the_same_on_each_and_a_bench_prin
         assert bench in printed and printed[bench].fullmatch(name), f"figure {name}: bench/{bench}.py never prints it"
 
 
+CELL_SPLIT = re.compile(r"(?<!\\)\|")
+"""A markdown table's cell border (a pipe escaped by a backslash is text in a cell)."""
+
+
+def table_cells(table: str) -> dict[str, dict[str, str]]:
+    """A markdown table as {row label: {column header: cell}}."""
+    lines = [line.strip() for line in table.splitlines() if line.strip().startswith("|")]
+    split = lambda line: [cell.strip() for cell in CELL_SPLIT.split(line.strip("|"))]  # noqa: E731
+    header = split(lines[0])
+    return {cells[0]: dict(zip(header, cells)) for cells in map(split, lines[2:])}
+
+
+CARD_EVALUATION = {
+    "perplexity, first 100k": [("perplexity", "perplexity", "both: exp(mean loss)")],
+    "bits per character": [
+        ("perplexity", "bits per character", "both: exp(mean loss)"),
+        ("perplexity", r"bits per character, \<UNK> spelled out", "both: exp(mean loss)"),
+    ],
+    "sense probe ROC AUC": [("senses", "ROC AUC, same- vs different-sense pairs", c) for c in ("layer 2", "average")],
+    "sense probe 1-NN": [("senses", "1-NN accuracy, nearest sentence same sense", c) for c in ("layer 2", "average")],
+    "WiC dev, cosine": [("wic", "cosine, threshold tuned on train", "layer 2")],
+    "WiC dev, logistic": [("wic", r"logistic regression [u,v,u*v,\|u-v\|]", "layer 2")],
+    "WSD ALL": [("wsd", "ALL + first-sense fallback", "layer 2")],
+    "POS (UD EWT)": [("pos", "linear probe", c) for c in ("layer 1", "learned mix")],
+    "STS-B test": [("sts", "test", c) for c in ("token", "layer 2")],
+    "SimLex-999 / WordSim-353": [("wordsim", row, "token") for row in ("SimLex-999", "WordSim-353")],
+}
+"""The default model's card: its evaluation table's rows (by how each starts) and the cells of ``bench.evaluation``'s
+tables (task, row, column) that its "this model" column gives, in order; the GloVe column gives the same rows'
+"GloVe" cells."""
+
+
+def test_the_default_cards_evaluation_column_is_that_of_the_pasted_evaluation_tables():
+    """The card's side-by-side table (this model beside the model it replaced) cannot be a figure of its own: its
+    column for this model and the GloVe column are checked against ``bench.evaluation``'s tables that
+    docs/evaluation.md quotes, so the card and that page cannot disagree."""
+    values = quoted_values()
+    tables = {
+        task: table_cells(next(iter(values[f"evaluation.default.{task}"])))
+        for task, _, _ in sum(CARD_EVALUATION.values(), [])
+    }
+    card = (REPO / "data" / "models" / "default" / "README.md").read_text(encoding="utf-8")
+    start = card.index("| task | 697M tokens (this model) |")
+    rows = table_cells(card[start : card.index("\n\n", start)])
+    number = re.compile(r"\d+\.\d+")
+    for begins, cells in CARD_EVALUATION.items():
+        (label,) = [label for label in rows if label.startswith(begins)]
+        ours, glove = rows[label]["697M tokens (this model)"], rows[label]["GloVe baseline"]
+        assert number.findall(ours) == [tables[task][row][column] for task, row, column in cells], label
+        expected = [tables[task][row]["GloVe"] for task, row, _ in cells if tables[task][row].get("GloVe")]
+        assert number.findall(glove) == list(dict.fromkeys(expected)), label
+
+
 def test_a_saved_outputs_tables_on_the_pages_are_those_of_the_file():
     """GPU figures come from runs on a lent machine, kept in ../shared (``SAVED_OUTPUTS``): each table a page quotes
     under such a prefix is that file's table, and every file has one quoted."""
