@@ -362,12 +362,17 @@ CELL_SPLIT = re.compile(r"(?<!\\)\|")
 """A markdown table's cell border (a pipe escaped by a backslash is text in a cell)."""
 
 
-def table_cells(table: str) -> dict[str, dict[str, str]]:
-    """A markdown table as {row label: {column header: cell}}."""
-    lines = [line.strip() for line in table.splitlines() if line.strip().startswith("|")]
+def table_rows(table: str) -> list[dict[str, str]]:
+    """The rows of the first markdown table in ``table``, each as {column header: cell}."""
+    lines = [line.strip() for line in table.strip("\n").split("\n\n")[0].splitlines() if line.startswith("|")]
     split = lambda line: [cell.strip() for cell in CELL_SPLIT.split(line.strip("|"))]  # noqa: E731
     header = split(lines[0])
-    return {cells[0]: dict(zip(header, cells)) for cells in map(split, lines[2:])}
+    return [dict(zip(header, cells)) for cells in map(split, lines[2:])]
+
+
+def table_cells(table: str) -> dict[str, dict[str, str]]:
+    """The first markdown table in ``table`` as {row label: {column header: cell}}."""
+    return {next(iter(row.values())): row for row in table_rows(table)}
 
 
 CARD_EVALUATION = {
@@ -400,8 +405,7 @@ def test_the_default_cards_evaluation_column_is_that_of_the_pasted_evaluation_ta
         for task, _, _ in sum(CARD_EVALUATION.values(), [])
     }
     card = (REPO / "data" / "models" / "default" / "README.md").read_text(encoding="utf-8")
-    start = card.index("| task | 697M tokens (this model) |")
-    rows = table_cells(card[start : card.index("\n\n", start)])
+    rows = table_cells(card[card.index("| task | 697M tokens (this model) |") :])
     number = re.compile(r"\d+\.\d+")
     for begins, cells in CARD_EVALUATION.items():
         (label,) = [label for label in rows if label.startswith(begins)]
@@ -409,6 +413,28 @@ def test_the_default_cards_evaluation_column_is_that_of_the_pasted_evaluation_ta
         assert number.findall(ours) == [tables[task][row][column] for task, row, column in cells], label
         expected = [tables[task][row]["GloVe"] for task, row, _ in cells if tables[task][row].get("GloVe")]
         assert number.findall(glove) == list(dict.fromkeys(expected)), label
+
+
+def test_the_korean_cards_figures_of_this_model_are_those_of_its_log_and_the_pasted_tables():
+    """The Korean card (and its translation) gives this model's perplexities beside the first model's and its Word in
+    context counts beside the first model's: this model's figures are checked against its ``log.jsonl`` (validation)
+    and the tables ``bench.evaluation`` and ``bench.word_in_context`` printed, which docs/evaluation.md quotes."""
+    values = quoted_values()
+    perplexity = table_cells(next(iter(values["evaluation.ko.perplexity"])))
+    both = "both: exp(mean loss)"
+    tested = [perplexity["perplexity"][both], perplexity["bits per character"][both]]
+    tested.append(perplexity[r"bits per character, \<UNK> spelled out"][both])
+    counts = table_rows(next(iter(values["word_in_context.ko.counts"])))
+    in_sense = [row["context prediction sense / POS"].split(" / ")[0] for row in counts]
+    _, valid = training_record("ko")
+    last = f"{valid[max(valid)]['valid']['mean']:.1f}"
+    for card, this_model in (("README.md", "this model"), ("README.ko.md", "이 모델")):
+        text = (REPO / "data" / "models" / "ko" / card).read_text(encoding="utf-8")
+        measured = table_rows(text[text.index(f"| | {this_model} |") :])
+        figures = [re.findall(r"\d+\.\d+", row[this_model]) for row in measured]
+        assert figures == [[last], tested[:1], tested[1:]], card
+        (row,) = [row for row in table_rows(text[text.index("| | 배 ") :]) if row[""] == this_model]
+        assert [n for cell in list(row.values())[1:] for n in re.findall(r"\d+", cell)] == in_sense, card
 
 
 def test_a_saved_outputs_tables_on_the_pages_are_those_of_the_file():
