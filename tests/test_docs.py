@@ -362,12 +362,16 @@ CELL_SPLIT = re.compile(r"(?<!\\)\|")
 """A markdown table's cell border (a pipe escaped by a backslash is text in a cell)."""
 
 
+def table_lines(table: str) -> list[list[str]]:
+    """The first markdown table in ``table`` as its lines' cells: the header's, then each row's."""
+    lines = [line.strip() for line in table.strip("\n").split("\n\n")[0].splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in CELL_SPLIT.split(line.strip("|"))] for line in lines[:1] + lines[2:]]
+
+
 def table_rows(table: str) -> list[dict[str, str]]:
     """The rows of the first markdown table in ``table``, each as {column header: cell}."""
-    lines = [line.strip() for line in table.strip("\n").split("\n\n")[0].splitlines() if line.startswith("|")]
-    split = lambda line: [cell.strip() for cell in CELL_SPLIT.split(line.strip("|"))]  # noqa: E731
-    header = split(lines[0])
-    return [dict(zip(header, cells)) for cells in map(split, lines[2:])]
+    header, *rows = table_lines(table)
+    return [dict(zip(header, cells)) for cells in rows]
 
 
 def table_cells(table: str) -> dict[str, dict[str, str]]:
@@ -415,10 +419,20 @@ def test_the_default_cards_evaluation_column_is_that_of_the_pasted_evaluation_ta
         assert number.findall(glove) == list(dict.fromkeys(expected)), label
 
 
+KOREAN_SENSE_ROWS = (
+    "ELMo layer 1",
+    "ELMo layer 2",
+    "ELMo layer mix (paper): the average",
+    "substitutes, 10k words, p^0.25, sketch 512 (encoder.readout), centred",
+)
+"""The rows of ``bench.sense_readout --model ko``'s table that the Korean card's sense table gives, in its order."""
+
+
 def test_the_korean_cards_figures_of_this_model_are_those_of_its_log_and_the_pasted_tables():
-    """The Korean card (and its translation) gives this model's perplexities beside the first model's and its Word in
-    context counts beside the first model's: this model's figures are checked against its ``log.jsonl`` (validation)
-    and the tables ``bench.evaluation`` and ``bench.word_in_context`` printed, which docs/evaluation.md quotes."""
+    """The Korean card (and its translation) gives this model's perplexities, sense AUCs and Word in context counts
+    beside the first model's: this model's figures are checked against its ``log.jsonl`` (validation) and the tables
+    ``bench.evaluation``, ``bench.sense_readout`` and ``bench.word_in_context`` printed, which docs/evaluation.md
+    quotes."""
     values = quoted_values()
     perplexity = table_cells(next(iter(values["evaluation.ko.perplexity"])))
     both = "both: exp(mean loss)"
@@ -426,6 +440,8 @@ def test_the_korean_cards_figures_of_this_model_are_those_of_its_log_and_the_pas
     tested.append(perplexity[r"bits per character, \<UNK> spelled out"][both])
     counts = table_rows(next(iter(values["word_in_context.ko.counts"])))
     in_sense = [row["context prediction sense / POS"].split(" / ")[0] for row in counts]
+    readings = table_cells(next(iter(values["sense_readout.ko"])))
+    aucs = [[readings[name]["AUC demo"], readings[name]["AUC sense probe"]] for name in KOREAN_SENSE_ROWS]
     _, valid = training_record("ko")
     last = f"{valid[max(valid)]['valid']['mean']:.1f}"
     for card, this_model in (("README.md", "this model"), ("README.ko.md", "이 모델")):
@@ -433,8 +449,10 @@ def test_the_korean_cards_figures_of_this_model_are_those_of_its_log_and_the_pas
         measured = table_rows(text[text.index(f"| | {this_model} |") :])
         figures = [re.findall(r"\d+\.\d+", row[this_model]) for row in measured]
         assert figures == [[last], tested[:1], tested[1:]], card
-        (row,) = [row for row in table_rows(text[text.index("| | 배 ") :]) if row[""] == this_model]
-        assert [n for cell in list(row.values())[1:] for n in re.findall(r"\d+", cell)] == in_sense, card
+        (row,) = [cells for cells in table_lines(text[text.index("| | 배 ") :]) if cells[0] == this_model]
+        assert [n for cell in row[1:] for n in re.findall(r"\d+", cell)] == in_sense, card
+        senses = table_lines(text[text.index("| | demo-ko |") :])[1:]
+        assert [[cell.strip("*") for cell in cells[1:3]] for cells in senses] == aucs, card
 
 
 def test_a_saved_outputs_tables_on_the_pages_are_those_of_the_file():
