@@ -419,6 +419,37 @@ def test_the_default_cards_evaluation_column_is_that_of_the_pasted_evaluation_ta
         assert number.findall(glove) == list(dict.fromkeys(expected)), label
 
 
+ENGLISH_SENSE_ROWS = (
+    "ELMo layer mix (paper): the average",
+    "ELMo layer 2",
+    "substitutes, 10k words, p^0.25, sketch 256 (encoder.readout), centred",
+)
+"""The rows of ``bench.sense_readout``'s table that the default card's sense table gives, in its order (then GloVe)."""
+
+
+def test_the_default_cards_sense_table_is_that_of_the_pasted_tables():
+    """The default card's sense table puts together what ``bench.sense_readout`` printed (AUC on the demo and SemCor,
+    WiC dev), the evaluation's sense probe and the readout's probe AUC (``layers.json``, held to ``bench.layers``'s
+    table above): each cell is checked against the table docs/evaluation.md quotes, or that file."""
+    from app.model_card import layer_findings
+
+    values = quoted_values()
+    readings = table_cells(next(iter(values["sense_readout.en"])))
+    probe = table_cells(next(iter(values["evaluation.default.senses"])))["ROC AUC, same- vs different-sense pairs"]
+    wic = table_cells(next(iter(values["evaluation.default.wic"])))["cosine, threshold tuned on train"]
+    folder = REPO / "data" / "models" / "default"
+    readout_probe = f"{layer_findings(folder).readout_sense_auc_centred:.1f}"
+    expected = [
+        [readings[name][column] for column in ("AUC demo", "AUC SemCor", "WiC dev acc")] for name in ENGLISH_SENSE_ROWS
+    ]
+    for row, auc in zip(expected, (probe["average"], probe["layer 2"], readout_probe)):
+        row.append(auc)
+    expected.append([wic["GloVe"], probe["GloVe"]])
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    rows = table_lines(card[card.index("| reading | demo bank/play AUC |") :])[1:]
+    assert [[cell.strip("*") for cell in cells[1:5] if cell] for cells in rows] == expected
+
+
 KOREAN_SENSE_ROWS = (
     "ELMo layer 1",
     "ELMo layer 2",
