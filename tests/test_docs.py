@@ -289,6 +289,18 @@ def test_the_training_figures_of_the_cards_and_the_readme_are_those_of_the_model
     assert f"토큰 {ko_tokens}개를 학습했고(검증 퍼플렉서티 {mean(ko_valid, last)})" in pages["README.md"]
 
 
+def test_a_cards_sizes_are_those_of_its_folder():
+    """ "Total N MB" and the weights' size on a card are the files beside it, in MB of 10^6 bytes."""
+    for model, cards in (("default", ("README.md",)), ("ko", ("README.md", "README.ko.md"))):
+        folder = REPO / "data" / "models" / model
+        total = sum(path.stat().st_size for path in folder.iterdir() if path.is_file()) / 1e6
+        weights = (folder / "model.safetensors").stat().st_size / 1e6
+        for card in cards:
+            text = (folder / card).read_text(encoding="utf-8")
+            assert re.search(rf"(Total|모두) {total:.1f} MB", text), f"{model}/{card}: the folder holds {total:.1f} MB"
+            assert f"({weights:.1f} MB)" in text, f"{model}/{card}: model.safetensors is {weights:.1f} MB"
+
+
 # ------------------------------------------------------------------------------------------ figures from benches
 def name_pattern(argument: ast.expr) -> str | None:
     """The names a bench's ``figure(NAME, ...)`` call can print, as a regular expression (None: not a string): an
