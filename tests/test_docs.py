@@ -10,6 +10,7 @@ import io
 import json
 import re
 import shlex
+import statistics
 from pathlib import Path
 
 import pytest
@@ -226,13 +227,17 @@ CURVE_HEAD = "| step | tokens | minutes | forward | backward | mean |"
 """The header of a card's learning-curve tables: validation perplexity against the run's progress."""
 
 
+def log_lines(model: str) -> list[dict]:
+    """A shipped model's training log (``log.jsonl``, which ``encoder ship`` copies from the run), line by line."""
+    text = (REPO / "data" / "models" / model / "log.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line]
+
+
 def training_record(model: str) -> tuple[dict, dict[int, dict]]:
-    """A shipped model's training counters (its ``config.json``) and its validation log lines (``log.jsonl``) by
-    step: the files ``encoder ship`` copies from the run, which its card's training figures are read from."""
-    folder = REPO / "data" / "models" / model
-    counters = json.loads((folder / "config.json").read_text(encoding="utf-8"))["training"]
-    lines = [json.loads(line) for line in (folder / "log.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    return counters, {line["step"]: line for line in lines if "valid" in line}
+    """A shipped model's training counters (its ``config.json``) and its validation log lines by step: what its
+    card's training figures are read from."""
+    counters = json.loads((REPO / "data" / "models" / model / "config.json").read_text(encoding="utf-8"))["training"]
+    return counters, {line["step"]: line for line in log_lines(model) if "valid" in line}
 
 
 def curve_rows(card: str) -> list[list[str]]:
@@ -276,7 +281,18 @@ def test_the_training_figures_of_the_cards_and_the_readme_are_those_of_the_model
     after = min(step for step in en_valid if step > start)
     mean = lambda valid, step: f"{valid[step]['valid']['mean']:.1f}"  # noqa: E731
     assert f"({mean(en_valid, after)} at step {after:,}, above the {mean(en_valid, start)} it started" in en_card
+    lines = log_lines("default")
+    resumed = max(i for i, line in enumerate(lines) if line["step"] == start)  # the carried-on run's first line
+    speeds = [
+        [line["tokens_per_second"] for line in part if "tokens_per_second" in line]
+        for part in (lines[:resumed], lines[resumed:])
+    ]
+    assert f"{round(statistics.mean(speeds[0]), -3):,.0f} tokens/s on average" in en_card
+    assert f"a median of {statistics.median(speeds[1]) / 1000:.0f}k tokens/s over the log lines" in en_card
     ko_tokens, ko_minutes = f"{ko_counters['tokens'] / 1e6:.1f}M", f"{ko_counters['train_seconds'] / 60:.1f}"
+    ko_speed = f"{round(ko_counters['tokens'] / ko_counters['train_seconds'], -4) / 1000:.0f}k"
+    assert f"about {ko_speed} tokens/s over the whole run" in ko_card
+    assert f"전체 평균 초당 약 {ko_speed} 토큰" in pages["data/models/ko/README.ko.md"]
     first, last = min(ko_valid), ko_counters["step"]
     assert f"**{ko_tokens} tokens in {ko_minutes} minutes" in ko_card and f"; {last:,} steps," in ko_card
     assert f"{mean(ko_valid, first)} at step {first:,}, {mean(ko_valid, last)} at the end" in ko_card
