@@ -430,12 +430,26 @@ tables (task, row, column) that its "this model" column gives, in order; the Glo
 def test_the_default_cards_evaluation_column_is_that_of_the_pasted_evaluation_tables():
     """The card's side-by-side table (this model beside the model it replaced) cannot be a figure of its own: its
     column for this model and the GloVe column are checked against ``bench.evaluation``'s tables that
-    docs/evaluation.md quotes, so the card and that page cannot disagree."""
+    docs/evaluation.md quotes, so the card and that page cannot disagree; so are the sentences that quote them."""
     values = quoted_values()
     tables = {
         task: table_cells(next(iter(values[f"evaluation.default.{task}"])))
         for task, _, _ in sum(CARD_EVALUATION.values(), [])
     }
+    said = " ".join((REPO / "data" / "models" / "default" / "README.md").read_text(encoding="utf-8").split())
+    perplexity, probe = tables["perplexity"]["perplexity"]["both: exp(mean loss)"], tables["senses"]
+    auc, nn = probe["ROC AUC, same- vs different-sense pairs"], probe["1-NN accuracy, nearest sentence same sense"]
+    wic, wsd = tables["wic"][r"logistic regression [u,v,u*v,\|u-v\|]"], tables["wsd"]["ALL + first-sense fallback"]
+    sts = tables["sts"]["test"]
+    for sentence in (
+        f"(below: perplexity {perplexity} against ",
+        f", sense probe AUC on layer 2 {auc['layer 2']} against ",
+        f"(AUC {auc['GloVe']} against {auc['layer 2']}; 1-NN {nn['GloVe']} against {nn['layer 2']})",
+        f"wins WiC's logistic regression ({wic['GloVe']} against {wic['layer 2']})",
+        f"({wsd['layer 2']} against {wsd['GloVe']}) but not SemCor's most frequent sense ({wsd['SemCor MFS']})",
+        f"(STS-B test {sts['token']} at best against TF-IDF's {sts['TF-IDF']})",
+    ):
+        assert sentence in said, sentence
     card = (REPO / "data" / "models" / "default" / "README.md").read_text(encoding="utf-8")
     rows = table_cells(card[card.index("| task | 697M tokens (this model) |") :])
     number = re.compile(r"\d+\.\d+")
