@@ -279,6 +279,15 @@ def test_the_training_figures_of_the_cards_and_the_readme_are_those_of_the_model
     start, end, more = re.search(r"Steps ([\d,]+) -> ([\d,]+), (\d+)M more tokens", en_card).groups()
     start, end = int(start.replace(",", "")), int(end.replace(",", ""))
     assert end == en_counters["step"] and more == f"{(en_valid[end]['tokens'] - en_valid[start]['tokens']) / 1e6:.0f}"
+    first_minutes = en_valid[start]["train_seconds"] / 60
+    more_minutes = (en_counters["train_seconds"] - en_valid[start]["train_seconds"]) / 60
+    first_tokens = f"{en_valid[start]['tokens'] / 1e6:.0f}M tokens"
+    assert f"**{first_tokens} in {first_minutes:.1f} minutes** of training" in en_card
+    assert f"to **{en_tokens}** in {more_minutes:.1f} more minutes" in en_card
+    assert f", {more}M more tokens in {more_minutes:.1f} minutes of training," in en_card
+    ids = float(re.search(r"([\d.]+)M ids in all", en_card).group(1)) * 1e6  # the corpus, as prepared for the run
+    passes = int(en_counters["tokens"] / ids)
+    assert f"what {ids / 1e6:.0f}M distinct tokens of Wikipedia (read {passes}-{passes + 1} times)" in en_card
     after = min(step for step in en_valid if step > start)
     mean = lambda valid, step: f"{valid[step]['valid']['mean']:.1f}"  # noqa: E731
     assert f"({mean(en_valid, after)} at step {after:,}, above the {mean(en_valid, start)} it started" in en_card
@@ -442,7 +451,9 @@ def test_the_default_cards_evaluation_column_is_that_of_the_pasted_evaluation_ta
     auc, nn = probe["ROC AUC, same- vs different-sense pairs"], probe["1-NN accuracy, nearest sentence same sense"]
     wic, wsd = tables["wic"][r"logistic regression [u,v,u*v,\|u-v\|]"], tables["wsd"]["ALL + first-sense fallback"]
     sts = tables["sts"]["test"]
+    published = re.search(r"ELMo (\d+\.\d) \(1B-word benchmark", said).group(1)  # the card's table, from the paper
     for sentence in (
+        f"Perplexity is {float(perplexity) / float(published):.1f}x the published ELMo's",
         f"(below: perplexity {perplexity} against ",
         f", sense probe AUC on layer 2 {auc['layer 2']} against ",
         f"(AUC {auc['GloVe']} against {auc['layer 2']}; 1-NN {nn['GloVe']} against {nn['layer 2']})",
@@ -546,8 +557,14 @@ def test_the_korean_cards_figures_of_this_model_are_those_of_its_log_and_the_pas
     aucs = [[readings[name]["AUC demo"], readings[name]["AUC sense probe"]] for name in KOREAN_SENSE_ROWS]
     _, valid = training_record("ko")
     last = f"{valid[max(valid)]['valid']['mean']:.1f}"
+    unknown = perplexity[r"\<UNK> targets (%)"][both]
+    said = {
+        "README.md": f"`<UNK>` as targets ({unknown} % of the test targets)",
+        "README.ko.md": f"목표의 {unknown} %)",
+    }
     for card, this_model in (("README.md", "this model"), ("README.ko.md", "이 모델")):
         text = (REPO / "data" / "models" / "ko" / card).read_text(encoding="utf-8")
+        assert said[card] in " ".join(text.split()), card
         measured = table_rows(text[text.index(f"| | {this_model} |") :])
         figures = [re.findall(r"\d+\.\d+", row[this_model]) for row in measured]
         assert figures == [[last], tested[:1], tested[1:]], card
