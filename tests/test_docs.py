@@ -502,6 +502,9 @@ def test_the_default_cards_sense_table_is_that_of_the_pasted_tables():
     card = (folder / "README.md").read_text(encoding="utf-8")
     rows = table_lines(card[card.index("| reading | demo bank/play AUC |") :])[1:]
     assert [[cell.strip("*") for cell in cells[1:5] if cell] for cells in rows] == expected
+    counts = table_rows(next(iter(values["word_in_context.en.counts"])))  # how many examples reach 5 of 8 uses
+    met = [sum(int(row[f"{column} sense / POS"].split(" / ")[0]) >= 5 for row in counts) for column in ("mix", "h2")]
+    assert [cells[5] for cells in rows[:2]] == [f"{n} of {len(counts)}" for n in met]
 
 
 def test_what_the_default_card_says_it_still_gets_wrong_is_what_the_yardstick_measured():
