@@ -264,7 +264,7 @@ def test_the_training_figures_of_the_cards_and_the_readme_are_those_of_the_model
     them, so a model trained again under an old card fails here."""
     pages = {
         name: " ".join((REPO / name).read_text(encoding="utf-8").split())
-        for name in ("README.md", "docs/models.md", "data/models/ko/README.ko.md")
+        for name in ("README.md", "docs/models.md", "docs/korean.md", "data/models/ko/README.ko.md")
     }
     en_card = (REPO / "data" / "models" / "default" / "README.md").read_text(encoding="utf-8")
     ko_card = (REPO / "data" / "models" / "ko" / "README.md").read_text(encoding="utf-8")
@@ -307,6 +307,10 @@ def test_the_training_figures_of_the_cards_and_the_readme_are_those_of_the_model
     assert f"**{ko_tokens} tokens in {ko_minutes} minutes" in ko_card and f"; {last:,} steps," in ko_card
     assert f"{mean(ko_valid, first)} at step {first:,}, {mean(ko_valid, last)} at the end" in ko_card
     assert f"{ko_minutes}분 동안 토큰 {ko_tokens}개" in pages["data/models/ko/README.ko.md"]
+    said = (
+        f"{ko_minutes}분 동안 토큰 {ko_tokens}개를 학습한 `medium` 모델입니다(검증 퍼플렉서티 {mean(ko_valid, last)},"
+    )
+    assert said in pages["docs/korean.md"]
     assert f" {last:,}단계," in pages["data/models/ko/README.ko.md"]
     assert (
         f"{first:,}단계에서 {mean(ko_valid, first)}, 끝에서 {mean(ko_valid, last)}"
@@ -573,6 +577,9 @@ def test_the_korean_cards_figures_of_this_model_are_those_of_its_log_and_the_pas
         ],
         "README.ko.md": [f"목표의 {unknown} %)", f"가까운 용례 8개 중 {pear}개만 과일", f"(AUC {low}-{high})"],
     }
+    korean_page = " ".join((REPO / "docs" / "korean.md").read_text(encoding="utf-8").split())
+    assert f"(뜻 탐침 ROC AUC {low}-{high}, 우연 수준 50)" in korean_page
+    assert f"*문맥 예측*은 {aucs[3][1]}이고" in korean_page  # context prediction's sense probe AUC
     for card, this_model in (("README.md", "this model"), ("README.ko.md", "이 모델")):
         text = (REPO / "data" / "models" / "ko" / card).read_text(encoding="utf-8")
         for sentence in said[card]:
