@@ -9,11 +9,12 @@ the server's file is still the one the part began: its ETag or Last-Modified and
 ``FILE.part.source``, sent as If-Range and compared with the answer's; else, and from a server that gives neither,
 it starts again from the first byte. Once both are there, the model must have the shape published under its name
 (``PUBLISHED``) and its weights must open as hdf5 (which checks the file's end: a transfer cut short that no
-Content-Length revealed fails here) and hold every tensor ``options.json`` asks for, in its shape; then their sizes
-and sha256 are recorded and the folder is renamed ``models/NAME``, where ``resolve_model`` looks. A file that fails
-the check is deleted (it would only fail again); nothing half-written is ever where a model is looked up. A user
-and password in the base URL are sent (HTTP basic authentication), never shown or recorded. Nothing is downloaded
-unless a user asks with this command (``download_model``).
+Content-Length revealed is said to be cut short, and the next run fetches it again) and hold every tensor
+``options.json`` asks for, in its shape; then their sizes and sha256 are recorded and the folder is renamed
+``models/NAME``, where ``resolve_model`` looks. A file that fails the check is deleted (it would only fail again);
+nothing half-written is ever where a model is looked up. A user and password in the base URL are sent (HTTP basic
+authentication), never shown or recorded. Nothing is downloaded unless a user asks with this command
+(``download_model``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from .model_files import (
     published_files,
     read_download_record,
 )
-from .weights import WeightsError, check_hdf5
+from .weights import CutShortError, WeightsError, check_hdf5
 
 BASE_URL = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo/"
 """Where AllenNLP serves the published biLMs (also https://allennlp.s3.amazonaws.com/models/elmo/)."""
@@ -114,6 +115,12 @@ def _download(name: str, partial: Path, url: str, progress: bool) -> None:
         published = BiLMConfig.from_options(model.options())
         if config != published:
             raise WeightsError(f"its shape is {_shape(config)}, where {name} is {_shape(published)}")
+    except CutShortError as error:  # a transfer that ended early with no Content-Length to tell: fetch it again
+        (partial / WEIGHTS_FILE).unlink()
+        raise DownloadError(
+            f"the download of {record['files'][WEIGHTS_FILE]['url']} was cut short: {error.size:,} of the "
+            f"{error.stated:,} bytes the file says it has came; run the same command again"
+        ) from None
     except WeightsError as error:
         shutil.rmtree(partial)  # complete but wrong: fetching the rest again would not mend it
         raise DownloadError(

@@ -38,6 +38,9 @@ class Terminated(KeyboardInterrupt):
 _finishing = False
 """Whether the running command's output is in place (``finishing``): the signal handlers then do nothing."""
 
+_output: str | None = None
+"""The absolute path of the running command's one output (``ends_with``), once it said which."""
+
 
 def finishing() -> None:
     """The command's output is whole and going in place, or its result is being printed: from here to its end
@@ -46,6 +49,22 @@ def finishing() -> None:
     it without ``--overwrite``) and its result unsaid."""
     global _finishing
     _finishing = True
+
+
+def ends_with(output: str | os.PathLike[str]) -> None:
+    """``output`` (a file or folder) is what the running command writes last: once it is whole and going in place
+    (``placing``, from ``files.atomic_path``, ``files.atomic_directory`` and ship's swap), the command is
+    ``finishing``. A signal just after the output was put in place stopped glove, punkt, export and ship with
+    "interrupted" (exit 130) and left their output unrecorded."""
+    global _output
+    _output = os.path.abspath(output)
+
+
+def placing(target: str | os.PathLike[str]) -> None:
+    """``target`` is whole and goes in place now: if it is the running command's output (``ends_with``), the
+    command is ``finishing``. Called before the rename, so that no signal comes between it and the command's end."""
+    if _output is not None and os.path.abspath(target) == _output:
+        finishing()
 
 
 def _exit_at_start(number: int, frame: object) -> None:
@@ -98,9 +117,9 @@ def interruptible() -> None:
     """From here on Ctrl-C raises ``KeyboardInterrupt`` and SIGTERM ``Terminated``, so that what is being written
     is cleaned up on the way out (``files.atomic_path``) and the command line says ``interrupted``. SIGTERM is
     left as it is where the process does not stop on it by default (a test runner's own handler). A command
-    starting here is not ``finishing``."""
-    global _finishing
-    _finishing = False
+    starting here is not ``finishing``, and has not said its output (``ends_with``)."""
+    global _finishing, _output
+    _finishing, _output = False, None
     signal.signal(signal.SIGINT, _interrupt)
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _exit_at_start):
         signal.signal(signal.SIGTERM, _terminate)

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from safetensors import SafetensorError
 
+from .errors import placing
 from .terminal import counted
 
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -218,6 +219,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[str]:
                 yield tmp
                 # mkstemp makes 0600, and some writers (safetensors) replace the file: set the usual permissions last
                 os.chmod(tmp, 0o666 & ~current_umask())
+                placing(target)
                 os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
@@ -234,6 +236,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     try:
         with writing(target):
             yield tmp
+            placing(target)
             os.rename(tmp, target)
     finally:
         if tmp.exists():

@@ -18,6 +18,8 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .errors import ends_with
+
 Owned = Callable[[Path], bool]
 """Whether a path (inside the folder a command writes) is one the command writes there."""
 
@@ -124,7 +126,9 @@ def record_written(path: Path, kind: str) -> None:
 def check_replace(target: Path, kind: str, overwrite: bool, option: str, what: str) -> None:
     """A command writing the one file ``target`` (its ``option``) replaces a file of ``kind`` it wrote there
     (``is_written``), and another file only when told to (``--overwrite``); a folder or a link never. ``what``
-    names the kind in the message ("a GloVe file")."""
+    names the kind in the message ("a GloVe file"). ``target`` is the command's output (``errors.ends_with``): a
+    signal once it is whole no longer stops the command, which records it and says so."""
+    ends_with(target)
     if target.is_symlink():
         raise NotOwnedError(f"{option} {target} is a symbolic link; give the path of a file to write")
     if not target.exists() or (target.is_file() and (is_written(target, kind) or overwrite)):

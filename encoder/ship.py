@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from . import ownership
+from .errors import placing
 from .files import TMP_DIR_PREFIX, current_umask, exchange, writing
 from .lm_head import LanguageModel, load_language_model
 from .model_files import model_hash
@@ -144,6 +145,7 @@ def _swap(destination: Path, staging: Path) -> None:
     """``staging`` becomes ``destination`` in one step (``files.exchange``: a process killed at any moment leaves the
     old model or the new one there, never neither); the old folder, whose files are all in the new one or replaced
     by it (``check_destination``), goes."""
+    placing(destination)
     if not destination.exists():
         staging.rename(destination)
         return

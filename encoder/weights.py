@@ -55,11 +55,55 @@ def check_finite_weights(tensors: dict[str, torch.Tensor | np.ndarray], where: s
     raise WeightsError(f"{where} holds NaN or infinite values ({names}): the model is damaged; restore it")
 
 
+class CutShortError(WeightsError):
+    """An hdf5 file shorter than its own header says it is: a copy or a download cut short."""
+
+    def __init__(self, path: str | Path, size: int, stated: int):
+        super().__init__(
+            f"{path} is cut short: it has {size:,} of the {stated:,} bytes its header says it has (a copy or a download "
+            "that stopped early); copy or download it again"
+        )
+        self.size, self.stated = size, stated
+
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def hdf5_stated_size(path: str | Path) -> int | None:
+    """The size an hdf5 file's superblock says the file has (its end-of-file address, which counts a user block
+    before it too), or None where no superblock is found (not an hdf5 file). The superblock is at byte 0 or after
+    a user block of 512 bytes times a power of 2."""
+    with open(path, "rb") as f:
+        size, offset = Path(path).stat().st_size, 0
+        while offset < size:
+            f.seek(offset)
+            block = f.read(64)
+            if block[:8] == HDF5_SIGNATURE:
+                break
+            offset = 512 if offset == 0 else offset * 2
+        else:
+            return None
+    version = block[8]
+    if version in (0, 1):  # offsets' size at byte 13; base address after 24 bytes (28 in version 1)
+        width, start = block[13], 24 + 4 * version
+    elif version in (2, 3):  # offsets' size at byte 9; base address at 12
+        width, start = block[9], 12
+    else:
+        return None
+    # base address, (free space or superblock extension) address, then the end-of-file address
+    end = start + 2 * width
+    return int.from_bytes(block[end : end + width], "little") if len(block) >= end + width else None
+
+
 def read_hdf5(path: str | Path) -> h5py.File:
-    """An hdf5 file opened for reading; a file h5py cannot open is a ``WeightsError`` naming it."""
+    """An hdf5 file opened for reading; a file h5py cannot open is a ``WeightsError`` naming it, a
+    ``CutShortError`` where the file is shorter than its header says."""
     try:
         return h5py.File(path, "r")
     except (OSError, ValueError) as error:
+        stated = hdf5_stated_size(path) if Path(path).is_file() else None
+        if stated is not None and Path(path).stat().st_size < stated:
+            raise CutShortError(path, Path(path).stat().st_size, stated) from None
         reason = str(error).split("(", 1)[-1].rstrip(")") if "(" in str(error) else str(error)
         raise WeightsError(f"{path} is not a readable hdf5 file ({reason}); give the published weights file") from None
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+import signal
 import socket
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,6 +70,9 @@ def connected(address: str | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
+    # Ray's core worker puts a crash handler of its own on SIGTERM, which aborted the command (exit 134, a C++ stack
+    # on stderr) where it says "interrupted" and exits 143: the command's handlers are put back once Ray is up
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         ray.init(address=address)
     except (ConnectionError, ValueError, RuntimeError) as error:
@@ -77,6 +82,10 @@ def connected(address: str | None) -> Iterator[None]:
             f"cannot {where} ({said}); start a cluster (`ray start --head`) and give its address "
             "(--ray HOST:PORT, or --ray auto on one of its nodes), or leave the address out to start Ray here"
         ) from None
+    if threading.current_thread() is threading.main_thread():  # signal handlers are set from there only
+        for number, handler in handlers.items():
+            if handler is not None:  # None: set outside Python, not to be set again from here
+                signal.signal(number, handler)
     try:
         yield
     finally:

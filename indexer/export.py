@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from encoder import LayerMix, ownership
+from encoder.errors import placing
 from encoder.files import atomic_directory
 
 from .errors import QueryError
@@ -133,11 +134,13 @@ def export(index: Index, out: Path, fmt: str = "npy", tokens: bool = False, laye
         **({"tokens": {"count": len(found[0]), "layers": list(token_mix.weights)}} if found else {}),
         "normalised": True,
     }
-    ownership.remove(out.parent, [out], is_export)  # an earlier export: everything new is computed by now
     with atomic_directory(out) as tmp:
         (_write_npy if fmt == "npy" else _write_parquet)(tmp, documents, vectors, found)
         layout["files"] = sorted(p.name for p in tmp.iterdir())
         (tmp / LAYOUT_FILE).write_text(json.dumps(layout, indent=2, ensure_ascii=False))
+        # an earlier export goes only once the new one is whole (a failed or interrupted write leaves it as it was)
+        placing(out)
+        ownership.remove(out.parent, [out], is_export)
     return layout
 
 

@@ -39,7 +39,7 @@ from encoder.device import resolve_device
 
 from . import build, layout
 from . import texts as text_input
-from .errors import CorpusError, IndexMismatchError, QueryError
+from .errors import CorpusError, CorruptIndexError, IndexMismatchError, QueryError
 from .manifest import Manifest, ModelSpec
 from .options import K, SearchOptions
 from .parts import IndexParts, open_model
@@ -55,11 +55,20 @@ QUERY_BATCH = 200  # queries searched together by a search of many (sorted by le
 
 def _one_at_a_time(question: Callable) -> Callable:
     """A question (or change) of an index, asked under its ``lock``: its lazily built parts and the caches of its
-    vector sets are not thread-safe, so a server or an app may share one index between threads."""
+    vector sets are not thread-safe, so a server or an app may share one index between threads. A part that
+    cannot be read because another process's ``add`` replaced the generation it belongs to (the manifest was
+    written again since this index read it) is no damage: the question is asked again of the index as it is now.
+    It said "the index is damaged, rebuild it"."""
 
     @functools.wraps(question)
     def asked(self: Index, *args: Any, **kwargs: Any) -> Any:
         with self.lock:
+            try:
+                return question(self, *args, **kwargs)
+            except CorruptIndexError:
+                if _written(self.path) in (None, self.written):  # the same manifest: the files are damaged
+                    raise
+            self._reopen()
             return question(self, *args, **kwargs)
 
     return asked

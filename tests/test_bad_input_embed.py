@@ -286,6 +286,16 @@ CLI = [
         "lines.txt is not a readable hdf5 file",
     ),
     Cmd(
+        "embed with published weights cut short",
+        lambda c: embeds(
+            c,
+            *["--model", str(c.published / "options.json"), "--output", "o", "--weights"],
+            str(c.file("w.hdf5", (c.published / "weights.hdf5").read_bytes()[:5000])),
+        ),
+        ERROR,
+        r"w.hdf5 is cut short: it has 5,000 of the [\d,]+ bytes its header says it has .*copy or download it again",
+    ),
+    Cmd(
         "embed when h5py finds the disk full",
         lambda c: embeds(c, "--output", str(own_hdf5(c))),
         ERROR,

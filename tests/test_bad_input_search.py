@@ -609,6 +609,12 @@ CLI = [
         "unrecognized arguments: .*pwned",
     ),
     Cmd(
+        "search with an option only another command takes",  # the usage was the program's, no search option shown
+        lambda c: q(c, "search", "bank", "--word", "bank"),
+        USAGE,
+        "(?<=indexer search: error: )unrecognized arguments: --word bank",  # the command's error, and its usage
+    ),
+    Cmd(
         "serve on a port in use",
         lambda c: q(c, "serve", "--port", str(c.busy.getsockname()[1])),
         ERROR,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -174,3 +175,16 @@ def test_ship_to_the_current_folder_names_only_the_users_files(world: World, tmp
     err = capsys.readouterr().err
     assert "holds drafts, which ship would not keep" in err and ".tmp" not in err, err
     assert snapshot(tmp_path) == before
+
+
+def test_a_signal_once_the_new_model_is_in_place_lets_ship_finish(world: World, tmp_path: Path, monkeypatch) -> None:
+    """Ctrl-C as ship removes the old model folder (the new one swapped in, whole) said "interrupted" (130) of a
+    model already shipped; now ship ends as shipped, 0 (``errors.ends_with``)."""
+    from encoder import ownership
+
+    target = Path(shutil.copytree(world.model, tmp_path / "model"))
+    remove = ownership.remove
+    monkeypatch.setattr(ownership, "remove", lambda *a: (os.kill(os.getpid(), signal.SIGINT), remove(*a)))
+    ship_cli(world.run, target, "--overwrite")
+    assert Elmo.load(target).model_hash != Elmo.load(world.model).model_hash
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # the old model gone, no staging left

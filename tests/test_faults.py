@@ -160,6 +160,32 @@ def test_a_signal_once_embed_has_replaced_its_output_lets_it_finish(
     assert stopped.value.code == 128 + number and out.read_bytes() == new
 
 
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("program, command, kind", [(indexer_cli, "glove", "glove"), (encoder_cli, "punkt", "punkt")])
+@pytest.mark.usefixtures("default_sigterm")
+def test_a_signal_once_a_one_file_output_is_in_place_lets_the_command_finish(
+    program, command: str, kind: str, number: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``glove --out`` and ``punkt --out``, as ``embed`` (the rule is ``errors.ends_with``, said by
+    ``ownership.check_replace``): a Ctrl-C or SIGTERM once the file is in place (here: as it is recorded) said
+    "interrupted" (exit 130/143) of the file just replaced whole, and left it unrecorded; now the command ends, 0."""
+    from encoder import ownership
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Mr. Smith sat by the river bank. He left the bank.\n" * 20, encoding="utf-8")
+    out = tmp_path / "out.txt"
+    argv = [command, "--corpus", str(corpus), "--out", str(out), *(["--epochs", "1"] if command == "glove" else [])]
+    record = ownership.record_written
+
+    def signalled(path: Path, kind: str) -> None:
+        os.kill(os.getpid(), number)
+        record(path, kind)
+
+    monkeypatch.setattr(ownership, "record_written", signalled)
+    assert not program.main([*argv, "--json"])  # 0 (None from encoder.main), where it returned 130 or 143
+    assert ownership.is_written(out, kind)
+
+
 def test_a_signal_while_embed_says_what_it_wrote_leaves_it_said(tiny_model_dir: Path, tmp_path: Path) -> None:
     """Ctrl-C as ``embed`` prints its line (its file written and recorded) cut the line off and exited 130
     ("interrupted"); the command is done: it says what it wrote and exits 0."""

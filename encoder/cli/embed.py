@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import ownership
 from ..device import add_device_option
 from ..elmo import BATCH_SIZE, PRECISIONS
-from ..errors import fail, finishing
+from ..errors import fail
 from ..model_files import add_model_options
 from ..numbers import check_finite
 from ..terminal import counted, show
@@ -61,7 +61,6 @@ def run(args: argparse.Namespace) -> dict:
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
         if args.raw:  # what was embedded: one list of token strings per line, in line order
             out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
-        finishing()  # the file is whole: closing it, putting it in place and recording it end the command
     ownership.record_written(args.output, EMBEDDINGS_KIND)
     return {
         "output": str(args.output),

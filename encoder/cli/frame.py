@@ -47,7 +47,19 @@ def make_parser(package: str, description: str, commands: Iterable[ModuleType]) 
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in commands:
         command.register(subcommands)
+    for subparser in subcommands.choices.values():  # an unknown option is its command's (``parse``)
+        subparser.set_defaults(command_parser=subparser)
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``argv`` parsed by ``parser`` (``make_parser``): an option its command does not take is a usage error of
+    the command, with the command's usage (argparse gave the program's: "usage: python -m indexer [-h] [--version]
+    COMMAND ...", no option of the command shown)."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def answer_or_error(question: Callable[[], Any], errors: tuple[type, ...] = ()) -> Any:
@@ -66,7 +78,7 @@ def main(parser: argparse.ArgumentParser, argv: list[str] | None = None, answer:
     """Run the command ``argv`` asks for and print its result; its exit status (argparse's usage errors and
     ``errors.fail`` raise ``SystemExit`` as they always do). ``answer``: how the program answers a command (its
     own error classes, its schema)."""
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     # both put back when the command ends (tests call main in-process): the signal handlers, showwarning
     with interrupting(), warnings.catch_warnings():
         warnings.showwarning = _show_warning

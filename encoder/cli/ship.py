@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import fail
+from ..errors import ends_with, fail
 from ..ship import ship
 from ..terminal import show
 from ..weights import read_config
@@ -12,6 +12,7 @@ from ..weights import read_config
 
 def run(args: argparse.Namespace) -> dict:
     """Ship the run; what the shipped model was trained on."""
+    ends_with(args.to)
     try:
         ship(args.run_folder, args.to, overwrite=args.overwrite, storage=args.storage)
     except (FileNotFoundError, ValueError) as error:

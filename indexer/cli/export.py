@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from encoder.errors import ends_with
 from encoder.terminal import counted, show
 
 from ..export import FORMATS, export
@@ -13,6 +14,7 @@ from .common import add_layers_option, add_query_options, open_index
 
 def run(args: argparse.Namespace) -> dict:
     """Write the vectors; what was written (``export.json``)."""
+    ends_with(args.out)
     return export(open_index(args), args.out, args.format, args.tokens, args.layers)
 
 

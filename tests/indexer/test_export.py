@@ -4,13 +4,16 @@ out, and only an earlier export replaced."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from encoder import ownership
 from indexer import Index, add_documents, delete_documents
 from indexer.__main__ import main
 from indexer.export import export
@@ -149,3 +152,24 @@ def test_export_after_a_replace_equals_a_fresh_build_of_the_live_documents(tiny_
     fresh_docs = np.load(tmp_path / "fresh-out" / "token_document_ids.npy").tolist()
     assert sorted(zip(token_docs, words)) == sorted(zip(fresh_docs, fresh_words))
     assert "Volcanoes" in words and "muddy" not in words  # the new copy's tokens, not the replaced one's
+
+
+def test_a_signal_while_export_writes_leaves_the_earlier_export_and_one_after_lets_it_finish(
+    index, tmp_path, monkeypatch
+):
+    """Ctrl-C while the new export is written: the earlier one stays as it was (it was deleted first, and nothing
+    replaced it); Ctrl-C once the new one is whole (here: as the earlier one goes) ends the command, 0 (it said
+    "interrupted", 130, of an export in place)."""
+    import indexer.export
+
+    out = tmp_path / "out"
+    assert main(["export", "--index", str(index.path), "--out", str(out), "--tokens"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    monkeypatch.setattr(indexer.export, "_write_npy", lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    assert main(["export", "--index", str(index.path), "--out", str(out)]) == 130
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    monkeypatch.undo()
+    remove = ownership.remove
+    monkeypatch.setattr(ownership, "remove", lambda *a: (os.kill(os.getpid(), signal.SIGINT), remove(*a)))
+    assert main(["export", "--index", str(index.path), "--out", str(out), "--format", "parquet"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["documents.parquet", "export.json"]

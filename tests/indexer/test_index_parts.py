@@ -95,3 +95,14 @@ def test_after_refresh_every_part_is_the_one_a_fresh_open_reads(index):
     assert index.refresh()
     assert_as_opened(index)
     assert [hit.doc_id for hit in index.search("oven bread", k=4, method="keywords")][0] == "bread"
+
+
+def test_an_index_opened_before_another_add_answers_from_the_new_generation(tiny_lm_dir):
+    """Another process's ``add`` (here: another ``Index`` of the folder) removes the generation an index opened
+    before it reads its parts from: its next question said "vocab.gN.parquet cannot be read ...; the index is
+    damaged, rebuild it". It is asked again of the index as it is now."""
+    first = Index.from_texts(TEXTS, ids=["river", "money", "volcano"], model=tiny_lm_dir, settings=SETTINGS)
+    opened = Index.open(first.path)  # no part read yet
+    first.add(["Bake the bread in a hot oven near the bank."], ids=["bread"])
+    assert [hit.doc_id for hit in opened.search("oven bread", k=4, method="keywords")][0] == "bread"
+    assert_as_opened(opened)

@@ -169,3 +169,36 @@ def test_without_ray_ray_is_not_imported(tiny_model_dir, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-c", script, *arguments], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+TERMINATED_IN_A_RAY_BUILD = """
+import os, signal, sys
+from encoder.errors import interrupts_at_start
+interrupts_at_start("__main__", "elmo-indexer")
+from indexer import distributed
+from indexer.cli import cli
+writer = distributed._writer
+def terminated(actors, shared):  # SIGTERM to the driver once Ray is up and a shard is written
+    def write(jobs):
+        for shard in writer(actors, shared)(jobs):
+            os.kill(os.getpid(), signal.SIGTERM)
+            yield shard
+    return write
+distributed._writer = terminated
+cli()
+"""
+
+
+def test_sigterm_to_a_ray_build_is_one_line_and_exit_143(tiny_model_dir, tmp_path):
+    """Ray's core worker puts a crash handler of its own on SIGTERM: a terminated ``build --ray`` aborted (exit 134,
+    a C++ stack on stderr) where every other command says "interrupted" and exits 143 (``distributed.connected``
+    puts the command's handlers back)."""
+    corpus = write_corpus(tmp_path / "corpus")
+    out = tmp_path / "index"
+    argv = ["build", "--corpus", str(corpus), "--out", str(out), "--model", str(tiny_model_dir), "--quiet"]
+    argv += [*CLI_SETTINGS, "--ray", "--ray-workers", "1"]
+    done = subprocess.run(
+        [sys.executable, "-c", TERMINATED_IN_A_RAY_BUILD, *argv], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.splitlines()[-1] == "interrupted; re-run the same command to resume" and "@ " not in done.stderr
