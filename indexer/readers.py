@@ -6,7 +6,7 @@ kept as text, the first one its title. Markup that would lose text or not finish
 reason: lists and quotes nested past what the parser follows (``MARKUP_NESTING``: markdown-it would drop the rest
 of the file, docutils would exhaust Python's recursion), substitutions that add more than ``MAX_SUBSTITUTED``
 characters (each level multiplies the last: under 1 KB can ask for millions). A folder's files of other types, and
-hidden ones, are skipped, and a warning sums them up by kind.
+hidden ones, are skipped, and a warning sums them up by kind; a corpus file that is a link to nothing is refused.
 
 Every reader yields ``Document``s in a fixed order, so two passes over a corpus see the same documents
 (a build counts and validates first, then encodes, and a resumed build skips what is done).
@@ -114,8 +114,11 @@ def corpus_files(paths: list[str | Path | GivenTexts]) -> list[tuple[Path, str]]
             continue
         given = Path(given)
         if given.is_dir():
-            candidates = [p for p in _walk(given) if p.is_file()]
-            hidden = [p for p in candidates if any(part.startswith(".") for part in p.relative_to(given).parts)]
+            walked = list(_walk(given))
+            hidden = [p for p in walked if any(part.startswith(".") for part in p.relative_to(given).parts)]
+            _refuse_broken_links([p for p in walked if p not in set(hidden)])
+            candidates = [p for p in walked if p.is_file()]
+            hidden = [p for p in hidden if p.is_file()]
             files = sorted(p for p in candidates if file_format(p) and p not in set(hidden))
             _warn_skipped(given, [p for p in candidates if not file_format(p) and p not in set(hidden)], hidden)
             if not files:
@@ -136,6 +139,16 @@ def corpus_files(paths: list[str | Path | GivenTexts]) -> list[tuple[Path, str]]
         else:
             raise CorpusError(f"{given} does not exist")
     return [(path, name) for path, name in found.items()]
+
+
+def _refuse_broken_links(paths: list[Path]) -> None:
+    """A corpus file of a folder that is a link to nothing is an error: it was left out without a word, and its
+    documents with it."""
+    for path in paths:
+        if file_format(path) and path.is_symlink() and not path.exists():
+            raise CorpusError(
+                f"{path} is a link to {os.readlink(path)}, which does not exist; fix the link or remove it"
+            )
 
 
 def _warn_skipped(folder: Path, unsupported: list[Path], hidden: list[Path]) -> None:

@@ -468,6 +468,13 @@ API = [
         ),
         marks=ROOTLESS,
     ),
+    Case(
+        "build from a folder holding a link to nothing named like a corpus file",
+        lambda c: c.build(c.tmp / "in"),
+        CorpusError,
+        "gone.txt is a link to .*nowhere, which does not exist; fix the link or remove it",
+        setup=lambda c: (c.jsonl({"text": "One."}), (c.tmp / "in" / "gone.txt").symlink_to(c.tmp / "nowhere")),
+    ),
     # ---- the lock file is never reached through a symbolic link
     Case(
         "build into a folder whose lock file is a symbolic link",
