@@ -242,13 +242,8 @@ def training_record(model: str) -> tuple[dict, dict[int, dict]]:
 
 
 def curve_rows(card: str) -> list[list[str]]:
-    """The rows of every learning-curve table (``CURVE_HEAD``) of a card, as their cells."""
-    rows, inside = [], False
-    for line in card.splitlines():
-        if inside and line.startswith("|") and not line.startswith("|-"):
-            rows.append([cell.strip() for cell in line.strip("|").split("|")])
-        inside = line == CURVE_HEAD or (inside and line.startswith("|"))
-    return rows
+    """The rows of every learning-curve table (``CURVE_HEAD``) of a card, as their cells (``table_lines``)."""
+    return [row for at in re.finditer(re.escape(CURVE_HEAD), card) for row in table_lines(card[at.start() :])[1:]]
 
 
 def curve_row(record: dict) -> list[str]:
