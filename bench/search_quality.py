@@ -63,6 +63,7 @@ INITIALS = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ"
 VOWELS = "ㅏㅐㅑㅒㅓㅔㅕㅖㅗㅘㅙㅚㅛㅜㅝㅞㅟㅠㅡㅢㅣ"
 FINALS = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"  # " ": no final consonant
 TYPO_SEED = 0
+RESPELLING_COPIES = 5  # typo'd copies of the queries whose respelled words are counted
 
 
 def read_lines(path: Path) -> list[dict]:
@@ -459,17 +460,39 @@ def common_words(index: Index) -> tuple[list[str], str]:
     return words, where
 
 
-def respelling_table(index: Index, queries: list[dict], typoed: list[dict]) -> None:
+def respelled_words(index: Index, queries: list[dict]) -> tuple[int, int, int]:
+    """Over ``RESPELLING_COPIES`` typo'd copies of ``queries`` (seeds ``TYPO_SEED``, ``TYPO_SEED`` + 1, ...): the
+    words typed wrong, and how many of them search respelled as the word typed clean, and as another word (the
+    rest it searched as typed)."""
+    typed = right = other = 0
+    for seed in range(TYPO_SEED, TYPO_SEED + RESPELLING_COPIES):
+        copy = typo_queries(queries, index.elmo.text.stopwords, seed)
+        for q, typo, found in zip(queries, copy, index.search([t["query"] for t in copy], k=1)):
+            searched = (found.searched_for or typo["query"]).split()
+            for clean, slip, word in zip(q["query"].split(), typo["query"].split(), searched):
+                if clean != slip:
+                    typed += 1
+                    right += word.lower() == clean.lower()
+                    other += word.lower() not in (clean.lower(), slip.lower())
+    return typed, right, other
+
+
+def respelling_table(index: Index, queries: list[dict], typoed: list[dict], language: str, split: str) -> None:
     """Respelling of real words and of typos: ``COMMON_WORDS`` common words the index lacks (``common_words``,
-    drawn seeded) searched one each; how many are respelled now, and how many the rule before (every word the index
-    lacks) respelled; and the typo'd dev queries."""
+    drawn seeded) searched one each, and how many are respelled; the typo'd words of ``respelled_words``, printed as
+    the figure ``search_quality.LANGUAGE.SPLIT.respelled``; and the typo'd dev queries as searched."""
     words, where = common_words(index)
     sample = random.Random(TYPO_SEED).sample(words, min(COMMON_WORDS, len(words)))
     now = [w for w, found in zip(sample, index.search(sample, k=1)) if found.searched_for is not None]
-    before = [w for w in sample if index.parts.speller.correct(w) is not None]
     print(f"\nrespelling: {len(sample)} common words absent from the index ({where})")
-    print(f"respelled now: {len(now)} {now[:10]}; by the rule before (any word the index lacks): {len(before)}")
-    print("examples before: " + ", ".join(f"{w} -> {index.parts.speller.correct(w)}" for w in before[:8]))
+    print(f"respelled: {len(now)} {now[:10]}")
+    typed, right, other = respelled_words(index, queries)
+    print(f"typo'd words ({RESPELLING_COPIES} seeded typo'd copies of the {len(queries)} queries):")
+    figure(
+        f"search_quality.{language}.{split}.respelled",
+        f"{right} of {typed} ({right / max(typed, 1):.1%}) as typed clean, {other} as another word, "
+        f"{typed - right - other} searched as typed",
+    )
     for name, copy in (("clean", queries), ("typo'd", typoed)):
         respelled = [found.searched_for for found in index.search([q["query"] for q in copy], k=1)]
         print(f"{name} queries respelled: {sum(r is not None for r in respelled)} of {len(copy)}")
@@ -544,7 +567,7 @@ def main() -> None:
         sets = [path for path in (args.offtopic, args.offtopic_check) if path is not None]
         offtopic = {path.stem: read_lines(path) for path in sets}
         margin_table(index, queries, typoed, offtopic, args.offtopic.stem)
-    respelling_table(index, queries, typoed)
+    respelling_table(index, queries, typoed, language, split)
     if args.tune:
         tune(index, queries)
 

@@ -34,6 +34,8 @@ from .manifest import Manifest, ModelRecord, ModelSpec, Shard, check_glove_sourc
 from .spelling import Speller
 from .vectors import RERANK, ExactSearch, LayerStore, VectorSet
 
+DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanford's rarer ones hold typos ("furst")
+
 
 def open_glove(out: Path, entry: dict) -> GloveVectors:
     """The GloVe an index uses: trained on its corpus (a file in the index), or the one it refers to (Stanford's
@@ -231,24 +233,21 @@ class IndexParts:
         return NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
 
     @functools.cached_property
+    def dictionary(self) -> dict[str, int]:
+        """The language's words (lower case), each with its place, most frequent first: the model's training
+        vocabulary, then the ``DICTIONARY_GLOVE_WORDS`` most frequent words of the index's GloVe (Stanford's rarer
+        ones hold typos: "furst"). Search never respells one of them, and respells into them (``speller``)."""
+        glove_words = (word.lower() for word in self.glove.words[:DICTIONARY_GLOVE_WORDS])
+        return {word: place for place, word in enumerate(dict.fromkeys([*self.elmo.vocabulary, *glove_words]))}
+
+    @functools.cached_property
     def speller(self) -> Speller:
-        """The indexed words that have token vectors, with their token-layer vectors: query words the index lacks
-        are matched to them (``spelling``). The vectors are the stored ones' token layer where kept (no model run)."""
-        live = self.tokens[self.live.tokens]
-        lower = live["word"].str.lower()
-        occurrences = pd.DataFrame({"word": lower, "cased": live["word"] != lower, "id": live.index})
-        # one occurrence per word, lower case where it has one: the character model reads case
-        first = occurrences.sort_values(["word", "cased"], kind="stable").drop_duplicates("word")
-        words = first["word"].tolist()
-        if self.token_vectors.layers is not None:
-            token_layer = (1.0,) + (0.0,) * (self.elmo.n_layers - 1)
-            # layer 0 is the token vector twice (forward and backward halves alike): one half is the vector
-            vectors = self.token_vectors.layers.gather(first["id"].to_numpy(), token_layer)
-            vectors = vectors[:, : self.elmo.config.projection_dim]
-        else:
-            vectors = self.elmo.token_vectors(words)
-        counts = occurrences["word"].value_counts()[words].to_numpy()
-        return Speller(words, vectors, self.elmo.token_vectors, counts)
+        """The indexed words (lower case) with how often each occurs, and the ``dictionary`` where the language
+        respells into it (``TextRules.respells_into_dictionary``): query words that are no word at all are matched
+        to them (``spelling``)."""
+        counts = self.tokens["word"][self.live.tokens].str.lower().value_counts().sort_index()
+        dictionary = list(self.dictionary) if self.elmo.text.respells_into_dictionary else []
+        return Speller(counts.index.tolist(), counts.to_numpy(), dictionary, self.elmo.token_vectors)
 
     @functools.cached_property
     def glove_documents(self) -> ExactSearch:

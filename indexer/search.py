@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from .queries import Query
 
 PASSAGES = 2  # passages shown under each document found
-DICTIONARY_GLOVE_WORDS = 50_000  # GloVe's most frequent words are words; Stanford's rarer ones hold typos ("furst")
 MAX_RESPELLED = 32
 """The most distinct words of one query that are respelled, each a few milliseconds of the character model: a
 query of a thousand typos (a 10,000-character one took seconds) is answered with the rest as typed, as its
@@ -239,13 +238,9 @@ class DocumentSearch:
         return [fixes.get(token, token) for token in tokens], searched
 
     def is_a_word(self, word: str) -> bool:
-        """Whether ``word`` (lower case) is in a large dictionary: the model's training vocabulary, its tokenizer's
-        own (Korean: Kiwi's, ``TextRules.knows``), or the ``DICTIONARY_GLOVE_WORDS`` most frequent words of the
-        index's GloVe (its rarer ones are mostly typos)."""
-        parts = self.parts
-        if word in parts.elmo.vocabulary or parts.elmo.text.knows(word):
-            return True
-        return parts.glove.glove.index.get(word, DICTIONARY_GLOVE_WORDS) < DICTIONARY_GLOVE_WORDS
+        """Whether ``word`` (lower case) is in a large dictionary: the index's (``IndexParts.dictionary``) or its
+        tokenizer's own (Korean: Kiwi's, ``TextRules.knows``)."""
+        return word in self.parts.dictionary or self.parts.elmo.text.knows(word)
 
     def candidates(
         self,

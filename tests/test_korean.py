@@ -163,6 +163,7 @@ def test_a_korean_typo_is_respelled_with_its_notice_and_a_real_word_never(korean
     jamo = index.search(unicodedata.normalize("NFD", "허벅자 운동"), k=1, method="keywords")  # 운동 is no typo in jamo
     assert jamo.searched_for == "허벅지 운동" and jamo.notices[0].values["words"] == {"허벅자": "허벅지"}
     assert real.searched_for is None and name.searched_for is None and piece.searched_for == "프로"
+    assert (index.parts.speller.counts > 0).all()  # Korean respells into the collection's words only, not 프레이야
     assert indexer_main(["search", "--index", str(tmp_path / "index"), "허벅자 운동", "--k", "1"]) == 0
     assert capsys.readouterr().out.startswith(
         "searched for: 허벅지 운동 (to search for '허벅자 운동' as typed: --as-typed)\n"

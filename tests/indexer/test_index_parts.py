@@ -46,7 +46,7 @@ def every_part(index: Index) -> dict[str, object]:
         "document_terms": parts.document_terms,
         "bm25": parts.bm25.scores(parts.keyword_terms(QUERY)),
         "null_queries": parts.null_queries.of_length(2),
-        "speller": (parts.speller.words, parts.speller.vectors),
+        "speller": (parts.speller.words, parts.speller.counts),
         "glove_documents": parts.glove_documents.search(parts.glove.sentence_vector(QUERY), len(parts.docs)),
         "word_ids": {word: parts.word_ids(word) for word in ("bank", "magma")},
         "senses": index.senses("bank"),

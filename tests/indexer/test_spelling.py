@@ -1,22 +1,24 @@
-"""The respelling rule on a vocabulary made up here: fewest edits, then the most frequent word, then the character
-model's nearest (``indexer.spelling.Speller``)."""
+"""The respelling rule on a vocabulary made up here: fewest edits, then the collection's most frequent word, then
+the dictionary's most frequent, then the character model's nearest (``indexer.spelling.Speller``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from indexer.spelling import Speller, correctable, typed_letters
+from indexer.spelling import Speller, correctable, letter_counts, typed_letters
 
 WORDS = ["honey", "money", "mouse", "monday"]
 LOOKS = {"honey": [1.0, 0.0], "money": [0.0, 1.0], "mouse": [0.6, 0.8], "monday": [0.8, 0.6]}
 
 
-def speller(counts: dict[str, int], typed_looks: list[float]) -> Speller:
+def looks(typed_looks: list[float]):
+    """A character model that puts every word of ``LOOKS`` where it says, and any other word at ``typed_looks``."""
+    return lambda words: np.array([LOOKS.get(w, typed_looks) for w in words], np.float32)
+
+
+def speller(counts: dict[str, int], typed_looks: list[float], dictionary: tuple[str, ...] = ()) -> Speller:
     """A speller of ``WORDS`` with these ``counts``, whose character model puts every typed word at ``typed_looks``."""
-    vectors = np.array([LOOKS[w] for w in WORDS], np.float32)
-    return Speller(
-        WORDS, vectors, lambda words: np.array([typed_looks] * len(words), np.float32), [counts[w] for w in WORDS]
-    )
+    return Speller(WORDS, [counts[w] for w in WORDS], dictionary, looks(typed_looks))
 
 
 def test_the_fewest_edits_win_whatever_the_counts_and_looks():
@@ -40,12 +42,34 @@ def test_the_character_model_breaks_ties_and_far_words_are_left_alone():
     assert speller(even, LOOKS["money"]).correct("mny") is None  # too short to correct
 
 
+def test_a_dictionary_word_fewer_edits_away_beats_the_collections_words():
+    """ "moviie" is one edit from the dictionary's "movie" and two from the collection's "move": movie. Among as
+    many edits a word the collection uses beats the dictionary's ("monney": money), and among the dictionary's the
+    one it puts first (the more frequent) wins, even against the looks."""
+    collection = Speller(["move", "money"], [40, 3], ("the", "movie", "honey", "mooney"), looks(LOOKS["honey"]))
+    assert collection.correct("moviie") == "movie"
+    assert collection.correct("monney") == "money"
+    assert Speller(["money"], [3], ("the", "movie"), looks([1.0, 0.0])).correct("moviie") == "movie"
+    first_honey = Speller(["move"], [1], ("honey", "money"), looks(LOOKS["money"]))
+    first_money = Speller(["move"], [1], ("money", "honey"), looks(LOOKS["honey"]))
+    assert first_honey.correct("xoney") == "honey" and first_money.correct("xoney") == "money"
+
+
+def test_only_words_of_letters_are_candidates_and_letter_counts_are_per_word():
+    """A dictionary entry with other characters ("<unk>", "mo-ney") is never what a word is respelled as; the
+    quick filter's letter counts are each word's own (a word of letters in any script)."""
+    assert Speller(["move"], [1], ("<unk>", "mo-ney"), looks([1.0, 0.0])).correct("moneyy") is None
+    counts = letter_counts(["aab", "", typed_letters("벌레")])
+    assert counts.shape == (3, 64) and counts[0].sum() == 3 and counts[0, ord("a") % 64] == 2
+    assert counts[1].sum() == 0 and counts[2].sum() == 5
+
+
 def test_korean_is_spelled_in_jamo_so_a_slipped_key_is_one_edit():
     """허벅자 is one jamo from 허벅지 (ㅏ for ㅣ) and two syllables' worth from 허리띠: one edit, whatever the counts;
     a two-syllable word (4+ jamo) is long enough to correct, a one-syllable one is not."""
     assert typed_letters("벌레") == "\u1107\u1165\u11af\u1105\u1166" and typed_letters("bank") == "bank"
     words = ["허벅지", "허리띠", "벌레"]
-    korean = Speller(words, np.eye(3, dtype=np.float32), lambda w: np.ones((len(w), 3), np.float32), [1, 50, 5])
+    korean = Speller(words, [1, 50, 5], (), lambda w: np.ones((len(w), 3), np.float32))
     assert korean.correct("허벅자") == "허벅지"
     assert korean.correct("벌래") == "벌레"
     assert korean.correct("배") is None and not correctable("배") and correctable("벌래")
@@ -53,7 +77,7 @@ def test_korean_is_spelled_in_jamo_so_a_slipped_key_is_one_edit():
 
 def jamo_edits(typed: str, word: str) -> int | None:
     """The edits ``Speller`` counts from ``typed`` to ``word`` (None: more than ``max_edits`` allows)."""
-    alone = Speller([word], np.ones((1, 2), np.float32), lambda w: np.ones((len(w), 2), np.float32), [1])
+    alone = Speller([word], [1], (), lambda w: np.ones((len(w), 2), np.float32))
     return next((edits for _, edits in alone.candidates(typed)), None)
 
 
