@@ -151,13 +151,13 @@ class Elmo:
 
     @functools.cached_property
     def vocabulary(self) -> tuple[str, ...]:
-        """The words of the model's training vocabulary, lower-cased, in its file's order (most frequent first),
-        each once (read once); empty for a model that ships none (published weights)."""
+        """The words of the model's training vocabulary as written, in its file's order (most frequent first; read
+        once); empty for a model that ships none (published weights)."""
         vocabulary_file = self.folder / "vocab.txt" if self.folder is not None else None
         if vocabulary_file is None or not vocabulary_file.is_file():
             return ()
         with open(vocabulary_file, encoding="utf-8") as f:
-            return tuple(dict.fromkeys(line.rstrip("\n").lower() for line in f))
+            return tuple(line.rstrip("\n") for line in f)
 
     @property
     def n_layers(self) -> int:

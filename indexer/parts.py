@@ -233,21 +233,22 @@ class IndexParts:
         return NullQueries.read(self.path, names, (self.elmo.n_layers, self.elmo.dim))
 
     @functools.cached_property
-    def dictionary(self) -> dict[str, int]:
-        """The language's words (lower case), each with its place, most frequent first: the model's training
-        vocabulary, then the ``DICTIONARY_GLOVE_WORDS`` most frequent words of the index's GloVe (Stanford's rarer
-        ones hold typos: "furst"). Search never respells one of them, and respells into them (``speller``)."""
-        glove_words = (word.lower() for word in self.glove.words[:DICTIONARY_GLOVE_WORDS])
-        return {word: place for place, word in enumerate(dict.fromkeys([*self.elmo.vocabulary, *glove_words]))}
+    def dictionary(self) -> frozenset[str]:
+        """The language's words (lower case): the model's training vocabulary and the ``DICTIONARY_GLOVE_WORDS``
+        most frequent words of the index's GloVe (Stanford's rarer ones hold typos: "furst"). Search never respells
+        one of them (``DocumentSearch.is_a_word``)."""
+        words = [*self.elmo.vocabulary, *self.glove.words[:DICTIONARY_GLOVE_WORDS]]
+        return frozenset(word.lower() for word in words)
 
     @functools.cached_property
     def speller(self) -> Speller:
-        """The indexed words (lower case) with how often each occurs, and the ``dictionary`` where the language
-        respells into it (``TextRules.respells_into_dictionary``): query words that are no word at all are matched
-        to them (``spelling``)."""
+        """The indexed words (lower case) with how often each occurs and, where the language respells into them
+        (``TextRules.respells_into_dictionary``), the words of the model's training vocabulary that it holds in lower
+        case, most frequent first: common words, not names ("movie", never "Vulcans"). Query words that are no
+        word at all are matched to them (``spelling``)."""
         counts = self.tokens["word"][self.live.tokens].str.lower().value_counts().sort_index()
-        dictionary = list(self.dictionary) if self.elmo.text.respells_into_dictionary else []
-        return Speller(counts.index.tolist(), counts.to_numpy(), dictionary, self.elmo.token_vectors)
+        common = [w for w in self.elmo.vocabulary if w == w.lower()] if self.elmo.text.respells_into_dictionary else []
+        return Speller(counts.index.tolist(), counts.to_numpy(), common, self.elmo.token_vectors)
 
     @functools.cached_property
     def glove_documents(self) -> ExactSearch:

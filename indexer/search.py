@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 PASSAGES = 2  # passages shown under each document found
 MAX_RESPELLED = 32
-"""The most distinct words of one query that are respelled, each a few milliseconds of the character model: a
+"""The most distinct words of one query that are respelled, each some milliseconds of edit distances: a
 query of a thousand typos (a 10,000-character one took seconds) is answered with the rest as typed, as its
 ``searched_for`` notice shows."""
 

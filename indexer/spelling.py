@@ -4,7 +4,7 @@ A misspelled word ("monney") is replaced by a word within a few edits of it (``m
 substitute, swap two neighbours), as a noisy channel would with rare typos: the fewest edits first; among as many
 edits the word the collection uses most ("money", 27 times, not "honey"); then, among words no document has, the
 one the language uses most (the dictionary's order: "moviie" is "movie", one edit, where the collection only has
-"move", two). ELMo's character model breaks the remaining ties: the biLM's token layer reads a word's characters
+"move", two; ``IndexParts.speller`` gives English the model's vocabulary as the dictionary). ELMo's character model breaks the remaining ties: the biLM's token layer reads a word's characters
 (the char-CNN), so a misspelled word gets a vector like any other, and the candidate nearest to it there wins.
 Short words are left alone: with three letters ("frm") too many words are one edit away for any rule to choose.
 

@@ -66,9 +66,11 @@ def test_a_list_of_queries_is_answered_as_each_one_alone(small):
 
 def test_only_non_words_are_respelled(small):
     """Real words the index lacks ("mice", "bold") are searched as they are; a typo of an indexed word is not, nor
-    (in English) one of a word of the dictionary that no document has ("moviie": movie)."""
+    (in English) one of a common word that no document has ("moviie": movie), never as a name ("vulcanos" is one
+    edit from the vocabulary's "Vulcans", two from the collection's "volcanoes")."""
     assert small.search("mice bold best come").searched_for is None
     assert small.search("a moviie about bread").searched_for == "a movie about bread"
+    assert small.search("vulcanos").searched_for == "volcanoes"
     assert small.search("spiral galaxeis").searched_for == "spiral galaxies"
     assert [small.search(typo).searched_for for typo in ("teleskope", "monney", "passangers")] == [
         "telescope",
