@@ -4,9 +4,10 @@ A misspelled word ("monney") is replaced by a word within a few edits of it (``m
 substitute, swap two neighbours), as a noisy channel would with rare typos: the fewest edits first; among as many
 edits the word the collection uses most ("money", 27 times, not "honey"); then, among words no document has, the
 one the language uses most (the dictionary's order: "moviie" is "movie", one edit, where the collection only has
-"move", two; ``IndexParts.speller`` gives English the model's vocabulary as the dictionary). ELMo's character model breaks the remaining ties: the biLM's token layer reads a word's characters
-(the char-CNN), so a misspelled word gets a vector like any other, and the candidate nearest to it there wins.
-Short words are left alone: with three letters ("frm") too many words are one edit away for any rule to choose.
+"move", two; ``IndexParts.speller`` gives English the model's vocabulary as the dictionary). ELMo's character
+model breaks the remaining ties: the biLM's token layer reads a word's characters (the char-CNN), so a misspelled
+word gets a vector like any other, and the candidate nearest to it there wins. Short words are left alone: with
+three letters ("frm") too many words are one edit away for any rule to choose.
 
 Korean is spelled in jamo: a syllable block is two or three letters (``typed_letters``: 벌레 is ㅂㅓㄹㄹㅔ), so a
 slip of one key ("벌래", ㅔ -> ㅐ) is one edit, and lengths count letters, not blocks.
@@ -99,7 +100,8 @@ class Speller:
         found = sorted((edits, -self.counts[row], self.places[row], row) for row, edits in self.candidates(word))
         if not found:
             return None
-        tied = [row for *key, row in found if key == list(found[0][:3])]
+        best = found[0][:3]
+        tied = [row for edits, count, place, row in found if (edits, count, place) == best]
         if len(tied) == 1:
             return self.words[tied[0]]
         similarity = normalize(self.token_vectors([self.words[row] for row in tied])) @ normalize(
