@@ -268,7 +268,9 @@ class LstmLayer(nn.Module):
         """
         if self.fused:
             return self._forward_fused(x, mask, state)
-        return self._forward_steps(x, mask, state)
+        if torch.is_grad_enabled() or torch.is_autocast_enabled(x.device.type):
+            return self._forward_steps(x, mask, state)
+        return self._forward_steps_in_place(x, mask, state)
 
     def torch_lstm_weights(self, direction: int) -> list[Tensor]:
         """This direction's weights as ``torch.nn.LSTM(proj_size=P)`` holds them: w_ih, w_hh, b_ih, b_hh, w_hr.
@@ -379,6 +381,51 @@ class LstmLayer(nn.Module):
                 final_h, final_c = torch.where(ending, h, final_h), torch.where(ending, c, final_c)
         output = torch.stack(outputs, dim=2)
         return (output if mask is None else output * mask[..., None]), (final_h, final_c)
+
+    def _forward_steps_in_place(
+        self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """``_forward_steps`` for inference (no gradients, no autocast): the same recurrence, with each step done in
+        place, so that it allocates and copies nothing: the input half of every step's gates is laid out step by
+        step (time first), so a step's gates are one contiguous block, and tanh is taken as 2 sigmoid(2x) - 1
+        (torch's CPU tanh is several times slower than its sigmoid). It agrees with ``_forward_steps`` to float32
+        rounding (tests/encoder); what it saves: docs/benchmarks.md."""
+        D, P = self.config.lstm_dim, self.config.projection_dim
+        _, B, T, _ = x.shape
+        bias = self._bias_with_forget(x.dtype)[:, None, :]
+        x_by_step = x.transpose(1, 2).reshape(2, T * B, -1)
+        steps = torch.baddbmm(bias, x_by_step, self.w_input).view(2, T, B, 4 * D)
+        last_step = None if mask is None else mask.sum(dim=-1) - 1  # (2, B); -1: an empty row keeps its state
+        ends = set() if last_step is None else set(last_step.flatten().tolist())
+        h, c = state
+        final_h, final_c = h, c
+        c = c.clone()  # updated in place: the caller's state stays as it was
+        cell_clip, proj_clip = self.config.cell_clip, self.config.proj_clip
+        outputs = torch.empty(T, 2, B, P, dtype=x.dtype, device=x.device)
+        cell_output = torch.empty(2, B, D, dtype=x.dtype, device=x.device)
+        for t in range(T):
+            z = steps[:, t]
+            z.baddbmm_(h, self.w_state)
+            i, j, f, o = z.split(D, dim=-1)  # TF's gate order
+            for gate in (i, f, o):
+                torch.sigmoid_(gate)
+            torch.sigmoid_(j.mul_(2)).mul_(2).sub_(1)  # tanh(j)
+            c.mul_(f).addcmul_(i, j)
+            if cell_clip is not None:
+                c.clamp_(-cell_clip, cell_clip)
+            torch.sigmoid_(torch.mul(c, 2, out=cell_output)).mul_(2).sub_(1).mul_(o)  # o tanh(c)
+            h = torch.bmm(cell_output, self.w_proj, out=outputs[t])
+            if proj_clip is not None:
+                h.clamp_(-proj_clip, proj_clip)
+            if last_step is None:
+                final_h = h
+            elif t in ends:  # some rows end here: remember their state
+                ending = (last_step == t)[..., None]
+                final_h, final_c = torch.where(ending, h, final_h), torch.where(ending, c, final_c)
+        if last_step is None:
+            final_c = c
+        output = outputs.permute(1, 2, 0, 3)  # (2, B, T, P)
+        return (output.contiguous() if mask is None else output * mask[..., None]), (final_h, final_c)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         with torch.no_grad():

@@ -263,6 +263,37 @@ def test_fused_lstm_equals_the_step_by_step_recurrence(ragged):
         assert (fused - steps).abs().max() <= 1e-5 * max(1.0, steps.abs().max().item())
 
 
+@pytest.mark.parametrize("ragged", [False, True])
+def test_in_place_steps_equal_the_step_by_step_recurrence(ragged, monkeypatch):
+    """The inference path of a clipped LSTM (in place, tanh through sigmoid) against the reference recurrence:
+    outputs and final state; the caller's state is left as it was, and inference takes this path."""
+    from encoder.model import LstmLayer
+
+    layer = LstmLayer(16, replace(UNCLIPPED, cell_clip=0.5, proj_clip=0.3))
+    layer.reset_parameters(torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        layer.bias.normal_()
+    x = torch.randn(2, 5, 9, 16, generator=torch.Generator().manual_seed(2)) * 3  # large enough to clip
+    state = (torch.randn(2, 5, 16), torch.randn(2, 5, 32))
+    kept = [s.clone() for s in state]
+    lengths = torch.tensor([9, 3, 0, 6, 1]) if ragged else torch.full((5,), 9)
+    mask = (torch.arange(9)[None] < lengths[:, None]).expand(2, -1, -1) if ragged else None
+    with torch.inference_mode():
+        expected = layer._forward_steps(x, mask, state)
+        calls = []
+        monkeypatch.setattr(
+            layer, "_forward_steps_in_place", lambda *a: calls.append(1) or LstmLayer._forward_steps_in_place(layer, *a)
+        )
+        got = layer(x, mask, state)
+    assert calls, "inference did not take the in-place path"
+    out, (h, c) = expected
+    assert out.abs().max() > 0.29 and c.abs().max() > 0.49  # the clips were reached
+    for want, have in zip((out, h, c), (got[0], *got[1])):
+        assert have.shape == want.shape
+        assert (have - want).abs().max() <= 1e-6
+    assert all(torch.equal(a, b) for a, b in zip(kept, state))
+
+
 @pytest.mark.parametrize("clipped", [False, True])
 def test_stateless_contextualize_over_whole_padded_rows_gives_the_same_layers(clipped):
     """Without a final state the LSTMs run over whole padded rows (no packing, no wait for the lengths): the
