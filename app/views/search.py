@@ -36,8 +36,20 @@ def layers_label() -> str:
 
 
 def search_as_typed() -> None:
-    """The respelled query searched as typed, in this tab: the switch turned on (and so the URL's ``typed``)."""
+    """The respelled query searched as typed, in this tab: the switch turned on (and so the URL's ``typed``), for
+    this query only (``forget_as_typed``)."""
     st.session_state["ui.search.as_typed"] = True
+    st.session_state["search.as_typed_for"] = st.session_state["ui.search.query"]
+
+
+def forget_as_typed(query: str) -> None:
+    """Turn the switch off again once another query is asked, where the button (not the user) turned it on: a
+    later query's typos are respelled, as the first one's were, instead of a switch hidden under "Advanced"
+    silently keeping them as typed."""
+    asked_for = st.session_state.get("search.as_typed_for")
+    if asked_for is not None and asked_for != query:
+        st.session_state["ui.search.as_typed"] = False
+        st.session_state["search.as_typed_for"] = None
 
 
 def use_example() -> None:
@@ -63,6 +75,7 @@ button_column.button(t("search.button"), type="primary", width="stretch", icon="
 if examples.queries:
     st.pills(t("search.examples"), examples.queries, key="search.example", on_change=use_example)
 
+forget_as_typed(query)
 st.session_state.setdefault("ui.search.k", SearchOptions().k)  # the library's defaults
 st.session_state.setdefault("ui.search.method", SearchOptions().method)
 with st.expander(t("search.advanced")):

@@ -77,6 +77,12 @@ def test_a_misspelled_word_is_searched_as_the_index_spells_it(index_dir: Path) -
     assert any(text.startswith("kingfishers nest(으)로 검색했습니다(kingfishrs → kingfishers") for text in notices(at))
     search_as_typed(at, "검색했습니다")
     assert documents(at)
+    at.text_input(key="ui.search.query").set_value("kingfishrs by the rivr").run()  # the button was for one query
+    assert at.toggle(key="ui.search.as_typed").value is False and "typed" not in at.query_params
+    assert any("rivr → river" in text for text in notices(at))
+    at.toggle(key="ui.search.as_typed").set_value(True).run()  # the user's own switch stays on
+    at.text_input(key="ui.search.query").set_value("rivr").run()
+    assert at.toggle(key="ui.search.as_typed").value and not any("rivr → river" in text for text in notices(at))
 
 
 def test_a_shared_url_opens_its_search(index_dir: Path) -> None:
