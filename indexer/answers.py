@@ -60,11 +60,10 @@ def search_answers(index: Index, queries: list[str], options: SearchOptions) -> 
             answer["method_name"] = method_name(options.method, weights)
         respelled = (found[name][i].searched_for for name, _ in lists if found[name][i].searched_for)
         answer["searched_for"] = next(respelled, None)  # the query as searched (respelled), or None
-        notices: dict[str, None] = {}  # each notice once, in order: both lists search the same query
-        for name, _ in lists:
+        for name, _ in lists:  # each list with its own notices: "no good match" may hold for one and not the other
             answer[name] = [as_dict(h) for h in found[name][i]]
-            notices.update(dict.fromkeys(found[name][i].notices))
-        result.append({**answer, "notices": list(notices)})
+            answer["notices" if name == "results" else f"{name}_notices"] = list(found[name][i].notices)
+        result.append(answer)
     return result
 
 

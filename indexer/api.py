@@ -41,6 +41,7 @@ from starlette.exceptions import HTTPException
 
 from encoder import LayerMix, locks
 from encoder.files import RepeatedKeyError, unique_keys
+from encoder.numbers import Number
 from encoder.terminal import json_text
 
 from . import layout
@@ -48,7 +49,7 @@ from .answers import answer_or_error, neighbors_answer, search_answers, search_e
 from .build import distinct_ids
 from .errors import QueryError
 from .index import Index
-from .options import K, NeighborsOptions, SearchOptions
+from .options import NeighborsOptions, SearchOptions
 from .queries import MAX_QUERY_CHARS
 from .serve import TOKEN_VARIABLE, Limits
 
@@ -156,8 +157,13 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
         dependencies=[Depends(lambda: index.refresh())],  # an index another process changed is opened again first
     )
 
+    server_k = Number(int, 1, limits.k)
+
     def options_of(kind: type, values: dict) -> Any:
         """A request's options, read into their type (its rules), and ``k`` within ``--max-k``."""
+        problem = server_k.problem(values["k"]) if "k" in values else None
+        if problem is not None:  # this server's range, not the type's
+            raise BadRequest(f"k {problem} (--max-k)")
         try:
             options = kind(**values)
         except QueryError as error:
@@ -188,10 +194,10 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
         repeated = next((name for name in asked if len(asked.getlist(name)) > 1), None)
         if repeated is not None:
             raise BadRequest(f"{repeated} is given {len(asked.getlist(repeated))} times; give it once")
-        problem = K.text_problem(k)
+        problem = server_k.text_problem(k)
         if problem is not None:
-            raise BadRequest(f"k {problem}")
-        options = options_of(SearchOptions, {"k": K(k)})
+            raise BadRequest(f"k {problem} (--max-k)")
+        options = options_of(SearchOptions, {"k": server_k.read(k)})
         found = answer_or_error(lambda: search_answers(index, [q], options)[0])
         if "error" in found:
             raise BadRequest(found["error"])

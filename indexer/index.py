@@ -272,7 +272,7 @@ class Index:
         ``method``: ``hybrid`` (ELMo + BM25 keywords, the default), ``elmo``, ``keywords`` or ``glove`` (the
         static baseline); see ``indexer.ranking``. ``layers``: the ELMo layer mix (default: the index's search
         mix). ``spelling``: query words that are no word at all (unknown to the index, the model and GloVe) are
-        replaced by the nearest indexed spelling (``spelling``; ``searched_for`` and a notice say what was searched
+        replaced by the nearest word the index's speller knows (``spelling``; ``searched_for`` and a notice say what was searched
         for). All ``k`` hits are returned (fewer only when fewer documents match); ``DocumentHit.above_line``
         marks those that score clearly better than random words do (``ranking.RELEVANCE_LINE``), and a notice says
         "no good match" when even the best one does not; under 50 documents relevance and the line are None, and a

@@ -96,9 +96,7 @@ class SearchOptions:
     baseline: bool = field(default=False, metadata=option("also list the GloVe baseline's results"))
     as_typed: bool = field(
         default=False,
-        metadata=option(
-            "search the words as typed: no word is replaced by a nearest indexed spelling (respelling off)"
-        ),
+        metadata=option("search the words as typed: no word is replaced by a nearest spelling (respelling off)"),
     )
 
     def __post_init__(self) -> None:

@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 
 PASSAGES = 2  # passages shown under each document found
 MAX_RESPELLED = 32
-"""The most distinct words of one query that are respelled, each some milliseconds of edit distances: a
-query of a thousand typos (a 10,000-character one took seconds) is answered with the rest as typed, as its
-``searched_for`` notice shows."""
+"""The most distinct words of one query that are tried for a respelling (found or not), each some milliseconds of
+edit distances: a query of a thousand typos (a 10,000-character one took seconds) is answered with the rest as
+typed, as its ``searched_for`` notice shows."""
 
 
 @dataclass
@@ -201,8 +201,9 @@ class DocumentSearch:
         )
 
     def respelled(self, text: str, tokens: list[str], notices: list[str]) -> tuple[list[str], str | None]:
-        """``tokens`` with each word no document has (not even another form of it) replaced by the nearest indexed
-        spelling, where there is one (``spelling.Speller``), and the query as searched (None: as typed); a
+        """``tokens`` with each word no document has (not even another form of it) replaced by the nearest word of
+        the index's speller, where there is one (``spelling.Speller``: the collection's words and, in English, the
+        model's vocabulary in lower case), and the query as searched (None: as typed); a
         ``searched_for`` notice in ``notices`` says what changed. Only what is no word at all is respelled: a real
         word the index lacks ("mice", "bold") is searched as it is (``is_a_word``), and so is a piece of one: a
         token whose word as written (``written_word``) is a word ("프레이야", which Kiwi reads alone as an unknown 프레
@@ -216,7 +217,7 @@ class DocumentSearch:
                 asked < MAX_RESPELLED
                 and correctable(word)
                 and word not in self.parts.elmo.text.stopwords
-                and self.parts.keyword_terms.term(word) not in self.parts.bm25.vocab
+                and not self.parts.bm25.holds(self.parts.keyword_terms.term(word))  # live documents only
                 and not self.is_a_word(word)
             ):
                 spans = spans or self.parts.elmo.text.text_tokens(text)

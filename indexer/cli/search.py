@@ -56,6 +56,13 @@ class QueryLine(NamedTuple):
     options: SearchOptions
 
 
+class LineError(NamedTuple):
+    """A line of ``--queries`` that cannot be searched: why, and the id its answer carries (None: none, or unread)."""
+
+    error: str
+    id: str | int | None = None
+
+
 class ArrivingLines:
     """The lines of a pipe or a terminal as they arrive, and whether another has arrived (``ready``), so that a batch
     of ``--queries -`` is answered when the writer pauses: a program that writes a query and waits for its answer
@@ -102,7 +109,9 @@ def _lines_of(source: BinaryIO) -> tuple[Iterable[bytes], Callable[[], bool]]:
     return arriving, arriving.ready
 
 
-def _query_lines(source: Iterable[bytes], defaults: SearchOptions) -> Iterator[tuple[int, QueryLine | str | None]]:
+def _query_lines(
+    source: Iterable[bytes], defaults: SearchOptions
+) -> Iterator[tuple[int, QueryLine | LineError | None]]:
     """``--queries``: (line number, that line's query and options, or why it cannot be read; None for a blank
     line, which is skipped). A line is the query itself, or a JSON object with "query" and any of ``QUERY_FIELDS``
     (the others: ``defaults``); a byte-order mark before the first line is not part of it."""
@@ -110,7 +119,7 @@ def _query_lines(source: Iterable[bytes], defaults: SearchOptions) -> Iterator[t
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            yield number, f"byte 0x{raw[error.start]:02x} at column {error.start + 1} is not UTF-8"
+            yield number, LineError(f"byte 0x{raw[error.start]:02x} at column {error.start + 1} is not UTF-8")
             continue
         line = line.removeprefix("\ufeff") if number == 1 else line
         if not line.strip():
@@ -122,26 +131,26 @@ def _query_lines(source: Iterable[bytes], defaults: SearchOptions) -> Iterator[t
         try:
             fields = json.loads(line, object_pairs_hook=unique_keys)
         except json.JSONDecodeError as error:
-            yield number, f'not a JSON object ({error.msg}); give the query text, or {{"query": ...}}'
+            yield number, LineError(f'not a JSON object ({error.msg}); give the query text, or {{"query": ...}}')
             continue
         except RepeatedKeyError as error:
-            yield number, str(error)
+            yield number, LineError(str(error))
             continue
         unknown = sorted(set(fields) - set(QUERY_FIELDS)) if isinstance(fields, dict) else []
         if not isinstance(fields, dict) or not isinstance(fields.get("query"), str) or unknown:
             what = (
                 f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}" if unknown else 'no "query" text'
             )
-            yield number, f'{what}; a line\'s object has "query" and any of {", ".join(QUERY_FIELDS[1:])}'
+            yield number, LineError(f'{what}; a line\'s object has "query" and any of {", ".join(QUERY_FIELDS[1:])}')
             continue
         query, line_id = fields.pop("query"), fields.pop("id", None)
         if line_id is not None and (isinstance(line_id, bool) or not isinstance(line_id, (str, int))):
-            yield number, f"id must be text or a whole number, not {json.dumps(line_id)}"
+            yield number, LineError(f"id must be text or a whole number, not {json.dumps(line_id)}")
             continue
         try:
             yield number, QueryLine(query, line_id, replace(defaults, **fields))
         except QueryError as error:
-            yield number, str(error)
+            yield number, LineError(str(error), line_id)
 
 
 def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
@@ -170,8 +179,8 @@ def search_many(args: argparse.Namespace, defaults: SearchOptions) -> int:
 
 
 def _next_batch(
-    lines: Iterator[tuple[int, QueryLine | str | None]], ready: Callable[[], bool]
-) -> list[tuple[int, QueryLine | str]]:
+    lines: Iterator[tuple[int, QueryLine | LineError | None]], ready: Callable[[], bool]
+) -> list[tuple[int, QueryLine | LineError]]:
     """The next lines to answer together (blank ones left out): up to ``QUERY_BATCH``, as many as are ``ready``
     after the first, which is waited for."""
     batch, first = [], True
@@ -185,14 +194,14 @@ def _next_batch(
     return batch
 
 
-def _answer_batch(index: Index, batch: list[tuple[int, QueryLine | str]]) -> list[tuple[int, dict]]:
+def _answer_batch(index: Index, batch: list[tuple[int, QueryLine | LineError]]) -> list[tuple[int, dict]]:
     """The answer of each line of ``batch``, in order: lines of the same options searched together
     (``search_each``: only the lines at fault get an error)."""
     answered: dict[int, dict] = {}
     groups: dict[str, list[tuple[int, QueryLine]]] = {}
     for number, line in batch:
-        if isinstance(line, str):
-            answered[number] = {"error": line}
+        if isinstance(line, LineError):
+            answered[number] = {"error": line.error} if line.id is None else {"id": line.id, "error": line.error}
         else:
             groups.setdefault(repr(line.options), []).append((number, line))
     for group in groups.values():
@@ -265,8 +274,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "are listed; a line marks where the weaker matches begin. When even the best is under 50% ('no good match'), "
         "or the index has under 50 documents (too few to tell a good match from chance: a note says so), the "
         "documents are listed by score without relevance. A query word that is no word at all (unknown to the index, the model and GloVe) is replaced "
-        "by the indexed word fewest edits away, the most frequent of those, ELMo's character model breaking ties "
-        "('monney' -> 'money'), and the output says what was searched "
+        "by the word fewest edits away (a word of the collection or, in English, a common word of the model's "
+        "vocabulary), the most frequent of those, ELMo's character model breaking ties ('monney' -> 'money', "
+        "'moviie' -> 'movie'), and the output says what was searched "
         f"for. Queries over {MAX_QUERY_CHARS:,} characters are truncated.",
     )
     search.add_argument("query", nargs="?", help="the query text (or --queries)")

@@ -540,7 +540,7 @@ def test_cli_json(indexer_index, capsys):
     result = json.loads(capsys.readouterr().out)
     assert set(result) == {
         *("query", "k", "method", "method_name", "layers", "sentences", "searched_for", "results", "glove"),
-        "notices",
+        *("notices", "glove_notices"),
     }
     assert set(result["results"][0]) == {
         *("rank", "score", "relevance", "doc_id", "title", "passages", "matched_words", "parts", "by_meaning"),
@@ -549,7 +549,14 @@ def test_cli_json(indexer_index, capsys):
     assert set(result["results"][0]["passages"][0]) == {"sentence_id", "text", "score"}
     assert result["results"][0]["parts"]["keywords"]["weight"] == 1.0
     assert result["results"][0]["matched_words"] == ["muddy", "river", "bank"]
-    assert main(["search", "--index", str(indexer_index.path), "muddy river", "--sentences", "--json"]) == 0
+    index = str(indexer_index.path)  # each list says its own notices: keywords find nothing, GloVe knows no word
+    assert (
+        main(["search", "--index", index, "zzzqqq", "--json", "--baseline", "--as-typed", "--method", "keywords"]) == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["notices"] == ["no document contains any of the query's words"]
+    assert result["glove_notices"] == ["none of the query's words has a GloVe vector"]
+    assert main(["search", "--index", index, "muddy river", "--sentences", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert set(result["results"][0]) == {"rank", "score", "doc_id", "title", "sentence", "sentence_id"}
     assert result["method"] == "elmo"  # what ranked them, not the default method of documents
@@ -686,7 +693,7 @@ def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys
         json.dumps({"query": "telescope galaxies", "id": "q2", "k": 2, "method": "keywords"}),
         json.dumps({"query": "telescpe", "as_typed": True, "k": 1}),
         "{not json",
-        json.dumps({"query": "bank", "k": 0}),
+        json.dumps({"query": "bank", "k": 0, "id": "q6"}),
     ]
     queries.write_text("\n".join(lines) + "\n")
     assert main(["search", "--index", str(indexer_index.path), "--queries", str(queries)]) == 2
@@ -697,7 +704,7 @@ def test_cli_answers_many_queries_in_one_process(indexer_index, tmp_path, capsys
     assert answers[1]["id"] == "q2" and len(answers[1]["results"]) == 2 and answers[1]["method"] == "keywords"
     assert answers[2]["searched_for"] is None and answers[2]["results"][0]["matched_words"] == []
     assert answers[3] == {"line": 5, "error": answers[3]["error"]} and "not a JSON object" in answers[3]["error"]
-    assert answers[4]["line"] == 6 and "k must be" in answers[4]["error"]
+    assert answers[4] == {"line": 6, "id": "q6", "error": answers[4]["error"]} and "k must be" in answers[4]["error"]
     assert "error: line 5:" in captured.err and "error: line 6:" in captured.err
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"telescope galaxies\n")))
     assert main(["search", "--index", str(indexer_index.path), "--queries", "-", "--k", "1"]) == 0

@@ -106,6 +106,23 @@ def test_a_query_of_many_typos_respells_the_first_few(small, monkeypatch):
     assert notice.values["words"] == {"teleskope": "telescope", "monney": "money"}
 
 
+def test_a_typo_only_deleted_documents_held_is_respelled_again(small, tmp_path):
+    """Whether a word is "no word at all" is asked of the live documents: once the only document that held a typo
+    is replaced or deleted, the typo is respelled again, on every door that changes an index."""
+    path = tmp_path / "index"
+    shutil.copytree(small.path, path)
+    index = Index.open(path)
+    assert index.search("teleskope").searched_for == "telescope"
+    index.add(["A teleskope stood on the roof."], ids=["typo"])
+    assert index.search("teleskope").searched_for is None  # a document holds it now: searched as typed
+    index.upsert(["A telescope stood on the roof."], ids=["typo"])
+    assert index.search("teleskope").searched_for == "telescope"
+    index.upsert(["A teleskope stood on the roof."], ids=["typo"])
+    index.delete(["typo"])
+    assert index.search("teleskope").searched_for == "telescope"
+    assert Index.open(path).search("teleskope").searched_for == "telescope"
+
+
 def test_text_typed_decomposed_is_read_as_text_typed_composed(tiny_model_dir):
     """é typed as e + a combining accent (NFD, as macOS writes it) is the é typed as one character (NFC), in a
     document as in a query: either finds the other with the same matched words, nothing said to be respelled; a
