@@ -386,10 +386,10 @@ class LstmLayer(nn.Module):
         self, x: Tensor, mask: Tensor | None, state: tuple[Tensor, Tensor]
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """``_forward_steps`` for inference (no gradients, no autocast): the same recurrence, with each step done in
-        place, so that it allocates and copies nothing: the input half of every step's gates is laid out step by
-        step (time first), so a step's gates are one contiguous block, and tanh is taken as 2 sigmoid(2x) - 1
-        (torch's CPU tanh is several times slower than its sigmoid). It agrees with ``_forward_steps`` to float32
-        rounding (tests/encoder); what it saves: docs/benchmarks.md."""
+        place in buffers made once, so that a step allocates nothing (the input half of every step's gates is laid
+        out time first, a step's own block), and tanh is taken as 2 sigmoid(2x) - 1 (torch's CPU tanh is several
+        times slower than its sigmoid). It agrees with ``_forward_steps`` to float32 rounding (tests/encoder); what
+        it saves: docs/benchmarks.md."""
         D, P = self.config.lstm_dim, self.config.projection_dim
         _, B, T, _ = x.shape
         bias = self._bias_with_forget(x.dtype)[:, None, :]
@@ -403,9 +403,9 @@ class LstmLayer(nn.Module):
         cell_clip, proj_clip = self.config.cell_clip, self.config.proj_clip
         outputs = torch.empty(T, 2, B, P, dtype=x.dtype, device=x.device)
         cell_output = torch.empty(2, B, D, dtype=x.dtype, device=x.device)
+        z = torch.empty(2, B, 4 * D, dtype=x.dtype, device=x.device)  # contiguous: one batched product per step
         for t in range(T):
-            z = steps[:, t]
-            z.baddbmm_(h, self.w_state)
+            torch.baddbmm(steps[:, t], h, self.w_state, out=z)
             i, j, f, o = z.split(D, dim=-1)  # TF's gate order
             for gate in (i, f, o):
                 torch.sigmoid_(gate)
