@@ -143,7 +143,17 @@ def _answer_errors_as_json(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
-        return SafeJSON({"error": str(error.detail).lower()}, status_code=error.status_code, headers=error.headers)
+        headers = error.headers
+        if error.status_code == 405:  # Starlette names the first route of the path only: /search takes GET and POST
+            methods = {m for route in app.routes for m in getattr(route, "methods", ()) if _same_path(route, request)}
+            headers = {**(headers or {}), "Allow": ", ".join(sorted(methods))}
+        return SafeJSON({"error": str(error.detail).lower()}, status_code=error.status_code, headers=headers)
+
+
+def _same_path(route: Any, request: Request) -> bool:
+    """Whether ``route`` serves ``request``'s path (with any method)."""
+    match = getattr(route, "path_regex", None)
+    return match is not None and match.match(request.url.path) is not None
 
 
 def create_app(index: Index, limits: Limits = Limits(), token: str | None = None) -> Guard:

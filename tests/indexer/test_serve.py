@@ -111,6 +111,16 @@ def test_serve_listens_on_localhost_unless_told():
     assert make_parser().parse_args(["serve", "--index", "x"]).host == "127.0.0.1"
 
 
+def test_a_method_not_allowed_names_every_method_of_its_path(server):
+    """405's Allow header lists what the path takes: GET and POST for /search (two routes), POST for /neighbors."""
+    for path, allowed in (("/search", "GET, POST"), ("/neighbors", "POST")):
+        request = urllib.request.Request(server + path, method="DELETE")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=60)
+        assert refused.value.code == 405 and refused.value.headers["Allow"] == allowed
+        assert json.load(refused.value) == {"error": "method not allowed"}
+
+
 def test_search_answers_a_batch_in_order_as_the_python_api(server, small_index):
     status, answer = ask(server, "/search", {"queries": ["muddy river bank", "magma erupts", "  "], "k": 3})
     assert status == 200
