@@ -63,10 +63,19 @@ def run_files(out: Path) -> ownership.Owned:
     return ours
 
 
+RUN_STARTS = ("fresh", "init_from", "continue")
+"""How a run starts, as its record says (``train._run_record``)."""
+
+
 def is_run(out: Path) -> bool:
     """Whether ``out`` holds a training run (its record, or the checkpoints of a run older than records), not just
-    a model: ``--overwrite`` starts over a run, never a model folder."""
-    return (out / RUN_RECORD).is_file() or (out / CHECKPOINTS / LATEST).is_file()
+    a model, nor someone else's files under the same names: ``--overwrite`` starts over a run, never anything else.
+    A ``run.json`` counts only when it reads as a run's record."""
+    try:
+        record = read_run_record(out) if (out / RUN_RECORD).is_file() else {}
+    except ValueError:
+        record = {}
+    return record.get("start") in RUN_STARTS or (out / CHECKPOINTS / LATEST).is_file()
 
 
 def locked_run(out: Path) -> AbstractContextManager:

@@ -225,8 +225,8 @@ def check_out(cfg: TrainConfig) -> None:
         )
     if found and not is_run(out):
         raise NotOwnedError(
-            f"{out} holds a model, not a training run ({', '.join(found)}): --overwrite starts a run over and never "
-            "replaces a model; train into another --out"
+            f"{out} holds a model or files of its own, not a training run ({', '.join(found)}): --overwrite starts a "
+            "run over and never replaces anything else; train into another --out"
         )
     if found:
         check_clear_run(out)  # a file of someone else's among the run's is refused now, before any work

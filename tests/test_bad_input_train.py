@@ -166,15 +166,25 @@ CLI = [
         "train --overwrite over a model",
         lambda c: trains(c, "--overwrite", out="model"),
         ERROR,
-        "holds a model, not a training run",
+        "holds a model or files of its own, not a training run",
         setup=lambda c: c.model_copy,
+    ),
+    Cmd(
+        "train --overwrite over the user's files named as a run's",
+        lambda c: trains(c, "--overwrite", out="in"),
+        ERROR,
+        "holds a model or files of its own, not a training run",
+        setup=lambda c: (c.file("run.json", '{"mine": 1}'), c.file("log.jsonl", "log"), c.file("vocab.txt", "mine")),
     ),
     Cmd(
         "train --overwrite over a run holding the user's file",
         lambda c: trains(c, "--overwrite", out="in"),
         ERROR,
         "checkpoints/step-00000001/notes.txt",
-        setup=lambda c: (c.file("run.json", "{}"), c.file("checkpoints/step-00000001/notes.txt", "mine")),
+        setup=lambda c: (
+            c.file("run.json", '{"start": "fresh"}'),
+            c.file("checkpoints/step-00000001/notes.txt", "mine"),
+        ),
     ),
     Cmd(
         "train with a NaN clip", lambda c: trains(c, "--clip", "nan"), USAGE, "--clip: .*not 'nan' \\(NaN and infinity"
