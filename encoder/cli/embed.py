@@ -26,12 +26,14 @@ EMBEDDINGS_KIND = "embeddings"  # what ``embed --output`` records it wrote (``ow
 
 
 def _read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 file; a line that is not UTF-8 is an error naming it."""
+    """The lines of a UTF-8 file (a byte-order mark before the first is not text); a line that is not UTF-8 is an
+    error naming it."""
     lines = []
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
-                lines.append(raw.decode("utf-8").rstrip("\r\n"))
+                line = raw.decode("utf-8").rstrip("\r\n")
+                lines.append(line.removeprefix("\ufeff") if number == 1 else line)
             except UnicodeDecodeError as error:
                 fail(f"{path}, line {number} is not valid UTF-8 ({error.reason} at byte {error.start})")
     return lines
@@ -42,6 +44,8 @@ def run(args: argparse.Namespace) -> dict:
     from ..elmo import Elmo
     from ..weights import write_hdf5
 
+    if str(args.output) == "-":
+        fail("--output - : embed writes an hdf5 file, not standard output; give the file's path")
     ownership.check_replace(args.output, EMBEDDINGS_KIND, args.overwrite, "--output", "an hdf5 file of embeddings")
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)

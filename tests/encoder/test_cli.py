@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields
+from pathlib import Path
 
 import h5py
 import pytest
@@ -57,6 +58,18 @@ def test_json_prints_the_result_that_show_prints_as_a_line(tiny_model_dir, tmp_p
     assert result == {"output": str(tmp_path / "b.hdf5"), "sentences": 2, "format": "top", "layers": 3,
                       "dim": result["dim"]}  # fmt: skip
     assert shown.err == ""
+    (tmp_path / "bom.txt").write_bytes("\ufeffthe river bank\r\na bank loan\r\n".encode())  # as Notepad saves it
+    main(["embed", "--model", str(tiny_model_dir), "--input", str(tmp_path / "bom.txt"), "--quiet", "--top",
+          "--output", str(tmp_path / "bom.hdf5"), "--raw"])  # fmt: skip
+    with h5py.File(tmp_path / "bom.hdf5") as f, h5py.File(tmp_path / "b.hdf5") as g:
+        assert f["0"][()].tolist() == g["0"][()].tolist()  # the mark is no text: the same vectors
+        assert [json.loads(s) for s in f["sentence_to_index"][()]] == [
+            json.loads(s) for s in g["sentence_to_index"][()]
+        ]
+    with pytest.raises(SystemExit) as refused:
+        main([*command, "--output", "-"])
+    assert refused.value.code == 2 and "not standard output" in capsys.readouterr().err
+    assert not Path("-").exists()
 
 
 def test_counts_are_said_in_the_singular_for_one():
