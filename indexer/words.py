@@ -96,7 +96,7 @@ class WordQuestions:
         NeighborsOptions(position, k, same_word, explain, layers, representation)  # each checked by its rule
         k = int(k)
         query, position, notices = self._use(sentence, word, position)
-        word = word.strip()
+        word = composed(word.strip())  # as ``_use`` reads it: GloVe's words are composed too
         asked_in = asked(representation, layers, self.parts)
         subset = self.parts.word_ids(word) if same_word else None
         if not len(self.parts.token_vectors):

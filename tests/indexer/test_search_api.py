@@ -138,6 +138,7 @@ def test_text_typed_decomposed_is_read_as_text_typed_composed(tiny_model_dir):
         assert hits.searched_for is None and not any(notice.key == "searched_for" for notice in hits.notices)
         found = index.neighbors(typed("A busy café"), typed("café"), k=1)
         assert found.query_tokens[found.position] == nfc("café") and found.hits[0].doc_id == "0"
+        assert found.glove and found.glove_note is None  # GloVe knows the word, however it was typed
         assert len(index.word_ids(typed("Café"))) == 1
     assert hits[0].passages[0].text == nfc("The café served crème brûlée.")
 
