@@ -166,11 +166,13 @@ class ModelFiles:
         return text_rules(language)
 
 
-MODEL_SPEC_HELP = (
+ONE_PATH_MODEL_HELP = (
     "'default' (the shipped English model), 'ko' (the shipped Korean model), a published AllenNLP model once "
     f"downloaded ({', '.join(PUBLISHED)}: `encoder download NAME`), one of our model folders, a folder of published "
-    "weights (options.json + .hdf5), an options.json (give --weights too) or a weights .hdf5 (options.json beside it)"
+    "weights (options.json + .hdf5) or a weights .hdf5 (options.json beside it)"
 )
+"""How a command line that takes a model as one path (``train --init-from``) explains it."""
+MODEL_SPEC_HELP = ONE_PATH_MODEL_HELP.replace(" or a weights", ", an options.json (give --weights too) or a weights")
 """How every command line explains ``--model`` (and ``--weights``): the forms ``resolve_model`` takes."""
 
 
@@ -225,7 +227,10 @@ def resolve_model(spec: str | Path = "default", weights: str | Path | None = Non
     if path.suffix == ".hdf5" and path.is_file():
         return resolve_model(path.parent / "options.json", path)
     if path.suffix == ".json" and path.is_file():
-        raise FileNotFoundError(f"{path} is an options file: give its weights too (--weights FILE.hdf5)")
+        raise FileNotFoundError(
+            f"{path} is an options file: give its weights too (--weights FILE.hdf5), or name the weights .hdf5 with "
+            "this options.json beside it"
+        )
     if (path / CONFIG_FILE).is_file():
         return ModelFiles(folder=path)
     if (path / "options.json").is_file():

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from .device import DEVICE_HELP
 from .model import BiLMConfig
-from .model_files import MODEL_SPEC_HELP
+from .model_files import ONE_PATH_MODEL_HELP
 from .numbers import SEED, THREADS, Number
 from .options import option, rules
 from .text import LANGUAGES
@@ -131,7 +131,7 @@ class TrainConfig:
     init_from: str | None = field(  # fine-tune (paper 3.4): new data, fresh counters
         default=None,
         metadata=option(
-            f"start from a model: {MODEL_SPEC_HELP}; published weights have no softmax, so the head is made fresh "
+            f"start from a model: {ONE_PATH_MODEL_HELP}; published weights have no softmax, so the head is made fresh "
             "and the vocabulary counted",
             metavar="MODEL",
         ),

@@ -3,6 +3,7 @@ messages that name the paths of an installed copy, and a README that says how to
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
@@ -59,6 +60,23 @@ def test_each_programs_help_is_written_for_users(package, monkeypatch, capsys):
         PARSERS[package]()
     description = capsys.readouterr().out.split("\n\n")[1]
     assert description.strip() and "``" not in description and "python -m" not in description
+
+
+def sub_commands(package: str) -> dict[str, argparse.ArgumentParser]:
+    """Each sub-command's parser of the encoder's and the indexer's command lines, by name."""
+    import encoder.__main__
+    import indexer.__main__
+
+    parser = {"encoder": encoder.__main__.build_parser, "indexer": indexer.__main__.make_parser}[package]()
+    (commands,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+@pytest.mark.parametrize("package", ["encoder", "indexer"])
+def test_each_commands_help_is_written_for_users(package):
+    """Every sub-command's ``--help`` is written for users, not a module's docstring with its markup."""
+    shown = [name for name, command in sub_commands(package).items() if "``" in command.format_help()]
+    assert not shown, f"{package}: the help of {', '.join(shown)} shows docstring markup"
 
 
 def test_an_installed_copy_names_its_own_paths(tmp_path, monkeypatch, capsys):

@@ -128,7 +128,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         choices=PRECISIONS,
         default="fp32",
         help="fp32: exact (default); tf32: TF32 matrix products on a GPU; bf16, fp16: autocast. Outputs "
-        "are float32; the README gives the measured deviation of the others from fp32",
+        "are float32; docs/encoder.md gives the measured deviation of the others from fp32",
     )
     embed.add_argument(
         "--overwrite",

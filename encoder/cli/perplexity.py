@@ -36,7 +36,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Perplexity over the model's full softmax vocabulary (out-of-vocabulary words count as <UNK>). "
         "Each input line (paragraph) starts from a zero LSTM state carried across its sentences.",
     )
-    parser.add_argument("--model", default="default", help="model directory or 'default' (default %(default)s)")
+    parser.add_argument(
+        "--model",
+        default="default",
+        help="one of our models: 'default', 'ko' or a model folder with its LM head (default %(default)s)",
+    )
     parser.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
     add_threads_option(parser)
     parser.add_argument("--max-tokens", type=Number(int, 1), help="stop after the lines holding this many tokens")

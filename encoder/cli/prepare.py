@@ -45,8 +45,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "prepare",
         help="tokenize a training corpus once into prepared files that `train --corpus` reads without a tokenizer",
-        description=prepare.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Tokenize a training corpus once, into prepared files that `train --corpus` reads: a GPU "
+        "machine then trains without the tokenizer (Kiwi and its model, for Korean) and without spending its minutes "
+        "tokenizing. Each text file becomes one or more *.tokens.xz files (each under 16 MB, cut between "
+        "paragraphs); prepared.json beside them records what was asked and written, so that prepare run again after "
+        "an interruption finishes what it started. Only files prepare wrote are ever replaced. train refuses prepared "
+        "files made by other text rules than the model's, and those of an unfinished prepare.",
     )
     parser.add_argument(
         "--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz/.bz2, one paragraph per line) or folders"

@@ -34,7 +34,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "ship",
         help="turn a finished training run into a model folder for the repository (float16)",
-        description=ship.__doc__,
+        description="Turn a finished training run (train --out) into a model folder: the weights stored small "
+        "(--storage), a float16 LM head, the vocabulary and the learning curve. When the run continued the model "
+        "already in --to, its log goes on from that model's and the model card (README.md) keeps its text, with its "
+        "training figures rewritten; other files shipped beside the model are kept. The new folder replaces the old "
+        "one only once whole, and only a model the run continued or made (--overwrite: any model).",
     )
     # args.run is the command's run (encoder.cli.frame): the folder goes to args.run_folder
     parser.add_argument("--run", dest="run_folder", metavar="RUN", required=True, help="the run's --out folder")
