@@ -14,7 +14,7 @@ from encoder.options import flag_of, given
 from indexer import QueryError
 from indexer.__main__ import make_parser
 from indexer.api import NeighborsRequest, SearchRequest
-from indexer.cli.search import QUERY_FIELDS, _query_lines
+from indexer.cli.search import QUERY_FIELDS, LineError, _query_lines
 from indexer.options import NeighborsOptions, SearchOptions, SensesOptions
 
 
@@ -106,17 +106,17 @@ def test_a_value_that_breaks_a_rule_is_refused_by_name(options, values, says):
 
 
 def test_a_queries_line_with_a_bad_value_says_why_as_the_options_do():
-    ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "q", "k": true}\n'), SearchOptions())
-    assert problem == "k must be a whole number from 1 to 1,000, not True"
+    ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "q", "k": true, "id": 3}\n'), SearchOptions())
+    assert problem == LineError("k must be a whole number from 1 to 1,000, not True", 3)  # the line's id kept
 
 
 def test_a_queries_line_that_gives_a_field_twice_is_refused_not_read_as_its_last():
     ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "bank", "k": 2, "query": "loan"}\n'), SearchOptions())
-    assert problem == "the key 'query' is given 2 times; give it once"
+    assert problem == LineError("the key 'query' is given 2 times; give it once")
 
 
 def test_a_queries_line_may_give_null_only_for_an_option_whose_default_is_none():
     lines = b'{"query": "q", "k": null}\n{"query": "q", "layers": null}\n'
     (_, problem), (_, line) = _query_lines(io.BytesIO(lines), SearchOptions())
-    assert problem == "k cannot be null (None): leave it out for its default, 10"
+    assert problem == LineError("k cannot be null (None): leave it out for its default, 10")
     assert line.options.layers is None
