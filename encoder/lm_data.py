@@ -205,14 +205,23 @@ class LMBatches:
             raise FileNotFoundError(f"resuming needs the corpus files it was reading: {', '.join(missing)}")
         self.position = dict(state)
 
+    def check_size(self) -> None:
+        """Refuse now a corpus too small for one batch (else the first pass would, after the run has begun)."""
+        self._check_length(sum(int((a != 1).sum()) for a in self.corpus.files.values()))
+
+    def _check_length(self, n_inputs: int) -> int:
+        """The row length of a pass of ``n_inputs`` tokens, or a ``ValueError`` when a row would be shorter than a window."""
+        rows = self.batch_size * self.world_size
+        if n_inputs // rows < self.unroll:
+            raise ValueError(f"the corpus holds {n_inputs:,} tokens: too few for {rows} rows of {self.unroll}")
+        return n_inputs // rows
+
     def _pass_rows(self, pass_no: int, names: list[str]) -> list[np.ndarray]:
         """Forward inputs, forward targets, backward inputs, backward targets of a pass: (rows, length) each."""
         stream = np.concatenate([self.corpus.files[name] for name in names])
         inputs, targets = stream[stream != 1], stream[stream != 0]  # s[:-1] and s[1:] of every sentence
         rows = self.batch_size * self.world_size
-        length = len(inputs) // rows
-        if length < self.unroll:
-            raise ValueError(f"the corpus holds {len(inputs):,} tokens: too few for {rows} rows of {self.unroll}")
+        length = self._check_length(len(inputs))
         shift = random.Random(self.seed * 1_000_003 + pass_no).randrange(len(inputs))
         arrays = [np.roll(inputs, -shift), np.roll(targets, -shift)]
         arrays += [arrays[1][::-1], arrays[0][::-1]]  # reversed text: the targets become inputs and vice versa

@@ -506,6 +506,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     if cfg.watch:
         corpus.watch(cfg.corpus)
     held_out = held_out_paragraphs(cfg.valid, text.name, cfg.valid_tokens) if rank == 0 and cfg.valid else []
+    data.check_size()
     if checkpoint is None and rank == 0:  # the inputs were good: from now on the folder holds this run
         write_run_record(out, _run_record(cfg))
     tokens_per_step = cfg.batch_size * cfg.unroll * world

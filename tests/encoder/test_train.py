@@ -715,6 +715,19 @@ def test_overwrite_into_a_new_folder_starts_a_run(corpus, tmp_path):
     assert (out / "config.json").is_file() and (out / "run.json").is_file()
 
 
+def test_a_corpus_too_small_for_a_batch_is_refused_before_the_folder_holds_a_run(corpus, tmp_path):
+    """A run refused for its corpus leaves no run behind (no run.json), so the same command with a larger corpus
+    starts without --overwrite."""
+    small = tmp_path / "small.txt"
+    small.write_text("one two three four five six seven\n", encoding="utf-8")
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match="too few for 8 rows of 10"):
+        train(TrainConfig(corpus=[str(small)], out=str(out), max_tokens=8 * 10, **TINY))
+    assert not (out / "run.json").exists()
+    train(TrainConfig(corpus=[str(corpus["train"])], out=str(out), max_tokens=8 * 10, **TINY))
+    assert (out / "config.json").is_file()
+
+
 def test_frozen_char_cnn_gives_the_rest_the_same_gradients_and_stays_as_it_was(trained, small_text, corpus, tmp_path):
     """``--freeze-char-cnn``: the LSTMs and the head get the gradients of the unfrozen step, bit for bit (the same
     operations; only the char CNN's backward is left out), the char CNN gets none; and a fine-tuning run leaves its
