@@ -165,16 +165,23 @@ def _warn_skipped(folder: Path, unsupported: list[Path], hidden: list[Path]) -> 
 
 
 def _walk(folder: Path) -> Iterator[Path]:
-    """Every file under ``folder`` but those of an index in it (a folder holding an index's manifest or build state:
-    an index built inside its corpus folder is not read as documents when it is built again); a subfolder that
-    cannot be listed is an error (``rglob`` skips it silently, which would leave its documents out of the index
-    without a word)."""
+    """Every file under ``folder``, through linked folders too (a folder reached again, by a loop of links, once),
+    but those of an index in it (a folder holding an index's manifest or build state: an index built inside its
+    corpus folder is not read as documents when it is built again); a subfolder that cannot be listed is an error
+    (``rglob`` skips it silently, which would leave its documents out of the index without a word)."""
 
     def refuse(error: OSError) -> None:
         raise CorpusError(f"{error.filename} cannot be read ({error.strerror}); fix its permissions or leave it out")
 
-    for root, folders, names in os.walk(folder, onerror=refuse):
-        folders[:] = [name for name in folders if not _holds_index(Path(root) / name)]
+    seen = {folder.resolve()}  # a linked folder is read like any other, and a folder reached again (a loop) once
+    for root, folders, names in os.walk(folder, onerror=refuse, followlinks=True):
+        kept = []
+        for name in folders:
+            path = Path(root) / name
+            if not _holds_index(path) and path.resolve() not in seen:
+                seen.add(path.resolve())
+                kept.append(name)
+        folders[:] = kept
         yield from (Path(root) / name for name in names)
 
 

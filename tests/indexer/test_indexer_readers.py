@@ -91,3 +91,17 @@ def test_missing_paths_and_empty_folders(tmp_path):
         corpus_files([tmp_path / "empty"])
     with pytest.raises(TypeError, match="unknown reader option"):
         ReaderOptions.from_kwargs(text_col="x")
+
+
+def test_a_linked_folder_is_read_and_a_loop_of_links_once(tmp_path):
+    """A folder of the corpus that is a link to another is read like any other (before, it was left out without a
+    word); a link back up the tree (a loop) does not read a file twice."""
+    corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
+    (corpus / "real").mkdir(parents=True)
+    elsewhere.mkdir()
+    (corpus / "real" / "a.txt").write_text("Real document.\n")
+    (elsewhere / "b.txt").write_text("Linked document.\n")
+    (corpus / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (corpus / "real" / "loop").symlink_to(corpus, target_is_directory=True)
+    found = corpus_files([corpus])
+    assert sorted(name for _, name in found) == ["corpus/linked/b.txt", "corpus/real/a.txt"]
