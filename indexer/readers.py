@@ -113,6 +113,8 @@ def corpus_files(paths: list[str | Path | GivenTexts]) -> list[tuple[Path, str]]
             found.setdefault(given.file.resolve(), GIVEN_TEXTS)
             continue
         given = Path(given)
+        if given.is_dir() and _holds_index(given):
+            raise CorpusError(f"{given} is an index folder, not a corpus; give the folder or files of the documents")
         if given.is_dir():
             walked = list(_walk(given))
             hidden = [p for p in walked if any(part.startswith(".") for part in p.relative_to(given).parts)]

@@ -105,3 +105,11 @@ def test_a_linked_folder_is_read_and_a_loop_of_links_once(tmp_path):
     (corpus / "real" / "loop").symlink_to(corpus, target_is_directory=True)
     found = corpus_files([corpus])
     assert sorted(name for _, name in found) == ["corpus/linked/b.txt", "corpus/real/a.txt"]
+
+
+def test_an_index_folder_given_as_a_corpus_is_refused_as_one(tmp_path):
+    """Its own tables are not documents: the error says what the folder is (not that a parquet row lacks text)."""
+    (tmp_path / "index").mkdir()
+    (tmp_path / "index" / "manifest.json").write_text("{}")
+    with pytest.raises(CorpusError, match="is an index folder, not a corpus"):
+        corpus_files([tmp_path / "index"])
