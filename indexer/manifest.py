@@ -247,7 +247,10 @@ class Manifest:
             )
         data = storage.read_json(path)
         if not isinstance(data, dict) or "format_version" not in data:
-            raise IndexFormatError(f"{path} is not an index manifest (no format_version); rebuild the index")
+            raise IndexFormatError(
+                f"{path} is not an index manifest (no format_version): a file of that name no build wrote, or a "
+                "damaged index; build into another folder, or move that file away"
+            )
         version = data["format_version"]
         if not isinstance(version, int) or isinstance(version, bool):
             raise IndexFormatError(

@@ -213,6 +213,12 @@ API = [
     Case("open an empty folder", lambda c: Index.open(c.tmp), IndexFormatError, "not an index"),
     Case("open the corpus folder", lambda c: Index.open(c.corpus), IndexFormatError, "not an index"),
     Case(
+        "open a folder whose manifest.json is the user's",
+        lambda c: Index.open(c.file("manifest.json", '{"mine": 1}').parent),
+        IndexFormatError,
+        "manifest.json is not an index manifest .*no build wrote.*move that file away",
+    ),
+    Case(
         "open a manifest cut short",
         lambda c: Index.open(c.index),
         CorruptIndexError,
