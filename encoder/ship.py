@@ -8,12 +8,21 @@ import tempfile
 from pathlib import Path
 
 from . import ownership
+from .commands import program
 from .errors import placing
 from .files import TMP_DIR_PREFIX, current_umask, exchange, writing
 from .lm_head import LanguageModel, load_language_model
 from .model_files import model_hash
 from .ownership import NotOwnedError
-from .run_folder import LOG_FILE, is_model_file, plot_learning_curve, read_log, read_run_record, save_language_model
+from .run_folder import (
+    LOG_FILE,
+    is_model_file,
+    is_run,
+    plot_learning_curve,
+    read_log,
+    read_run_record,
+    save_language_model,
+)
 from .weights import CONFIG_FILE, read_config
 
 CARD_FILE = "README.md"
@@ -107,6 +116,12 @@ def ship(run: str | Path, destination: str | Path, overwrite: bool = False, stor
     The new folder replaces the old one only when whole, and only a model the run continued or made
     (``check_destination``; ``overwrite``: any model)."""
     run, destination = Path(run), Path(destination).absolute()  # "" or "." has a parent to stage in beside it
+    if is_run(run) and not (run / CONFIG_FILE).is_file():  # a run's model is written when it stops
+        raise FileNotFoundError(
+            f"the run in {run} has not finished (it writes its model when it stops; an interrupted run keeps only "
+            f"its checkpoints): finish it with `{program('encoder')} train --resume --out {run}` and its other "
+            "options, then ship it"
+        )
     lm, vocab = load_language_model(run)
     info = {k: v for k, v in read_config(run).items() if k in ("name", "language", "training")}  # _model_info's
     destination.parent.mkdir(parents=True, exist_ok=True)

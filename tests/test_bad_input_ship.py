@@ -47,6 +47,13 @@ CLI = [
         ERROR,
         "head.safetensors is missing",
     ),
+    Cmd(
+        "ship a run that has not finished (interrupted: its checkpoints, no model yet)",
+        lambda c: e(c, "ship", "--run", str(c.tmp / "in"), "--to", str(c.tmp / "m")),
+        ERROR,
+        "the run in .* has not finished .*train --resume --out",
+        setup=lambda c: (c.file("run.json", '{"start": "fresh"}'), c.file("log.jsonl", "")),
+    ),
     Cmd("ship without --to", lambda c: e(c, "ship", "--run", str(c.run)), USAGE, "--to"),
     Cmd(
         "ship over another model",
