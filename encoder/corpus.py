@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -41,7 +42,7 @@ import numpy as np
 from . import ownership
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .commands import program
-from .files import atomic_path, open_text, reading, text_files
+from .files import REPLACEMENT_CHAR, atomic_path, open_text, reading, replaced_bytes, text_files
 from .numbers import THREADS, Number
 from .terminal import counted, show
 from .text import TextRules, text_rules
@@ -116,9 +117,12 @@ def tokenize_paragraphs(lines: Sequence[str], language: str) -> TokenizedText:
 
 
 def _chunks(path: Path) -> Iterator[list[str]]:
+    """The non-blank lines of a text file, a chunk at a time; undecodable bytes (read as U+FFFD) are a warning."""
     chunk: list[str] = []
+    replaced = 0
     with reading(path), open_text(path) as f:
         for line in f:
+            replaced += line.count(REPLACEMENT_CHAR)
             if line.strip():
                 chunk.append(line)
                 if len(chunk) == TOKENIZE_CHUNK_LINES:
@@ -126,6 +130,8 @@ def _chunks(path: Path) -> Iterator[list[str]]:
                     chunk = []
     if chunk:
         yield chunk
+    if replaced:
+        warnings.warn(f"{path}: {replaced_bytes(replaced)}", stacklevel=2)
 
 
 def default_workers() -> int:
@@ -468,6 +474,9 @@ def held_out_paragraphs(path: str | Path, language: str, max_tokens: int) -> lis
         rules = text_rules(language)
         with reading(path), open_text(path) as f:
             lines = [line for line, _ in zip(f, range(max_tokens))]  # a paragraph holds a token at least
+        replaced = sum(line.count(REPLACEMENT_CHAR) for line in lines)
+        if replaced:
+            warnings.warn(f"{path}: {replaced_bytes(replaced)}", stacklevel=2)
         paragraphs = ([s.tokens for s in rules.split_and_tokenize(line) if s.tokens] for line in lines)
     kept, tokens = [], 0
     for sentences in paragraphs:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from bad_input import (
     ERROR,
     HOSTILE_NAME,
+    LATIN1,
     USAGE,
     WORKS,
     Cmd,
@@ -33,6 +34,12 @@ CLI = [
         ERROR,
         "holds files prepare did not write \\(notes.txt\\)",
         setup=lambda c: c.file("mine/notes.txt", "mine\n"),
+    ),
+    Cmd(
+        "prepare a file of Latin-1 bytes",
+        lambda c: e(c, "prepare", "--corpus", lines(c, LATIN1), "--out", str(c.tmp / "p")),
+        WORKS,
+        "warning: .*lines.txt: 2 undecodable byte sequences were replaced by U\\+FFFD",
     ),
     # ---- injection (file names in the progress)
     Cmd(

@@ -15,8 +15,10 @@ from bad_input import (
     ERROR,
     FEW,
     HOSTILE_NAME,
+    LATIN1,
     SAFETENSORS_FULL,
     USAGE,
+    WORKS,
     Case,
     Cmd,
     api_test,
@@ -121,6 +123,12 @@ CLI = [
         lambda c: e(c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--config", lines(c, "{")),
         ERROR,
         "lines.txt is not valid JSON",
+    ),
+    Cmd(
+        "perplexity of a file of Latin-1 bytes",
+        lambda c: e(c, "perplexity", "--model", "default", "--corpus", lines(c, LATIN1)),
+        WORKS,
+        "warning: .*lines.txt: 2 undecodable byte sequences were replaced by U\\+FFFD",
     ),
     Cmd(
         "perplexity of a missing corpus",

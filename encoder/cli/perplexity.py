@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import warnings
+from collections.abc import Iterable, Iterator
 
 from ..errors import fail
-from ..files import open_text, reading
+from ..files import REPLACEMENT_CHAR, open_text, reading, replaced_bytes
 from ..lm_head import perplexity
 from ..numbers import Number
 from ..terminal import show
@@ -13,12 +15,22 @@ from ..threads import add_threads_option
 
 
 def run(args: argparse.Namespace) -> dict:
-    """The model's perplexity over ``--corpus``."""
+    """The model's perplexity over ``--corpus``; undecodable bytes of it (read as U+FFFD) are a warning."""
+    replaced = [0]
+
+    def counted_lines(f: Iterable[str]) -> Iterator[str]:
+        for line in f:
+            replaced[0] += line.count(REPLACEMENT_CHAR)
+            yield line
+
     with reading(args.corpus), open_text(args.corpus) as f:
         try:
-            return perplexity(args.model, f, args.max_tokens)
+            result = perplexity(args.model, counted_lines(f), args.max_tokens)
         except (FileNotFoundError, ValueError) as error:
             fail(str(error))
+    if replaced[0]:
+        warnings.warn(f"{args.corpus}: {replaced_bytes(replaced[0])}", stacklevel=2)
+    return result
 
 
 def show_perplexity(result: dict, args: argparse.Namespace) -> None:
