@@ -44,6 +44,7 @@ from .model_files import (
     PUBLISHED,
     WEIGHTS_FILE,
     ModelFiles,
+    download_command,
     published_dir,
     published_files,
     read_download_record,
@@ -78,7 +79,18 @@ def download_model(
         raise DownloadError(f"unknown model {name!r}: one of {', '.join(PUBLISHED)}")
     root, url = Path(cache or cache_root()), base_url(url)
     target = published_dir(name, root)
-    if not force and read_download_record(target) is not None:
+    record = None if force else read_download_record(target)
+    if record is not None:  # there already: its files checked against the download's record, byte for byte
+        changed = [
+            file
+            for file, entry in record["files"].items()
+            if isinstance(entry, dict) and "sha256" in entry and sha256_of(target / file) != entry["sha256"]
+        ]
+        if changed:
+            raise DownloadError(
+                f"the {name} model in {target} is damaged ({', '.join(changed)} changed since it was downloaded); "
+                f"download it again: {download_command(name)} --force"
+            )
         return published_files(name, root)
     partial = target.with_name(name + PARTIAL)
     try:

@@ -191,6 +191,11 @@ def published_files(name: str, cache: str | Path | None = None) -> ModelFiles:
     when they are not there (or not complete: the download record is written last)."""
     folder = published_dir(name, cache)
     if read_download_record(folder) is None:
+        if (folder / DOWNLOAD_RECORD).is_file():  # downloaded once, and a file changed size since
+            raise FileNotFoundError(
+                f"the {name} model in {folder} is damaged (its files are not the sizes its download recorded); "
+                f"download it again: {download_command(name)} --force"
+            )
         raise FileNotFoundError(
             f"the {name} model is not downloaded (looked in {folder}); download it first: {download_command(name)}"
         )

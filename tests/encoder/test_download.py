@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from helpers import FIXTURE_DIR, fixture_published_as, published_files, serving
 
-from encoder import Elmo, download_model
+from encoder import Elmo, download_model, model_files
 from encoder.download import DownloadError
 from encoder.model_files import DOWNLOAD_RECORD, PUBLISHED, published_dir, resolve_model
 
@@ -327,3 +327,21 @@ def test_a_name_and_list_together_are_refused(tmp_path, capsys):
         "error: give elmo-small to download it, or --list to see which models are downloaded, not both\n"
     )
     assert not any(tmp_path.iterdir())
+
+
+def test_a_damaged_download_is_named_damaged_with_the_command_that_fetches_it_again(server, cache):
+    """A downloaded model whose weights changed since (same size, other bytes; or cut short) is said to be damaged,
+    by ``download`` (which checks the files' sha256) and by a command that loads it, each giving ``--force``."""
+    url, _ = server
+    download_model("elmo-small", url=url, progress=False)
+    weights = published_dir("elmo-small", cache) / "weights.hdf5"
+    data = bytearray(weights.read_bytes())
+    data[-100:] = bytes(100)
+    weights.write_bytes(bytes(data))
+    with pytest.raises(DownloadError, match=r"damaged \(weights.hdf5 changed since it was downloaded\).*--force"):
+        download_model("elmo-small", url=url, progress=False)
+    weights.write_bytes(bytes(data[:-100]))
+    with pytest.raises(FileNotFoundError, match="elmo-small model in .* is damaged .*download elmo-small --force"):
+        model_files.published_files("elmo-small", cache)
+    download_model("elmo-small", url=url, progress=False, force=True)
+    assert model_files.published_files("elmo-small", cache).weights == weights
