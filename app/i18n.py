@@ -418,6 +418,8 @@ This model has {n_layers} layers:
         "indexer.position_other_word_elsewhere": "문장의 {position}번 토큰은 “{word}”이(가) 아니라 “{token}”입니다. "
         "“{word}”은(는) 위치 {positions}에 있습니다.",
         "indexer.word_not_indexed": "“{word}”은(는) 색인된 문서에 나오지 않습니다. 다른 단어를 넣어 보세요.",
+        "indexer.word_in_units": "“{word}”은(는) 색인의 한 단위가 아닙니다. 색인은 이를 {units}(으)로 읽습니다. "
+        "그중 하나를 넣어 보세요.",
         "indexer.stopword_not_indexed": "“{word}”은(는) 색인된 문서에 나오지 않습니다(불용어는 색인하지 "
         "않습니다). 다른 단어를 넣어 보세요.",
         "indexer.punctuation_not_indexed": "“{word}”은(는) 색인된 문서에 나오지 않습니다(문장 부호는 색인하지 "

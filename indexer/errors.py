@@ -38,6 +38,7 @@ MESSAGES = {
     "position_other_word_elsewhere": "token {position} of the sentence is {token!r}, not {word!r}; "
     "{word!r} is at {positions}",
     "word_not_indexed": "{word!r} does not occur in the indexed documents; try another word",
+    "word_in_units": "{word!r} is not one word unit of the index, which reads it as {units}: ask for one of those",
     "stopword_not_indexed": "{word!r} does not occur in the indexed documents (stopwords are not indexed); "
     "try another word",
     "punctuation_not_indexed": "{word!r} does not occur in the indexed documents (punctuation is not indexed); "

@@ -274,6 +274,9 @@ class IndexParts:
         """Ids of the live token vectors of ``word`` (any case, ``composed``); QueryError if it has none."""
         ids = self.live.live_of("tokens", self.token_rows.get(normalize(composed(word)), np.zeros(0, np.int64)))
         if not len(ids):
+            units = self.elmo.text.tokenize(composed(word))
+            if len(units) > 1 and any(normalize(unit) in self.token_rows for unit in units):  # 배를: 배 | 를
+                raise QueryError(message("word_in_units", word=word, units=" | ".join(units)))
             key = (
                 "stopword_not_indexed"
                 if normalize(word) in self.elmo.text.stopwords

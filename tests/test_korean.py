@@ -14,7 +14,7 @@ from encoder import Elmo
 from encoder.__main__ import main as encoder_main
 from encoder.model_files import model_hash
 from encoder.text import text_rules
-from indexer import Index, IndexMismatchError, build_index
+from indexer import Index, IndexMismatchError, QueryError, build_index
 from indexer.__main__ import main as indexer_main
 
 pytest.importorskip("kiwipiepy", reason="Korean text needs kiwipiepy (the [ko] extra)")
@@ -136,6 +136,8 @@ def test_a_korean_index_tokenizes_documents_and_queries_the_same_way(korean_mode
     assert [hit.doc_id for hit in decomposed] == [hit.doc_id for hit in hits] and decomposed.searched_for is None
     neighbors = index.neighbors("항구에서 배를 탔다", "배", same_word=True, k=4)
     assert neighbors.query_tokens[neighbors.position] == "배" and len(neighbors.hits) == 4
+    with pytest.raises(QueryError, match=r"'배를' is not one word unit of the index, which reads it as 배 \| 를"):
+        index.senses("배를")  # an eojeol: the units to ask for, not "does not occur"
     with pytest.raises(IndexMismatchError, match="was built with model 'tiny-ko'"):
         Index.open(tmp_path / "index", model=tiny_model_dir)  # the same weights under English rules: refused
 
