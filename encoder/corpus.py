@@ -30,7 +30,6 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -42,7 +41,7 @@ import numpy as np
 from . import ownership
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .commands import program
-from .files import REPLACEMENT_CHAR, atomic_path, open_text, reading, replaced_bytes, text_files
+from .files import REPLACEMENT_CHAR, atomic_path, open_text, reading, text_files, warn_replaced
 from .numbers import THREADS, Number
 from .terminal import counted, show
 from .text import TextRules, text_rules
@@ -130,8 +129,7 @@ def _chunks(path: Path) -> Iterator[list[str]]:
                     chunk = []
     if chunk:
         yield chunk
-    if replaced:
-        warnings.warn(f"{path}: {replaced_bytes(replaced)}", stacklevel=2)
+    warn_replaced(path, replaced)
 
 
 def default_workers() -> int:
@@ -474,9 +472,7 @@ def held_out_paragraphs(path: str | Path, language: str, max_tokens: int) -> lis
         rules = text_rules(language)
         with reading(path), open_text(path) as f:
             lines = [line for line, _ in zip(f, range(max_tokens))]  # a paragraph holds a token at least
-        replaced = sum(line.count(REPLACEMENT_CHAR) for line in lines)
-        if replaced:
-            warnings.warn(f"{path}: {replaced_bytes(replaced)}", stacklevel=2)
+        warn_replaced(path, sum(line.count(REPLACEMENT_CHAR) for line in lines))
         paragraphs = ([s.tokens for s in rules.split_and_tokenize(line) if s.tokens] for line in lines)
     kept, tokens = [], 0
     for sentences in paragraphs:

@@ -15,6 +15,7 @@ import lzma
 import os
 import shutil
 import tempfile
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -33,9 +34,13 @@ REPLACEMENT_CHAR = "\ufffd"
 DATA_PACKAGE = "elmo_search_data"  # data/ as `pip install` installs it (pyproject.toml maps it)
 
 
-def replaced_bytes(count: int) -> str:
-    """What a warning says of the ``count`` undecodable byte sequences that reading a file replaced by U+FFFD."""
-    return f"{counted(count, 'undecodable byte sequence')} {'was' if count == 1 else 'were'} replaced by U+FFFD"
+def warn_replaced(path: str | os.PathLike[str], count: int) -> None:
+    """The one warning of every reader whose reading of ``path`` replaced ``count`` undecodable byte sequences by
+    U+FFFD (nothing when none): the text read is not the text in the file."""
+    if count:
+        was = "was" if count == 1 else "were"
+        message = f"{path}: {counted(count, 'undecodable byte sequence')} {was} replaced by U+FFFD"
+        warnings.warn(message, stacklevel=3)
 
 
 def checkout_root() -> Path | None:

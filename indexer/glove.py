@@ -8,7 +8,6 @@ AdaGrad on minibatches of co-occurrence entries, word + context vectors summed. 
 from __future__ import annotations
 
 import math
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ import scipy.sparse as sp
 import torch
 from tqdm.auto import tqdm
 
-from encoder.files import atomic_path, iter_lines, open_text, replaced_bytes
+from encoder.files import atomic_path, iter_lines, open_text, warn_replaced
 from encoder.glove import Glove
 from encoder.numbers import SEED, NonFiniteError, Number, check_finite, check_memory
 from encoder.options import option
@@ -221,7 +220,7 @@ def train_glove_on_text(
             break
     bar.close()
     for path, count in replaced.items():  # as a build warns: the text read is not the text in the file
-        warnings.warn(f"{path}: {replaced_bytes(count)}", stacklevel=2)
+        warn_replaced(path, count)
     counts = Counter(t for s in sentences for t in s)
     words = [w for w, n in counts.most_common(vocab_size) if n >= min_count]
     if not words:  # GloVe of no words: an empty file, written as if trained

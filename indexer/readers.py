@@ -34,7 +34,7 @@ from docutils.readers import standalone
 from docutils.transforms import references
 from markdown_it import MarkdownIt
 
-from encoder.files import DECODE_ERRORS, RepeatedKeyError, open_text, replaced_bytes, unique_keys
+from encoder.files import DECODE_ERRORS, RepeatedKeyError, open_text, unique_keys, warn_replaced
 from encoder.options import check_keywords
 from encoder.terminal import counted
 from encoder.text import composed
@@ -219,7 +219,7 @@ def read_corpus(
         if replaced:
             stats.replaced[name] = replaced
             if warn:
-                warnings.warn(f"{path}: {replaced_bytes(replaced)}", stacklevel=2)
+                warn_replaced(path, replaced)
 
 
 def _read_file(path: Path, name: str, options: ReaderOptions) -> Iterator[Document]:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from collections.abc import Iterable, Iterator
 
 from ..errors import fail
-from ..files import REPLACEMENT_CHAR, open_text, reading, replaced_bytes
+from ..files import REPLACEMENT_CHAR, open_text, reading, warn_replaced
 from ..lm_head import perplexity
 from ..numbers import Number
 from ..terminal import show
@@ -28,8 +27,7 @@ def run(args: argparse.Namespace) -> dict:
             result = perplexity(args.model, counted_lines(f), args.max_tokens)
         except (FileNotFoundError, ValueError) as error:
             fail(str(error))
-    if replaced[0]:
-        warnings.warn(f"{args.corpus}: {replaced_bytes(replaced[0])}", stacklevel=2)
+    warn_replaced(args.corpus, replaced[0])
     return result
 
 
