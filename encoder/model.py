@@ -203,16 +203,57 @@ class CharCNN(nn.Module):
     def forward(self, char_ids: Tensor) -> Tensor:
         """(..., 50) int ids -> (..., P) token vectors."""
         lead = char_ids.shape[:-1]
-        x = F.embedding(char_ids.reshape(-1, char_ids.shape[-1]), self.char_embed)  # (N, 50, E)
-        x = x.transpose(1, 2)  # (N, E, 50) for Conv1d
-        pooled = [self._activation(conv(x).amax(dim=-1)) for conv in self.convs]
-        h = torch.cat(pooled, dim=-1)
+        ids = char_ids.reshape(-1, char_ids.shape[-1])
+        if self.training or torch.is_grad_enabled() or not len(ids):
+            pooled = self._max_over_all_windows(ids)
+        else:
+            pooled = self._max_over_word_windows(ids)
+        h = self._activation(pooled)
         for k in range(self.config.n_highway):
             gate = torch.sigmoid(h @ self.w_carry[k] + self.b_carry[k])
             transformed = torch.relu(h @ self.w_transform[k] + self.b_transform[k])
             h = gate * transformed + (1 - gate) * h
         h = h @ self.w_proj + self.b_proj
         return h.reshape(*lead, -1)
+
+    def _max_over_all_windows(self, ids: Tensor) -> Tensor:
+        """(N, 50) ids -> (N, filters): each filter's maximum over every window of the 50 characters (the reference)."""
+        x = F.embedding(ids, self.char_embed).transpose(1, 2)  # (N, E, 50) for Conv1d
+        return torch.cat([conv(x).amax(dim=-1) for conv in self.convs], dim=-1)
+
+    def _max_over_word_windows(self, ids: Tensor, rows_per_chunk: int = 256) -> Tensor:
+        """The maxima of ``_max_over_all_windows`` without convolving the padding: inference's path (eval mode, no
+        gradients). Training keeps the reference's, which a frozen char CNN's cache reproduces bit for bit.
+
+        A token's ids end in a run of one id (the pad character; id 0 in a "no token" row), and every window inside
+        that run reads the same ids, so it has one value per filter, computed once. The tokens of each length are
+        then convolved together over their own characters only: about a fifth of the windows for English words.
+        Agrees with the reference to float rounding (the windows are convolved in another shape)."""
+        n_chars = ids.shape[1]
+        run_id = ids[:, -1]
+        positions = torch.arange(1, n_chars + 1, device=ids.device)
+        lengths = (positions * (ids != run_id[:, None])).amax(dim=-1)  # the ids before the run
+        run_ids, which_run = run_id.unique(return_inverse=True)
+        run_x = F.embedding(run_ids, self.char_embed)[:, :, None]  # (runs, E, 1)
+        run_values = torch.cat([conv(run_x.expand(-1, -1, conv.kernel_size[0])) for conv in self.convs], dim=1)
+        widths = torch.cat([torch.full((conv.out_channels,), conv.kernel_size[0]) for conv in self.convs])
+        widths = widths.to(ids.device)
+        order = torch.argsort(lengths, stable=True)
+        each_length, counts = torch.unique_consecutive(lengths[order], return_counts=True)
+        pooled = None
+        for length, same_length in zip(each_length.tolist(), order.split(counts.tolist())):
+            starts = max(length, 1)  # the windows that begin before the run (one at least)
+            has_run_window = (n_chars - length >= widths)[None, :]  # (1, filters)
+            for rows in same_length.split(rows_per_chunk):
+                x = F.embedding(ids[rows], self.char_embed).transpose(1, 2)
+                windows = [conv(x[:, :, : min(starts + conv.kernel_size[0] - 1, n_chars)]) for conv in self.convs]
+                chunk = torch.cat([values.amax(dim=-1) for values in windows], dim=-1)
+                run_value = run_values[which_run[rows], :, 0]
+                chunk = torch.where(has_run_window, torch.maximum(chunk, run_value), chunk)
+                if pooled is None:
+                    pooled = chunk.new_empty(len(ids), chunk.shape[1])
+                pooled[rows] = chunk
+        return pooled
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         """Random initialisation for training from scratch (loading weights overwrites all of this)."""
