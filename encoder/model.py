@@ -228,14 +228,14 @@ class CharCNN(nn.Module):
         A token's ids end in a run of one id (the pad character; id 0 in a "no token" row), and every window inside
         that run reads the same ids, so it has one value per filter, computed once. The tokens of each length are
         then convolved together over their own characters only: about a fifth of the windows for English words.
-        Agrees with the reference to float rounding (the windows are convolved in another shape)."""
+        Agrees with the reference to float rounding (its sums are taken in another order)."""
         n_chars = ids.shape[1]
         run_id = ids[:, -1]
         positions = torch.arange(1, n_chars + 1, device=ids.device)
         lengths = (positions * (ids != run_id[:, None])).amax(dim=-1)  # the ids before the run
         run_ids, which_run = run_id.unique(return_inverse=True)
-        run_x = F.embedding(run_ids, self.char_embed)[:, :, None]  # (runs, E, 1)
-        run_values = torch.cat([conv(run_x.expand(-1, -1, conv.kernel_size[0])) for conv in self.convs], dim=1)
+        widest = max(conv.kernel_size[0] for conv in self.convs)
+        run_values = self._window_maxima(F.embedding(run_ids, self.char_embed)[:, None].expand(-1, widest, -1), 1)
         widths = torch.cat([torch.full((conv.out_channels,), conv.kernel_size[0]) for conv in self.convs])
         widths = widths.to(ids.device)
         order = torch.argsort(lengths, stable=True)
@@ -245,15 +245,23 @@ class CharCNN(nn.Module):
             starts = max(length, 1)  # the windows that begin before the run (one at least)
             has_run_window = (n_chars - length >= widths)[None, :]  # (1, filters)
             for rows in same_length.split(rows_per_chunk):
-                x = F.embedding(ids[rows], self.char_embed).transpose(1, 2)
-                windows = [conv(x[:, :, : min(starts + conv.kernel_size[0] - 1, n_chars)]) for conv in self.convs]
-                chunk = torch.cat([values.amax(dim=-1) for values in windows], dim=-1)
-                run_value = run_values[which_run[rows], :, 0]
-                chunk = torch.where(has_run_window, torch.maximum(chunk, run_value), chunk)
+                chunk = self._window_maxima(F.embedding(ids[rows], self.char_embed), starts)
+                chunk = torch.where(has_run_window, torch.maximum(chunk, run_values[which_run[rows]]), chunk)
                 if pooled is None:
                     pooled = chunk.new_empty(len(ids), chunk.shape[1])
                 pooled[rows] = chunk
         return pooled
+
+    def _window_maxima(self, x: Tensor, starts: int) -> Tensor:
+        """(N, chars, E) embedded characters -> (N, filters): each filter's maximum over the windows that begin at the
+        first ``starts`` characters, one matrix product per filter width (faster here than Conv1d on short rows)."""
+        maxima = []
+        for conv in self.convs:
+            width = conv.kernel_size[0]
+            windows = x[:, : starts + width - 1].unfold(1, width, 1)  # (N, windows, E, width)
+            values = windows.reshape(*windows.shape[:2], -1) @ conv.weight.flatten(1).T  # (N, windows, filters)
+            maxima.append(values.amax(dim=1) + conv.bias)  # the bias after the maximum: the same number
+        return torch.cat(maxima, dim=-1)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         """Random initialisation for training from scratch (loading weights overwrites all of this)."""
