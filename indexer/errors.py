@@ -45,6 +45,9 @@ MESSAGES = {
     "try another word",
     "word_not_in_glove": "{word!r} is not in the GloVe vocabulary ({size:,} words), so GloVe has no neighbours for it",
     "senses_sampled": "{word!r} occurs {n:,} times; clustered a random sample of {sample:,}",
+    "senses_capped": "asked for {k:,} senses, but {word!r} has {n:,} uses clustered: one sense per use",
+    "senses_thin": "{k:,} senses of {n:,} uses leave some with fewer than {min} uses, too few to tell a sense by; "
+    "k auto finds the number the uses support",
     # what the index keeps
     "no_token_vectors": "the index holds no token vectors (its documents have no content words)",
     "no_readout": "the index's sense readout needs the LM head of its model ({name}), which the model given has not; "

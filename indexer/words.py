@@ -23,9 +23,10 @@ from .parts import IndexParts
 from .queries import Query, read_query
 from .representations import Representation, asked, comparison_order
 from .results import Comparison, Neighbors, Senses, TokenHit
-from .senses import describe_senses
+from .senses import MIN_CLUSTER, describe_senses
 
 EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
+GLOVE_CANDIDATES = 5  # GloVe's nearest words looked at per word shown: enough that k name something
 
 
 class WordQuestions:
@@ -122,11 +123,20 @@ class WordQuestions:
                     int(token["char_end"]),
                 )
             )
-        nearest = self.parts.glove.nearest(word, k)
+        nearest = self.glove_nearest(word, k)
         note = None if nearest is not None else message("word_not_in_glove", word=word, size=len(self.parts.glove))
         expected = self.expectations(context) if explain else []
         name = self.representation_name(asked_in)
         return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)
+
+    def glove_nearest(self, word: str, k: int) -> list[tuple[str, float]] | None:
+        """GloVe's ``k`` nearest words to ``word`` that may name something (``TextRules.names_something``: no
+        stopword or punctuation; in Korean nouns, never a particle, an ending or a fragment of a word), among its
+        ``GLOVE_CANDIDATES`` times ``k`` nearest; None when ``word`` has no GloVe vector."""
+        nearest = self.parts.glove.nearest(word, GLOVE_CANDIDATES * k)
+        if nearest is None:
+            return None
+        return [(w, score) for w, score in nearest if self.parts.elmo.text.names_something(w)][:k]
 
     def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
         """What the LM expects at a use (its context states): each direction's ``k`` likeliest words that the
@@ -197,6 +207,10 @@ class WordQuestions:
             notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
         vectors = asked_in.sense_vectors(self.parts, ids, every_use)
+        if k != "auto" and int(k) > len(vectors):
+            notices.append(message("senses_capped", k=int(k), word=word, n=len(vectors)))
+        elif k != "auto" and int(k) > max(1, len(vectors) // MIN_CLUSTER):
+            notices.append(message("senses_thin", k=int(k), n=len(vectors), min=MIN_CLUSTER))
         sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]
         rows = self.parts.sentences.iloc[sentence_ids]
         result = describe_senses(

@@ -420,6 +420,17 @@ def test_senses_separates_planted_senses(indexer_index):
         assert ("river" in cluster.label) == ("river" in members[0]) and len(cluster.examples) == 5
     assert len(senses.points) == 48 and all(np.isfinite([p.x, p.y]).all() for p in senses.points)
     assert len(indexer_index.senses("bank", k=3).clusters) == 3
+    assert not senses.notices and not indexer_index.senses("bank", k=9).notices  # 48 uses fill 9 senses of 5
+
+
+def test_senses_say_when_k_asks_more_than_the_uses_hold(indexer_index):
+    """A k the uses cannot fill is answered, with a notice: one sense per use above their number, and senses too
+    small to tell apart above what ``MIN_CLUSTER`` uses each allow."""
+    capped = indexer_index.senses("bank", k=50)
+    assert len(capped.clusters) == 48 and [n.key for n in capped.notices] == ["senses_capped"]
+    assert "48 uses" in capped.notices[0]
+    thin = indexer_index.senses("bank", k=10)
+    assert len(thin.clusters) == 10 and [n.key for n in thin.notices] == ["senses_thin"]
 
 
 @pytest.mark.parametrize(
