@@ -277,20 +277,14 @@ def senses(index: Index, word: str, k: int | str, representation: Representation
         return _senses(index, _key(index), word, k, representation.choice)
 
 
-GLOVE_CANDIDATES = 5
-"""GloVe's nearest words looked at per word shown: enough that k of them name something."""
-
-
 @st.cache_data(max_entries=128, show_spinner=False)
 def _glove_nearest(_index: Index, key: str, word: str, k: int) -> list[tuple[str, float]] | None:
-    nearest = _index.parts.glove.nearest(word, GLOVE_CANDIDATES * k)
-    return None if nearest is None else [(w, s) for w, s in nearest if _index.elmo.text.names_something(w)][:k]
+    return _index.glove_nearest(word, k)
 
 
 def glove_nearest(index: Index, word: str, k: int) -> list[tuple[str, float]] | None:
-    """GloVe's ``k`` nearest words to ``word`` that may name something, by the index's language rules
-    (``TextRules.names_something``: in Korean nouns, never a particle, an ending or a fragment of a word); None when
-    ``word`` has no GloVe vector."""
+    """GloVe's ``k`` nearest words to ``word`` that may name something (``Index.glove_nearest``); None when ``word``
+    has no GloVe vector."""
     return _glove_nearest(index, _key(index), word, k)
 
 

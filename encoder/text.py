@@ -370,6 +370,7 @@ class KoreanText(TextRules):
             len(tags) == 1
             and tags[0] in self.LABEL_TAGS
             and token not in self.stopwords
+            and token.lower() not in ENGLISH_STOPWORDS  # Latin script (SL) in Korean text: "The" names nothing
             and token not in KOREAN_GENERIC_NOUNS
         )
 

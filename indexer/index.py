@@ -36,10 +36,11 @@ import numpy as np
 
 from encoder import locks
 from encoder.device import resolve_device
+from encoder.text import composed
 
 from . import build, layout
 from . import texts as text_input
-from .errors import CorpusError, CorruptIndexError, IndexMismatchError, QueryError
+from .errors import CorpusError, CorruptIndexError, IndexMismatchError, QueryError, message
 from .manifest import Manifest, ModelSpec
 from .options import K, SearchOptions
 from .parts import IndexParts, open_model
@@ -341,6 +342,15 @@ class Index:
         GloVe's nearest words come along.
         """
         return self.words.neighbors(sentence, word, position, k, same_word, layers, representation, explain)
+
+    def glove_nearest(self, word: str, k: int = 10) -> list[tuple[str, float]] | None:
+        """GloVe's ``k`` nearest words to ``word`` (context-free: the static baseline beside ``neighbors``), those
+        that may name something in the index's language; None when GloVe has no vector for ``word``."""
+        if K.problem(k) is not None:
+            raise QueryError(f"k {K.problem(k)}")
+        if not isinstance(word, str) or not word.strip():
+            raise QueryError(message("word_empty"))
+        return self.words.glove_nearest(composed(word.strip()), k)
 
     @_one_at_a_time
     def compare(

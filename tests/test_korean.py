@@ -54,6 +54,7 @@ def test_korean_label_words_are_nouns_never_particles_endings_or_stems():
     assert korean.label_words("합니다. 했다.") == []
     assert text_rules("ko-eojeol").label_words("배를 타고 갔다.") == ["배를", "타고", "갔다"]  # no noun alone
     assert text_rules("en").label_words("Every bank of the river, often 2 of them.") == ["bank", "river"]
+    assert korean.names_something("Python") and not korean.names_something("The")  # Latin script, less stopwords
 
 
 def test_korean_content_words_are_the_nouns_kiwi_finds_in_context_and_alone():
@@ -136,6 +137,10 @@ def test_a_korean_index_tokenizes_documents_and_queries_the_same_way(korean_mode
     assert [hit.doc_id for hit in decomposed] == [hit.doc_id for hit in hits] and decomposed.searched_for is None
     neighbors = index.neighbors("항구에서 배를 탔다", "배", same_word=True, k=4)
     assert neighbors.query_tokens[neighbors.position] == "배" and len(neighbors.hits) == 4
+    # GloVe's nearest words, as every surface shows them: nouns only, where GloVe's own list has other words too
+    assert neighbors.glove == index.glove_nearest("배", k=4) and len(neighbors.glove) == 4
+    assert all(index.elmo.text.names_something(word) for word, _ in neighbors.glove)
+    assert not all(index.elmo.text.names_something(word) for word, _ in index.parts.glove.nearest("배", 20))
     with pytest.raises(QueryError, match=r"'배를' is not one word unit of the index, which reads it as 배 \| 를"):
         index.senses("배를")  # an eojeol: the units to ask for, not "does not occur"
     with pytest.raises(IndexMismatchError, match="was built with model 'tiny-ko'"):
