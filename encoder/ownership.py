@@ -123,6 +123,18 @@ def record_written(path: Path, kind: str) -> None:
         pass
 
 
+def check_writable_folder(target: Path, option: str) -> None:
+    """Refuse, before any work, a file that could not be written where it goes: the nearest folder on its path that
+    exists must be a folder this process may write in (the folders below it are made when the file is written)."""
+    folder = target.parent
+    while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{option} {target}: {folder} is a file, not a folder; check the path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"{option} {target}: the folder {folder} may not be written in; choose another path")
+
+
 def check_replace(target: Path, kind: str, overwrite: bool, option: str, what: str) -> None:
     """A command writing the one file ``target`` (its ``option``) replaces a file of ``kind`` it wrote there
     (``is_written``), and another file only when told to (``--overwrite``); a folder or a link never. ``what``
@@ -131,6 +143,7 @@ def check_replace(target: Path, kind: str, overwrite: bool, option: str, what: s
     ends_with(target)
     if target.is_symlink():
         raise NotOwnedError(f"{option} {target} is a symbolic link; give the path of a file to write")
+    check_writable_folder(target, option)
     if not target.exists() or (target.is_file() and (is_written(target, kind) or overwrite)):
         return
     if target.is_dir():

@@ -96,6 +96,13 @@ CLI = [
         ERROR,
         "--out .*lines.txt already exists and is not a GloVe file this command wrote.*--overwrite",
     ),
+    Cmd(
+        "glove --out under a file, refused before any training",
+        lambda c: glove(c, "--out", lines(c, "my notes\n") + "/g.txt", "--min-count", "1"),
+        ERROR,
+        "--out .*lines.txt/g.txt: .*lines.txt is a file, not a folder; check the path",
+        during=failing("indexer.cli.glove.train_glove_on_text", AssertionError("trained before checking --out")),
+    ),
     Cmd("glove with a NaN x-max", lambda c: glove(c, "--x-max", "nan"), USAGE, "--x-max: .*not 'nan'"),
     Cmd("glove of a huge dimension", lambda c: glove(c, "--dim", "1e9"), USAGE, "--dim: .*from 1 to 10,000"),
     Cmd(
