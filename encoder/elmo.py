@@ -29,11 +29,11 @@ from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .device import resolve_device
 from .mix import POOLINGS, LayerMix, pool
 from .model import BiLM, State
-from .model_files import resolve_model
+from .model_files import PUBLISHED, download_command, resolve_model
 from .numbers import Number
 from .text import TextRules, text_rules
 from .threads import apply_default_threads
-from .weights import load_hdf5, load_model, read_config, save_model
+from .weights import WeightsError, load_hdf5, load_model, read_config, save_model
 from .words import WordFrequencies
 
 BATCH_SIZE = Number(int, 1, 2**16)
@@ -118,8 +118,14 @@ class Elmo:
         apply_default_threads()
         found = resolve_model(spec, weights)
         if found.folder is None:
+            try:
+                model = load_hdf5(found.options, found.weights)
+            except WeightsError as error:
+                if found.name not in PUBLISHED:
+                    raise
+                raise WeightsError(f"{error}, or download it again: {download_command(found.name)} --force") from None
             return cls(
-                load_hdf5(found.options, found.weights),
+                model,
                 name=found.name or found.weights.stem,
                 model_hash=found.hash(),
                 device=device,
