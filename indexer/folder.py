@@ -92,21 +92,40 @@ def _trained_glove(owner: Manifest | dict | None) -> bool:
     return owner is not None and owner.get("settings", {}).get("glove") == TRAIN_GLOVE
 
 
+def _own_generations(owner: Manifest | dict | None) -> set[int] | None:
+    """The generations whose files in the folder are ours (``layout.generation_file``): the manifest's, the next
+    (an ``add`` cut short before its commit writes it) and the one before (an ``add`` cut short between its commit
+    and its clean-up leaves it); a first build's; none without an owner. None where the owner does not say (an
+    index of an older format without a generation): any generation's name, as before generations were counted."""
+    if owner is None:
+        return set()
+    current = owner.generation if isinstance(owner, Manifest) else owner.get("generation")
+    if isinstance(current, int):
+        return {current - 1, current, current + 1}
+    return {1} if owner.get("kind") == "build" else None
+
+
 def is_ours(out: Path, owner: Manifest | dict | None) -> ownership.Owned:
     """Whether a path in the index folder is one a build writes: the only kind a build ever deletes or replaces.
 
     ``owner`` is the manifest or build state of the folder (None: it holds neither, so nothing in it is ours
-    but the lock). GloVe's file is ours only when that build trained it. Inside a shard, only a shard's files.
+    but the lock). GloVe's file is ours only when that build trained it; a generation's files only for the
+    generations the owner can have written (``_own_generations``), so that a user's file that merely bears such a
+    name is not. Inside a shard, only a shard's files.
     """
     roles = {"lock"}
     if owner is not None:
         roles |= {"manifest", "state", "shards", "generation"} | ({"glove"} if _trained_glove(owner) else set())
+    generations = _own_generations(owner)
 
     def ours(path: Path) -> bool:
         temporary = temporary_target(path.name)
         name = temporary or path.name
         if path.parent == out:
-            return layout.role(name) in roles
+            role = layout.role(name)
+            if role == "generation" and generations is not None:
+                return layout.generation_of(name) in generations
+            return role in roles
         if path.parent == out / layout.SHARDS:  # a finished shard appears whole, with its record
             shard = temporary is not None or (path / layout.SHARD_RECORD).is_file()
             return owner is not None and layout.shard_number(name) is not None and shard and path.is_dir()

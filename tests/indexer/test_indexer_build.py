@@ -114,9 +114,9 @@ USER_FILES = [
     "glove.txt",
     "shards/00999",
 ]
-# Beside an index, glove.txt is the index's own (its GloVe is trained on the corpus), and so is sentences.gN.faiss
-# (an interrupted add leaves one): those two names are a user's only in a new folder.
-NOT_THE_INDEX_S = [name for name in USER_FILES if name not in ("glove.txt", "sentences.g9.faiss")]
+# Beside an index, glove.txt is the index's own (its GloVe is trained on the corpus): a user's only in a new folder.
+# sentences.g9.faiss is a user's in both: the index is at generation 1, and an add cut short leaves generation 2 at most.
+NOT_THE_INDEX_S = [name for name in USER_FILES if name != "glove.txt"]
 
 
 @pytest.mark.parametrize(
@@ -140,6 +140,18 @@ def test_a_build_never_deletes_files_it_did_not_write(corpus_index, tiny_model_d
         assert path.read_text() == "precious"
     if index_there:
         Index.open(out)  # the index is intact too
+
+
+def test_the_files_of_the_generations_an_index_can_have_written_are_its_own(corpus_index, tiny_model_dir, tmp_path):
+    """Beside an index of generation 1, the next generation's files (an add cut short leaves them) are the index's:
+    --overwrite replaces them with the rest. A farther generation's name is a user's file (the test above)."""
+    corpus, reference = corpus_index
+    out = tmp_path / "out"
+    shutil.copytree(reference, out)
+    assert Index.open(out).manifest.generation == 1
+    (out / layout.generation_file("sentences", 2)).write_bytes(b"left by an add cut short")
+    build_index([corpus], out, model=tiny_model_dir, settings=SETTINGS, progress=False, overwrite=True)
+    assert not (out / layout.generation_file("sentences", 2)).exists()
 
 
 def test_the_folder_names_are_recognised_as_they_are_made():
