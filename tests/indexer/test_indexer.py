@@ -448,6 +448,8 @@ def test_senses_say_when_k_asks_more_than_the_uses_hold(indexer_index):
         (lambda i: i.senses("qwertyuiop"), "does not occur"),
         (lambda i: i.senses("the"), "stopwords"),
         (lambda i: i.senses("bank", k="many"), "k must be"),
+        (lambda i: i.glove_nearest("bank", k=0), "k must be"),
+        (lambda i: i.glove_nearest("  "), "empty"),
     ],
 )
 def test_bad_queries_raise_query_error(indexer_index, call, message):
