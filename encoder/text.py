@@ -191,6 +191,11 @@ never a sense cluster's label (``KoreanText.label_words``). ì  is mostly the ì 
 an enemy."""
 
 
+def _english_function_word(token: str) -> bool:
+    """An English stopword as written in other text ("The", "of"); an acronym in capitals ("IT") is a name."""
+    return token.lower() in ENGLISH_STOPWORDS and not (token.isupper() and len(token) > 1)
+
+
 class TextRules:
     """How one language's text becomes sentences and tokens, with offsets into the text, and which of its
     tokens are function words (``stopwords``, lower case).
@@ -370,7 +375,7 @@ class KoreanText(TextRules):
             len(tags) == 1
             and tags[0] in self.LABEL_TAGS
             and token not in self.stopwords
-            and token.lower() not in ENGLISH_STOPWORDS  # Latin script (SL) in Korean text: "The" names nothing
+            and not _english_function_word(token)  # Latin script (SL) in Korean text: "The" names nothing
             and token not in KOREAN_GENERIC_NOUNS
         )
 

@@ -54,7 +54,7 @@ def test_korean_label_words_are_nouns_never_particles_endings_or_stems():
     assert korean.label_words("합니다. 했다.") == []
     assert text_rules("ko-eojeol").label_words("배를 타고 갔다.") == ["배를", "타고", "갔다"]  # no noun alone
     assert text_rules("en").label_words("Every bank of the river, often 2 of them.") == ["bank", "river"]
-    assert korean.names_something("Python") and not korean.names_something("The")  # Latin script, less stopwords
+    assert [korean.names_something(w) for w in ("Python", "IT", "The", "of")] == [True, True, False, False]  # Latin
 
 
 def test_korean_content_words_are_the_nouns_kiwi_finds_in_context_and_alone():
