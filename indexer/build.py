@@ -237,6 +237,18 @@ def _target_status(out: Path, contents: folder.Contents, state: dict, overwrite:
     return "resume" if previous == state and not overwrite else "fresh"
 
 
+def _refuse_lookalikes(out: Path, contents: folder.Contents) -> None:
+    """Refuse an ``add`` to a folder holding a user's file named as one of a later generation's: each commit moves
+    the generations the index may claim (``folder.is_ours``), so the add's clean-up, or a later one, would take it
+    for its own and delete it. Other files of the user's are never touched, and stay."""
+    lookalikes = [name for name in contents.foreign if "/" not in name and layout.role(name) is not None]
+    if lookalikes:
+        raise FileExistsError(
+            f"{out} holds {', '.join(lookalikes[:5])}{' …' if len(lookalikes) > 5 else ''}, named as the index's own "
+            "files but not written by it; move them out of the index folder, then add again"
+        )
+
+
 # ------------------------------------------------------------------------------------------ public
 def build_settings(settings: Settings | None = None, **fields: Any) -> Settings:
     """The settings of a build: ``settings``, or the defaults with ``fields`` (``Settings`` fields as keywords), never
@@ -377,6 +389,7 @@ def write_additions(
     with _connected(ray), folder.locked(out, create=False):
         contents = folder.read(out)
         base = contents.manifest or Manifest.read(out)  # Manifest.read says why there is none
+        _refuse_lookalikes(out, contents)
         base.check_files(out, verify_hashes=False)  # never commit a new generation over a damaged index
         elmo = open_model(base.model, model, device)
         options = ReaderOptions.from_kwargs(**reader_options)

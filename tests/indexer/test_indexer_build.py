@@ -154,6 +154,24 @@ def test_the_files_of_the_generations_an_index_can_have_written_are_its_own(corp
     assert not (out / layout.generation_file("sentences", 2)).exists()
 
 
+def test_an_add_refuses_a_users_file_named_as_a_later_generations(corpus_index, tmp_path):
+    """A user's sentences.g3.faiss beside an index of generation 1 is not the index's now, but would be once adds
+    moved the index on (its clean-up deleted it): an add refuses the folder before writing, the file kept; a user's
+    file of another name does not stand in the way."""
+    _, reference = corpus_index
+    out = tmp_path / "out"
+    shutil.copytree(reference, out)
+    (out / "notes.txt").write_text("mine")
+    lookalike = out / layout.generation_file("sentences", 3)
+    lookalike.write_text("precious")
+    with pytest.raises(FileExistsError, match=r"holds sentences\.g3\.faiss, named as the index's own files"):
+        Index.open(out).add(["A new document about the river bank."], ids=["new"])
+    assert lookalike.read_text() == "precious" and Index.open(out).manifest.generation == 1
+    lookalike.unlink()
+    Index.open(out).add(["A new document about the river bank."], ids=["new"])
+    assert Index.open(out).manifest.generation == 2 and (out / "notes.txt").read_text() == "mine"
+
+
 def test_the_folder_names_are_recognised_as_they_are_made():
     """``layout`` makes every name and recognises it by making it again: a near miss (another zero padding, a
     suffix of another kind, a digit that is not ASCII) is not an index's name, so a build never takes it as its own."""
