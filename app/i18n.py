@@ -427,7 +427,8 @@ This model has {n_layers} layers:
         "indexer.word_not_in_glove": "“{word}”은(는) GloVe 어휘(단어 {size:,}개)에 없어서 GloVe로는 이웃을 "
         "찾을 수 없습니다.",
         "indexer.senses_sampled": "“{word}”이(가) {n:,}번 나와서 그 가운데 무작위로 고른 {sample:,}곳만 묶었습니다.",
-        "indexer.senses_capped": "뜻 {k:,}개를 요청했지만 “{word}”의 쓰임은 {n:,}곳뿐이라 쓰임마다 뜻 하나로 묶었습니다.",
+        "indexer.senses_capped": "뜻 {k:,}개를 요청했지만 “{word}”의 쓰임 가운데 서로 다른 것은 {n:,}곳뿐이라 "
+        "그 하나하나를 뜻으로 묶었습니다.",
         "indexer.senses_thin": "쓰임 {n:,}곳을 뜻 {k:,}개로 나누면 쓰임이 {min}곳도 안 되는 뜻이 생겨 뜻을 가리기 어렵습니다. "
         "k를 auto로 두면 쓰임이 뒷받침하는 수를 찾습니다.",
         "indexer.no_token_vectors": "색인에 토큰 벡터가 없습니다(문서에 내용어가 없습니다).",

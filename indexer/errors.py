@@ -45,7 +45,8 @@ MESSAGES = {
     "try another word",
     "word_not_in_glove": "{word!r} is not in the GloVe vocabulary ({size:,} words), so GloVe has no neighbours for it",
     "senses_sampled": "{word!r} occurs {n:,} times; clustered a random sample of {sample:,}",
-    "senses_capped": "asked for {k:,} senses, but {word!r} has {n:,} uses clustered: one sense per use",
+    "senses_capped": "asked for {k:,} senses, more than the uses of {word!r} clustered can hold ({n:,} different "
+    "uses): one sense for each",
     "senses_thin": "{k:,} senses of {n:,} uses leave some with fewer than {min} uses, too few to tell a sense by; "
     "k auto finds the number the uses support",
     # what the index keeps

@@ -76,13 +76,19 @@ def auto_k(vectors: np.ndarray, seed: int = 0) -> int:
     return 2 if n >= 2 * MIN_CLUSTER else 1
 
 
+def different_uses(vectors: np.ndarray) -> int:
+    """How many of the uses' vectors differ: the most clusters k-means can make of them (a sentence repeated in the
+    collection gives the same vector twice)."""
+    return len(np.unique(vectors, axis=0))
+
+
 def choose_clusters(vectors: np.ndarray, k: int | str = "auto", seed: int = 0) -> tuple[np.ndarray, float | None]:
     """Cluster labels (0 = largest cluster) and the silhouette of the chosen clustering (None for one cluster); k
-    by ``auto_k`` when "auto"."""
+    by ``auto_k`` when "auto", and never more than the ``different_uses``."""
     n = len(vectors)
     if k == "auto":
         k = auto_k(vectors, seed)
-    k = min(int(k), n)
+    k = min(int(k), different_uses(vectors))
     if k < 1:
         raise ValueError("k must be at least 1")
     if k == 1:

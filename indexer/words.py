@@ -23,7 +23,7 @@ from .parts import IndexParts
 from .queries import Query, read_query
 from .representations import Representation, asked, comparison_order
 from .results import Comparison, Neighbors, Senses, TokenHit
-from .senses import MIN_CLUSTER, describe_senses
+from .senses import MIN_CLUSTER, describe_senses, different_uses
 
 EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
 GLOVE_CANDIDATES = 5  # GloVe's nearest words looked at per word shown: enough that k name something
@@ -207,8 +207,8 @@ class WordQuestions:
             notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
         vectors = asked_in.sense_vectors(self.parts, ids, every_use)
-        if k != "auto" and int(k) > len(vectors):
-            notices.append(message("senses_capped", k=int(k), word=word, n=len(vectors)))
+        if k != "auto" and int(k) > different_uses(vectors):
+            notices.append(message("senses_capped", k=int(k), word=word, n=different_uses(vectors)))
         elif k != "auto" and int(k) > max(1, len(vectors) // MIN_CLUSTER):
             notices.append(message("senses_thin", k=int(k), n=len(vectors), min=MIN_CLUSTER))
         sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]

@@ -428,7 +428,7 @@ def test_senses_say_when_k_asks_more_than_the_uses_hold(indexer_index):
     small to tell apart above what ``MIN_CLUSTER`` uses each allow."""
     capped = indexer_index.senses("bank", k=50)
     assert len(capped.clusters) == 48 and [n.key for n in capped.notices] == ["senses_capped"]
-    assert "48 uses" in capped.notices[0]
+    assert "48 different uses" in capped.notices[0]
     thin = indexer_index.senses("bank", k=10)
     assert len(thin.clusters) == 10 and [n.key for n in thin.notices] == ["senses_thin"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import faiss
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ from indexer import vectors
 from indexer.bm25 import BM25, KeywordTerms
 from indexer.factory import build_faiss, choose_factory, tune_search_params
 from indexer.glove import Glove, GloveVectors, cooccurrence, save_glove, train_glove
-from indexer.senses import MIN_CLUSTER, auto_k, beside_mix, choose_clusters, describe_senses
+from indexer.senses import MIN_CLUSTER, auto_k, beside_mix, choose_clusters, describe_senses, different_uses
 from indexer.vectors import ExactSearch, LayerStore, VectorSet, faiss_search, mix
 
 
@@ -138,6 +140,11 @@ def test_as_many_senses_as_uses_asked_of_a_word_with_two_uses():
     labels, silhouette = choose_clusters(two, k=2)
     assert sorted(labels.tolist()) == [0, 1] and silhouette is None
     assert choose_clusters(two, k=5)[0].max() == 1  # never more clusters than uses
+    repeated = np.repeat(np.eye(3, 4, dtype=np.float32), 2, axis=0)  # a sentence twice: the same vector twice
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # k-means warns when asked for more clusters than different points
+        labels, _ = choose_clusters(repeated, k=5)
+    assert different_uses(repeated) == 3 and sorted(set(labels.tolist())) == [0, 1, 2]
 
 
 def test_sense_labels_weigh_the_lms_likeliest_words_by_their_probability():
