@@ -426,6 +426,8 @@ This model has {n_layers} layers:
         "않습니다). 다른 단어를 넣어 보세요.",
         "indexer.word_not_in_glove": "“{word}”은(는) GloVe 어휘(단어 {size:,}개)에 없어서 GloVe로는 이웃을 "
         "찾을 수 없습니다.",
+        "indexer.glove_none_named": "GloVe에서 “{word}”에 가장 가까운 단어 {n:,}개 가운데 무언가를 가리키는 단어가 "
+        "없습니다(불용어와 문장 부호는 빼고 보입니다).",
         "indexer.senses_sampled": "“{word}”이(가) {n:,}번 나와서 그 가운데 무작위로 고른 {sample:,}곳만 묶었습니다.",
         "indexer.senses_capped": "뜻 {k:,}개를 요청했지만 “{word}”의 쓰임 가운데 서로 다른 것은 {n:,}곳뿐이라 "
         "그 하나하나를 뜻으로 묶었습니다.",

@@ -44,6 +44,8 @@ MESSAGES = {
     "punctuation_not_indexed": "{word!r} does not occur in the indexed documents (punctuation is not indexed); "
     "try another word",
     "word_not_in_glove": "{word!r} is not in the GloVe vocabulary ({size:,} words), so GloVe has no neighbours for it",
+    "glove_none_named": "none of GloVe's {n:,} nearest words to {word!r} is a word that names something (the list "
+    "leaves out stopwords and punctuation)",
     "senses_sampled": "{word!r} occurs {n:,} times; clustered a random sample of {sample:,}",
     "senses_capped": "asked for {k:,} senses, more than the uses of {word!r} clustered can hold ({n:,} different "
     "uses): one sense for each",

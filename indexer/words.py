@@ -124,7 +124,10 @@ class WordQuestions:
                 )
             )
         nearest = self.glove_nearest(word, k)
-        note = None if nearest is not None else message("word_not_in_glove", word=word, size=len(self.parts.glove))
+        if nearest is None:
+            note = message("word_not_in_glove", word=word, size=len(self.parts.glove))
+        else:
+            note = None if nearest else message("glove_none_named", word=word, n=GLOVE_CANDIDATES * k)
         expected = self.expectations(context) if explain else []
         name = self.representation_name(asked_in)
         return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)

@@ -423,6 +423,15 @@ def test_senses_separates_planted_senses(indexer_index):
     assert not senses.notices and not indexer_index.senses("bank", k=9).notices  # 48 uses fill 9 senses of 5
 
 
+def test_an_empty_glove_list_says_why(indexer_index, monkeypatch):
+    """GloVe's nearest words leave out what names nothing: for punctuation none may be left (here GloVe's nearest
+    are made punctuation and stopwords), and the answer says so rather than showing an empty list."""
+    assert indexer_index.neighbors("We sat on the bank.", "bank", k=2).glove_note is None
+    monkeypatch.setattr(indexer_index.parts.glove, "nearest", lambda word, k: [(",", 0.9), ("the", 0.8), (";", 0.7)])
+    found = indexer_index.neighbors("We sat on the bank.", "bank", k=2)
+    assert found.glove == [] and found.glove_note.key == "glove_none_named" and "10 nearest" in found.glove_note
+
+
 def test_senses_say_when_k_asks_more_than_the_uses_hold(indexer_index):
     """A k the uses cannot fill is answered, with a notice: one sense per use above their number, and senses too
     small to tell apart above what ``MIN_CLUSTER`` uses each allow."""
