@@ -352,5 +352,6 @@ def test_a_damaged_download_is_named_damaged_with_the_command_that_fetches_it_ag
         f.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) and item.size else None)
         damaged = f[names[0]]
         damaged[(0,) * damaged.ndim] = np.nan
-    with pytest.raises(WeightsError, match=r"NaN .*damaged.*download it again: .*download elmo-small --force"):
-        Elmo.load("elmo-small")
+    for given in ("elmo-small", weights.parent, weights):  # by its name, its folder or its weights file
+        with pytest.raises(WeightsError, match=r"NaN .*damaged.*download it again: .*download elmo-small --force"):
+            Elmo.load(given)
