@@ -12,6 +12,7 @@ beside it; a file that merely looks like one is not), and another file only with
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -121,6 +122,14 @@ def record_written(path: Path, kind: str) -> None:
             Path(tmp).write_text(json.dumps(outputs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError:
         pass
+
+
+def output_file(text: str) -> Path:
+    """argparse's ``type`` for a one-file output: its path, refused when it ends in a slash (a folder's path, which
+    ``Path`` would silently take for a file of the folder's name)."""
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"{text!r} ends in a slash, so names a folder; give the path of a file")
+    return Path(text)
 
 
 def check_writable_folder(target: Path, option: str) -> None:

@@ -229,6 +229,12 @@ CLI = [
         "wrote 1 sentence ",
     ),
     Cmd(
+        "embed into a folder's path (a trailing slash)",
+        lambda c: embeds(c, "--output", str(c.tmp / "new") + "/"),
+        USAGE,
+        "--output: '.*new/' ends in a slash, so names a folder; give the path of a file",
+    ),
+    Cmd(
         "embed onto a folder",
         lambda c: e(c, "embed", "--model", str(c.model), "--input", lines(c, "a\n"), "--output", str(c.tmp)),
         ERROR,

@@ -103,6 +103,12 @@ CLI = [
         "--out .*lines.txt/g.txt: .*lines.txt is a file, not a folder; check the path",
         during=failing("indexer.cli.glove.train_glove_on_text", AssertionError("trained before checking --out")),
     ),
+    Cmd(
+        "glove into a folder's path (a trailing slash)",
+        lambda c: glove(c, "--out", str(c.tmp / "new") + "/"),
+        USAGE,
+        "--out: '.*new/' ends in a slash, so names a folder; give the path of a file",
+    ),
     Cmd("glove with a NaN x-max", lambda c: glove(c, "--x-max", "nan"), USAGE, "--x-max: .*not 'nan'"),
     Cmd("glove of a huge dimension", lambda c: glove(c, "--dim", "1e9"), USAGE, "--dim: .*from 1 to 10,000"),
     Cmd(

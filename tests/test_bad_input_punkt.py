@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bad_input import (
     ERROR,
+    USAGE,
     Cmd,
     cli_test,
     e,
@@ -24,6 +25,12 @@ CLI = [
         ),
         ERROR,
         "mine.json already exists and is not a file of Punkt parameters this command wrote.*--overwrite",
+    ),
+    Cmd(
+        "punkt into a folder's path (a trailing slash)",
+        lambda c: e(c, "punkt", "--corpus", lines(c, "Mr. Smith sat.\n"), "--out", str(c.tmp / "new") + "/"),
+        USAGE,
+        "--out: '.*new/' ends in a slash, so names a folder; give the path of a file",
     ),
     Cmd(
         "punkt from a missing corpus",

@@ -107,7 +107,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "each line one sequence (no sentence splitting), and add a JSON string dataset 'tokens' (one list of "
         "token strings per line, in line order)",
     )
-    embed.add_argument("--output", type=Path, required=True, help="hdf5 file to write (replaced atomically)")
+    embed.add_argument(
+        "--output", type=ownership.output_file, required=True, help="hdf5 file to write (replaced atomically)"
+    )
     layers = embed.add_mutually_exclusive_group()
     for name, help in (
         ("all", "write every layer: (L+1, n_tokens, dim) per sentence (the default)"),

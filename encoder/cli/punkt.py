@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out",
         required=True,
-        type=Path,
+        type=ownership.output_file,
         metavar="PATH",
         help="where to write the JSON parameters (a file this command wrote there before is replaced; another file only "
         "with --overwrite)",

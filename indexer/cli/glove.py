@@ -53,7 +53,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "(.txt/.gz/.xz, folders), lower-cased, and write the standard GloVe text format.",
     )
     glove.add_argument("--corpus", nargs="+", required=True, type=Path, help="text files or folders")
-    glove.add_argument("--out", required=True, type=Path, help="GloVe text file to write (.xz compresses it)")
+    glove.add_argument(
+        "--out", required=True, type=ownership.output_file, help="GloVe text file to write (.xz compresses it)"
+    )
     glove.add_argument(
         "--max-tokens", type=GLOVE_NUMBERS["max_tokens"], default=5_000_000, help="tokens to read (default 5,000,000)"
     )
