@@ -26,7 +26,7 @@ from .results import Comparison, Neighbors, Senses, TokenHit
 from .senses import MIN_CLUSTER, describe_senses, different_uses
 
 EXPECTED_CANDIDATES = 10  # the LM's likeliest words looked at per expected word shown: enough that k name something
-GLOVE_CANDIDATES = 5  # GloVe's nearest words looked at per word shown: enough that k name something
+GLOVE_CANDIDATES = (5, 25)  # GloVe's nearest words looked at per word shown, then again when too few name something
 
 
 class WordQuestions:
@@ -127,19 +127,24 @@ class WordQuestions:
         if nearest is None:
             note = message("word_not_in_glove", word=word, size=len(self.parts.glove))
         else:
-            note = None if nearest else message("glove_none_named", word=word, n=GLOVE_CANDIDATES * k)
+            note = None if nearest else message("glove_none_named", word=word, n=GLOVE_CANDIDATES[-1] * k)
         expected = self.expectations(context) if explain else []
         name = self.representation_name(asked_in)
         return Neighbors(query.tokens, position, hits, nearest or [], note, notices, name, expected)
 
     def glove_nearest(self, word: str, k: int) -> list[tuple[str, float]] | None:
         """GloVe's ``k`` nearest words to ``word`` that may name something (``TextRules.names_something``: no
-        stopword or punctuation; in Korean nouns, never a particle, an ending or a fragment of a word), among its
-        ``GLOVE_CANDIDATES`` times ``k`` nearest; None when ``word`` has no GloVe vector."""
-        nearest = self.parts.glove.nearest(word, GLOVE_CANDIDATES * k)
-        if nearest is None:
-            return None
-        return [(w, score) for w, score in nearest if self.parts.elmo.text.names_something(w)][:k]
+        stopword or punctuation; in Korean nouns, never a particle, an ending or a fragment of a word): among its
+        5 times ``k`` nearest, and 25 times when those hold fewer (``GLOVE_CANDIDATES``; a stopword's nearest words
+        are mostly stopwords); None when ``word`` has no GloVe vector."""
+        for candidates in GLOVE_CANDIDATES:
+            nearest = self.parts.glove.nearest(word, candidates * k)
+            if nearest is None:
+                return None
+            named = [(w, score) for w, score in nearest if self.parts.elmo.text.names_something(w)][:k]
+            if len(named) == k:
+                break
+        return named
 
     def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
         """What the LM expects at a use (its context states): each direction's ``k`` likeliest words that the

@@ -427,9 +427,15 @@ def test_an_empty_glove_list_says_why(indexer_index, monkeypatch):
     """GloVe's nearest words leave out what names nothing: for punctuation none may be left (here GloVe's nearest
     are made punctuation and stopwords), and the answer says so rather than showing an empty list."""
     assert indexer_index.neighbors("We sat on the bank.", "bank", k=2).glove_note is None
-    monkeypatch.setattr(indexer_index.parts.glove, "nearest", lambda word, k: [(",", 0.9), ("the", 0.8), (";", 0.7)])
+    looked = []
+    stopwords = [(",", 0.9), ("the", 0.8), (";", 0.7), ("of", 0.6), ("and", 0.5)] * 10
+    monkeypatch.setattr(indexer_index.parts.glove, "nearest", lambda word, k: looked.append(k) or stopwords[:k])
     found = indexer_index.neighbors("We sat on the bank.", "bank", k=2)
-    assert found.glove == [] and found.glove_note.key == "glove_none_named" and "10 nearest" in found.glove_note
+    assert found.glove == [] and found.glove_note.key == "glove_none_named" and "50 nearest" in found.glove_note
+    assert looked == [10, 50]  # five times k, then 25 times when too few of them name something
+    words = [("the", 0.9)] * 12 + [("river", 0.5), ("shore", 0.4)]
+    monkeypatch.setattr(indexer_index.parts.glove, "nearest", lambda word, k: words[:k])
+    assert indexer_index.glove_nearest("bank", k=2) == [("river", 0.5), ("shore", 0.4)]  # found further down
 
 
 def test_senses_say_when_k_asks_more_than_the_uses_hold(indexer_index):
