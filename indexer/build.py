@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from encoder import Elmo, LayerMix
+from encoder import Elmo, LayerMix, ownership
 from encoder.device import resolve_device
 from encoder.glove import BASELINES, STANFORD
 from encoder.options import check_keywords
@@ -241,11 +241,11 @@ def _refuse_lookalikes(out: Path, contents: folder.Contents) -> None:
     """Refuse an ``add`` to a folder holding a user's file named as one of a later generation's: each commit moves
     the generations the index may claim (``folder.is_ours``), so the add's clean-up, or a later one, would take it
     for its own and delete it. Other files of the user's are never touched, and stay."""
-    lookalikes = [name for name in contents.foreign if "/" not in name and layout.role(name) is not None]
+    lookalikes = [out / name for name in contents.foreign if "/" not in name and layout.role(name) is not None]
     if lookalikes:
         raise FileExistsError(
-            f"{out} holds {', '.join(lookalikes[:5])}{' …' if len(lookalikes) > 5 else ''}, named as the index's own "
-            "files but not written by it; move them out of the index folder, then add again"
+            f"{out} holds {ownership.listing(out, lookalikes)}, named as the index's own files but not written by it; "
+            "move them out of the index folder, then add again"
         )
 
 

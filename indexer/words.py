@@ -215,10 +215,12 @@ class WordQuestions:
             notices.append(message("senses_sampled", word=word, n=len(ids), sample=max_occurrences))
             ids = np.sort(np.random.default_rng(0).choice(ids, max_occurrences, replace=False))
         vectors = asked_in.sense_vectors(self.parts, ids, every_use)
-        if k != "auto" and int(k) > different_uses(vectors):
-            notices.append(message("senses_capped", k=int(k), word=word, n=different_uses(vectors)))
-        elif k != "auto" and int(k) > max(1, len(vectors) // MIN_CLUSTER):
-            notices.append(message("senses_thin", k=int(k), n=len(vectors), min=MIN_CLUSTER))
+        if k != "auto":  # a number the uses may not fill
+            different = different_uses(vectors)
+            if int(k) > different:
+                notices.append(message("senses_capped", k=int(k), word=word, n=different))
+            elif int(k) > max(1, len(vectors) // MIN_CLUSTER):
+                notices.append(message("senses_thin", k=int(k), n=len(vectors), min=MIN_CLUSTER))
         sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]
         rows = self.parts.sentences.iloc[sentence_ids]
         result = describe_senses(
