@@ -267,17 +267,26 @@ def test_fused_lstm_equals_the_step_by_step_recurrence(ragged):
         assert (fused - steps).abs().max() <= 1e-5 * max(1.0, steps.abs().max().item())
 
 
+def _repeating_rows(generator: torch.Generator) -> torch.Tensor:
+    """(2, 5, 9, 16) LSTM input whose rows are 4 vectors over and over, as a first layer's token vectors are."""
+    vectors = torch.randn(4, 16, generator=generator) * 3  # large enough to clip
+    return vectors[torch.randint(0, 4, (2, 5, 9), generator=generator)]
+
+
 @pytest.mark.parametrize("ragged", [False, True])
-def test_in_place_steps_equal_the_step_by_step_recurrence(ragged, monkeypatch):
+@pytest.mark.parametrize("reads_tokens", [False, True])
+def test_in_place_steps_equal_the_step_by_step_recurrence(ragged, reads_tokens, monkeypatch):
     """The inference path of a clipped LSTM (in place, tanh through sigmoid) against the reference recurrence:
-    outputs and final state; the caller's state is left as it was, and inference takes this path."""
+    outputs and final state; the caller's state is left as it was, and inference takes this path. A first layer
+    (``reads_tokens``) gets rows that repeat, whose input products it takes once per distinct row."""
     from encoder.model import LstmLayer
 
-    layer = LstmLayer(16, replace(UNCLIPPED, cell_clip=0.5, proj_clip=0.3))
+    layer = LstmLayer(16, replace(UNCLIPPED, cell_clip=0.5, proj_clip=0.3), reads_tokens=reads_tokens)
     layer.reset_parameters(torch.Generator().manual_seed(1))
     with torch.no_grad():
         layer.bias.normal_()
-    x = torch.randn(2, 5, 9, 16, generator=torch.Generator().manual_seed(2)) * 3  # large enough to clip
+    generator = torch.Generator().manual_seed(2)
+    x = _repeating_rows(generator) if reads_tokens else torch.randn(2, 5, 9, 16, generator=generator) * 3
     state = (torch.randn(2, 5, 16), torch.randn(2, 5, 32))
     kept = [s.clone() for s in state]
     lengths = torch.tensor([9, 3, 0, 6, 1]) if ragged else torch.full((5,), 9)
@@ -296,6 +305,27 @@ def test_in_place_steps_equal_the_step_by_step_recurrence(ragged, monkeypatch):
         assert have.shape == want.shape
         assert (have - want).abs().max() <= 1e-6
     assert all(torch.equal(a, b) for a, b in zip(kept, state))
+
+
+@pytest.mark.parametrize("reads_tokens", [False, True])
+@pytest.mark.parametrize("rows_per_product", [1, 12, 512])
+def test_input_halves_are_each_steps_input_product(reads_tokens, rows_per_product):
+    """Each step's input half of the gates, x_t W_input + bias (with the +1 forget bias), whether the products
+    are taken a few steps at a time (one step, two steps with a last block of one, all nine at once) or once per distinct
+    row of a first layer; and every step gets its own."""
+    from encoder.model import LstmLayer
+
+    layer = LstmLayer(16, replace(UNCLIPPED, cell_clip=0.5, proj_clip=0.3), reads_tokens=reads_tokens)
+    layer.reset_parameters(torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        layer.bias.normal_()
+    x = _repeating_rows(torch.Generator().manual_seed(2))
+    with torch.inference_mode():
+        halves = [z.clone() for z in layer._input_halves(x, rows_per_product)]
+        expected = torch.baddbmm(layer._bias_with_forget(x.dtype)[:, None], x.flatten(1, 2), layer.w_input)
+    assert len(halves) == 9
+    for t, z in enumerate(halves):
+        assert (z - expected.view(2, 5, 9, -1)[:, :, t]).abs().max() <= 1e-5
 
 
 def test_char_cnn_inference_skips_the_padding_yet_gives_the_reference_vectors(monkeypatch):
