@@ -50,12 +50,14 @@ TABLE_HEAD = (
 """The table's header: the pages keep the last run's table (``tests/test_docs.py``, ``MARKED_ONLY``)."""
 ALLENNLP = "AllenNLP _ElmoBiLm (same work)"
 
-# The instrumented run of our command: the same main() as `python -m encoder`, with its phases stamped.
+# The instrumented run of our command: `python -m encoder`'s own cli() (its frame freezes the imports' objects and
+# ends the process after embed), with its phases stamped and printed just before that end.
 _DRIVER = r"""
 import json, sys, time
 t0 = time.perf_counter()
 import encoder.__main__ as cli
-cli.build_parser()  # the sub-commands' modules, which the CLI imports when it builds its parser
+import encoder.cli.frame as frame
+cli.build_parser(sys.argv[1:])  # the command's module, which the CLI imports when it builds its parser
 t_import = time.perf_counter()
 import torch
 from encoder.elmo import Elmo
@@ -70,19 +72,20 @@ def timed(name, function):
 load = Elmo.load.__func__
 Elmo.load = classmethod(timed("load", load))
 Elmo.embed = timed("embed", Elmo.embed)
-cli.main(sys.argv[1:])
-t_end = time.perf_counter()
-print(json.dumps({
-    "import encoder (package + CLI modules)": t_import - t0,
-    "model load (Elmo.load)": stamps["load"][1] - stamps["load"][0],
-    "read + split input lines": stamps["embed"][0] - stamps["load"][1],
-    "embed (Elmo.embed)": stamps["embed"][1] - stamps["embed"][0],
-    "write hdf5": t_end - stamps["embed"][1],
-    "in-process total": t_end - t0,
-    "threads": torch.get_num_threads(),
-}))
-if hasattr(cli, "exit_now"):  # as `python -m encoder embed` ends
-    cli.exit_now()
+def report_then(exit_now):
+    t_end = time.perf_counter()
+    print(json.dumps({
+        "import encoder (package + CLI modules)": t_import - t0,
+        "model load (Elmo.load)": stamps["load"][1] - stamps["load"][0],
+        "read + split input lines": stamps["embed"][0] - stamps["load"][1],
+        "embed (Elmo.embed)": stamps["embed"][1] - stamps["embed"][0],
+        "write hdf5": t_end - stamps["embed"][1],
+        "in-process total": t_end - t0,
+        "threads": torch.get_num_threads(),
+    }), flush=True)
+    exit_now()
+frame.exit_now = lambda exit_now=frame.exit_now: report_then(exit_now)
+cli.cli()
 """
 
 
@@ -145,7 +148,7 @@ def import_shares(env: dict[str, str], top: int = 8) -> list[tuple[str, float]]:
     """Self import time per top-level package of ``import encoder.__main__`` and its parser's sub-command modules
     (``python -X importtime``)."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import encoder.__main__ as cli; cli.build_parser()"],
+        [sys.executable, "-X", "importtime", "-c", 'import encoder.__main__ as cli; cli.build_parser(["embed"])'],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -6,6 +6,7 @@ printed by ``show`` or with ``--json``; errors are one ``error:`` line (exit sta
 from __future__ import annotations
 
 import argparse
+import sys
 
 from . import frame
 
@@ -15,18 +16,20 @@ DESCRIPTION = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    # imported here, not above: the indexer imports ``frame`` from this package without the encoder's commands
-    from . import download, embed, evaluate, perplexity, prepare, punkt, ship, train
+COMMANDS = ("embed", "download", "punkt", "evaluate", "train", "ship", "perplexity", "prepare")
+"""The sub-commands (modules of this package), in the order ``--help`` lists them."""
 
-    commands = (embed, download, punkt, evaluate, train, ship, perplexity, prepare)  # as ``--help`` lists them
-    return frame.make_parser("encoder", DESCRIPTION, commands)
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the one ``argv`` names (``frame.make_parser``)."""
+    return frame.make_parser("encoder", DESCRIPTION, COMMANDS, argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command ``argv`` asks for; done, it returns, else it raises ``SystemExit`` with the exit status (in a
     test or a script, as argparse's usage errors and ``errors.fail`` end the encoder's commands)."""
-    status = frame.main(build_parser(), argv)
+    argv = sys.argv[1:] if argv is None else argv
+    status = frame.main(build_parser(argv), argv)
     if status:
         raise SystemExit(status)
 

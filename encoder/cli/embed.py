@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> dict:
     with write_hdf5(args.output) as out:
         sentence_to_index = {}
         for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
-            out.create_dataset(str(i), data=OUTPUT_FORMATS[args.output_format](layers).astype("float32"))
+            out.create_dataset(str(i), data=OUTPUT_FORMATS[args.output_format](layers).astype("float32", copy=False))
             sentence_to_index.setdefault(" ".join(tokens), str(i))
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
         if args.raw:  # what was embedded: one list of token strings per line, in line order

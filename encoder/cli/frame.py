@@ -14,12 +14,13 @@ or stay in the JSON; a library's warning is one ``warning:`` line; Ctrl-C is one
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
 import os
 import signal
 import sys
 import warnings
-from collections.abc import Callable, Collection, Iterable
-from types import ModuleType
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..commands import parser_for
@@ -40,13 +41,19 @@ Answer = Callable[[Callable[[], Any]], Any]
 """How a program answers a command: ``answer_or_error`` or its own, given the command's ``run`` to call."""
 
 
-def make_parser(package: str, description: str, commands: Iterable[ModuleType]) -> argparse.ArgumentParser:
+def make_parser(
+    package: str, description: str, commands: Sequence[str], argv: Sequence[str] | None = None
+) -> argparse.ArgumentParser:
     """The parser of ``package``'s program: its usage line and ``--version`` (``commands.parser_for``) and the
-    sub-commands of ``commands`` (modules with ``register``), in the order ``--help`` lists them."""
+    sub-commands ``commands``, each a module of ``package.cli`` with ``register``, named as its command, in the order
+    ``--help`` lists them. Given the ``argv`` it is for, and that names a command first, only that command's module is
+    imported: the other commands' imports took 0.14 s of every ``encoder embed``'s start (docs/benchmarks.md)."""
+    if argv and argv[0] in commands:
+        commands = [argv[0]]
     parser = parser_for(package, description)
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in commands:
-        command.register(subcommands)
+    for name in commands:
+        importlib.import_module(f"{package}.cli.{name}").register(subcommands)
     for subparser in subcommands.choices.values():  # an unknown option is its command's (``parse``)
         subparser.set_defaults(command_parser=subparser)
     return parser
@@ -123,7 +130,10 @@ def cli(main: Callable[[], int | None], exit_now_after: Collection[str] = ()) ->
     is not an error of ours. After a finished command of ``exit_now_after`` the process ends at once (``exit_now``).
     Once the command is over, Ctrl-C and SIGTERM are ignored: in the interpreter's teardown (a second or so of
     freeing torch) Python has put their default handlers back, and the signal killed the process, its status (a
-    finished command's 0, an error line's 2) lost."""
+    finished command's 0, an error line's 2) lost. What the imports made (torch's 170,000 objects) lives as long as
+    the process: it is frozen out of Python's full garbage collections, one of which walked it for 0.07 s of
+    ``embed``'s 6.5 s (docs/benchmarks.md)."""
+    gc.freeze()
     try:
         status = main()
     except BrokenPipeError:

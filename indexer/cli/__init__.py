@@ -7,29 +7,32 @@ docs/indexer.md); errors are one ``error:`` line (exit status 2), Ctrl-C one lin
 from __future__ import annotations
 
 import argparse
+import sys
 
 from encoder.cli import frame
 
 from ..answers import answer_or_error
-from . import add, build, delete, export, glove, neighbors, search, senses, serve, stats
 
-COMMANDS = (build, add, delete, search, neighbors, senses, stats, glove, export, serve)
-"""The sub-commands, in the order ``--help`` lists them."""
+COMMANDS = ("build", "add", "delete", "search", "neighbors", "senses", "stats", "glove", "export", "serve")
+"""The sub-commands (modules of this package), in the order ``--help`` lists them."""
 
 
-def make_parser() -> argparse.ArgumentParser:
+def make_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the one ``argv`` names (``frame.make_parser``)."""
     return frame.make_parser(
         "indexer",
         "ELMo Search indexes: build them from a corpus, then find similar sentences, uses of a word in context, and "
         "word senses; serve them over HTTP, or export their vectors.",
         COMMANDS,
+        argv,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` asks for; its exit status (argparse's usage errors and ``fail`` raise
     ``SystemExit`` as they always do)."""
-    return frame.main(make_parser(), argv, answer_or_error)
+    argv = sys.argv[1:] if argv is None else argv
+    return frame.main(make_parser(argv), argv, answer_or_error)
 
 
 def cli() -> None:
