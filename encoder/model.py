@@ -318,6 +318,8 @@ class LstmLayer(nn.Module):
         Each row's mask must be a prefix (valid steps first), the same in both directions. Steps past a row's length output zeros and
         do not count: the returned state is the one after the row's last valid step.
         """
+        if mask is not None and (mask.shape != x.shape[:3] or mask.dtype != torch.bool):
+            raise ValueError(f"mask: bool {tuple(x.shape[:3])} expected, not {mask.dtype} {tuple(mask.shape)}")
         if self.fused:
             return self._forward_fused(x, mask, state)
         if torch.is_grad_enabled() or torch.is_autocast_enabled(x.device.type):

@@ -267,6 +267,20 @@ def test_fused_lstm_equals_the_step_by_step_recurrence(ragged):
         assert (fused - steps).abs().max() <= 1e-5 * max(1.0, steps.abs().max().item())
 
 
+@pytest.mark.parametrize("clipped", [False, True])
+def test_a_mask_of_the_wrong_shape_or_type_is_refused(clipped):
+    """Every path of a layer reads its rows' lengths from the mask: one that does not fit the input is an error,
+    not vectors cut at the wrong step (the in-place path had read a longer mask as full rows)."""
+    from encoder.model import LstmLayer
+
+    layer = LstmLayer(16, replace(UNCLIPPED, cell_clip=3.0, proj_clip=3.0) if clipped else UNCLIPPED)
+    x, state = torch.zeros(2, 5, 9, 16), (torch.zeros(2, 5, 16), torch.zeros(2, 5, 32))
+    for mask in (torch.ones(2, 5, 10, dtype=torch.bool), torch.ones(2, 5, 8, dtype=torch.bool),
+                 torch.ones(5, 9, dtype=torch.bool), torch.ones(2, 5, 9)):  # fmt: skip
+        with torch.inference_mode(), pytest.raises(ValueError, match="mask"):
+            layer(x, mask, state)
+
+
 def _repeating_rows(generator: torch.Generator) -> torch.Tensor:
     """(2, 5, 9, 16) LSTM input whose rows are 4 vectors over and over, as a first layer's token vectors are."""
     vectors = torch.randn(4, 16, generator=generator) * 3  # large enough to clip
