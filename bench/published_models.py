@@ -75,18 +75,28 @@ def measure(elmo: Elmo, sentences: list[list[str]]) -> float:
     return sum(map(len, sentences)) / (time.perf_counter() - started)
 
 
+SPEED_HEAD = (
+    "| model | weights | parameters | fp32 MB | output dim | CPU tokens/s |",
+    "|---|---|---:|---:|---:|---:|",
+)
+"""The speed table's header, as docs/models.md quotes it (tests/test_docs.py checks the page's copy against it)."""
+
+
 def speed_table(args: argparse.Namespace) -> None:
     sentences = demo_sentences(args.sentences)
     shapes = [name for name in PUBLISHED if name != "elmo-original-5.5b"]
     print(f"{len(sentences)} sentences, {sum(map(len, sentences)):,} tokens; {args.threads} threads")
-    print(f"{'model':20s} {'weights':25s} {'parameters':>12s} {'fp32 MB':>8s} {'out dim':>7s} {'tokens/s':>9s}")
+    table = list(SPEED_HEAD)
     for name in ["default", *shapes]:
         elmo = Elmo.load("default") if name == "default" else Elmo(random_model(name), name=name)
         weights = "shipped" if name == "default" else "random, published shape"
         parameters = sum(p.numel() for p in elmo.model.parameters())
         speed = measure(elmo, sentences)
-        print(f"{name:20s} {weights:25s} {parameters:>12,} {parameters * 4 / 1e6:>8.1f} {elmo.dim:>7d} {speed:>9,.0f}")
+        table.append(
+            f"| `{name}` | {weights} | {parameters:,} | {parameters * 4 / 1e6:.1f} | {elmo.dim} | {speed:,.0f} |"
+        )
         del elmo
+    figure_block("published_models.speed", table)
 
 
 def build_process(corpus: list[Path], out: Path, model: Path, glove: str, threads: int) -> tuple[float, float]:

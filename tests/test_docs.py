@@ -626,6 +626,7 @@ MARKED_ONLY = {
     "search_speed.start": ("bench.search_speed", "START_HEAD"),
     "search_speed.stages": ("bench.search_speed", "STAGES_HEAD"),
     "search_speed.processes": ("bench.search_speed", "PROCESSES_HEAD"),
+    "published_models.speed": ("bench.published_models", "SPEED_HEAD"),
     "published_models.elmo-original.demo": ("bench.published_models", "DEMO_HEAD"),
     "embed_process.table": ("bench.embed_process", "TABLE_HEAD"),
     "scale.steps": ("bench.scale", "STEPS_HEAD"),
