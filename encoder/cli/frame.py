@@ -47,7 +47,7 @@ def make_parser(
     """The parser of ``package``'s program: its usage line and ``--version`` (``commands.parser_for``) and the
     sub-commands ``commands``, each a module of ``package.cli`` with ``register``, named as its command, in the order
     ``--help`` lists them. Given the ``argv`` it is for, and that names a command first, only that command's module is
-    imported: the other commands' imports took 0.14 s of every ``encoder embed``'s start (docs/benchmarks.md)."""
+    imported: the other commands' imports took 0.14 s of every ``encoder embed``'s start (timed in-process)."""
     if argv and argv[0] in commands:
         commands = [argv[0]]
     parser = parser_for(package, description)
