@@ -28,10 +28,12 @@ LETTER_BUCKETS = 64  # letters counted modulo this for the quick filter (a lower
 
 
 def typed_letters(word: str) -> str:
-    """``word`` as it is typed, letter by letter: each Hangul syllable block as its jamo (Unicode's canonical
-    decomposition), every other character as it is."""
+    """``word`` as it is typed, letter by letter: in its compatibility form (Unicode's NFKC: full-width letters as
+    the plain ones, a letter and a combining accent as the accented letter), then each Hangul syllable block as its
+    jamo (the canonical decomposition), every other character as it is."""
     if word.isascii():
         return word
+    word = unicodedata.normalize("NFKC", word)
     return "".join(unicodedata.normalize("NFD", c) if "가" <= c <= "힣" else c for c in word)
 
 
@@ -43,7 +45,8 @@ def max_edits(typed: str) -> int:
 
 def correctable(word: str) -> bool:
     """Whether a word may be corrected: letters only (no numbers, codes or names with digits), of a word's length."""
-    return word.isalpha() and MIN_LETTERS <= len(typed_letters(word)) <= MAX_LETTERS
+    typed = typed_letters(word)
+    return typed.isalpha() and MIN_LETTERS <= len(typed) <= MAX_LETTERS
 
 
 def letter_counts(words: Sequence[str]) -> np.ndarray:

@@ -95,3 +95,14 @@ def test_korean_edits_count_jamo_not_syllable_blocks():
         and jamo_edits("머거요", "먹어요") == 2
     )
     assert jamo_edits("허리띠", "허벅지") is None and jamo_edits("가지", "바가지") is None  # 4 jamo: 1 edit at most
+
+
+def test_full_width_letters_and_combining_accents_are_spelled_as_the_plain_word():
+    """A word typed in full-width letters ("ｍｏｎｅｙ") or with a combining accent ("cafe" + U+0301) is the
+    collection's word in its compatibility form (NFKC), so it is respelled as that word; a typo in full width
+    ("ｍｏｎｎｅｙ") is one edit, as in plain letters."""
+    collection = Speller(["money", "honey", "café"], [27, 3, 2], (), looks([1.0, 0.0]))
+    assert correctable("cafe\u0301") and not "cafe\u0301".isalpha()
+    assert collection.correct("ｍｏｎｅｙ") == "money"
+    assert collection.correct("ｍｏｎｎｅｙ") == "money"
+    assert collection.correct("cafe\u0301") == "café"
