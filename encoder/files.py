@@ -160,9 +160,10 @@ def _is_disk_full(error: BaseException, folder: Path) -> bool:
     if getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(error):
         return True
     try:
-        return os.statvfs(folder).f_bavail == 0
+        space = os.statvfs(folder)
     except OSError:
         return False
+    return space.f_blocks > 0 and space.f_bavail == 0  # /proc and /sys have no blocks at all: they are not full
 
 
 def _names_a_real_file(error: OSError) -> bool:

@@ -5,6 +5,7 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -93,6 +94,20 @@ for name, (main, argv) in commands.items():
 after = {name: open(os.path.join(full, name), "rb").read() for name in before}
 print(json.dumps({"said": said, "intact": after == before}))
 """
+
+
+def test_a_file_system_of_no_blocks_is_not_a_full_disk(tmp_path):
+    """/proc and /sys have no blocks at all (statvfs: 0 of 0 free): a write refused there ends in the system's own
+    error, not "disk full" (as root, ``embed --output /proc/x.hdf5`` had said the disk was full)."""
+    from unittest import mock
+
+    from encoder.files import writing
+
+    no_blocks = os.statvfs_result((4096, 4096, 0, 0, 0, 0, 0, 0, 0, 255))
+    with mock.patch("os.statvfs", return_value=no_blocks), pytest.raises(OSError) as raised:
+        with writing(tmp_path / "x.hdf5"):
+            raise OSError(errno.EINVAL, "Invalid argument")
+    assert raised.value.errno == errno.EINVAL and "disk full" not in str(raised.value)
 
 
 def test_a_real_full_disk(world: World, tmp_path: Path) -> None:
