@@ -638,8 +638,8 @@ class BiLM(nn.Module):
         Rows must be right-padded. The backward stack runs each row from its last valid position down to 0.
         ``final_state=False`` (stateless embedding) returns no state and runs a fused LSTM over whole padded rows:
         both directions read their valid steps first, so those outputs are the same, and the padding's are zeroed;
-        the fused kernel then needs no packing and the GPU no wait for the rows' lengths. A clipped LSTM is given
-        the rows' lengths all the same: step by step, it skips the padding's steps.
+        the fused kernel then needs no packing and the GPU no wait for the rows' lengths. A clipped LSTM on the CPU
+        is given the rows' lengths all the same: step by step, it skips the padding's steps.
         """
         B = tokens.shape[0]
         lengths = mask.sum(dim=1)
@@ -647,7 +647,7 @@ class BiLM(nn.Module):
             state = self.lstm.zero_state(B, tokens.device, tokens.dtype)
         x = torch.stack([tokens, reverse_padded(tokens, lengths)])
         both = torch.stack([mask, mask])
-        whole_rows = not final_state and self.lstm.layers[0].fused
+        whole_rows = not final_state and (self.lstm.layers[0].fused or tokens.device.type != "cpu")
         layer_outputs, state = self.lstm(x, None if whole_rows else both, state)
         token_layer = tokens * mask[..., None]
         layers = [torch.cat([token_layer, token_layer], dim=-1)]
