@@ -204,28 +204,28 @@ class DocumentSearch:
         """``tokens`` with each word no document has (not even another form of it) replaced by the nearest word of
         the index's speller, where there is one (``spelling.Speller``: the collection's words and, in English, the
         model's vocabulary in lower case), and the query as searched (None: as typed); a
-        ``searched_for`` notice in ``notices`` says what changed. Only what is no word at all is respelled: a real
-        word the index lacks ("mice", "bold") is searched as it is (``is_a_word``), and so is a piece of one: a
-        token whose word as written (``written_word``) is a word ("프레이야", which Kiwi reads alone as an unknown 프레
-        + 이 + 야)."""
+        ``searched_for`` notice in ``notices`` says what changed. Only what is no word at all is respelled
+        (``is_no_word``): a real word the index lacks ("mice", "bold") is searched as it is, and so is a piece of
+        one: a token whose word as written (``written_word``) is a word ("프레이야", which Kiwi reads alone as an
+        unknown 프레 + 이 + 야). A compound the index does not know ("mountain-sprng") is respelled piece by piece."""
         fixes: dict[str, str] = {}
         spans: list[tuple[str, int, int]] = []  # the query's tokens where they stand: found once a word is no word
         asked = 0
         for token in dict.fromkeys(tokens):
             word = normalize(token)
-            if (
-                asked < MAX_RESPELLED
-                and correctable(word)
-                and word not in self.parts.elmo.text.stopwords
-                and not self.parts.bm25.holds(self.parts.keyword_terms.term(word))  # live documents only
-                and not self.is_a_word(word)
-            ):
+            pieces = word.split("-") if "-" in word and not self.is_known(word) else [word]
+            fixed = list(pieces)
+            for n, piece in enumerate(pieces):
+                if asked >= MAX_RESPELLED or not self.is_no_word(piece):
+                    continue
                 spans = spans or self.parts.elmo.text.text_tokens(text)
                 whole = next((written_word(text, a, b) for t, a, b in spans if t == token), token)
+                if whole != token and self.is_a_word(normalize(whole)):
+                    break
                 asked += 1
-                fix = None if whole != token and self.is_a_word(normalize(whole)) else self.parts.speller.correct(word)
-                if fix is not None:
-                    fixes[token] = fix
+                fixed[n] = self.parts.speller.correct(piece) or piece
+            if fixed != pieces:
+                fixes[token] = "-".join(fixed)
         if not fixes:
             return tokens, None
         parts, last = [], 0
@@ -237,6 +237,15 @@ class DocumentSearch:
         changes = ", ".join(f"{typed} → {fix}" for typed, fix in fixes.items())
         notices.append(message("searched_for", query=searched, changes=changes, words=fixes))
         return [fixes.get(token, token) for token in tokens], searched
+
+    def is_no_word(self, word: str) -> bool:
+        """Whether ``word`` (``normalize``d) is to be respelled: ``correctable``, no stopword, and neither held by a
+        live document (in any of its forms) nor a word of the language (``is_known``)."""
+        return correctable(word) and word not in self.parts.elmo.text.stopwords and not self.is_known(word)
+
+    def is_known(self, word: str) -> bool:
+        """Whether a live document holds ``word`` (lower case) in one of its forms, or it is a word (``is_a_word``)."""
+        return self.parts.bm25.holds(self.parts.keyword_terms.term(word)) or self.is_a_word(word)
 
     def is_a_word(self, word: str) -> bool:
         """Whether ``word`` (lower case) is in a large dictionary: the index's (``IndexParts.dictionary``) or its

@@ -78,6 +78,10 @@ def test_only_non_words_are_respelled(small):
         "passengers",
     ]
     assert small.search("spiral galaxeis", spelling=False).searched_for is None
+    # a compound is respelled piece by piece, and only its pieces that are no words
+    assert small.search("a spiral-galaxeis").searched_for == "a spiral-galaxies"
+    assert small.search("ice-cream and teleskope").searched_for == "ice-cream and telescope"
+    assert small.search("well-known ice-cream").searched_for is None
 
 
 def test_sentences_are_searched_respelled_as_documents_are(small):
