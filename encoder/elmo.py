@@ -284,8 +284,8 @@ class Elmo:
             tokens, mask = self.model_inputs(sentences, use_cache)
             with self.computing():
                 layers, state = self.model.contextualize(
-                    tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful
-                )
+                    tokens, mask, self._initial_state(len(sentences)), final_state=self.stateful, far_ends=False
+                )  # _to_host drops BOS and EOS; context_states reads neither's far half
                 if context:
                     layers.append(self.model.context_states(layers[-1]))
             if state is not None:

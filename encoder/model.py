@@ -444,7 +444,7 @@ class LstmLayer(nn.Module):
         CPU tanh is several times slower than its sigmoid). The rows run longest first, and a step computes only the
         rows still running (padding was 5 % of the steps of WikiText-2 in length-sorted batches of 32, more where
         lengths mix); a row that has ended keeps its state, which is then its final state. The input half of the
-        gates comes from ``_input_halves``. It agrees with ``_forward_steps`` to float32 rounding (tests/encoder);
+        gates comes from ``_input_halves``; from a zero state (stateless) the first step has no recurrent product. It agrees with ``_forward_steps`` to float32 rounding (tests/encoder);
         what it saves: docs/benchmarks.md."""
         D, P = self.config.lstm_dim, self.config.projection_dim
         _, B, T, _ = x.shape
@@ -452,6 +452,7 @@ class LstmLayer(nn.Module):
         order = sorted(range(B), key=lambda b: -lengths[b])
         reordered = order != list(range(B))
         h, c = (s.clone() for s in state)  # updated in place, each row until it ends: the caller's stay as they were
+        zero_start = not h.any()  # stateless inference: every row starts from h = 0
         if reordered:
             rows = torch.tensor(order, device=x.device)
             x, h, c = x.index_select(1, rows), h.index_select(1, rows), c.index_select(1, rows)
@@ -463,7 +464,8 @@ class LstmLayer(nn.Module):
         for t, z in enumerate(self._input_halves(x[:, :, :longest])):
             n = running[t]
             z, h_run, c_run, o_tanh_c = z[:, :n], h[:, :n], c[:, :n], cell_output[:, :n]
-            z.baddbmm_(h_run, self.w_state)  # z: this step's (2, B, 4D) gates, a buffer the step may overwrite
+            if t > 0 or not zero_start:  # from h = 0 the product is 0 (exactly): z already holds the gates
+                z.baddbmm_(h_run, self.w_state)  # z: this step's (2, B, 4D) gates, a buffer the step may overwrite
             i, j, f, o = z.split(D, dim=-1)  # TF's gate order
             for gate in (i, f, o):
                 torch.sigmoid_(gate)
@@ -631,7 +633,12 @@ class BiLM(nn.Module):
             layer.reset_parameters(generator)
 
     def contextualize(
-        self, tokens: Tensor, mask: Tensor, state: State | None = None, final_state: bool = True
+        self,
+        tokens: Tensor,
+        mask: Tensor,
+        state: State | None = None,
+        final_state: bool = True,
+        far_ends: bool = True,
     ) -> tuple[list[Tensor], State | None]:
         """Token vectors (B, T, P) with mask (B, T) -> L+1 layers (B, T, 2P) and the final LSTM state.
 
@@ -640,6 +647,12 @@ class BiLM(nn.Module):
         both directions read their valid steps first, so those outputs are the same, and the padding's are zeroed;
         the fused kernel then needs no packing and the GPU no wait for the rows' lengths. A clipped LSTM on the CPU
         is given the rows' lengths all the same: step by step, it skips the padding's steps.
+
+        ``far_ends=False`` (with ``final_state=False``): the caller reads neither the forward half of a row's last
+        position nor the backward half of its first, which only each direction's last step writes (a sentence's EOS
+        and BOS: no word's vector or context states hold them). The CPU's step path then stops each direction one
+        step early (a sentence of 23 words: 1 step of 25) and leaves those halves zero; every other output is the
+        same to float rounding (the last steps then take fewer rows, and a product's last bit can depend on how many).
         """
         B = tokens.shape[0]
         lengths = mask.sum(dim=1)
@@ -648,7 +661,10 @@ class BiLM(nn.Module):
         x = torch.stack([tokens, reverse_padded(tokens, lengths)])
         both = torch.stack([mask, mask])
         whole_rows = not final_state and (self.lstm.layers[0].fused or tokens.device.type != "cpu")
-        layer_outputs, state = self.lstm(x, None if whole_rows else both, state)
+        steps = both
+        if not far_ends and not final_state:
+            steps = both & (torch.arange(mask.shape[1], device=mask.device) < (lengths - 1)[:, None])
+        layer_outputs, state = self.lstm(x, None if whole_rows else steps, state)
         token_layer = tokens * mask[..., None]
         layers = [torch.cat([token_layer, token_layer], dim=-1)]
         for out in layer_outputs:

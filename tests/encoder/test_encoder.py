@@ -289,10 +289,12 @@ def _repeating_rows(generator: torch.Generator) -> torch.Tensor:
 
 @pytest.mark.parametrize("ragged", [False, True])
 @pytest.mark.parametrize("reads_tokens", [False, True])
-def test_in_place_steps_equal_the_step_by_step_recurrence(ragged, reads_tokens, monkeypatch):
+@pytest.mark.parametrize("start", ["carried", "zero"])
+def test_in_place_steps_equal_the_step_by_step_recurrence(ragged, reads_tokens, start, monkeypatch):
     """The inference path of a clipped LSTM (in place, tanh through sigmoid) against the reference recurrence:
     outputs and final state; the caller's state is left as it was, and inference takes this path. A first layer
-    (``reads_tokens``) gets rows that repeat, whose input products it takes once per distinct row."""
+    (``reads_tokens``) gets rows that repeat, whose input products it takes once per distinct row. From a zero
+    state (stateless inference) the first step's recurrent product is skipped."""
     from encoder.model import LstmLayer
 
     layer = LstmLayer(16, replace(UNCLIPPED, cell_clip=0.5, proj_clip=0.3), reads_tokens=reads_tokens)
@@ -302,6 +304,8 @@ def test_in_place_steps_equal_the_step_by_step_recurrence(ragged, reads_tokens, 
     generator = torch.Generator().manual_seed(2)
     x = _repeating_rows(generator) if reads_tokens else torch.randn(2, 5, 9, 16, generator=generator) * 3
     state = (torch.randn(2, 5, 16), torch.randn(2, 5, 32))
+    if start == "zero":
+        state = (torch.zeros(2, 5, 16), torch.zeros(2, 5, 32))
     kept = [s.clone() for s in state]
     lengths = torch.tensor([9, 3, 0, 6, 1]) if ragged else torch.full((5,), 9)
     mask = (torch.arange(9)[None] < lengths[:, None]).expand(2, -1, -1) if ragged else None
@@ -410,6 +414,29 @@ def test_stateless_contextualize_over_whole_padded_rows_gives_the_same_layers(cl
     for a, b in zip(masked, whole):
         assert (a - b).abs().max() <= 1e-6
         assert not b[~mask].any()
+
+
+def test_far_ends_left_out_change_no_other_output():
+    """``far_ends=False`` (``Elmo.embed_batch``, which drops BOS and EOS): a clipped LSTM on the CPU stops each
+    direction one step early, so the forward half of a row's last position and the backward half of its first are
+    zero in the LSTM layers; every other output, and the context states, are those of the whole run."""
+    model = BiLM(replace(UNCLIPPED, cell_clip=3.0, proj_clip=3.0))
+    model.reset_parameters(0)
+    lengths = torch.tensor([9, 3, 0, 6, 1, 2])
+    mask = torch.arange(9)[None] < lengths[:, None]
+    tokens = torch.randn(6, 9, 16) * mask[..., None]
+    with torch.inference_mode():
+        whole, _ = model.contextualize(tokens, mask, final_state=False)
+        ends, _ = model.contextualize(tokens, mask, final_state=False, far_ends=False)
+    P, rows = UNCLIPPED.projection_dim, torch.arange(6)[lengths > 0]
+    far = torch.zeros(6, 9, 2 * P, dtype=torch.bool)
+    far[rows, lengths[rows] - 1, :P] = True  # forward: the last position
+    far[rows, 0, P:] = True  # backward: the first
+    assert torch.equal(ends[0], whole[0])  # the token layer
+    for a, b in zip(whole[1:], ends[1:]):
+        assert a[far].abs().min() > 0 and not b[far].any()  # left out, and not zero in the whole run
+        assert (a - b)[~far].abs().max() <= 1e-6
+        assert (model.context_states(a) - model.context_states(b))[mask].abs().max() <= 1e-6
 
 
 def test_length_buckets_pad_batches_without_changing_vectors(tiny_model_dir):
