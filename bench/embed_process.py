@@ -317,7 +317,8 @@ def allennlp_worker(args: argparse.Namespace) -> None:
     elmo, bilm = build_bilm(args.options, args.weights, args.allennlp)
     t_load = time.perf_counter()
     with open(args.input, encoding="utf-8") as f:
-        sentences = [line.split() for line in f]
+        lines = [line.strip() for line in f]  # as AllenNLP's `elmo` command (0.9) read them
+    sentences = [line.split() for line in lines]
     vectors = []
     with torch.no_grad():
         for start in range(0, len(sentences), args.batch_size):
@@ -328,9 +329,9 @@ def allennlp_worker(args: argparse.Namespace) -> None:
     t_embed = time.perf_counter()
     with h5py.File(args.output, "w") as out:
         sentence_to_index = {}
-        for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
+        for i, (line, layers) in enumerate(zip(lines, vectors)):
             out.create_dataset(str(i), data=layers.astype("float32"))
-            sentence_to_index.setdefault(" ".join(tokens), str(i))
+            sentence_to_index[line] = str(i)  # a repeated line: its last
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
     t_end = time.perf_counter()
     phases = {

@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> dict:
     for number, layers in enumerate(vectors, start=1):
         check_finite(f"the vectors of line {number} (the model is damaged?)", layers)
     with write_hdf5(args.output) as out:
-        sentence_to_index = {}
-        for i, (tokens, layers) in enumerate(zip(sentences, vectors)):
+        sentence_to_index = {}  # as AllenNLP's: each line stripped -> its dataset; a repeated line, its last
+        for i, (line, layers) in enumerate(zip(lines, vectors)):
             out.create_dataset(str(i), data=OUTPUT_FORMATS[args.output_format](layers).astype("float32", copy=False))
-            sentence_to_index.setdefault(" ".join(tokens), str(i))
+            sentence_to_index[line.strip()] = str(i)
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
         if args.raw:  # what was embedded: one list of token strings per line, in line order
             out.create_dataset("tokens", data=json.dumps(sentences, ensure_ascii=False))
@@ -93,7 +93,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Embed one pre-tokenized sentence per line (tokens separated by spaces) into hdf5, in the "
         "layout of AllenNLP's `elmo` command: dataset 'i' for input line i, float32 (L+1, n_tokens, 2*projection_dim) "
         "with --all (the default), (n_tokens, 2*projection_dim) with --top or --average; plus a JSON dataset "
-        "'sentence_to_index'.",
+        "'sentence_to_index' (each line, stripped, to its dataset's name; a repeated line to its last).",
     )
     add_model_options(embed)
     add_threads_option(embed)

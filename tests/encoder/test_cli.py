@@ -111,6 +111,16 @@ def test_json_prints_the_result_that_show_prints_as_a_line(tiny_model_dir, tmp_p
     assert not Path("-").exists()
 
 
+def test_sentence_to_index_maps_lines_as_allennlp_does(tiny_model_dir, tmp_path):
+    """As AllenNLP's `elmo` command writes it: each line stripped (its inner whitespace kept) to its dataset's name,
+    a repeated line to its last."""
+    (tmp_path / "in.txt").write_text("the bank\n\tthe\tbank\t\nthe bank\n")
+    main(["embed", "--model", str(tiny_model_dir), "--input", str(tmp_path / "in.txt"), "--quiet",
+          "--output", str(tmp_path / "out.hdf5")])  # fmt: skip
+    with h5py.File(tmp_path / "out.hdf5") as f:
+        assert json.loads(f["sentence_to_index"][0]) == {"the bank": "2", "the\tbank": "1"}
+
+
 def test_counts_are_said_in_the_singular_for_one():
     from encoder.terminal import counted
 
