@@ -207,13 +207,16 @@ def _installed(model: str) -> bool:
 
 
 def check_port(address: str, port: int) -> None:
-    """One ``error:`` line (exit 2) when another program already listens on ``address:port``, where Streamlit would
-    end with its own message and exit 1. Binds as Streamlit's server does (SO_REUSEADDR; IPv6 sockets v6-only), so a
-    port whose last connections are still closing counts as free, as it is for Streamlit."""
+    """One ``error:`` line (exit 2) where Streamlit would end in a traceback: another program already listens on
+    ``address:port``, or the address does not resolve or is not this machine's. Binds as Streamlit's server does
+    (SO_REUSEADDR; IPv6 sockets v6-only), so a port whose last connections are still closing counts as free, as it
+    is for Streamlit; as it does, an address Streamlit can bind in one of its forms (localhost as 127.0.0.1 where
+    ::1 is missing) will do."""
     try:
         places = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror:
-        return  # an address that does not resolve: Streamlit says so itself
+    except socket.gaierror as error:
+        fail(f"cannot listen on {address}:{port}: {error.strerror or error} (--address)")
+    refused: list[OSError] = []
     for family, kind, protocol, _, place in places:
         with socket.socket(family, kind, protocol) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -227,6 +230,9 @@ def check_port(address: str, port: int) -> None:
                         f"port {port} on {address} is in use (ELMo Search already running, or another program); "
                         f"stop that program or choose another port, e.g. --port {port + 1}"
                     )
+                refused.append(error)
+    if refused and len(refused) == len(places):
+        fail(f"cannot listen on {address}:{port}: {refused[0].strerror or refused[0]} (--address, --port)")
 
 
 def streamlit_command(address: str, port: int) -> list[str]:

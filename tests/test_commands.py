@@ -242,6 +242,13 @@ def test_a_busy_port_is_one_error_line_before_streamlit_starts(
     app_cli.check_port("127.0.0.1", port)  # closed again: free
 
 
+def test_an_address_not_this_machines_is_one_error_line(capsys: pytest.CaptureFixture) -> None:
+    """An address the app cannot listen on (here one of TEST-NET-1, which no machine has) is one error line, where
+    Streamlit would end in a traceback."""
+    assert exit_code(lambda: app_cli.check_port("192.0.2.1", 8501)) == 2
+    assert capsys.readouterr().err.startswith("error: cannot listen on 192.0.2.1:8501: ")
+
+
 # ------------------------------------------------------------------------------------------ stats --docs
 def test_stats_docs_lists_the_ids_delete_takes(
     small_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture
