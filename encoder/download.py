@@ -79,7 +79,7 @@ def download_model(
         raise DownloadError(f"unknown model {name!r}: one of {', '.join(PUBLISHED)}")
     root, url = Path(cache or cache_root()), base_url(url)
     target = published_dir(name, root)
-    record = None if force else read_download_record(target)
+    record = None if force else read_download_record(target, times=False)
     if record is not None:  # there already: its files checked against the download's record, byte for byte
         changed = [
             file
@@ -139,7 +139,8 @@ def _download(name: str, partial: Path, url: str, progress: bool) -> None:
             f"the files served for {name} are not a published biLM ({error}); nothing was kept"
         ) from None
     for ours, entry in record["files"].items():
-        entry |= {"size": (partial / ours).stat().st_size, "sha256": sha256_of(partial / ours)}
+        stat = (partial / ours).stat()  # its time of last change too: a later change of the same size is then seen
+        entry |= {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256_of(partial / ours)}
     record["downloaded_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     with atomic_path(partial / DOWNLOAD_RECORD) as tmp:
         Path(tmp).write_text(json.dumps(record, indent=2))

@@ -29,7 +29,7 @@ from .chars import BOS_TOKEN, EOS_TOKEN, batch_to_ids
 from .device import resolve_device
 from .mix import POOLINGS, LayerMix, pool
 from .model import BiLM, State
-from .model_files import PUBLISHED, download_command, read_download_record, resolve_model
+from .model_files import PUBLISHED, download_command, downloaded_name, resolve_model
 from .numbers import Number
 from .text import TextRules, text_rules
 from .threads import apply_default_threads
@@ -121,7 +121,7 @@ class Elmo:
             try:
                 model = load_hdf5(found.options, found.weights)
             except WeightsError as error:  # a download (by its name, or its folder's path) can be fetched again
-                name = found.name or (read_download_record(found.weights.parent) or {}).get("name")
+                name = found.name or downloaded_name(found.weights.parent)
                 if name not in PUBLISHED:
                     raise
                 raise WeightsError(f"{error}, or download it again: {download_command(name)} --force") from None

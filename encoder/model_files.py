@@ -108,16 +108,33 @@ def download_command(name: str) -> str:
     return f"{program('encoder')} download {name}"
 
 
-def read_download_record(folder: Path) -> dict | None:
-    """The record of a finished download in ``folder``, if its files are still those it describes (same sizes)."""
+def read_download_record(folder: Path, times: bool = True) -> dict | None:
+    """The record of a finished download in ``folder``, if its files are still those it describes: the same sizes,
+    and the same times of last change or, where a time differs (a copy of the cache), the same sha256. (A record
+    written before times were recorded is taken on the sizes alone; so is every record with ``times=False``, for a
+    caller that checks every byte itself.)"""
     try:
         record = json.loads((folder / DOWNLOAD_RECORD).read_text())
-        files = record["files"]
-        if all((folder / name).stat().st_size == files[name]["size"] for name in (OPTIONS_FILE, WEIGHTS_FILE)):
-            return record
+        for name in (OPTIONS_FILE, WEIGHTS_FILE):
+            entry, stat = record["files"][name], (folder / name).stat()
+            if stat.st_size != entry["size"]:
+                return None
+            changed = times and entry.get("mtime_ns", stat.st_mtime_ns) != stat.st_mtime_ns
+            if changed and sha256_of(folder / name) != entry["sha256"]:
+                return None
+        return record
     except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return None
+        return None
+
+
+def downloaded_name(folder: Path) -> str | None:
+    """The published model whose download ``folder`` holds, by its record, whether or not its files are still those
+    the record describes (None: no download's folder)."""
+    try:
+        name = json.loads((folder / DOWNLOAD_RECORD).read_text())["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 @dataclass(frozen=True)
@@ -191,9 +208,9 @@ def published_files(name: str, cache: str | Path | None = None) -> ModelFiles:
     when they are not there (or not complete: the download record is written last)."""
     folder = published_dir(name, cache)
     if read_download_record(folder) is None:
-        if (folder / DOWNLOAD_RECORD).is_file():  # downloaded once, and a file changed size since
+        if (folder / DOWNLOAD_RECORD).is_file():  # downloaded once, and a file changed since
             raise FileNotFoundError(
-                f"the {name} model in {folder} is damaged (its files are not the sizes its download recorded); "
+                f"the {name} model in {folder} is damaged (its files are not those its download recorded); "
                 f"download it again: {download_command(name)} --force"
             )
         raise FileNotFoundError(

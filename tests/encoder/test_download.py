@@ -333,7 +333,8 @@ def test_a_name_and_list_together_are_refused(tmp_path, capsys):
 
 def test_a_damaged_download_is_named_damaged_with_the_command_that_fetches_it_again(server, cache):
     """A downloaded model whose weights changed since (same size, other bytes; or cut short) is said to be damaged,
-    by ``download`` (which checks the files' sha256) and by a command that loads it, each giving ``--force``."""
+    by ``download`` (which checks the files' sha256) and by a command that loads it, each giving ``--force``. A copy
+    of the files (new times of change, same bytes) is still the download."""
     url, _ = server
     download_model("elmo-small", url=url, progress=False)
     weights = published_dir("elmo-small", cache) / "weights.hdf5"
@@ -347,11 +348,22 @@ def test_a_damaged_download_is_named_damaged_with_the_command_that_fetches_it_ag
         model_files.published_files("elmo-small", cache)
     download_model("elmo-small", url=url, progress=False, force=True)
     assert model_files.published_files("elmo-small", cache).weights == weights
-    with h5py.File(weights, "r+") as f:  # the same size, a number changed: found only as the model loads
-        names = []
-        f.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) and item.size else None)
-        damaged = f[names[0]]
-        damaged[(0,) * damaged.ndim] = np.nan
-    for given in ("elmo-small", weights.parent, weights):  # by its name, its folder or its weights file
+    weights.write_bytes(weights.read_bytes())  # the same bytes written again: a new time of change
+    assert Elmo.load("elmo-small").name == "elmo-small"
+
+    def change_a_number(value: float) -> None:  # the file keeps its size
+        with h5py.File(weights, "r+") as f:
+            names = []
+            f.visititems(
+                lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) and item.size else None
+            )
+            damaged = f[names[0]]
+            damaged[(0,) * damaged.ndim] = value
+
+    change_a_number(12345.0)  # finite: nothing in the numbers tells
+    with pytest.raises(FileNotFoundError, match=r"elmo-small model in .* is damaged .*download elmo-small --force"):
+        Elmo.load("elmo-small")
+    change_a_number(np.nan)  # by its folder or its weights file, the record is not asked: the NaN is found on load
+    for given in (weights.parent, weights):
         with pytest.raises(WeightsError, match=r"NaN .*damaged.*download it again: .*download elmo-small --force"):
             Elmo.load(given)
