@@ -7,7 +7,7 @@ Methods (``METHODS``; ``Index.search`` runs them):
 - ``keywords``: Okapi BM25 over whole documents (title and text), on stemmed words (``bm25.KeywordTerms``).
 - ``hybrid`` (the default): ``HYBRID_ELMO_WEIGHT`` x the ELMo score + the rest x the BM25 score, each first
   measured in units of chance (``Null.z``), so that a cosine and a BM25 score can be added. Every document
-  among the ``CANDIDATES`` best of either part gets both parts' exact scores.
+  among the ``CANDIDATES`` best of either part (the k best, when k is larger) gets both parts' exact scores.
 - ``glove``: the static baseline: cosine of the SIF-weighted mean GloVe vectors of query and whole document.
 
 Relevance: queries of random words (``random_queries``, as many words as the user's) show what a method's best

@@ -282,11 +282,12 @@ class DocumentSearch:
         if method == "elmo":
             ids, scores = passages
             return Ranking.of(ids, scores, {method: scores}, depth)
+        each = max(CANDIDATES, depth)  # documents each part contributes: at least the k asked for
         keywords = self.parts.bm25.scores(stems)
         matching = np.flatnonzero(keywords > 0)
-        matching = matching[np.argsort(-keywords[matching], kind="stable")[:CANDIDATES]]
+        matching = matching[np.argsort(-keywords[matching], kind="stable")[:each]]
         elmo_ids, elmo_scores = passages
-        ids = np.union1d(elmo_ids[np.argsort(-elmo_scores, kind="stable")[:CANDIDATES]], matching)
+        ids = np.union1d(elmo_ids[np.argsort(-elmo_scores, kind="stable")[:each]], matching)
         parts = {"elmo": self.elmo_scores(ids, query_vector, weights), "keywords": keywords[ids]}
         nulls = {part: self.null(part, weights, n_words) for part in parts}
         return Ranking.of(ids, fuse(parts, nulls, parts_of(method)), parts, depth)

@@ -64,6 +64,13 @@ def test_a_list_of_queries_is_answered_as_each_one_alone(small):
         small.search(["lava", " "])
 
 
+def test_the_hybrid_lists_k_documents_beyond_its_candidates(small, monkeypatch):
+    """Each part of the hybrid brings its ``CANDIDATES`` best documents, or the k best when k is more: a k above
+    100 listed about 110 of 275 demo documents before."""
+    monkeypatch.setattr("indexer.search.CANDIDATES", 2)
+    assert [len(small.search("money in the bank", k=k)) for k in (1, 5, 6)] == [1, 5, 6]
+
+
 def test_only_non_words_are_respelled(small):
     """Real words the index lacks ("mice", "bold") are searched as they are; a typo of an indexed word is not, nor
     (in English) one of a common word that no document has ("moviie": movie), never as a name ("vulcanos" is one
