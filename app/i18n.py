@@ -715,6 +715,7 @@ ELMo(Peters 외, 2018, *Deep contextualized word representations*)는 단어마�
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|$~<>:=&])")
+_LINE_BREAKS = re.compile(r"[^\S\r\n]*(?:\r\n?|\n)\s*")  # a line break with the blank space around it
 _FIELDS = string.Formatter()
 
 
@@ -725,11 +726,13 @@ class Markdown(str):
 def escape(text: object) -> Markdown:
     """Text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:), no links or images, no HTML
     entities (&lt; stays as typed), and its control and text-direction characters written as escapes
-    (``encoder.terminal.visible_on_page``: a right-to-left override would reorder what follows); ``Markdown`` is
-    already safe and stays as it is."""
+    (``encoder.terminal.visible_on_page``: a right-to-left override would reorder what follows); its line breaks
+    one line feed each, blank lines and carriage returns included (a blank line would end the paragraph, and with it
+    a bold title);
+    ``Markdown`` is already safe and stays as it is."""
     if isinstance(text, Markdown):
         return text
-    return Markdown(_MARKDOWN_SPECIAL.sub(r"\\\1", visible_on_page(text)))
+    return Markdown(_MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub("\n", visible_on_page(text))))
 
 
 def fill(template: str, values: dict[str, object]) -> Markdown:

@@ -241,6 +241,17 @@ def test_text_shown_on_a_page_is_itself() -> None:
     assert not ACTING.search(shown)
 
 
+def test_a_blank_line_in_text_does_not_end_its_bold() -> None:
+    """A title or passage holding blank lines or carriage returns stays one paragraph: bold around it stays bold
+    (a blank line had ended the paragraph, leaving "**" shown on the page)."""
+    from markdown_it import MarkdownIt
+
+    assert escape("a title\n\n\r\n  with\rbreaks \n") == "a title\nwith\nbreaks\n"
+    title = escape("a title\n\nwith a blank line")
+    html = MarkdownIt().render(f"**{title}**")
+    assert html.count("<p>") == 1 and html.count("<strong>") == 1 and "**" not in html
+
+
 def test_a_tables_cells_show_as_the_text_they_are() -> None:
     """``st.table`` renders each cell as markdown: the words the model expects ("#" a heading, "*" and "-" a list,
     ">" a quote) and a name written as markup show as themselves (the markdown each cell holds renders to its text
