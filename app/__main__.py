@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from demo.corpora import DEMOS, demo_corpus
-from encoder.commands import parser_for, program
+from encoder.commands import listen_address, parser_for, program
 from encoder.errors import MissingExtra, describe, fail, interrupted, interruptible
 from encoder.files import checkout_root
 from encoder.model_files import PUBLISHED, model_hash, resolve_model
@@ -95,7 +95,10 @@ def make_parser() -> argparse.ArgumentParser:
         "--rebuild", action="store_true", help="build the demo index again even if it exists (only one the app built)"
     )
     parser.add_argument(
-        "--address", default="localhost", help="address to listen on (default localhost: only this machine can connect)"
+        "--address",
+        type=listen_address,
+        default="localhost",
+        help="address to listen on (default localhost: only this machine can connect)",
     )
     parser.add_argument("--port", type=Number(int, 1, 65_535), default=8501, help="port to listen on (default 8501)")
     add_threads_option(parser)

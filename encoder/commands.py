@@ -57,3 +57,13 @@ def parser_for(package: str, description: str | None, **kwargs) -> argparse.Argu
     parser = Parser(prog=program(package), description=description, **kwargs)
     parser.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
     return parser
+
+
+def listen_address(text: str) -> str:
+    """``--host`` / ``--address``: where a server listens. An empty address would listen on every interface (the
+    opposite of this machine only), so it is refused; 0.0.0.0 says "every interface" when that is meant."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "is empty, which would listen on every interface; give an address (0.0.0.0 for every interface)"
+        )
+    return text

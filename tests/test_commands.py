@@ -242,6 +242,18 @@ def test_a_busy_port_is_one_error_line_before_streamlit_starts(
     app_cli.check_port("127.0.0.1", port)  # closed again: free
 
 
+def test_an_empty_address_is_refused_not_taken_for_every_interface(capsys: pytest.CaptureFixture) -> None:
+    """An empty --host / --address would listen on every interface (Streamlit and uvicorn read it so): refused."""
+    assert exit_code(lambda: indexer_cli.main(["serve", "--index", "x", "--host", ""])) == 2
+    assert exit_code(lambda: app_cli.main(["--address", " "])) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert [line.split(": error: ")[1] for line in errors if ": error: " in line] == [
+        f"argument {option}: is empty, which would listen on every interface; give an address (0.0.0.0 for every "
+        "interface)"
+        for option in ("--host", "--address")
+    ]
+
+
 def test_an_address_not_this_machines_is_one_error_line(capsys: pytest.CaptureFixture) -> None:
     """An address the app cannot listen on (here one of TEST-NET-1, which no machine has) is one error line, where
     Streamlit would end in a traceback."""

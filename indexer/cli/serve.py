@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from encoder.commands import listen_address
 from encoder.errors import fail
 from encoder.numbers import Number
 from encoder.terminal import show
@@ -45,7 +46,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_model_options(serve, None)
     serve.add_argument("--no-verify", action="store_true", help="skip checking file hashes on open")
     serve.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: only this machine can connect)"
+        "--host",
+        type=listen_address,
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: only this machine can connect)",
     )
     serve.add_argument("--port", type=Number(int, 1, 65_535), default=8000, help="port (default 8000)")
     serve.add_argument(
