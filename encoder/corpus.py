@@ -332,7 +332,7 @@ def check_listed(folder: Path, found: Sequence[Path]) -> None:
     record = read_record(folder)
     if not is_complete(record):
         raise ValueError(
-            f"{folder} holds an unfinished prepare (killed, or still running): run the same `python -m encoder "
+            f"{folder} holds an unfinished prepare (killed, or still running): run the same `{program('encoder')} "
             "prepare` again to finish it, then train"
         )
     listed = {f["file"] for f in record["files"]}

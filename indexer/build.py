@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from encoder import Elmo, LayerMix, ownership
+from encoder.commands import program
 from encoder.device import resolve_device
 from encoder.glove import BASELINES, STANFORD
 from encoder.options import check_keywords
@@ -440,7 +441,7 @@ def _without(manifest: Manifest, removed: pd.DataFrame) -> Manifest:
 
 def _listing(out: Path) -> str:
     """The command that lists the ids of the documents in the index at ``out``."""
-    return f"`python -m indexer stats --index {shlex.quote(str(out))} --docs`"
+    return f"`{program('indexer')} stats --index {shlex.quote(str(out))} --docs`"
 
 
 def distinct_ids(doc_ids: Iterable[str]) -> list[str]:

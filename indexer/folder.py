@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoder import locks, ownership
+from encoder.commands import program
 from encoder.files import made_folder, temporary_target
 
 from . import layout, storage
@@ -29,7 +30,7 @@ def locked(out: Path, create: bool = True) -> Iterator[None]:
     if not create and out.exists() and not out.is_dir():
         raise IndexFormatError(f"{out} is a file, not an index folder; give the folder an index was built in")
     if not create and not out.is_dir():
-        raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
+        raise IndexFormatError(f"{out} does not exist; build an index with `{program('indexer')} build`")
     busy = IndexFormatError(f"another process is writing {out}; wait for it to finish")
     with made_folder(out), locks.locked(out / layout.LOCK, busy):
         yield

@@ -241,9 +241,9 @@ class Manifest:
             if (out / layout.STATE).is_file():
                 raise IndexFormatError(f"{out} holds an interrupted build; re-run the same build command to resume it")
             if not out.exists():
-                raise IndexFormatError(f"{out} does not exist; build an index with `python -m indexer build`")
+                raise IndexFormatError(f"{out} does not exist; build an index with `{program('indexer')} build`")
             raise IndexFormatError(
-                f"{out} is not an index ({layout.MANIFEST} is missing); build one with `python -m indexer build`"
+                f"{out} is not an index ({layout.MANIFEST} is missing); build one with `{program('indexer')} build`"
             )
         data = storage.read_json(path)
         if not isinstance(data, dict) or "format_version" not in data:

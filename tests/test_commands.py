@@ -263,7 +263,7 @@ def test_an_address_not_this_machines_is_one_error_line(capsys: pytest.CaptureFi
 
 # ------------------------------------------------------------------------------------------ stats --docs
 def test_stats_docs_lists_the_ids_delete_takes(
-    small_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+    small_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``stats --docs`` lists each document's id (and title, when it has one), the ids ``delete`` takes."""
     copy = tmp_path / "index"
@@ -280,6 +280,11 @@ def test_stats_docs_lists_the_ids_delete_takes(
     assert "documents" not in json.loads(capsys.readouterr().out)  # only with --docs
     assert indexer_cli.main(["delete", "--index", str(copy), "--doc-id", "money"]) == 2
     assert f"`python -m indexer stats --index {copy} --docs` lists the documents" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/elmo-indexer"])  # the console script: its messages name it
+    assert indexer_cli.main(["delete", "--index", str(copy), "--doc-id", "money"]) == 2
+    assert f"`elmo-indexer stats --index {copy} --docs` lists the documents" in capsys.readouterr().err
+    assert indexer_cli.main(["stats", "--index", str(tmp_path / "none")]) == 2
+    assert "build an index with `elmo-indexer build`" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------------------ build progress
