@@ -122,7 +122,8 @@ class NeighborsOptions:
         metadata=option(
             "also print what the model expects at the word: the forward LM's 10 likeliest words given the words "
             "before it and the backward LM's given the words after it, with their probabilities (a Korean model: its "
-            "10 likeliest nouns among its 100 likeliest words)"
+            "10 likeliest nouns among its 100 likeliest words); our models only: a published model has no LM head, "
+            "and nothing is printed"
         ),
     )
     layers: str | Sequence[float] | None = _layers()

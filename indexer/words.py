@@ -149,7 +149,7 @@ class WordQuestions:
     def expectations(self, context: np.ndarray, k: int = 10) -> list[Expectation]:
         """What the LM expects at a use (its context states): each direction's ``k`` likeliest words that the
         language shows (``TextRules.shown_expectations``: in Korean nouns, among the ``EXPECTED_CANDIDATES`` times
-        ``k`` likeliest). None for a model without an LM head (published weights)."""
+        ``k`` likeliest). An empty list for a model without an LM head (published weights)."""
         if self.parts.readout is None or self.parts.readout.head is None:
             return []
         shown = []
