@@ -127,12 +127,20 @@ class DocumentSearch:
         tokens, searched_for = query.tokens, None
         if spelling:
             tokens, searched_for = self.respelled(query.text, tokens, notices)
-        content = (t for t in tokens if normalize(t) not in parts.elmo.text.stopwords)
+        words = [word for token in tokens for word in self.keyword_words(token)]
+        content = (word for word in words if normalize(word) not in parts.elmo.text.stopwords)
         content_stems = list(dict.fromkeys(parts.keyword_terms(content)))
         # every word ranks, function words too (leaving them out cost recall on the dev queries: docs/search-quality.md)
-        stems = list(dict.fromkeys(parts.keyword_terms(tokens)))
+        stems = list(dict.fromkeys(parts.keyword_terms(words)))
         n_words = min(max(len(content_stems), 1), NULL_QUERY_WORDS)
         return Prepared(tokens, searched_for, stems, content_stems, n_words, notices)
+
+    def keyword_words(self, token: str) -> list[str]:
+        """The words a query token is matched by in keyword search: itself, or, for a compound no live document
+        holds ("river-bank" where the documents write "river bank"), its pieces."""
+        if "-" not in token or self.parts.bm25.holds(self.parts.keyword_terms.term(normalize(token))):
+            return [token]
+        return [piece for piece in token.split("-") if piece] or [token]
 
     def results(
         self, query: Prepared, vector: np.ndarray, found: Ranking, method: str, weights: tuple[float, ...]

@@ -71,6 +71,12 @@ def test_the_hybrid_lists_k_documents_beyond_its_candidates(small, monkeypatch):
     assert [len(small.search("money in the bank", k=k)) for k in (1, 5, 6)] == [1, 5, 6]
 
 
+def test_a_compound_no_document_holds_is_matched_by_its_pieces(small):
+    """Keyword search matches "river-bank", which no document writes so, by "river" and "bank"."""
+    (first, *_) = small.search("river-bank", k=1, method="keywords")
+    assert first.doc_id == "river" and set(first.matched_words) == {"river", "bank"}
+
+
 def test_only_non_words_are_respelled(small):
     """Real words the index lacks ("mice", "bold") are searched as they are; a typo of an indexed word is not, nor
     (in English) one of a common word that no document has ("moviie": movie), never as a name ("vulcanos" is one
