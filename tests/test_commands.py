@@ -242,6 +242,16 @@ def test_a_busy_port_is_one_error_line_before_streamlit_starts(
     app_cli.check_port("127.0.0.1", port)  # closed again: free
 
 
+def test_an_option_before_the_command_is_said_to_be_misplaced(capsys: pytest.CaptureFixture) -> None:
+    """``indexer --json search ...`` said "search: unrecognized arguments: --json" (search takes --json) and
+    ``indexer --threads 2 search`` "invalid choice: '2'": both now say where the option goes."""
+    for cli, argv in ((indexer_cli, ["--json", "search", "--index", "x", "bank"]), (encoder_cli, ["--threads", "2"])):
+        assert exit_code(lambda: cli.main(argv)) == 2
+        error = capsys.readouterr().err.splitlines()[-1]
+        assert f": error: {argv[0]} comes before the command: options follow it (" in error
+        assert error.endswith(f" COMMAND {argv[0]} ...)")
+
+
 def test_an_empty_address_is_refused_not_taken_for_every_interface(capsys: pytest.CaptureFixture) -> None:
     """An empty --host / --address would listen on every interface (Streamlit and uvicorn read it so): refused."""
     assert exit_code(lambda: indexer_cli.main(["serve", "--index", "x", "--host", ""])) == 2

@@ -62,7 +62,11 @@ def make_parser(
 def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     """``argv`` parsed by ``parser`` (``make_parser``): an option its command does not take is a usage error of
     the command, with the command's usage (argparse gave the program's: "usage: python -m indexer [-h] [--version]
-    COMMAND ...", no option of the command shown)."""
+    COMMAND ...", no option of the command shown). An option before the command is said to be misplaced (argparse
+    took it for the command's, or its value for the command)."""
+    given = sys.argv[1:] if argv is None else argv
+    if given and given[0].startswith("-") and given[0] not in ("-h", "--help", "--version"):
+        parser.error(f"{given[0]} comes before the command: options follow it ({parser.prog} COMMAND {given[0]} ...)")
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
