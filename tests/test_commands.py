@@ -252,6 +252,14 @@ def test_an_option_before_the_command_is_said_to_be_misplaced(capsys: pytest.Cap
         assert error.endswith(f" COMMAND {argv[0]} ...)")
 
 
+def test_search_without_a_query_asks_for_one(capsys: pytest.CaptureFixture) -> None:
+    """No query and no --queries: the error asks for a query (it said "..., not both")."""
+    assert exit_code(lambda: indexer_cli.main(["search", "--index", "x"])) == 2
+    assert capsys.readouterr().err.strip().endswith("for many, e.g. search --index DIR 'river bank'")
+    assert exit_code(lambda: indexer_cli.main(["search", "--index", "x", "bank", "--queries", "-"])) == 2
+    assert capsys.readouterr().err.strip().endswith("for many, not both")
+
+
 def test_an_empty_address_is_refused_not_taken_for_every_interface(capsys: pytest.CaptureFixture) -> None:
     """An empty --host / --address would listen on every interface (Streamlit and uvicorn read it so): refused."""
     assert exit_code(lambda: indexer_cli.main(["serve", "--index", "x", "--host", ""])) == 2

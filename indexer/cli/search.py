@@ -35,7 +35,10 @@ SHOWN_NOTICES = ("searched_for", "no_good_match")
 def run(args: argparse.Namespace) -> dict | int:
     """The answer to the query; with ``--queries``, the exit status of answering them all (``search_many``)."""
     if (args.queries is not None) == (args.query is not None):
-        fail("give one query, or --queries FILE (- for standard input) for many, not both")
+        fail(
+            "give one query, or --queries FILE (- for standard input) for many, "
+            + ("not both" if args.query is not None else "e.g. search --index DIR 'river bank'")
+        )
     options = SearchOptions(**given(args, SearchOptions))
     if args.queries is not None:
         return search_many(args, options)
