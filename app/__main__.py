@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from demo.corpora import DEMOS, demo_corpus
-from encoder.commands import listen_address, parser_for, program
+from encoder.commands import listen_address, parser_for, path_argument, program
 from encoder.errors import MissingExtra, describe, fail, interrupted, interruptible
 from encoder.files import checkout_root
 from encoder.model_files import PUBLISHED, model_hash, resolve_model
@@ -69,7 +69,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--index",
-        type=Path,
+        type=path_argument,
         help=f"index folder to serve (default: ${INDEX_ENV}, else {DEMOS['en'].index_dir} or {DEMOS['ko'].index_dir}, which are "
         "built from the demo corpus on the first run); any index is served as it is, and rebuilt only if the app "
         "built it from the demo corpus",

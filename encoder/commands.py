@@ -67,3 +67,11 @@ def listen_address(text: str) -> str:
             "is empty, which would listen on every interface; give an address (0.0.0.0 for every interface)"
         )
     return text
+
+
+def path_argument(text: str) -> Path:
+    """A path given on a command line. An empty one is refused: ``Path("")`` is the current folder, so ``--output ''``
+    was said to be "." and a folder."""
+    if not text:
+        raise argparse.ArgumentTypeError("is empty; give a path")
+    return Path(text)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from .commands import program
+from .commands import path_argument, program
 from .files import cache_root, sha256_of, shipped_data
 from .model import BiLMConfig
 from .text import TextRules, text_rules
@@ -199,7 +199,10 @@ def add_model_options(
     """``--model`` and ``--weights``, spelled and explained the same way by every command line."""
     parser.add_argument("--model", default=default, metavar="MODEL", help=f"{MODEL_SPEC_HELP} ({default_help})")
     parser.add_argument(
-        "--weights", type=Path, metavar="FILE.hdf5", help="published weights, when --model is their options.json"
+        "--weights",
+        type=path_argument,
+        metavar="FILE.hdf5",
+        help="published weights, when --model is their options.json",
     )
 
 

@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .commands import path_argument
 from .errors import ends_with
 
 Owned = Callable[[Path], bool]
@@ -125,11 +126,11 @@ def record_written(path: Path, kind: str) -> None:
 
 
 def output_file(text: str) -> Path:
-    """argparse's ``type`` for a one-file output: its path, refused when it ends in a slash (a folder's path, which
-    ``Path`` would silently take for a file of the folder's name)."""
+    """argparse's ``type`` for a one-file output: its path (``commands.path_argument``), refused when it ends in a
+    slash (a folder's path, which ``Path`` would silently take for a file of the folder's name)."""
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{text!r} ends in a slash, so names a folder; give the path of a file")
-    return Path(text)
+    return path_argument(text)
 
 
 def check_writable_folder(target: Path, option: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from ..commands import path_argument
 from ..download import BASE_URL, BASE_URL_ENV, download_model
 from ..errors import fail
 from ..files import CACHE_ENV, cache_root
@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("name", nargs="?", choices=list(PUBLISHED), metavar="NAME", help=", ".join(PUBLISHED))
     parser.add_argument(
         "--cache",
-        type=Path,
+        type=path_argument,
         metavar="DIR",
         help=f"the cache folder (default: ${CACHE_ENV}, else the platform's user cache, now {cache_root()}); "
         f"--model NAME looks in ${CACHE_ENV}'s",

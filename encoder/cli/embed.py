@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import ownership
+from ..commands import path_argument
 from ..device import add_device_option
 from ..elmo import BATCH_SIZE, PRECISIONS
 from ..errors import fail
@@ -98,7 +99,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_model_options(embed)
     add_threads_option(embed)
     embed.add_argument(
-        "--input", type=Path, required=True, help="UTF-8 text, one tokenized sentence per line (or raw text: --raw)"
+        "--input",
+        type=path_argument,
+        required=True,
+        help="UTF-8 text, one tokenized sentence per line (or raw text: --raw)",
     )
     embed.add_argument(
         "--raw",

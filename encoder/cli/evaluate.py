@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..commands import path_argument
 from ..device import add_device_option
 from ..elmo import BATCH_SIZE, Elmo
 from ..errors import fail
@@ -43,7 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_model_options(p)
     p.add_argument(
         "--data",
-        type=Path,
+        type=path_argument,
         help="one task: its data (folder, or file for perplexity and senses); all: the folder holding "
         f"them ({', '.join(f'{n}: {path}' for n, path in DATA['en'].items() if n != 'senses')}; "
         f"a Korean model: perplexity {DATA['ko']['perplexity']}, the other English tasks are skipped; "
@@ -65,7 +66,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--wordnet",
-        type=Path,
+        type=path_argument,
         default=wsd.DEFAULT_WORDNET,
         help="WordNet 3.0 dict folder, for wsd (default %(default)s)",
     )
@@ -80,7 +81,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (one per task on stderr, shown on a terminal)"
     )
-    p.add_argument("--report", type=Path, metavar="DIR", help="with 'all': write report.md, results.json and plots")
+    p.add_argument(
+        "--report", type=path_argument, metavar="DIR", help="with 'all': write report.md, results.json and plots"
+    )
     p.set_defaults(run=run, show=show_tables)
 
 

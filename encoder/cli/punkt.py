@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from .. import ownership
+from ..commands import path_argument
 from ..files import iter_lines
 from ..numbers import Number
 from ..punkt import DEFAULT_MAX_CHARS, PUNKT_PATH, save_punkt, train_punkt
@@ -58,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--corpus",
         nargs="+",
         required=True,
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="text files (.txt, .gz, .xz, .bz2) or folders, read in the order given; "
         "folders are searched recursively for *.txt[.gz|.xz|.bz2]",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from encoder.commands import path_argument
 
 from ..index import add_documents
 from .common import (
@@ -40,7 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Append documents to an index (resumable like build). The FAISS indexes keep "
         "their type and training; GloVe is not retrained. The id of a deleted document can be used again.",
     )
-    add.add_argument("--index", required=True, type=Path, help="the index directory")
+    add.add_argument("--index", required=True, type=path_argument, help="the index directory")
     add.add_argument(
         "--replace",
         action="store_true",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from encoder.commands import path_argument
 from encoder.options import add_options, given
 
 from ..index import build_index
@@ -47,7 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "or load GloVe, and write FAISS indexes and metadata.",
     )
     add_reader_options(build)
-    build.add_argument("--out", required=True, type=Path, help="the index directory to create")
+    build.add_argument("--out", required=True, type=path_argument, help="the index directory to create")
     add_model_options(build, "default")
     add_options(build, Settings)
     build.add_argument(

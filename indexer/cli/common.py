@@ -4,10 +4,10 @@ and opening the index they name."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from encoder import model_files
+from encoder.commands import path_argument
 from encoder.device import add_device_option
 from encoder.errors import fail
 from encoder.numbers import Number
@@ -65,7 +65,7 @@ def add_reader_options(parser: argparse.ArgumentParser) -> None:
         "--corpus",
         nargs="+",
         required=True,
-        type=Path,
+        type=path_argument,
         metavar="PATH",
         help="files (.txt, .jsonl, .csv, .parquet, .md, .rst; text ones also .gz/.xz/.bz2) or folders (searched "
         "recursively, in sorted order)",
@@ -101,7 +101,7 @@ def add_ray_options(parser: argparse.ArgumentParser) -> None:
 
 def add_query_options(parser: argparse.ArgumentParser) -> None:
     """What a command that opens an index takes: ``--index``, the model and threads, ``--no-verify``, ``--json``."""
-    parser.add_argument("--index", required=True, type=Path, help="the index directory")
+    parser.add_argument("--index", required=True, type=path_argument, help="the index directory")
     add_model_options(parser, None)
     parser.add_argument(
         "--no-verify",

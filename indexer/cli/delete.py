@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from pathlib import Path
 
+from encoder.commands import path_argument
 from encoder.terminal import counted, show
 
 from ..build import delete_documents, distinct_ids
@@ -29,6 +29,6 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Remove documents from all results. Their vectors stay on disk until the index is rebuilt. "
         "`stats --docs` lists the documents' ids.",
     )
-    delete.add_argument("--index", required=True, type=Path, help="the index directory")
+    delete.add_argument("--index", required=True, type=path_argument, help="the index directory")
     delete.add_argument("--doc-id", nargs="+", required=True, help="ids of the documents to remove")
     delete.set_defaults(run=run, show=show_deleted, json=False)

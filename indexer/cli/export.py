@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from encoder.commands import path_argument
 from encoder.errors import ends_with
 from encoder.terminal import counted, show
 
@@ -35,7 +35,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "ids, into a new folder, for another vector store. Layout: docs/indexer.md (export.json in the folder says "
         "what it holds). A document's vector is the mean of its sentences' vectors, L2-normalised.",
     )
-    export.add_argument("--out", required=True, type=Path, help="folder to write (an earlier export is replaced)")
+    export.add_argument(
+        "--out", required=True, type=path_argument, help="folder to write (an earlier export is replaced)"
+    )
     export.add_argument("--format", choices=FORMATS, default="npy", help="npy (NumPy arrays) or parquet (default npy)")
     export.add_argument("--tokens", action="store_true", help="also every indexed word occurrence's vector")
     add_layers_option(export)

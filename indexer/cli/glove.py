@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from encoder import ownership
+from encoder.commands import path_argument
 from encoder.errors import fail
 from encoder.options import add_options, given
 from encoder.terminal import counted, show
@@ -52,7 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Train GloVe (Pennington et al. 2014) on the first --max-tokens tokens of plain-text files "
         "(.txt/.gz/.xz, folders), lower-cased, and write the standard GloVe text format.",
     )
-    glove.add_argument("--corpus", nargs="+", required=True, type=Path, help="text files or folders")
+    glove.add_argument("--corpus", nargs="+", required=True, type=path_argument, help="text files or folders")
     glove.add_argument(
         "--out", required=True, type=ownership.output_file, help="GloVe text file to write (.xz compresses it)"
     )

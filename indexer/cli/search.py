@@ -12,9 +12,9 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from encoder.commands import path_argument
 from encoder.errors import fail
 from encoder.files import RepeatedKeyError, unique_keys
 from encoder.options import add_options, given, option_fields
@@ -285,7 +285,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     search.add_argument("query", nargs="?", help="the query text (or --queries)")
     search.add_argument(
         "--queries",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="answer every query of FILE ('-': standard input) in this one process: one query per line, as text or "
         f'as a JSON object {QUERY_OBJECT} (each field but "query" optional, default: this command\'s options); prints one JSON result per line, in order, queries searched in batches (exit status 2 '

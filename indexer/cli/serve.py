@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from encoder.commands import listen_address
+from encoder.commands import listen_address, path_argument
 from encoder.errors import fail
 from encoder.numbers import Number
 from encoder.terminal import show
@@ -42,7 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Serve an index as a JSON HTTP API: POST /search, /neighbors, /embed; GET /stats; the OpenAPI "
         "page at /docs. Requests over the limits below are answered 4xx with a message.",
     )
-    serve.add_argument("--index", required=True, type=Path, help="the index directory")
+    serve.add_argument("--index", required=True, type=path_argument, help="the index directory")
     add_model_options(serve, None)
     serve.add_argument("--no-verify", action="store_true", help="skip checking file hashes on open")
     serve.add_argument(
@@ -81,7 +80,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--token-file",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help=f"turn on the write endpoints (POST /add, /upsert, /delete) for requests that give the token on FILE's "
         f"first line, visible ASCII only (Authorization: Bearer TOKEN); default: ${TOKEN_VARIABLE} if set, else "
