@@ -75,3 +75,9 @@ def path_argument(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("is empty; give a path")
     return Path(text)
+
+
+def path_text(text: str) -> str:
+    """``path_argument`` for an option kept as the text given (a field of a config written to JSON)."""
+    path_argument(text)
+    return text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .commands import path_text
 from .device import DEVICE_HELP
 from .model import BiLMConfig
 from .model_files import ONE_PATH_MODEL_HELP
@@ -108,9 +109,9 @@ class TrainConfig:
     """Everything a run needs; the ``train`` options map one to one onto these fields (their ``metadata``)."""
 
     corpus: list[str] = field(
-        metadata=option("text files (.txt/.gz/.xz, one paragraph per line) or folders", nargs="+")
+        metadata=option("text files (.txt/.gz/.xz, one paragraph per line) or folders", nargs="+", type=path_text)
     )
-    out: str = field(metadata=option("output folder: model, checkpoints, log, plot"))
+    out: str = field(metadata=option("output folder: model, checkpoints, log, plot", type=path_text))
     name: str | None = field(  # written into config.json
         default=None, metadata=option("model name written into config.json (default: the --out folder's name)")
     )
@@ -127,7 +128,9 @@ class TrainConfig:
             choices=list(LANGUAGES),
         ),
     )
-    config: str | None = field(default=None, metadata=option("JSON file of BiLMConfig fields (overrides --size)"))
+    config: str | None = field(
+        default=None, metadata=option("JSON file of BiLMConfig fields (overrides --size)", type=path_text)
+    )
     init_from: str | None = field(  # fine-tune (paper 3.4): new data, fresh counters
         default=None,
         metadata=option(
@@ -165,7 +168,9 @@ class TrainConfig:
     )
     vocab: str | None = field(
         default=None,
-        metadata=option("vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one"),
+        metadata=option(
+            "vocabulary file (one word per line, <S> </S> <UNK> first) instead of counting one", type=path_text
+        ),
     )
     vocab_size: int = field(  # the three specials and a word, up to 16.8M classes
         default=100_000, metadata=option("softmax classes (default %(default)s)", rule=Number(int, 4, 2**24))
@@ -252,7 +257,9 @@ class TrainConfig:
     )
     seed: int = field(default=0, metadata=option("default %(default)s", rule=SEED))
     threads: int | None = field(default=None, metadata=option(THREADS_HELP, rule=THREADS, metavar="N"))
-    valid: str | None = field(default=None, metadata=option("held-out text for periodic validation perplexity"))
+    valid: str | None = field(
+        default=None, metadata=option("held-out text for periodic validation perplexity", type=path_text)
+    )
     valid_tokens: int = field(
         default=20_000,
         metadata=option("validation tokens (first lines of --valid, default %(default)s)", rule=Number(int, 1)),

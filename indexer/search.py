@@ -221,8 +221,9 @@ class DocumentSearch:
         asked = 0
         for token in dict.fromkeys(tokens):
             word = normalize(token)
-            pieces = word.split("-") if "-" in word and not self.is_known(word) else [word]
-            fixed = list(pieces)
+            compound = "-" in word and not self.is_known(word)
+            pieces, as_typed = (word.split("-"), token.split("-")) if compound else ([word], [token])
+            fixed = list(as_typed)  # the pieces not respelled stay as typed ("NASA-teleskope": NASA-telescope)
             for n, piece in enumerate(pieces):
                 if asked >= MAX_RESPELLED or not self.is_no_word(piece):
                     continue
@@ -231,8 +232,8 @@ class DocumentSearch:
                 if whole != token and self.is_a_word(normalize(whole)):
                     break
                 asked += 1
-                fixed[n] = self.parts.speller.correct(piece) or piece
-            if fixed != pieces:
+                fixed[n] = self.parts.speller.correct(piece) or as_typed[n]
+            if fixed != as_typed:
                 fixes[token] = "-".join(fixed)
         if not fixes:
             return tokens, None

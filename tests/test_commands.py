@@ -254,13 +254,17 @@ def test_an_option_before_the_command_is_said_to_be_misplaced(capsys: pytest.Cap
 
 def test_an_empty_path_is_refused_not_taken_for_this_folder(capsys: pytest.CaptureFixture) -> None:
     """``--output ''`` was ``Path("")``, the current folder, and said to be "." and a folder."""
-    assert exit_code(lambda: encoder_cli.main(["embed", "--input", "in.txt", "--output", ""])) == 2
-    assert exit_code(lambda: indexer_cli.main(["stats", "--index", ""])) == 2
-    errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
-    assert [line.split(": error: ")[1] for line in errors] == [
-        "argument --output: is empty; give a path",
-        "argument --index: is empty; give a path",
+    given = [
+        (encoder_cli, ["embed", "--input", "in.txt", "--output", ""], "--output"),
+        (encoder_cli, ["prepare", "--corpus", "", "--out", "o"], "--corpus"),
+        (encoder_cli, ["perplexity", "--corpus", ""], "--corpus"),
+        (encoder_cli, ["ship", "--run", "", "--to", "t"], "--run"),
+        (encoder_cli, ["train", "--corpus", "c.txt", "--out", ""], "--out"),
+        (indexer_cli, ["stats", "--index", ""], "--index"),
     ]
+    for cli, argv, option in given:
+        assert exit_code(lambda: cli.main(argv)) == 2
+        assert capsys.readouterr().err.strip().endswith(f": error: argument {option}: is empty; give a path")
 
 
 def test_search_without_a_query_asks_for_one(capsys: pytest.CaptureFixture) -> None:

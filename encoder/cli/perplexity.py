@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Iterator
 
+from ..commands import path_argument
 from ..errors import fail
 from ..files import REPLACEMENT_CHAR, open_text, reading, warn_replaced
 from ..lm_head import perplexity
@@ -51,7 +52,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         default="default",
         help="one of our models: 'default', 'ko' or a model folder with its LM head (default %(default)s)",
     )
-    parser.add_argument("--corpus", required=True, help="text file (.txt/.gz/.xz), one paragraph per line")
+    parser.add_argument(
+        "--corpus", required=True, type=path_argument, help="text file (.txt/.gz/.xz), one paragraph per line"
+    )
     add_threads_option(parser)
     parser.add_argument("--max-tokens", type=Number(int, 1), help="stop after the lines holding this many tokens")
     parser.add_argument(

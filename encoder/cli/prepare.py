@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import prepare
+from ..commands import path_argument
 from ..corpus import WORKERS
 from ..terminal import counted, show
 from ..text import LANGUAGES
@@ -53,9 +54,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         "files made by other text rules than the model's, and those of an unfinished prepare.",
     )
     parser.add_argument(
-        "--corpus", nargs="+", required=True, help="text files (.txt/.gz/.xz/.bz2, one paragraph per line) or folders"
+        "--corpus",
+        nargs="+",
+        required=True,
+        type=path_argument,
+        help="text files (.txt/.gz/.xz/.bz2, one paragraph per line) or folders",
     )
-    parser.add_argument("--out", required=True, help="folder to write the prepared files and prepared.json into")
+    parser.add_argument(
+        "--out", required=True, type=path_argument, help="folder to write the prepared files and prepared.json into"
+    )
     parser.add_argument("--model", help="tokenize by this model's rules ('default', 'ko' or a model folder)")
     parser.add_argument(
         "--language", choices=list(LANGUAGES), help="tokenize by these rules instead of a model's (default: en)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..commands import path_argument
 from ..errors import ends_with, fail
 from ..ship import ship
 from ..terminal import show
@@ -41,10 +42,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "one only once whole, and only a model the run continued or made (--overwrite: any model).",
     )
     # args.run is the command's run (encoder.cli.frame): the folder goes to args.run_folder
-    parser.add_argument("--run", dest="run_folder", metavar="RUN", required=True, help="the run's --out folder")
+    parser.add_argument(
+        "--run", dest="run_folder", metavar="RUN", required=True, type=path_argument, help="the run's --out folder"
+    )
     parser.add_argument(
         "--to",
         required=True,
+        type=path_argument,
         help="model folder to write, e.g. data/models/default: a new or empty folder, the model the run continued "
         "(--continue), or one this run was shipped to before; the files shipped beside the model (its model card, "
         "a GloVe) are kept",

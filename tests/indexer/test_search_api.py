@@ -94,6 +94,7 @@ def test_only_non_words_are_respelled(small):
     # a compound is respelled piece by piece, and only its pieces that are no words
     assert small.search("a spiral-galaxeis").searched_for == "a spiral-galaxies"
     assert small.search("ice-cream and teleskope").searched_for == "ice-cream and telescope"
+    assert small.search("NASA-teleskope Images").searched_for == "NASA-telescope Images"  # the rest as typed
     assert small.search("well-known ice-cream").searched_for is None
 
 
