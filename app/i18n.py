@@ -726,9 +726,9 @@ class Markdown(str):
 def escape(text: object) -> Markdown:
     """Text shown as itself: no markdown, no LaTeX ($), no emoji shortcodes (:...:), no links or images, no HTML
     entities (&lt; stays as typed), and its control and text-direction characters written as escapes
-    (``encoder.terminal.visible_on_page``: a right-to-left override would reorder what follows); its line breaks
-    one line feed each, blank lines and carriage returns included (a blank line would end the paragraph, and with it
-    a bold title);
+    (``encoder.terminal.visible_on_page``: a right-to-left override would reorder what follows); each line break,
+    with the blank space around it (blank lines, carriage returns, the next line's indent), one line feed (a blank
+    line would end the paragraph, and with it a bold title);
     ``Markdown`` is already safe and stays as it is."""
     if isinstance(text, Markdown):
         return text

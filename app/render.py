@@ -57,8 +57,9 @@ def _marked(text: str, spans: Sequence[tuple[int, int]]) -> str:
 
 def document_name(hit: DocumentHit | TokenHit) -> str:
     """The document a hit comes from as markdown: its title, or its id where it has none (a JSONL record without a
-    title), as the CLI names it."""
-    return escape(hit.title or hit.doc_id)
+    title), as the CLI names it; without the blank space at its ends, inside which bold markup would not hold."""
+    name = hit.title.strip() or hit.doc_id.strip()
+    return escape(name or hit.doc_id)
 
 
 def highlight(text: str, start: int, end: int) -> str:

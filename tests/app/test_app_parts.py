@@ -247,9 +247,15 @@ def test_a_blank_line_in_text_does_not_end_its_bold() -> None:
     from markdown_it import MarkdownIt
 
     assert escape("a title\n\n\r\n  with\rbreaks \n") == "a title\nwith\nbreaks\n"
-    title = escape("a title\n\nwith a blank line")
-    html = MarkdownIt().render(f"**{title}**")
-    assert html.count("<p>") == 1 and html.count("<strong>") == 1 and "**" not in html
+    from types import SimpleNamespace
+
+    from app.render import document_name
+
+    for title in ("a title\n\nwith a blank line", "River bank\r\n\r\n", "\n River bank "):
+        name = document_name(SimpleNamespace(title=title, doc_id="d1"))
+        html = MarkdownIt().render(f"**1. {name}**")
+        assert html.count("<p>") == 1 and html.count("<strong>") == 1 and "**" not in html, html
+    assert document_name(SimpleNamespace(title=" \n", doc_id="d1")) == "d1"
 
 
 def test_a_tables_cells_show_as_the_text_they_are() -> None:
