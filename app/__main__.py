@@ -210,32 +210,27 @@ def _installed(model: str) -> bool:
 
 
 def check_port(address: str, port: int) -> None:
-    """One ``error:`` line (exit 2) where Streamlit would end in a traceback: another program already listens on
-    ``address:port``, or the address does not resolve or is not this machine's. Binds as Streamlit's server does
-    (SO_REUSEADDR; IPv6 sockets v6-only), so a port whose last connections are still closing counts as free, as it
-    is for Streamlit; as it does, an address Streamlit can bind in one of its forms (localhost as 127.0.0.1 where
-    ::1 is missing) will do."""
-    try:
-        places = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as error:
-        fail(f"cannot listen on {address}:{port}: {error.strerror or error} (--address)")
-    refused: list[OSError] = []
-    for family, kind, protocol, _, place in places:
-        with socket.socket(family, kind, protocol) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
-                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            try:
-                probe.bind(place)
-            except OSError as error:
-                if error.errno == errno.EADDRINUSE:
-                    fail(
-                        f"port {port} on {address} is in use (ELMo Search already running, or another program); "
-                        f"stop that program or choose another port, e.g. --port {port + 1}"
-                    )
-                refused.append(error)
-    if refused and len(refused) == len(places):
-        fail(f"cannot listen on {address}:{port}: {refused[0].strerror or refused[0]} (--address, --port)")
+    """One ``error:`` line (exit 2) where Streamlit would end with its own message or a traceback: another program
+    already listens on ``address:port``, or the address does not resolve or is not this machine's. Binds as
+    Streamlit's server (1.67, on Starlette) does: one socket, IPv6 when the address holds ":" (both stacks, as for
+    "::"), else IPv4, with SO_REUSEADDR, so a port whose last connections are still closing counts as free, as it is
+    for Streamlit."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        try:
+            probe.bind((address, port))
+        except socket.gaierror as error:
+            fail(f"cannot listen on {address}:{port}: {error.strerror or error} (--address)")
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                fail(
+                    f"port {port} on {address} is in use (ELMo Search already running, or another program); "
+                    f"stop that program or choose another port, e.g. --port {port + 1}"
+                )
+            fail(f"cannot listen on {address}:{port}: {error.strerror or error} (--address, --port)")
 
 
 def streamlit_command(address: str, port: int) -> list[str]:

@@ -287,6 +287,21 @@ def test_an_empty_address_is_refused_not_taken_for_every_interface(capsys: pytes
     ]
 
 
+def test_a_port_an_ipv4_program_holds_is_in_use_for_both_stacks(capsys: pytest.CaptureFixture) -> None:
+    """Streamlit binds "::" for both stacks, so an IPv4 program on the port stops it: the app says so first."""
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::", 0))
+    except OSError:
+        pytest.skip("this machine has no IPv6")
+    with socket.socket() as other:
+        other.bind(("0.0.0.0", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        assert exit_code(lambda: app_cli.check_port("::", port)) == 2
+    assert f"error: port {port} on :: is in use" in capsys.readouterr().err
+
+
 def test_an_address_not_this_machines_is_one_error_line(capsys: pytest.CaptureFixture) -> None:
     """An address the app cannot listen on (here one of TEST-NET-1, which no machine has) is one error line, where
     Streamlit would end in a traceback."""
