@@ -10,6 +10,7 @@ or the ``.hdf5`` with ``options.json`` beside it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 
 from .commands import path_argument, program
-from .files import cache_root, sha256_of, shipped_data
+from .files import atomic_path, cache_root, sha256_of, shipped_data
 from .model import BiLMConfig
 from .text import TextRules, text_rules
 from .weights import CONFIG_FILE, read_config, weight_files
@@ -110,21 +111,28 @@ def download_command(name: str) -> str:
 
 def read_download_record(folder: Path, times: bool = True) -> dict | None:
     """The record of a finished download in ``folder``, if its files are still those it describes: the same sizes,
-    and the same times of last change or, where a time differs (a copy of the cache), the same sha256. (A record
-    written before times were recorded is taken on the sizes alone; so is every record with ``times=False``, for a
-    caller that checks every byte itself.)"""
+    and the same times of last change or, where a time differs (a copy of the cache), the same sha256, after which
+    the record takes the new time (where the folder may be written), so the file is hashed once. (A record written
+    before times were recorded is taken on the sizes alone; so is every record with ``times=False``, for a caller
+    that checks every byte itself.)"""
     try:
         record = json.loads((folder / DOWNLOAD_RECORD).read_text())
+        retimed = False
         for name in (OPTIONS_FILE, WEIGHTS_FILE):
             entry, stat = record["files"][name], (folder / name).stat()
             if stat.st_size != entry["size"]:
                 return None
-            changed = times and entry.get("mtime_ns", stat.st_mtime_ns) != stat.st_mtime_ns
-            if changed and sha256_of(folder / name) != entry["sha256"]:
-                return None
-        return record
+            if times and entry.get("mtime_ns", stat.st_mtime_ns) != stat.st_mtime_ns:
+                if sha256_of(folder / name) != entry["sha256"]:
+                    return None
+                entry["mtime_ns"], retimed = stat.st_mtime_ns, True
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if retimed:
+        with contextlib.suppress(OSError):  # a cache this process may only read: hashed again next time
+            with atomic_path(folder / DOWNLOAD_RECORD) as tmp:
+                Path(tmp).write_text(json.dumps(record, indent=2))
+    return record
 
 
 def downloaded_name(folder: Path) -> str | None:

@@ -20,6 +20,7 @@ from helpers import FIXTURE_DIR, fixture_published_as, published_files, serving
 
 from encoder import Elmo, download_model, model_files
 from encoder.download import DownloadError
+from encoder.files import sha256_of
 from encoder.model_files import DOWNLOAD_RECORD, PUBLISHED, published_dir, resolve_model
 from encoder.weights import WeightsError
 
@@ -331,7 +332,7 @@ def test_a_name_and_list_together_are_refused(tmp_path, capsys):
     assert not any(tmp_path.iterdir())
 
 
-def test_a_damaged_download_is_named_damaged_with_the_command_that_fetches_it_again(server, cache):
+def test_a_damaged_download_is_named_damaged_with_the_command_that_fetches_it_again(server, cache, monkeypatch):
     """A downloaded model whose weights changed since (same size, other bytes; or cut short) is said to be damaged,
     by ``download`` (which checks the files' sha256) and by a command that loads it, each giving ``--force``. A copy
     of the files (new times of change, same bytes) is still the download."""
@@ -350,6 +351,9 @@ def test_a_damaged_download_is_named_damaged_with_the_command_that_fetches_it_ag
     assert model_files.published_files("elmo-small", cache).weights == weights
     weights.write_bytes(weights.read_bytes())  # the same bytes written again: a new time of change
     assert Elmo.load("elmo-small").name == "elmo-small"
+    hashed = []  # the record took the new time: the file is not hashed again
+    monkeypatch.setattr(model_files, "sha256_of", lambda path: hashed.append(path) or sha256_of(path))
+    assert model_files.read_download_record(weights.parent) is not None and hashed == []
 
     def change_a_number(value: float) -> None:  # the file keeps its size
         with h5py.File(weights, "r+") as f:
