@@ -452,7 +452,7 @@ class LstmLayer(nn.Module):
         order = sorted(range(B), key=lambda b: -lengths[b])
         reordered = order != list(range(B))
         h, c = (s.clone() for s in state)  # updated in place, each row until it ends: the caller's stay as they were
-        zero_start = not h.any()  # stateless inference: every row starts from h = 0
+        zero_start = h.device.type == "cpu" and not h.any()  # stateless: h = 0 (asked on the CPU only: no GPU wait)
         if reordered:
             rows = torch.tensor(order, device=x.device)
             x, h, c = x.index_select(1, rows), h.index_select(1, rows), c.index_select(1, rows)

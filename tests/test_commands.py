@@ -250,6 +250,8 @@ def test_an_option_before_the_command_is_said_to_be_misplaced(capsys: pytest.Cap
         error = capsys.readouterr().err.splitlines()[-1]
         assert f": error: {argv[0]} comes before the command: options follow it (" in error
         assert error.endswith(f" COMMAND {argv[0]} ...)")
+    assert exit_code(lambda: indexer_cli.main(["--vers"])) == 0  # the program's own options, as argparse shortens them
+    assert capsys.readouterr().out.startswith("python -m indexer ")
 
 
 def test_an_empty_path_is_refused_not_taken_for_this_folder(capsys: pytest.CaptureFixture) -> None:

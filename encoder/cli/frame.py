@@ -65,8 +65,12 @@ def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.N
     COMMAND ...", no option of the command shown). An option before the command is said to be misplaced (argparse
     took it for the command's, or its value for the command)."""
     given = sys.argv[1:] if argv is None else argv
-    if given and given[0].startswith("-") and given[0] not in ("-h", "--help", "--version"):
-        parser.error(f"{given[0]} comes before the command: options follow it ({parser.prog} COMMAND {given[0]} ...)")
+    first = given[0] if given else ""
+    programs_own = first in ("-h", "--") or (
+        len(first) > 2 and any(o.startswith(first) for o in ("--help", "--version"))
+    )
+    if first.startswith("-") and not programs_own:  # argparse takes --vers for --version, and so does this
+        parser.error(f"{first} comes before the command: options follow it ({parser.prog} COMMAND {first} ...)")
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
