@@ -444,8 +444,8 @@ class LstmLayer(nn.Module):
         CPU tanh is several times slower than its sigmoid). The rows run longest first, and a step computes only the
         rows still running (padding was 5 % of the steps of WikiText-2 in length-sorted batches of 32, more where
         lengths mix); a row that has ended keeps its state, which is then its final state. The input half of the
-        gates comes from ``_input_halves``; from a zero state (stateless) the first step has no recurrent product. It agrees with ``_forward_steps`` to float32 rounding (tests/encoder);
-        what it saves: docs/benchmarks.md."""
+        gates comes from ``_input_halves``; from a zero state (stateless) the first step has no recurrent product.
+        It agrees with ``_forward_steps`` to float32 rounding (tests/encoder); what it saves: docs/benchmarks.md."""
         D, P = self.config.lstm_dim, self.config.projection_dim
         _, B, T, _ = x.shape
         lengths = [T] * B if mask is None else mask[0].sum(dim=-1).tolist()  # both directions share row lengths
