@@ -169,15 +169,15 @@ def test_a_shipped_model_folder_has_the_usual_permissions(world: World, tmp_path
 
 
 def test_ship_to_the_current_folder_names_only_the_users_files(world: World, tmp_path: Path, monkeypatch, capsys):
-    """``--to ''`` is the folder the command runs in: holding the user's files, it is refused, and the refusal names
-    those files, not the staging folder ship makes beside its destination."""
+    """``--to .`` is the folder the command runs in: holding the user's files, it is refused, and the refusal names
+    those files, not the staging folder ship makes beside its destination. (``--to ''`` is refused as empty.)"""
     mine = tmp_path / "mine"
     (mine / "drafts").mkdir(parents=True)
     (mine / "drafts" / "chapter.txt").write_text("mine")
     before = snapshot(tmp_path)
     monkeypatch.chdir(mine)
     with pytest.raises(SystemExit) as refused:
-        encoder_cli.main(["ship", "--run", str(world.run), "--to", ""])
+        encoder_cli.main(["ship", "--run", str(world.run), "--to", "."])
     assert refused.value.code == 2
     err = capsys.readouterr().err
     assert "holds drafts, which ship would not keep" in err and ".tmp" not in err, err
