@@ -138,7 +138,7 @@ class DocumentSearch:
     def keyword_words(self, token: str) -> list[str]:
         """The words a query token is matched by in keyword search: itself, or, for a compound no live document
         holds ("river-bank" where the documents write "river bank"), its pieces."""
-        if "-" not in token or self.parts.bm25.holds(self.parts.keyword_terms.term(normalize(token))):
+        if "-" not in token or self.is_held(normalize(token)):
             return [token]
         return [piece for piece in token.split("-") if piece] or [token]
 
@@ -253,8 +253,12 @@ class DocumentSearch:
         return correctable(word) and word not in self.parts.elmo.text.stopwords and not self.is_known(word)
 
     def is_known(self, word: str) -> bool:
-        """Whether a live document holds ``word`` (lower case) in one of its forms, or it is a word (``is_a_word``)."""
-        return self.parts.bm25.holds(self.parts.keyword_terms.term(word)) or self.is_a_word(word)
+        """Whether ``word`` (lower case) is ``is_held`` or is a word (``is_a_word``)."""
+        return self.is_held(word) or self.is_a_word(word)
+
+    def is_held(self, word: str) -> bool:
+        """Whether a live document holds ``word`` (lower case) in one of its forms (its keyword term)."""
+        return self.parts.bm25.holds(self.parts.keyword_terms.term(word))
 
     def is_a_word(self, word: str) -> bool:
         """Whether ``word`` (lower case) is in a large dictionary: the index's (``IndexParts.dictionary``) or its
