@@ -62,7 +62,7 @@ class Elmo:
         self,
         model: BiLM,
         name: str = "model",
-        model_hash: str = "",
+        model_hash: str | Callable[[], str] = "",
         device: str = "auto",
         stateful: bool = False,
         info: dict | None = None,
@@ -81,7 +81,7 @@ class Elmo:
         self.model = model.to(self.device).eval()
         self.config = model.config
         self.name = name
-        self.model_hash = model_hash
+        self._model_hash = model_hash
         self.info = info or {}
         self.text = text or text_rules("en")  # the model's language rules: how its text becomes tokens
         self.folder = folder  # one of our model folders (its LM head and vocabulary beside it), else None
@@ -128,7 +128,7 @@ class Elmo:
             return cls(
                 model,
                 name=found.name or found.weights.stem,
-                model_hash=found.hash(),
+                model_hash=found.hash,
                 device=device,
                 stateful=stateful,
                 precision=precision,
@@ -138,7 +138,7 @@ class Elmo:
         elmo = cls(
             load_model(found.folder),
             name=info.get("name", found.folder.name),
-            model_hash=found.hash(),
+            model_hash=found.hash,
             device=device,
             stateful=stateful,
             info=info,
@@ -152,6 +152,13 @@ class Elmo:
                 words = [line.rstrip("\n") for _, line in zip(range(cache_vocab_size), f)]
             elmo.cache_vocabulary(words)
         return elmo
+
+    @functools.cached_property
+    def model_hash(self) -> str:
+        """The content hash of the model's files (``ModelFiles.hash``), taken when first asked (an index asks it as it
+        is built or opened): ``embed`` never asks, and published weights given by path are hashed whole (35 ms for
+        the small shape's 54 MB here)."""
+        return self._model_hash() if callable(self._model_hash) else self._model_hash
 
     def save(self, directory: str | Path) -> None:
         save_model(self.model, directory, extra_config={"name": self.name, "language": self.text.name})

@@ -528,6 +528,25 @@ def test_weights_over_the_file_limit_are_sharded_with_an_index(tiny, tmp_path):
     assert not list(tmp_path.glob("model-*-of-*.safetensors"))
 
 
+def test_a_loaded_model_is_hashed_when_its_hash_is_first_asked_not_to_embed(tiny, tmp_path, monkeypatch):
+    """Hashing reads every weight (a published file whole), and embedding never needs the hash: ``Elmo.load``
+    leaves it to the first ask of ``model_hash``, which takes it once and gives the files' hash."""
+    from encoder.model_files import ModelFiles, model_hash
+
+    save_model(tiny.model, tmp_path)
+    save_hdf5(tiny.model, tmp_path / "options.json", tmp_path / "weights.hdf5")
+    hashed = []
+    real_hash = ModelFiles.hash
+    monkeypatch.setattr(ModelFiles, "hash", lambda files: hashed.append(files) or real_hash(files))
+    for spec, weights in [(tmp_path, None), (tmp_path / "options.json", tmp_path / "weights.hdf5")]:
+        hashed.clear()
+        elmo = Elmo.load(spec, weights, device="cpu")
+        elmo.embed(["the river bank"])
+        assert hashed == []
+        assert elmo.model_hash == elmo.model_hash == model_hash(spec, weights)
+        assert len(hashed) == 2  # once for the Elmo, once for model_hash(...)
+
+
 def test_the_model_identity_covers_config_and_weights_and_survives_a_resave(tiny, tmp_path):
     """An index is tied to what decides the vectors: the same model saved again (or sharded) keeps its hash;
     changing config.json's architecture (e.g. the cell clip) changes it, its name does not."""
