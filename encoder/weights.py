@@ -117,6 +117,18 @@ def write_hdf5(path: str | Path) -> Iterator[h5py.File]:
         yield f
 
 
+def write_float32(f: h5py.File, name: str, array: np.ndarray) -> None:
+    """``f.create_dataset(name, data=array)`` for a float32 array, through h5py's low-level calls: the same bytes in
+    the file (tests/encoder), without the high-level call's handling of its many options, which took a third of
+    ``embed``'s writing (1,024 arrays like embed's: 0.16-0.19 s against 0.11-0.14 s, measured here)."""
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    creation = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    creation.set_obj_track_times(False)  # as h5py's default: a file's bytes do not depend on when it was written
+    space = h5py.h5s.create_simple(array.shape)
+    dataset = h5py.h5d.create(f.id, name.encode(), h5py.h5t.IEEE_F32LE, space, dcpl=creation)
+    dataset.write(h5py.h5s.ALL, h5py.h5s.ALL, array)
+
+
 def read_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
     """The tensors of a safetensors file; one that cannot be read is a ``WeightsError`` naming it."""
     if not Path(path).is_file():
@@ -201,7 +213,7 @@ def load_hdf5(options_file: str | Path, weights_file: str | Path) -> BiLM:
     """Build a biLM from the reference format, checking every dataset's presence and shape (``check_hdf5``)."""
     config = check_hdf5(options_file, weights_file)
     with read_hdf5(weights_file) as f:
-        arrays = {name: f[name][...].astype(np.float32) for name in hdf5_layout(config) if name in f}
+        arrays = {name: f[name][...].astype(np.float32, copy=False) for name in hdf5_layout(config) if name in f}
         if _projection_skipped(f, config):
             arrays["CNN_proj/W_proj"] = np.eye(config.n_filters, dtype=np.float32)
             arrays["CNN_proj/b_proj"] = np.zeros(config.projection_dim, dtype=np.float32)

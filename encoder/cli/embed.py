@@ -43,7 +43,7 @@ def _read_lines(path: Path) -> list[str]:
 def run(args: argparse.Namespace) -> dict:
     """Embed the lines of ``--input`` into ``--output``; what was written."""
     from ..elmo import Elmo
-    from ..weights import write_hdf5
+    from ..weights import write_float32, write_hdf5
 
     if str(args.output) == "-":
         fail("--output - : embed writes an hdf5 file, not standard output; give the file's path")
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> dict:
     with write_hdf5(args.output) as out:
         sentence_to_index = {}  # as AllenNLP's: each line stripped -> its dataset; a repeated line, its last
         for i, (line, layers) in enumerate(zip(lines, vectors)):
-            out.create_dataset(str(i), data=OUTPUT_FORMATS[args.output_format](layers).astype("float32", copy=False))
+            write_float32(out, str(i), OUTPUT_FORMATS[args.output_format](layers))
             sentence_to_index[line.strip()] = str(i)
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
         if args.raw:  # what was embedded: one list of token strings per line, in line order

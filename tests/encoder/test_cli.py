@@ -121,6 +121,25 @@ def test_sentence_to_index_maps_lines_as_allennlp_does(tiny_model_dir, tmp_path)
         assert json.loads(f["sentence_to_index"][0]) == {"the bank": "2", "the\tbank": "1"}
 
 
+def test_embed_writes_the_bytes_h5py_create_dataset_writes(tmp_path):
+    """``embed`` writes its arrays through h5py's low-level calls (``write_float32``, for speed): the file holds the
+    same bytes as one written with ``create_dataset``, for empty, one-token, float64 and non-contiguous arrays."""
+    import numpy as np
+
+    from encoder.weights import write_float32, write_hdf5
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape) for shape in [(3, 0, 8), (3, 1, 8), (2, 5, 8), (7,)]]
+    arrays.append(rng.standard_normal((4, 6)).astype(np.float32)[:, ::2])
+    with write_hdf5(tmp_path / "low.hdf5") as f:
+        for i, array in enumerate(arrays):
+            write_float32(f, str(i), array)
+    with write_hdf5(tmp_path / "high.hdf5") as f:
+        for i, array in enumerate(arrays):
+            f.create_dataset(str(i), data=array.astype(np.float32))
+    assert (tmp_path / "low.hdf5").read_bytes() == (tmp_path / "high.hdf5").read_bytes()
+
+
 def test_counts_are_said_in_the_singular_for_one():
     from encoder.terminal import counted
 
