@@ -467,9 +467,9 @@ class LstmLayer(nn.Module):
             if t > 0 or not zero_start:  # from h = 0 the product is 0 (exactly): z already holds the gates
                 z.baddbmm_(h_run, self.w_state)  # z: this step's (2, B, 4D) gates, a buffer the step may overwrite
             i, j, f, o = z.split(D, dim=-1)  # TF's gate order
-            for gate in (i, f, o):
-                torch.sigmoid_(gate)
-            torch.sigmoid_(j.mul_(2)).mul_(2).sub_(1)  # tanh(j)
+            j.mul_(2)
+            torch.sigmoid_(z)  # i, f, o, and sigmoid(2j): all four blocks in one call
+            j.mul_(2).sub_(1)  # tanh(j)
             c_run.mul_(f).addcmul_(i, j)
             if cell_clip is not None:
                 c_run.clamp_(-cell_clip, cell_clip)
