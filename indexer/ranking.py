@@ -169,17 +169,20 @@ def random_queries(
     words: int = NULL_QUERY_WORDS,
     seed: int = 0,
 ) -> list[list[str]]:
-    """``n`` queries of ``words`` content words (not ``stopwords``) drawn as often as they occur in the indexed
-    text (seeded).
+    """``n`` queries of ``words`` content words (not ``stopwords``) drawn as often as documents hold them (the
+    vocabulary's ``documents``; its ``count`` of occurrences where an index has no such column), seeded.
 
-    Drawn by occurrence, not uniformly over the vocabulary, so they are as common as a user's words: rare
-    words alone would set the bar for keyword scores too high.
+    Drawn by how common they are, not uniformly over the vocabulary, so they are as common as a user's words: rare
+    words alone would set the bar for keyword scores too high. By documents, not occurrences: one long document
+    that repeats a few words (a log) would otherwise fill most random queries with its own words, and chance
+    would score as high as any real match (every search "no good match").
     """
     content = vocab[[w not in stopwords and any(ch.isalpha() for ch in w) for w in vocab["word"]]]
     if content.empty:
         return []
     rng = np.random.default_rng(seed)
-    p = content["count"].to_numpy(np.float64) / content["count"].sum()
+    weights = content["documents" if "documents" in content else "count"].to_numpy(np.float64)
+    p = weights / weights.sum()
     return [content["word"].iloc[rng.choice(len(content), size=words, p=p)].tolist() for _ in range(n)]
 
 

@@ -46,6 +46,7 @@ class Scan:
     sentences: int = 0
     tokens: int = 0
     counts: Counter = field(default_factory=Counter)  # normalised word -> occurrences
+    documents: Counter = field(default_factory=Counter)  # normalised word -> documents that hold it
     doc_ids: list[str] = field(default_factory=list)  # the documents' ids, in order
 
 
@@ -69,10 +70,13 @@ def scan_corpus(
         seen.add(doc.doc_id)
         scan.doc_ids.append(doc.doc_id)
         scan.per_file[doc.source] = scan.per_file.get(doc.source, 0) + 1
+        words: Counter = Counter()
         for sentence in text.split_and_tokenize(doc.text):
             scan.sentences += bool(sentence.tokens)
             scan.tokens += len(sentence.tokens)
-            scan.counts.update(normalize(t) for t in sentence.tokens if is_word(t))
+            words.update(normalize(t) for t in sentence.tokens if is_word(t))
+        scan.counts.update(words)
+        scan.documents.update(words.keys())
     if scan.sentences == 0:
         raise CorpusError(
             "the corpus holds no text: every document is empty"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,11 +14,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import CLI_SETTINGS, SETTINGS, brute_force
+from helpers import CLI_SETTINGS, SETTINGS, brute_force, corpus_documents, filler_documents
 
 from encoder.model import BiLM, BiLMConfig
 from encoder.weights import save_model
-from indexer import CorruptIndexError, Index, IndexFormatError, IndexMismatchError, Settings, build_index, layout
+from indexer import (
+    CorruptIndexError,
+    Index,
+    IndexFormatError,
+    IndexMismatchError,
+    Settings,
+    add_documents,
+    build_index,
+    layout,
+)
 from indexer.__main__ import main
 from indexer.finalize import planned_token_vectors
 from indexer.manifest import Manifest
@@ -435,3 +445,25 @@ def test_the_advice_on_an_older_format_rebuilds_it(small_index, tmp_path, capsys
     (old / layout.MANIFEST).write_text(json.dumps({**manifest, "format_version": 4}))
     assert main([*command[command.index("build") :]]) == 2
     assert (old / "notes.txt").read_text() == "mine" and "notes.txt" in capsys.readouterr().err
+
+
+def test_random_queries_are_drawn_by_documents_so_one_long_log_does_not_fill_them(tiny_model_dir, tmp_path):
+    """Relevance measures a score against random-word queries. Drawn as often as words occur, one log that repeats
+    two words thousands of times filled most of them with its words, and chance then scored as high as a real match
+    (every search said "no good match"). Drawn as often as documents hold a word, the log's words weigh as one
+    document's: the vocabulary counts both, the added documents' on top of the index's."""
+    documents = corpus_documents()
+    documents += filler_documents(60 - len(documents))
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in documents), encoding="utf-8")
+    log = {"id": "log", "text": "Server log: " + "error timeout. " * 2000}
+    (tmp_path / "log.jsonl").write_text(json.dumps(log) + "\n", encoding="utf-8")
+    build_index([tmp_path / "docs.jsonl"], tmp_path / "index", model=tiny_model_dir, progress=False)
+    index = add_documents(tmp_path / "index", [tmp_path / "log.jsonl"], progress=False)
+    vocab = pd.read_parquet(tmp_path / "index" / index.manifest.vocab.file).set_index("word")
+    assert vocab.loc["error", "count"] == 2000 and vocab.loc["error", "documents"] == 1
+    holding_friend = sum("friend" in re.findall(r"[a-z]+", doc["text"].lower()) for doc in documents)
+    assert vocab.loc["friend", "documents"] == holding_friend > 1
+    assert vocab.loc["friend", "count"] >= holding_friend
+    words = index.parts.null_queries.words
+    with_log_words = sum(bool({"error", "timeout"} & set(query)) for query in words)
+    assert with_log_words <= len(words) // 10, f"{with_log_words} of {len(words)} random queries hold the log's words"
