@@ -31,6 +31,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any, get_type_hints
+from urllib.parse import unquote_to_bytes
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -300,8 +301,9 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
 class Guard:
     """ASGI middleware, before the application reads anything: a Host that is not one of ``limits.hosts`` gets 400,
     a body over ``limits.body_bytes`` 413 (uvicorn sets no limit of its own). The body is counted as it arrives,
-    whatever its Content-Length says (a declared size over the limit is refused at once); a body that is not UTF-8, or
-    JSON that gives a key twice, gets 400 (``_body_problem``); then it is handed on."""
+    whatever its Content-Length says (a declared size over the limit is refused at once); a query string or a body
+    that is not UTF-8, or JSON that gives a key twice, gets 400 (``_query_problem``, ``_body_problem``); then it is
+    handed on."""
 
     def __init__(self, app: Any, limits: Limits):
         self.app, self.limits = app, limits
@@ -316,6 +318,9 @@ class Guard:
         host = headers.get(b"host", b"").decode("latin-1")
         if not self.limits.allows_host(host):
             return await self._refuse(send, 400, f"the Host {host!r} is not one of this server's names (--allow-host)")
+        problem = _query_problem(scope.get("query_string", b""))
+        if problem is not None:
+            return await self._refuse(send, 400, problem)
         declared = headers.get(b"content-length", b"0")
         too_big = f"the request body is over {self.limits.body_bytes:,} bytes (--max-body-bytes)"
         if not declared.isdigit() or int(declared) > self.limits.body_bytes:
@@ -340,6 +345,17 @@ class Guard:
     @staticmethod
     async def _refuse(send: Callable, status: int, message: str) -> None:
         await SafeJSON({"error": message}, status_code=status)({"type": "http"}, None, send)
+
+
+def _query_problem(query: bytes) -> str | None:
+    """What is wrong with a query string that is not UTF-8 once its %-escapes are decoded (``q=%ED%A0%80``), which
+    the application would read with U+FFFD in its place and search for: URLs carry UTF-8 text, as bodies do."""
+    for field in query.split(b"&"):
+        try:
+            unquote_to_bytes(field.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError as error:
+            return f"the query string is not UTF-8 once its %-escapes are decoded ({error.reason} in {field[:60]!r})"
+    return None
 
 
 def _body_problem(body: bytes) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
@@ -34,6 +35,7 @@ from encoder.glove import BASELINES, STANFORD
 from encoder.options import check_keywords
 from encoder.readout import Readout, ReadoutSettings
 from encoder.terminal import counted
+from encoder.text import composed
 from encoder.words import WordFrequencies
 
 from . import folder, layout, storage
@@ -414,12 +416,25 @@ def write_additions(
         live = _live_documents(out, base)
         taken = set() if replace else set(live.index)
         scan = scan_corpus(files, options, elmo.text, taken, progress)  # the new documents, before any writing
+        if replace:
+            _refuse_empty_replacements([doc_id for doc_id in scan.stats.empty_ids if doc_id in live.index])
         replaced = live.loc[[doc_id for doc_id in scan.doc_ids if doc_id in live.index]] if replace else None
         folder.remove_unreferenced(out, base, base, keep_shards)
         storage.write_json(out / layout.STATE, state)
         manifest = _encode_and_commit(job, base, scan, replaced)
         folder.remove_unreferenced(out, manifest, manifest)
     return Written(out, elmo, device, verify=False)
+
+
+def _refuse_empty_replacements(doc_ids: list[str]) -> None:
+    """An upsert's empty documents are skipped as a build's are, so one whose id the index holds would leave the
+    indexed text in place while the user believes it replaced: refused, naming them, before anything is written."""
+    if doc_ids:
+        shown = ", ".join(map(repr, doc_ids[:5])) + (", ..." if len(doc_ids) > 5 else "")
+        raise CorpusError(
+            f"{counted(len(doc_ids), 'document')} to replace {'is' if len(doc_ids) == 1 else 'are'} empty ({shown}): "
+            "an empty text replaces nothing (empty documents are skipped); give it text, or delete the document"
+        )
 
 
 def _live_documents(out: Path, manifest: Manifest) -> pd.DataFrame:
@@ -449,6 +464,18 @@ def distinct_ids(doc_ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(doc_ids))
 
 
+def _stored_ids(doc_ids: list[str], stored: pd.Index) -> list[str]:
+    """The ids documents are stored under, for ``doc_ids`` typed either way: composed, as ids are read since
+    ``readers.read_corpus`` composes them, or as an index written before may hold one (decomposed). An id that is
+    neither is kept as given (the caller refuses it)."""
+    held_decomposed = {composed(held): held for held in stored if not unicodedata.is_normalized("NFC", held)}
+    found = []
+    for doc_id in doc_ids:
+        typed = composed(doc_id)
+        found.append(doc_id if doc_id in stored else typed if typed in stored else held_decomposed.get(typed, doc_id))
+    return distinct_ids(found)
+
+
 def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
     """Remove documents from search results (their vectors stay on disk); returns the new counts. ``doc_ids`` is a
     list of ids: one string is refused, not read as ids of one character each ("12" would delete "1" and "2")."""
@@ -464,6 +491,7 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
         live = _live_documents(out, manifest)
+        wanted = _stored_ids(wanted, live.index)
         unknown = [d for d in wanted if d not in live.index]
         if unknown:
             raise QueryError(

@@ -197,22 +197,24 @@ class ReadStats:
 
     documents: int = 0
     empty: int = 0
+    empty_ids: list[str] = field(default_factory=list)  # the empty documents' ids, in order
     replaced: dict[str, int] = field(default_factory=dict)  # file -> U+FFFD characters (undecodable bytes)
 
 
 def read_corpus(
     files: list[tuple[Path, str]], options: ReaderOptions, stats: ReadStats | None = None, warn: bool = False
 ) -> Iterator[Document]:
-    """All non-empty documents of ``files`` in order, their titles and texts ``composed`` as queries are read;
+    """All non-empty documents of ``files`` in order, their ids, titles and texts ``composed`` as queries are read;
     ``warn`` warns once per file with undecodable bytes."""
     stats = stats if stats is not None else ReadStats()
     for path, name in files:
         replaced = 0
         for doc in _read_file(path, name, options):
-            doc = replace(doc, title=composed(doc.title), text=composed(doc.text))
+            doc = replace(doc, doc_id=composed(doc.doc_id), title=composed(doc.title), text=composed(doc.text))
             replaced += doc.text.count("\ufffd") + doc.title.count("\ufffd")
             if not doc.text.strip():
                 stats.empty += 1
+                stats.empty_ids.append(doc.doc_id)
                 continue
             stats.documents += 1
             yield doc

@@ -18,6 +18,7 @@ from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
+from encoder.text import composed
 from encoder.words import is_word
 
 from . import layout
@@ -30,13 +31,16 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ()) -> tuple[list[str], list[str]]:
     """The texts and their ids (default: their positions, from ``first_id``, as strings, passing over the ids
     ``taken`` by documents the index holds), refused with one clear error when they are not a non-empty list of
-    strings, or the ids not as many unique strings that none of ``taken`` is."""
+    strings that are not blank, or the ids not as many unique strings that none of ``taken`` is."""
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) or not texts:
         raise CorpusError("texts must be a non-empty list of strings (one document each)")
     wrong = next((i for i, text in enumerate(texts) if not isinstance(text, str)), None)
     if wrong is not None:
         raise CorpusError(f"text {wrong} is a {type(texts[wrong]).__name__}, not a string")
     _refuse_lone_surrogates("text", texts)
+    empty = next((i for i, text in enumerate(texts) if not text.strip()), None)
+    if empty is not None:  # a corpus's empty documents are skipped: given one by one, each text must be a document
+        raise CorpusError(f"text {empty} is empty: every text becomes a document, and a document needs text")
     if not any(is_word(text) for text in texts):  # as a build refuses such a corpus, said without its file options
         raise CorpusError("no text holds a word (a letter or digit: punctuation and symbols only): nothing to index")
     if ids is None:
@@ -47,13 +51,14 @@ def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ())
     wrong = next((i for i, doc_id in enumerate(ids) if not isinstance(doc_id, str) or not doc_id.strip()), None)
     if wrong is not None:
         raise CorpusError(f"id {wrong} ({ids[wrong]!r}) is not a non-empty string")
+    _refuse_lone_surrogates("id", ids)
+    ids = [composed(doc_id) for doc_id in ids]  # as a corpus's ids are read: "café" typed either way is one id
     if len(set(ids)) != len(ids):
         raise CorpusError("ids must be unique; the list repeats one")
     held = next((i for i, doc_id in enumerate(ids) if doc_id in taken), None)
     if held is not None:
         raise CorpusError(f"id {held} ({ids[held]!r}) is already in the index; upsert replaces that document")
-    _refuse_lone_surrogates("id", ids)
-    return list(texts), list(ids)
+    return list(texts), ids
 
 
 def _refuse_lone_surrogates(what: str, strings: Sequence[str]) -> None:

@@ -30,7 +30,7 @@ from encoder.errors import MissingExtra
 from encoder.model import BiLM, BiLMConfig
 from encoder.text import KoreanText
 from encoder.weights import save_model
-from indexer import build_index
+from indexer import Index, build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [
@@ -132,6 +132,7 @@ print("\\n".join(str(w.message) for w in caught))
 EMBED_FUSED = f"""
 import warnings
 from encoder import Elmo
+from indexer import Index
 from encoder.model import BiLM, BiLMConfig
 model = BiLM(BiLMConfig(**{UNCLIPPED!r}))
 assert model.lstm.layers[0].fused  # unclipped: torch's own LSTM, the path that warns
@@ -181,6 +182,7 @@ filters = list(warnings.filters)
 flags = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
 import encoder, encoder.model, encoder.elmo, indexer, app.settings
 from encoder import Elmo
+from indexer import Index
 from encoder.model import BiLM, BiLMConfig
 model = BiLM(BiLMConfig(char_embed_dim=4, filters=[[1, 4]], projection_dim=8, lstm_dim=16, n_layers=1))
 for precision in ("fp32", "tf32", "bf16"):
@@ -325,7 +327,10 @@ def test_stats_docs_lists_the_ids_delete_takes(
     assert listed == [{"doc_id": "river", "title": "The river bank"}, {"doc_id": "volcano", "title": ""}]
     assert indexer_cli.main(["stats", "--index", str(copy), "--docs"]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("\n2 documents, id and title:\n  river    The river bank\n  volcano\n")  # ids in a column
+    assert out.endswith("\n2 documents, [id] and title:\n  [river]    The river bank\n  [volcano]\n")  # a column
+    Index.open(copy).add(["Trains run on rails."], ids=[" rails\x85"])  # blank space at both ends: part of the id
+    assert indexer_cli.main(["stats", "--index", str(copy), "--docs"]) == 0
+    assert capsys.readouterr().out.endswith("\n  [ rails\\x85]\n")  # as search shows it, escaped, nothing cut
     assert indexer_cli.main(["stats", "--index", str(copy), "--json"]) == 0
     assert "documents" not in json.loads(capsys.readouterr().out)  # only with --docs
     assert indexer_cli.main(["delete", "--index", str(copy), "--doc-id", "money"]) == 2

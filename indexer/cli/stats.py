@@ -46,12 +46,14 @@ def show_stats(result: dict, args: argparse.Namespace) -> None:
 
 
 def _print_documents(documents: list[dict]) -> None:
-    """One line per document: its id (what ``delete --doc-id`` takes), then its title."""
+    """One line per document: its id in brackets, as search shows it (what ``delete --doc-id`` takes: blank space
+    at its ends is part of it), then its title."""
     print()
-    show(f"{counted(len(documents), 'document')}, id and title:")
-    width = min(max((len(d["doc_id"]) for d in documents), default=0), 40)
+    show(f"{counted(len(documents), 'document')}, [id] and title:")
+    width = min(max((len(d["doc_id"]) for d in documents), default=0), 40) + 2
     for doc in documents:
-        show(f"  {doc['doc_id']:<{width}}  {doc['title']}".rstrip())
+        shown = f"[{doc['doc_id']}]"
+        show(f"  {shown:<{width}}  {doc['title']}" if doc["title"] else f"  {shown}")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

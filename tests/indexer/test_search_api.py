@@ -141,6 +141,28 @@ def test_a_typo_only_deleted_documents_held_is_respelled_again(small, tmp_path):
     assert Index.open(path).search("teleskope").searched_for == "telescope"
 
 
+def test_an_id_typed_decomposed_is_the_id_typed_composed(tiny_model_dir, tmp_path, capsys):
+    """Ids are read composed, as texts and queries are: "café" typed either way is one id, so two look-alike ids
+    never coexist, and either spelling deletes it (also from the command line, where the terminal chose the form)."""
+    nfd, nfc = (lambda text, form=form: unicodedata.normalize(form, text) for form in ("NFD", "NFC"))
+    with pytest.raises(CorpusError, match="^ids must be unique; the list repeats one$"):
+        Index.from_texts(["One.", "Two."], ids=[nfc("café"), nfd("café")], model=tiny_model_dir)
+    index = Index.from_texts(
+        ["A café.", "A train.", "A ship."], ids=[nfd("café"), "train", "ship"], model=tiny_model_dir
+    )
+    assert [d["doc_id"] for d in index.documents()] == [nfc("café"), "train", "ship"]
+    with pytest.raises(CorpusError, match=r"^id 0 \('café'\) is already in the index; upsert replaces"):
+        index.add(["Another café."], ids=[nfd("café")])
+    index.delete([nfd("café")])
+    assert [d["doc_id"] for d in index.documents()] == ["train", "ship"]
+    path = index.save(tmp_path / "index")
+    corpus = tmp_path / "more.jsonl"
+    corpus.write_text(json.dumps({"id": nfd("crème"), "text": "Crème brûlée."}, ensure_ascii=False) + "\n")
+    assert [d["doc_id"] for d in add_documents(path, [corpus], progress=False).documents()][-1] == nfc("crème")
+    assert main(["delete", "--index", str(path), "--doc-id", nfd("crème")]) == 0
+    assert nfc("crème") not in {d["doc_id"] for d in Index.open(path).documents()}
+
+
 def test_text_typed_decomposed_is_read_as_text_typed_composed(tiny_model_dir):
     """é typed as e + a combining accent (NFD, as macOS writes it) is the é typed as one character (NFC), in a
     document as in a query: either finds the other with the same matched words, nothing said to be respelled; a
@@ -186,7 +208,8 @@ def test_an_index_of_strings_counts_saves_and_refuses_bad_input(small, tmp_path)
         (["a", "b"], ["x", "x"], "unique"),
         (["a", "b \udc80 c"], None, r"text 1 is not valid Unicode: a lone surrogate \('\\udc80'\) at 2"),
         (["a", "b"], ["x", "\ud83d"], "id 1 is not valid Unicode"),
-        (["...", " ", "— ?"], None, r"^no text holds a word \(a letter or digit: punctuation and symbols only\)"),
+        (["...", "— ?"], None, r"^no text holds a word \(a letter or digit: punctuation and symbols only\)"),
+        (["a", " \n\t"], None, r"^text 1 is empty: every text becomes a document, and a document needs text$"),
     ]:
         with pytest.raises(CorpusError, match=words):
             Index.from_texts(texts, ids=ids)
@@ -215,6 +238,29 @@ def test_upsert_replaces_and_a_deleted_id_comes_back(small, tmp_path):
     assert main(["add", "--index", str(path), "--corpus", str(corpus), "--replace", "--quiet"]) == 0
     replaced = Index.open(path)
     assert len(replaced) == 5 and replaced.search("silver coins", k=1)[0].doc_id == "money"
+
+
+def test_an_empty_text_never_silently_keeps_the_document_it_was_to_replace(small, tmp_path, capsys):
+    """A corpus's empty documents are skipped: in an upsert, one whose id the index holds would keep the old text
+    while the user believes it replaced. Given texts refuse a blank one; a corpus refuses such a document, naming
+    it, and changes nothing; an empty document with a new id is skipped as in a build."""
+    path = tmp_path / "index"
+    shutil.copytree(small.path, path)
+    index = Index.open(path)
+    written = (path / "manifest.json").read_bytes()
+    with pytest.raises(CorpusError, match=r"^text 0 is empty"):
+        index.upsert(["", "Trains run on rails."], ids=["bread", "train"])
+    corpus = tmp_path / "replace.jsonl"
+    lines = [{"id": "bread", "text": " "}, {"id": "new", "text": ""}, {"id": "train", "text": "Trains run on rails."}]
+    corpus.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["add", "--index", str(path), "--corpus", str(corpus), "--replace", "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("error: 1 document to replace is empty ('bread'): ")
+    assert (path / "manifest.json").read_bytes() == written and len(Index.open(path)) == 6
+    lines[0]["id"] = "fresh"  # empty, and not in the index: skipped, the rest added
+    corpus.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["add", "--index", str(path), "--corpus", str(corpus), "--replace", "--quiet"]) == 0
+    assert {d["doc_id"] for d in Index.open(path).documents()} >= {"bread", "train"}
+    assert "fresh" not in {d["doc_id"] for d in Index.open(path).documents()}
 
 
 def test_added_texts_default_ids_pass_over_the_ids_in_use(small, tmp_path):

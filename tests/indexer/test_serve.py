@@ -176,6 +176,8 @@ def test_neighbors_and_embed_answer_as_the_python_api(server, small_index):
         ("/search?q=bank&method=magic&k=2", None, 400, "unknown parameter method"),
         ("/search?q=bank&q=loan", None, 400, "q is given 2 times"),
         ("/search?q=bank&k=1&k=5", None, 400, "k is given 2 times"),
+        ("/search?q=%ED%A0%80&k=1", None, 400, "the query string is not UTF-8 once its %-escapes are decoded"),
+        ("/search?q=caf%C3%A9+bank&k=1", None, 200, None),
         ("/search", b'{"queries": [', 400, "the body is not JSON (Expecting value at character 13)"),
         ("/search", b'{"queries": ["\xff"]}', 400, "the body is not UTF-8 (byte 0xff at byte 14)"),
         ("/search", b'{"queries": ["bank"], "k": 1, "queries": ["loan"]}', 400, "'queries' is given 2 times"),
@@ -293,6 +295,9 @@ def test_writes_need_the_token_and_change_what_search_finds(writable):
     assert found[0]["doc_id"] == "glacier"
     replaced = {"texts": ["Bread rises in a warm oven."], "ids": ["glacier"]}
     assert ask(url, "/upsert", replaced, headers=mine) == (200, {"upserted": 1, "documents": 4})
+    blank = {"texts": ["", "Giraffes eat leaves."], "ids": ["glacier", "giraffe"]}  # no silent skip, no count of it
+    assert ask(url, "/upsert", blank, headers=mine) == (400, {"error": "text 0 is empty: every text becomes a "
+                                                                     "document, and a document needs text"})  # fmt: skip
     status, answer = ask(url, "/delete", {"ids": ["castle"]}, headers=mine)
     assert status == 400 and "castle" in answer["error"]
     status, answer = ask(url, "/add", {"texts": ["A lone \ud800 surrogate."], "ids": ["lone"]}, headers=mine)
