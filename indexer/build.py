@@ -149,7 +149,7 @@ def _encode_and_commit(job: Job, base: Manifest | None, scan: Scan, replaced: pd
     finalize the next generation and commit its manifest; the documents ``replaced`` (live documents of ``base``,
     by id, that the new ones replace) are deleted in the same commit."""
     out, settings = job.out, job.settings
-    vocab = vocabulary(out, base, scan.counts, scan.documents)
+    vocab = vocabulary(out, base, scan.counts, scan.drawn)
     frequencies = WordFrequencies(dict(zip(vocab["word"], vocab["count"].tolist())))
     readout = Readout.of_model(job.elmo.folder, base.readout if base else None, job.elmo.model)
     encoding = Encoding(

@@ -90,18 +90,17 @@ def drop_exact_tokens(out: Path, manifest: Manifest) -> None:
             layout.shard_file(out, shard.name, "token_layers").unlink(missing_ok=True)
 
 
-def vocabulary(out: Path, base: Manifest | None, counts: Counter, documents: Counter) -> pd.DataFrame:
+def vocabulary(out: Path, base: Manifest | None, counts: Counter, drawn: Counter) -> pd.DataFrame:
     """Each word of the whole index (the ``base`` index's plus the new corpus's) with its occurrences (``count``)
-    and the documents that hold it (``documents``), most frequent first. A base index written before documents were
-    counted gives its occurrences for both (at least as many)."""
+    and its occurrences as the random queries are drawn by them (``drawn``: at most ``ranking.DRAWN_PER_DOCUMENT``
+    from one document), most frequent first. A base index written before ``drawn`` was kept gives its occurrences."""
     if base is not None:
         previous = storage.read_parquet(out / base.vocab.file)
-        held = previous["documents"] if "documents" in previous else previous["count"]
         counts = counts + Counter(dict(zip(previous["word"], previous["count"].tolist())))
-        documents = documents + Counter(dict(zip(previous["word"], held.tolist())))
-    rows = sorted(((word, n, documents[word]) for word, n in counts.items()), key=lambda row: (-row[1], row[0]))
-    frame = pd.DataFrame(rows, columns=["word", "count", "documents"])
-    return frame.astype({"count": np.int64, "documents": np.int64})
+        drawn = drawn + Counter(dict(zip(previous["word"], previous.get("drawn", previous["count"]).tolist())))
+    rows = sorted(((word, n, drawn[word]) for word, n in counts.items()), key=lambda row: (-row[1], row[0]))
+    frame = pd.DataFrame(rows, columns=["word", "count", "drawn"])
+    return frame.astype({"count": np.int64, "drawn": np.int64})
 
 
 def write_vocabulary(out: Path, vocab: pd.DataFrame, generation: int) -> StoredFile:

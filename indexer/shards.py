@@ -30,6 +30,7 @@ from encoder.words import WordFrequencies, is_content_word, is_word, normalize
 from . import layout, storage
 from .errors import CorpusError, IndexFormatError
 from .manifest import Shard, StoredFile
+from .ranking import DRAWN_PER_DOCUMENT
 from .readers import Document, ReaderOptions, ReadStats, read_corpus
 from .settings import Settings
 from .vectors import normalize as normalize_rows
@@ -46,7 +47,7 @@ class Scan:
     sentences: int = 0
     tokens: int = 0
     counts: Counter = field(default_factory=Counter)  # normalised word -> occurrences
-    documents: Counter = field(default_factory=Counter)  # normalised word -> documents that hold it
+    drawn: Counter = field(default_factory=Counter)  # the same, each document's capped (``ranking.random_queries``)
     doc_ids: list[str] = field(default_factory=list)  # the documents' ids, in order
 
 
@@ -76,7 +77,7 @@ def scan_corpus(
             scan.tokens += len(sentence.tokens)
             words.update(normalize(t) for t in sentence.tokens if is_word(t))
         scan.counts.update(words)
-        scan.documents.update(words.keys())
+        scan.drawn.update({word: min(n, DRAWN_PER_DOCUMENT) for word, n in words.items()})
     if scan.sentences == 0:
         raise CorpusError(
             "the corpus holds no text: every document is empty"
