@@ -177,8 +177,8 @@ def random_queries(
     Drawn by occurrence, not uniformly over the vocabulary, so they are as common as a user's words: rare
     words alone would set the bar for keyword scores too high. Capped per document, so that one long document that
     repeats a few words (a log) cannot fill most random queries with them: chance then scored as high as any real
-    match, and every search said "no good match". No document of the demo collections reaches the cap: their
-    queries, and so every figure of docs/search-quality.md, are the same as before it.
+    match, and every search said "no good match". In the demo collections a few words reach the cap (2 English, 6
+    Korean), and their random queries came out the same as without it: the figures of docs/search-quality.md stand.
     """
     content = vocab[[w not in stopwords and any(ch.isalpha() for ch in w) for w in vocab["word"]]]
     if content.empty:
