@@ -118,9 +118,10 @@ def write_hdf5(path: str | Path) -> Iterator[h5py.File]:
 
 
 def write_float32(f: h5py.File, name: str, array: np.ndarray) -> None:
-    """``f.create_dataset(name, data=array)`` for a float32 array, through h5py's low-level calls: the same bytes in
-    the file (tests/encoder), without the high-level call's handling of its many options, which took a third of
-    ``embed``'s writing (1,024 arrays like embed's: 0.16-0.19 s against 0.11-0.14 s, measured here)."""
+    """``f.create_dataset(name, data=array)`` for an array of one dimension or more (a 0-d one would get shape (1,)),
+    stored as float32, through h5py's low-level calls: the same bytes in the file (tests/encoder), without the
+    high-level call's handling of its many options, which took a third of ``embed``'s writing (1,024 arrays like
+    embed's: 0.16-0.19 s against 0.11-0.14 s, measured here)."""
     array = np.ascontiguousarray(array, dtype=np.float32)
     creation = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
     creation.set_obj_track_times(False)  # as h5py's default: a file's bytes do not depend on when it was written

@@ -349,7 +349,10 @@ class Guard:
 
 def _query_problem(query: bytes) -> str | None:
     """What is wrong with a query string that is not UTF-8 once its %-escapes are decoded (``q=%ED%A0%80``), which
-    the application would read with U+FFFD in its place and search for: URLs carry UTF-8 text, as bodies do."""
+    the application would read with U+FFFD in its place and search for, or that holds bytes no URL holds unescaped
+    (beyond ASCII: Starlette reads them as Latin-1, "cafÃ©"): URLs carry UTF-8 text, %-escaped, as bodies do."""
+    if not query.isascii():
+        return "the query string holds bytes beyond ASCII: %-escape its UTF-8 text (q=caf%C3%A9)"
     for field in query.split(b"&"):
         try:
             unquote_to_bytes(field.replace(b"+", b" ")).decode("utf-8")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
@@ -56,7 +55,7 @@ from .finalize import (
 from .live import removed_copies
 from .manifest import FORMAT_VERSION, MIXES, CorpusFile, Counts, Manifest, MixRecord, ModelRecord, ModelSpec
 from .parts import load_model, model_source, open_glove, open_model
-from .readers import GivenTexts, ReaderOptions, corpus_files, recorded_path
+from .readers import GivenTexts, ReaderOptions, corpus_files, recorded_path, stored_ids
 from .settings import AUTO, GLOVE_NAMES, SHARD_TOKENS, TRAIN_GLOVE, Settings
 from .shards import Encoding, Scan, ShardWriter, encode_shards, kept_words, scan_corpus
 
@@ -414,11 +413,12 @@ def write_additions(
                 f"(or delete {out / layout.STATE} to discard it)"
             )
         live = _live_documents(out, base)
-        taken = set() if replace else set(live.index)
+        stored = stored_ids(live.index)  # the ids as read now (composed), each to the id a document holds
+        taken = set() if replace else set(stored)
         scan = scan_corpus(files, options, elmo.text, taken, progress)  # the new documents, before any writing
         if replace:
-            _refuse_empty_replacements([doc_id for doc_id in scan.stats.empty_ids if doc_id in live.index])
-        replaced = live.loc[[doc_id for doc_id in scan.doc_ids if doc_id in live.index]] if replace else None
+            _refuse_empty_replacements([doc_id for doc_id in scan.stats.empty_ids if doc_id in stored])
+        replaced = live.loc[[stored[doc_id] for doc_id in scan.doc_ids if doc_id in stored]] if replace else None
         folder.remove_unreferenced(out, base, base, keep_shards)
         storage.write_json(out / layout.STATE, state)
         manifest = _encode_and_commit(job, base, scan, replaced)
@@ -460,20 +460,9 @@ def _listing(out: Path) -> str:
 
 
 def distinct_ids(doc_ids: Iterable[str]) -> list[str]:
-    """The ids in their order, each once: the documents a delete removes (an id given twice goes once)."""
-    return list(dict.fromkeys(doc_ids))
-
-
-def _stored_ids(doc_ids: list[str], stored: pd.Index) -> list[str]:
-    """The ids documents are stored under, for ``doc_ids`` typed either way: composed, as ids are read since
-    ``readers.read_corpus`` composes them, or as an index written before may hold one (decomposed). An id that is
-    neither is kept as given (the caller refuses it)."""
-    held_decomposed = {composed(held): held for held in stored if not unicodedata.is_normalized("NFC", held)}
-    found = []
-    for doc_id in doc_ids:
-        typed = composed(doc_id)
-        found.append(doc_id if doc_id in stored else typed if typed in stored else held_decomposed.get(typed, doc_id))
-    return distinct_ids(found)
+    """The ids in their order, each once, as ids are read (``composed``): the documents a delete removes (an id
+    given twice, or typed both ways, goes once)."""
+    return list(dict.fromkeys(map(composed, doc_ids)))
 
 
 def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
@@ -482,22 +471,23 @@ def delete_documents(path: str | Path, doc_ids: Sequence[str]) -> Counts:
     out = Path(path)
     if isinstance(doc_ids, (str, bytes)):
         raise QueryError(f"ids must be a list of document ids, not one string ({[doc_ids]!r} deletes that one)")
-    wanted = distinct_ids(doc_ids if doc_ids is not None else [])
-    if not wanted:
+    given = list(doc_ids if doc_ids is not None else [])
+    if not given:
         raise QueryError(f"no document ids given: name the documents to delete ({_listing(out)} lists them)")
-    other = next((doc_id for doc_id in wanted if not isinstance(doc_id, str)), None)
+    other = next((doc_id for doc_id in given if not isinstance(doc_id, str)), None)
     if other is not None:
         raise QueryError(f"document ids are strings, not {other!r} (type {type(other).__name__})")
+    wanted = distinct_ids(given)
     with folder.locked(out, create=False):
         manifest = Manifest.read(out)
         live = _live_documents(out, manifest)
-        wanted = _stored_ids(wanted, live.index)
-        unknown = [d for d in wanted if d not in live.index]
+        stored = stored_ids(live.index)  # as read now (composed), each to the id a document holds
+        unknown = [d for d in wanted if d not in stored]
         if unknown:
             raise QueryError(
                 f"{counted(len(unknown), 'document id')} {'is' if len(unknown) == 1 else 'are'} not in the index: {', '.join(map(repr, unknown[:10]))}"
                 f"{' …' if len(unknown) > 10 else ''}; nothing was deleted ({_listing(out)} lists the documents)"
             )
-        manifest = _without(manifest, live.loc[wanted])
+        manifest = _without(manifest, live.loc[[stored[d] for d in wanted]])
         manifest.write(out)
     return manifest.counts

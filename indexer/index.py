@@ -45,6 +45,7 @@ from .manifest import Manifest, ModelSpec
 from .options import K, SearchOptions
 from .parts import IndexParts, open_model
 from .queries import Query, layer_weights, read_query
+from .readers import stored_ids
 from .representations import Representation
 from .results import Comparison, DocumentHit, Neighbors, Results, Senses, SentenceHit
 from .search import DocumentSearch
@@ -196,7 +197,7 @@ class Index:
 
     @_one_at_a_time
     def _add(self, texts: Sequence[str], ids: Sequence[str] | None, replace: bool) -> None:
-        in_use = set() if replace else {document["doc_id"] for document in self.documents()}  # upsert: replaced
+        in_use = set() if replace else set(stored_ids(d["doc_id"] for d in self.documents()))  # upsert: replaced
         texts, ids = text_input.checked(texts, ids, first_id=len(self.docs), taken=in_use)
         with tempfile.TemporaryDirectory(prefix="elmo-search-") as folder:
             corpus = text_input.write_jsonl(Path(folder), texts, ids)

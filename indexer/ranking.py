@@ -171,8 +171,7 @@ def random_queries(
     seed: int = 0,
 ) -> list[list[str]]:
     """``n`` queries of ``words`` content words (not ``stopwords``) drawn as often as they occur in the indexed
-    text, each document counting a word at most ``DRAWN_PER_DOCUMENT`` times (the vocabulary's ``drawn``; its
-    ``count`` where an index has no such column), seeded.
+    text, each document counting a word at most ``DRAWN_PER_DOCUMENT`` times (the vocabulary's ``drawn``), seeded.
 
     Drawn by occurrence, not uniformly over the vocabulary, so they are as common as a user's words: rare
     words alone would set the bar for keyword scores too high. Capped per document, so that one long document that
@@ -184,7 +183,7 @@ def random_queries(
     if content.empty:
         return []
     rng = np.random.default_rng(seed)
-    weights = content["drawn" if "drawn" in content else "count"].to_numpy(np.float64)
+    weights = content["drawn"].to_numpy(np.float64)
     p = weights / weights.sum()
     return [content["word"].iloc[rng.choice(len(content), size=words, p=p)].tolist() for _ in range(n)]
 

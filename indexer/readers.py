@@ -20,7 +20,7 @@ import numbers
 import os
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -201,6 +201,17 @@ class ReadStats:
     replaced: dict[str, int] = field(default_factory=dict)  # file -> U+FFFD characters (undecodable bytes)
 
 
+def is_empty(text: str) -> bool:
+    """Whether a document's text is empty (blank space only): such a document is skipped, never indexed."""
+    return not text.strip()
+
+
+def stored_ids(doc_ids: Iterable[str]) -> dict[str, str]:
+    """An index's ``doc_ids`` by the form ids are read in (``composed``), each to the id as stored: an index written
+    before ids were composed may hold one decomposed, which a composed id typed or read now must still find."""
+    return {composed(doc_id): doc_id for doc_id in doc_ids}
+
+
 def read_corpus(
     files: list[tuple[Path, str]], options: ReaderOptions, stats: ReadStats | None = None, warn: bool = False
 ) -> Iterator[Document]:
@@ -212,7 +223,7 @@ def read_corpus(
         for doc in _read_file(path, name, options):
             doc = replace(doc, doc_id=composed(doc.doc_id), title=composed(doc.title), text=composed(doc.text))
             replaced += doc.text.count("\ufffd") + doc.title.count("\ufffd")
-            if not doc.text.strip():
+            if is_empty(doc.text):
                 stats.empty += 1
                 stats.empty_ids.append(doc.doc_id)
                 continue

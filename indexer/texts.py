@@ -23,7 +23,7 @@ from encoder.words import is_word
 
 from . import layout
 from .errors import CorpusError
-from .readers import GivenTexts
+from .readers import GivenTexts, is_empty
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -38,7 +38,7 @@ def checked(texts: Any, ids: Any, first_id: int = 0, taken: Container[str] = ())
     if wrong is not None:
         raise CorpusError(f"text {wrong} is a {type(texts[wrong]).__name__}, not a string")
     _refuse_lone_surrogates("text", texts)
-    empty = next((i for i, text in enumerate(texts) if not text.strip()), None)
+    empty = next((i for i, text in enumerate(texts) if is_empty(text)), None)
     if empty is not None:  # a corpus's empty documents are skipped: given one by one, each text must be a document
         raise CorpusError(f"text {empty} is empty: every text becomes a document, and a document needs text")
     if not any(is_word(text) for text in texts):  # as a build refuses such a corpus, said without its file options

@@ -129,13 +129,14 @@ def run(args: argparse.Namespace) -> dict:
         check_report_folder(args.report)  # before the tasks, which take minutes
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device)
+        model_hash = elmo.model_hash  # of the files as they are now, before the tasks' minutes
         args.language = elmo.text.language
         args.glove = args.glove or BASELINES[args.language]
         glove = Glove.open(args.glove) if args.glove != NONE else None
     except (FileNotFoundError, ValueError) as error:
         fail(str(error))
     results = run_tasks(args, Embedder(elmo, args.batch_size), glove)
-    model = {"name": elmo.name, "hash": elmo.model_hash, "layers": elmo.n_layers, "dim": elmo.dim}
+    model = {"name": elmo.name, "hash": model_hash, "layers": elmo.n_layers, "dim": elmo.dim}
     output = {
         "model": model,
         "glove": str(args.glove) if args.glove != NONE else None,

@@ -467,3 +467,18 @@ def test_a_long_log_cannot_fill_the_random_queries_with_its_words(tiny_model_dir
     words = index.parts.null_queries.words
     with_log_words = sum(bool({"error", "timeout"} & set(query)) for query in words)
     assert with_log_words <= len(words) // 10, f"{with_log_words} of {len(words)} random queries hold the log's words"
+
+
+def test_an_add_to_an_index_without_drawn_counts_takes_its_occurrences(tmp_path):
+    """An index written before the vocabulary kept ``drawn`` gives its occurrences for its old words (uncapped until
+    a rebuild); the new corpus's words come capped."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from indexer.finalize import vocabulary
+
+    pd.DataFrame({"word": ["log", "river"], "count": [500, 3]}).to_parquet(tmp_path / "vocab.g1.parquet")
+    base = SimpleNamespace(vocab=SimpleNamespace(file="vocab.g1.parquet"))
+    vocab = vocabulary(tmp_path, base, Counter(river=2, bank=40), Counter(river=2, bank=10)).set_index("word")
+    assert vocab.loc[["log", "river", "bank"], "count"].tolist() == [500, 5, 40]
+    assert vocab.loc[["log", "river", "bank"], "drawn"].tolist() == [500, 5, 10]

@@ -163,6 +163,38 @@ def test_an_id_typed_decomposed_is_the_id_typed_composed(tiny_model_dir, tmp_pat
     assert nfc("crème") not in {d["doc_id"] for d in Index.open(path).documents()}
 
 
+def test_an_index_written_before_ids_were_composed_finds_its_decomposed_ids(
+    tiny_model_dir, tmp_path, monkeypatch, capsys
+):
+    """An index written before ids were read composed may hold one decomposed (as macOS names files): the id read
+    or typed composed now finds it, so an add refuses it, an empty replacement is refused, an upsert replaces it
+    (no look-alike added) and a delete, counted once for both spellings, removes it."""
+    import indexer.readers
+    import indexer.texts
+
+    nfd, nfc = (lambda text, form=form: unicodedata.normalize(form, text) for form in ("NFD", "NFC"))
+    with monkeypatch.context() as before:  # ids kept as given, as before
+        before.setattr(indexer.readers, "composed", lambda text: text)
+        before.setattr(indexer.texts, "composed", lambda text: text)
+        index = Index.from_texts(
+            ["A café.", "A train.", "A ship."], ids=[nfd("café"), "train", "ship"], model=tiny_model_dir
+        )
+        path = index.save(tmp_path / "index")
+    index = Index.open(path)
+    assert [d["doc_id"] for d in index.documents()] == [nfd("café"), "train", "ship"]
+    with pytest.raises(CorpusError, match=r"^id 0 \('café'\) is already in the index"):
+        index.add(["Another café."], ids=[nfc("café")])
+    corpus = tmp_path / "empty.jsonl"
+    corpus.write_text(json.dumps({"id": nfc("café"), "text": " "}) + "\n")
+    assert main(["add", "--index", str(path), "--corpus", str(corpus), "--replace", "--quiet"]) == 2
+    index.upsert(["A tea room with cakes."], ids=[nfc("café")])
+    assert sorted(d["doc_id"] for d in index.documents()) == sorted([nfc("café"), "train", "ship"])
+    capsys.readouterr()
+    assert main(["delete", "--index", str(path), "--doc-id", nfc("café"), nfd("café")]) == 0
+    assert capsys.readouterr().out == "deleted 1 document; 2 remain\n"
+    assert [d["doc_id"] for d in Index.open(path).documents()] == ["train", "ship"]
+
+
 def test_text_typed_decomposed_is_read_as_text_typed_composed(tiny_model_dir):
     """é typed as e + a combining accent (NFD, as macOS writes it) is the é typed as one character (NFC), in a
     document as in a query: either finds the other with the same matched words, nothing said to be respelled; a

@@ -202,6 +202,16 @@ def test_bad_requests_get_a_4xx_with_a_message(server, path, body, status, says)
         assert says.lower() in answer["error"].lower()
 
 
+def test_a_query_string_is_utf8_text_percent_escaped():
+    """Raw bytes beyond ASCII (Starlette would read them as Latin-1: "cafÃ©") and %-escapes that are not UTF-8 are
+    refused; %-escaped UTF-8 and plain ASCII pass. (The HTTP server in use refuses raw bytes itself; another may not.)"""
+    from indexer.api import _query_problem
+
+    assert _query_problem(b"q=caf\xc3\xa9&k=1").startswith("the query string holds bytes beyond ASCII")
+    assert _query_problem(b"q=%ED%A0%80").startswith("the query string is not UTF-8 once its %-escapes are decoded")
+    assert _query_problem(b"q=caf%C3%A9+bank&k=1") is None and _query_problem(b"") is None
+
+
 def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(server):
     host, port = server.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
