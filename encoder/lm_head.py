@@ -280,13 +280,14 @@ def evaluate(
     so the count may exceed it a little).
     """
     framed: list[tuple[list[list[str]], list[list[str]]]] = []  # per paragraph: (inputs, targets) per direction
-    n_tokens = 0
+    n_tokens = n_unknown = 0
     for sentences in paragraphs:
         pairs = [paragraph_pairs(sentences, backward) for backward in (False, True)]
         if not pairs[0][0]:
             continue
         framed.append(([p[0] for p in pairs], [p[1] for p in pairs]))
         n_tokens += len(pairs[0][1])
+        n_unknown += sum(token not in vocab.index for token in pairs[0][1])
         if max_tokens is not None and n_tokens >= max_tokens:
             break
     if not framed:
@@ -318,6 +319,7 @@ def evaluate(
         "mean": math.sqrt(forward * backward),  # exp of the mean loss: both directions predict the same count
         "tokens": int(count[0]),
         "vocab_size": len(vocab),
+        "unknown": n_unknown / n_tokens,  # the share of targets that are <UNK>, which a model finds easy to predict
     }
 
 

@@ -167,15 +167,29 @@ class BiLMConfig:
 
     @classmethod
     def from_json(cls, path: str | Path) -> BiLMConfig:
+        """A shape from a JSON file: an object of this class's fields, one of our model folders' ``config.json`` (its
+        fields; the rest is the model's record: name, language, training) or a published ``options.json``. Any
+        other key is refused: a misspelt field would train the default shape without a word."""
         try:
             data = json.loads(Path(path).read_text())
         except json.JSONDecodeError as error:
             raise ValueError(f"{path} is not valid JSON ({error}); give a JSON object of BiLMConfig fields") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path} is not a JSON object of BiLMConfig fields")
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "char_cnn" in data and "lstm" in data:  # the published layout (AllenNLP / bilm-tf)
+            try:
+                return cls.from_options(data)
+            except ValueError as error:
+                raise ValueError(f"{path}: {error}") from None
+        fields = cls.__dataclass_fields__
+        unknown = [] if "format_version" in data else sorted(set(data) - set(fields))  # ours: a model's record
+        if unknown:
+            raise ValueError(
+                f"{path}: {', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not a field of the "
+                f"model's shape ({', '.join(fields)}); the language and vocabulary are train's own options"
+            )
         try:
-            return cls(**known)
+            return cls(**{k: v for k, v in data.items() if k in fields})
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: {error}") from None
 

@@ -67,10 +67,11 @@ def check_removable(root: Path, paths: Iterable[Path], ours: Owned) -> None:
             f"{whole} is a {kind} this command did not write; it deletes only its own files: move it away, or "
             "choose another path"
         )
-    if strangers:
+    if strangers:  # named from the one output path that holds them all, when one does ("out", not its folder ".")
+        holder = next((p for p in given if all(p in s.parents for s in strangers)), root)
         raise NotOwnedError(
-            f"{root} holds files this command did not write ({listing(root, strangers)}); it deletes only its own "
-            "files: move them away, or choose another folder"
+            f"{holder} holds files this command did not write ({listing(holder, strangers)}); it deletes only its "
+            "own files: move them away, or choose another folder"
         )
 
 

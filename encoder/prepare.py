@@ -33,7 +33,7 @@ from .corpus import (
     worker_pool,
     write_prepared,
 )
-from .files import atomic_path, made_folder, sha256_of, temporary_target, text_files
+from .files import atomic_path, made_folder, open_text, sha256_of, temporary_target, text_files
 from .locks import LOCK
 from .numbers import Number
 from .ownership import NotOwnedError
@@ -154,6 +154,12 @@ def _write_record(out: Path, record: dict) -> None:
         Path(tmp).write_text(json.dumps(record, indent=1, ensure_ascii=False))
 
 
+def _holds_text(source: Path) -> bool:
+    """Whether a text file holds anything but blank space (read up to its first line that does)."""
+    with open_text(source) as f:
+        return any(line.strip() for line in f)
+
+
 def prepare(
     paths: Sequence[str | Path],
     out: str | Path,
@@ -177,6 +183,8 @@ def prepare(
     if clashes:
         raise ValueError(f"two text files would share the prepared name {clashes[0]}: rename one or prepare them apart")
     PART_TOKENS_RULE.check("--part-tokens", part_tokens)
+    if not any(map(_holds_text, sources)):  # else "prepared 0 ids", and train then found "no text files" in --out
+        raise ValueError(f"the corpus holds no text (blank lines only) in {', '.join(map(str, paths))}")
     if workers is not None:
         WORKERS.check("--workers", workers)
     out = Path(out)

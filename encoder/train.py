@@ -36,13 +36,13 @@ from .device import resolve_device
 from .files import made_folder, sha256_of
 from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model
+from .locks import LOCK
 from .model import BiLM, BiLMConfig, State
 from .model_files import model_folder, model_hash, resolve_model
 from .numbers import NonFiniteError
 from .ownership import NotOwnedError
 from .run_folder import (
     LOG_FILE,
-    RUN_FILES,
     append_log,
     check_clear_run,
     clear_run,
@@ -51,8 +51,10 @@ from .run_folder import (
     load_rank_state,
     locked_run,
     plot_learning_curve,
+    read_run_record,
     read_trainer,
     restore_optimizer,
+    run_files,
     save_checkpoint,
     save_language_model,
     truncate_log,
@@ -87,12 +89,20 @@ def load_pretrained(spec: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary |
 
 
 def _build_vocabulary(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int, world: int) -> Vocabulary:
-    """Counted once on rank 0 over the whole tokenized corpus, written to the output, read by the other ranks."""
-    path = Path(cfg.out) / VOCAB_FILE
+    """Counted once on rank 0 over the whole tokenized corpus; the other ranks read it from a temporary file of
+    --out that rank 0 removes once all have read it. --out holds no vocab.txt until the run writes its model or a
+    checkpoint: a run refused for its corpus leaves none behind, and a user's file of that name is refused before."""
+    if world == 1:
+        return Vocabulary.from_counts(corpus.word_counts(), cfg.vocab_size)
+    shared = Path(cfg.out) / f".{VOCAB_FILE}.shared.tmp"  # a temporary of vocab.txt: the run's (``run_files``)
     if rank == 0:
-        Vocabulary.from_counts(corpus.word_counts(), cfg.vocab_size).save(path)
+        Vocabulary.from_counts(corpus.word_counts(), cfg.vocab_size).save(shared)
     distributed.barrier(world)
-    return Vocabulary.load(path)
+    vocab = Vocabulary.load(shared)
+    distributed.barrier(world)
+    if rank == 0:
+        shared.unlink()
+    return vocab
 
 
 def check_modes(cfg: TrainConfig) -> None:
@@ -217,11 +227,13 @@ def check_out(cfg: TrainConfig) -> None:
         if "corpus" in trainer:  # a checkpoint older than the record is resumed without the check
             check_same_corpus(cfg, checkpoint, trainer["corpus"])
         return
-    found = [name for name in RUN_FILES if (out / name).exists()]
+    ours = run_files(out)  # any file of the names a run writes: a user's vocab.txt would be replaced at the end
+    found = sorted(path.name for path in out.iterdir() if ours(path) and path.name != LOCK) if out.is_dir() else []
     if found and not cfg.overwrite:
         raise FileExistsError(
-            f"{out} already holds a training run or a model ({', '.join(found)}): pass --resume to continue it, "
-            "--overwrite to start over (its checkpoints, log and model are replaced), or choose another --out"
+            f"{out} already holds a training run, a model or files of a model's names ({', '.join(found)}): pass "
+            "--resume to continue a run, --overwrite to start it over (its checkpoints, log and model are replaced), "
+            "or choose another --out"
         )
     if found and not is_run(out):
         raise NotOwnedError(
@@ -306,12 +318,14 @@ def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
     return {"name": cfg.name or continued or out.resolve().name, "language": run_language(cfg), "training": progress}
 
 
-def _run_record(cfg: TrainConfig) -> dict:
+def _run_record(cfg: TrainConfig, tokens: int) -> dict:
     """``run.json``: how the run starts and, from a model, which one by its content hash, so that ``ship`` can tell
-    the model a run continued (and may replace) from any other."""
+    the model a run continued (and may replace) from any other; and the model's token count it starts from
+    (``tokens``, a continued model's own), from which ``--max-tokens`` counts, on a resume too."""
     start = cfg.continue_from or cfg.init_from
     how = "continue" if cfg.continue_from else "init_from" if cfg.init_from else "fresh"
-    return {"start": how, **({"model": str(start), "model_hash": model_hash(start)} if start else {})}
+    record = {"start": how, "tokens_at_start": tokens}
+    return record | ({"model": str(start), "model_hash": model_hash(start)} if start else {})
 
 
 def _continued_progress(cfg: TrainConfig) -> dict:
@@ -501,6 +515,9 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     elif rank == 0 and (out / LOG_FILE).exists():
         (out / LOG_FILE).unlink()
     first_step, first_tokens = progress["step"], progress["tokens"]  # this invocation's schedule starts here
+    # --max-tokens counts the run's own tokens: from its start, which a resumed run's record gives (a record older
+    # than that key: from 0), and a continued model's counter is not
+    run_start = read_run_record(out).get("tokens_at_start", 0) if trainer is not None else first_tokens
     hardware = f"{world} x {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'}"
     progress["hardware"] = sorted({*progress.get("hardware", []), hardware})  # every kind that trained the model
     if cfg.watch:
@@ -508,7 +525,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     held_out = held_out_paragraphs(cfg.valid, text.name, cfg.valid_tokens) if rank == 0 and cfg.valid else []
     data.check_size()
     if checkpoint is None and rank == 0:  # the inputs were good: from now on the folder holds this run
-        write_run_record(out, _run_record(cfg))
+        write_run_record(out, _run_record(cfg, run_start))
     tokens_per_step = cfg.batch_size * cfg.unroll * world
     if rank == 0:
         n_params = sum(p.numel() for p in lm.bilm.parameters())
@@ -525,7 +542,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
 
     bar = tqdm(
         total=cfg.max_tokens,
-        initial=progress["tokens"],
+        initial=progress["tokens"] - run_start,
         unit="tok",
         unit_scale=True,
         dynamic_ncols=True,
@@ -548,7 +565,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
         """The share of this invocation's budget used: tokens or minutes, whichever ends first."""
         shares = [0.0]
         if cfg.max_tokens is not None:
-            planned = cfg.max_tokens - first_tokens
+            planned = cfg.max_tokens - (first_tokens - run_start)  # what is left of the run's budget
             shares.append((progress["tokens"] - first_tokens) / planned if planned > 0 else 1.0)
         if cfg.time_budget is not None:  # measured from the first step: tokenizing the corpus spent the rest
             left = cfg.time_budget * 60 - (loop_started - started)
@@ -626,6 +643,10 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
         save_language_model(lm, vocab, out, _model_info(cfg, out, progress))
         if (out / LOG_FILE).is_file():
             plot_learning_curve(out)
-        print(f"{progress['tokens']} tokens in {progress['step']} steps; model written to {out}", file=sys.stderr)
+        print(
+            f"trained on {progress['tokens'] - run_start:,} tokens ({progress['tokens']:,} in all, "
+            f"{counted(progress['step'], 'step')}); model written to {out}",
+            file=sys.stderr,
+        )
     distributed.barrier(world)
     return lm, vocab

@@ -129,7 +129,12 @@ class TrainConfig:
         ),
     )
     config: str | None = field(
-        default=None, metadata=option("JSON file of BiLMConfig fields (overrides --size)", type=path_text)
+        default=None,
+        metadata=option(
+            "JSON file of the model's shape (overrides --size): BiLMConfig's fields, a model folder's config.json or "
+            "a published options.json; any other key is refused",
+            type=path_text,
+        ),
     )
     init_from: str | None = field(  # fine-tune (paper 3.4): new data, fresh counters
         default=None,
@@ -210,7 +215,11 @@ class TrainConfig:
     dropout: float = field(default=0.1, metadata=option("default %(default)s", rule=Number(float, 0, below=1)))
     max_tokens: int | None = field(
         default=None,
-        metadata=option("stop after this many tokens per direction (all ranks)", rule=Number(int, 1)),
+        metadata=option(
+            "stop after this many tokens per direction (all ranks), counted from the run's start: not the tokens a "
+            "--continue'd model saw before; --resume goes on to the same total",
+            rule=Number(int, 1),
+        ),
     )
     time_budget: float | None = field(  # minutes of this invocation
         default=None,

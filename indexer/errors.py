@@ -32,7 +32,7 @@ MESSAGES = {
     "word_of_sentence_empty": "the word is empty; give one word of the sentence",
     "word_not_in_sentence": "{word!r} is not a word of the sentence; its words are: {words}",
     "word_repeated": "{word!r} occurs {n} times (positions {positions}); used position {position}; "
-    "pass position to choose another",
+    "give its position to choose another (--position on the command line)",
     "position_outside": "position {position!r} is outside the sentence (token positions 0 to {last})",
     "position_other_word": "token {position} of the sentence is {token!r}, not {word!r}",
     "position_other_word_elsewhere": "token {position} of the sentence is {token!r}, not {word!r}; "
@@ -48,7 +48,7 @@ MESSAGES = {
     "leaves out stopwords and punctuation)",
     "senses_sampled": "{word!r} occurs {n:,} times; clustered a random sample of {sample:,}",
     "senses_capped": "asked for {k:,} senses, more than the uses of {word!r} clustered can hold ({n:,} different "
-    "uses): one sense for each",
+    "{uses}): one sense for each",
     "senses_thin": "{k:,} senses of {n:,} uses leave some with fewer than {min} uses, too few to tell a sense by; "
     "k auto finds the number the uses support",
     # what the index keeps

@@ -186,7 +186,8 @@ class WordQuestions:
             if not representation.reads_new_uses(self.parts):
                 continue  # the sense readout of a model without its LM head
             a, b = representation.queries(self.parts, np.stack(layer_vectors), np.stack(contexts), word_uses)
-            cosines[self.representation_name(representation)] = float(a @ b)
+            # unit vectors: a cosine, whose float32 rounding can pass 1 (1.0000001 for the same word's token layer)
+            cosines[self.representation_name(representation)] = float(np.clip(a @ b, -1.0, 1.0))
         return Comparison(uses, cosines, list(self.parts.layer_mix.weights), self.parts.layer_mix.gamma, notices)
 
     def _word_ids_or_none(self, word: str) -> np.ndarray | None:
@@ -218,7 +219,8 @@ class WordQuestions:
         if k != "auto":  # a number the uses may not fill
             different = different_uses(vectors)
             if int(k) > different:
-                notices.append(message("senses_capped", k=int(k), word=word, n=different))
+                uses = "use" if different == 1 else "uses"  # the English word's number (other languages word it)
+                notices.append(message("senses_capped", k=int(k), word=word, n=different, uses=uses))
             elif int(k) > max(1, len(vectors) // MIN_CLUSTER):
                 notices.append(message("senses_thin", k=int(k), n=len(vectors), min=MIN_CLUSTER))
         sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]

@@ -36,6 +36,12 @@ CLI = [
         setup=lambda c: c.file("mine/notes.txt", "mine\n"),
     ),
     Cmd(
+        "prepare a corpus of blank lines",
+        lambda c: e(c, "prepare", "--corpus", lines(c, "\n  \n\t\n"), "--out", str(c.tmp / "p")),
+        ERROR,
+        "the corpus holds no text \\(blank lines only\\) in .*lines.txt",
+    ),
+    Cmd(
         "prepare a file of Latin-1 bytes",
         lambda c: e(c, "prepare", "--corpus", lines(c, LATIN1), "--out", str(c.tmp / "p")),
         WORKS,

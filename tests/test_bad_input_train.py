@@ -125,6 +125,36 @@ CLI = [
         "lines.txt is not valid JSON",
     ),
     Cmd(
+        "train with a config whose key is misspelt",
+        lambda c: e(
+            c, "train", "--corpus", str(c.corpus), "--out", str(c.tmp / "r"), "--config", lines(c, '{"lstm_dims": 8}')
+        ),
+        ERROR,
+        "lines.txt: 'lstm_dims' is not a field of the model's shape \\(char_embed_dim, ",
+    ),
+    Cmd(
+        "train with a config of another layout's keys",
+        lambda c: e(
+            c,
+            "train",
+            "--corpus",
+            str(c.corpus),
+            "--out",
+            str(c.tmp / "r"),
+            "--config",
+            lines(c, '{"lstm": {"dim": 8}, "language": "ko"}'),
+        ),
+        ERROR,
+        "lines.txt: 'language', 'lstm' are not a field of the model's shape .*; the language and vocabulary are "
+        "train's own options",
+    ),
+    Cmd(
+        "perplexity of text in another language than the model's",
+        lambda c: e(c, "perplexity", "--model", "default", "--corpus", lines(c, "우리는 강가에 앉아 배를 먹었다.\n")),
+        WORKS,
+        "warning: \\d+% of the tokens are not in the model's vocabulary and count as <UNK>, which is easy to predict",
+    ),
+    Cmd(
         "perplexity of a file of Latin-1 bytes",
         lambda c: e(c, "perplexity", "--model", "default", "--corpus", lines(c, LATIN1)),
         WORKS,
@@ -188,7 +218,7 @@ CLI = [
         "train --overwrite over a run holding the user's file",
         lambda c: trains(c, "--overwrite", out="in"),
         ERROR,
-        "checkpoints/step-00000001/notes.txt",
+        "in/checkpoints holds files this command did not write \\(step-00000001/notes.txt\\)",
         setup=lambda c: (
             c.file("run.json", '{"start": "fresh"}'),
             c.file("checkpoints/step-00000001/notes.txt", "mine"),

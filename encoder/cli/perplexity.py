@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterable, Iterator
 
 from ..commands import path_argument
@@ -32,11 +33,20 @@ def run(args: argparse.Namespace) -> dict:
     return result
 
 
+MOSTLY_UNKNOWN = 0.5  # a share of <UNK> targets above which the perplexity says little of the text
+
+
 def show_perplexity(result: dict, args: argparse.Namespace) -> None:
     show(
-        f"perplexity over {result['tokens']} tokens, vocabulary {result['vocab_size']}: forward "
+        f"perplexity over {result['tokens']:,} tokens, vocabulary {result['vocab_size']:,}: forward "
         f"{result['forward']:.2f}, backward {result['backward']:.2f}, mean {result['mean']:.2f}"
     )
+    if result["unknown"] > MOSTLY_UNKNOWN:  # text in another language: mostly <UNK>, a flattering perplexity
+        show(
+            f"warning: {result['unknown']:.0%} of the tokens are not in the model's vocabulary and count as <UNK>, "
+            "which is easy to predict: this perplexity says little (is the text in the model's language?)",
+            file=sys.stderr,
+        )
 
 
 def register(commands: argparse._SubParsersAction) -> None:

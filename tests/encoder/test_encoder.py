@@ -547,6 +547,20 @@ def test_a_loaded_model_is_hashed_when_its_hash_is_first_asked_not_to_embed(tiny
         assert len(hashed) == 2  # once for the Elmo, once for model_hash(...)
 
 
+def test_a_shape_is_read_from_a_model_config_an_options_file_or_its_fields_and_nothing_else(tiny, tmp_path):
+    """``train --config``: a model folder's config.json (its record besides the shape is left out), a published
+    options.json, or the shape's own fields; a key that is none of them is refused (it trained the default shape)."""
+    save_model(tiny.model, tmp_path / "model", extra_config={"name": "tiny", "language": "en"})
+    assert BiLMConfig.from_json(tmp_path / "model" / "config.json") == tiny.config
+    save_hdf5(tiny.model, tmp_path / "options.json", tmp_path / "weights.hdf5")
+    assert BiLMConfig.from_json(tmp_path / "options.json") == tiny.config
+    (tmp_path / "fields.json").write_text(json.dumps(tiny.config.to_dict()))
+    assert BiLMConfig.from_json(tmp_path / "fields.json") == tiny.config
+    (tmp_path / "typo.json").write_text(json.dumps({**tiny.config.to_dict(), "lstm_dims": 8, "name": "x"}))
+    with pytest.raises(ValueError, match=r"typo.json: 'lstm_dims', 'name' are not a field of the model's shape"):
+        BiLMConfig.from_json(tmp_path / "typo.json")
+
+
 def test_the_model_identity_covers_config_and_weights_and_survives_a_resave(tiny, tmp_path):
     """An index is tied to what decides the vectors: the same model saved again (or sharded) keeps its hash;
     changing config.json's architecture (e.g. the cell clip) changes it, its name does not."""

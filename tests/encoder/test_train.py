@@ -23,6 +23,7 @@ from encoder.elmo import Elmo
 from encoder.lm_data import UNK_ID, LMBatches, Vocabulary, paragraph_pairs, paragraph_sentences
 from encoder.lm_head import evaluate, load_language_model, perplexity
 from encoder.model_files import DEFAULT_MODEL_DIR
+from encoder.ownership import NotOwnedError
 from encoder.text import text_rules
 from encoder.train import TrainConfig, make_optimizer, train, train_step
 
@@ -407,8 +408,8 @@ def test_perplexity_cli_json(trained, corpus):
     )
     assert result.returncode == 0, result.stderr
     numbers = json.loads(result.stdout)
-    assert list(numbers) == ["forward", "backward", "mean", "tokens", "vocab_size"]
-    assert numbers == pytest.approx(after)
+    assert list(numbers) == ["forward", "backward", "mean", "tokens", "vocab_size", "unknown"]
+    assert numbers == pytest.approx(after) and numbers["unknown"] == 0  # the share of <UNK> targets: none here
     limited = perplexity(str(out), corpus["valid"].read_text().splitlines(), max_tokens=100)
     assert 100 <= limited["tokens"] < 200
 
@@ -537,8 +538,9 @@ def test_default_model_separates_senses(default_elmo, word):
 
 
 def test_continue_carries_counters_and_does_not_start_the_loss_over(trained, corpus, tmp_path):
-    """--continue: tokens and steps go on from the model's own; the first logged loss stays near where the model
-    left off (within 25 % of its last training perplexity), far from a fresh model's."""
+    """--continue: tokens and steps go on from the model's own, and --max-tokens counts this run's (it counted the
+    model's too: a budget under them trained nothing and said "model written"); the first logged loss stays near
+    where the model left off (within 25 % of its last training perplexity), far from a fresh model's."""
     model, _, _ = trained
     before = json.loads((model / "config.json").read_text())["training"]
     last_ppl = [
@@ -548,11 +550,12 @@ def test_continue_carries_counters_and_does_not_start_the_loss_over(trained, cor
         corpus=[str(corpus["train"])],
         out=str(tmp_path / "continued"),
         continue_from=str(model),
-        max_tokens=before["tokens"] + 8 * 10 * 10,
+        max_tokens=8 * 10 * 10,
         warmup_steps=5,
         **TINY,
     )
     train(cfg)
+    assert json.loads((tmp_path / "continued" / "run.json").read_text())["tokens_at_start"] == before["tokens"]
     after = json.loads((tmp_path / "continued" / "config.json").read_text())
     assert after["training"]["tokens"] == before["tokens"] + 8 * 10 * 10
     assert after["training"]["step"] == before["step"] + 10
@@ -599,7 +602,7 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
             corpus=[str(corpus["train"])],
             out=str(run),
             continue_from=str(shipped),
-            max_tokens=before["tokens"] + 8 * 10 * 10,
+            max_tokens=8 * 10 * 10,
             warmup_steps=5,
             **TINY,
         )
@@ -617,6 +620,23 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
     assert sorted(p.name for p in shipped.parent.iterdir()) == ["default"]  # no staging or old folder left
     assert (shipped / "glove-ko-50d.txt.xz").read_bytes() == b"shipped beside the model"  # kept
     assert load_language_model(shipped)[1].words == load_language_model(model)[1].words
+
+
+@pytest.mark.parametrize("name", ["vocab.txt", "model.safetensors", "head.safetensors"])
+def test_a_users_file_of_a_model_files_name_in_out_is_refused_not_replaced(corpus, tmp_path, name):
+    """A run writes its model into --out at the end: a user's own file of one of the model's names there (a folder
+    with no run record or config.json) was replaced without a word. It is refused before any work, --overwrite too."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / name).write_text("mine\n")
+    common = dict(corpus=[str(corpus["train"])], out=str(out), max_tokens=8 * 10 * 3, **TINY)
+    with pytest.raises(
+        FileExistsError, match=f"already holds a training run, a model or files of a model's names \\({name}\\)"
+    ):
+        train(TrainConfig(**common))
+    with pytest.raises(NotOwnedError, match="not a training run"):
+        train(TrainConfig(overwrite=True, **common))
+    assert [p.name for p in out.iterdir() if p.name != ".lock"] == [name] and (out / name).read_text() == "mine\n"
 
 
 def test_a_run_never_replaces_another_run_or_a_model_unless_told(trained, corpus, tmp_path):

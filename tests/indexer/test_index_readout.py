@@ -113,6 +113,8 @@ def test_two_uses_compared_in_every_representation(lm_index):
     assert -1.0 <= comparison.cosines["context prediction"] <= 1.0
     assert comparison.mix_weights == pytest.approx([1 / 3] * 3) and comparison.mix_gamma == 1.0
     assert comparison.uses[0][1] == 6 and comparison.uses[1][0][6] == "bank"
+    same = lm_index.compare(a, "bank", a, "bank").cosines  # float32 rounding can pass 1: a cosine does not
+    assert all(-1.0 <= cosine <= 1.0 for cosine in same.values()) and same["ELMo token layer"] == pytest.approx(1.0)
 
 
 def test_senses_cluster_readouts_and_are_named_by_substitutes(lm_index):

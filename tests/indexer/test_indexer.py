@@ -444,6 +444,8 @@ def test_senses_say_when_k_asks_more_than_the_uses_hold(indexer_index):
     capped = indexer_index.senses("bank", k=50)
     assert len(capped.clusters) == 48 and [n.key for n in capped.notices] == ["senses_capped"]
     assert "48 different uses" in capped.notices[0]
+    one = Index.from_texts(["We sat on the bank of the river.", "Knead the dough."], model=indexer_index.elmo)
+    assert one.senses("bank", k=3).notices[0].endswith("(1 different use): one sense for each")
     thin = indexer_index.senses("bank", k=10)
     assert len(thin.clusters) == 10 and [n.key for n in thin.notices] == ["senses_thin"]
 
@@ -480,7 +482,10 @@ def test_a_message_is_its_english_text_and_keeps_its_key(indexer_index):
     error = pickle.loads(pickle.dumps(raised.value.args[0]))  # as Streamlit's cache keeps it
     assert (error.key, error.values) == ("word_not_indexed", {"word": "qwertyuiop"})
     notice = indexer_index.neighbors("The bank by the bank.", "bank", k=2).notices[0]
-    assert notice == "'bank' occurs 2 times (positions [1, 4]); used position 1; pass position to choose another"
+    assert notice == (
+        "'bank' occurs 2 times (positions [1, 4]); used position 1; give its position to choose another "
+        "(--position on the command line)"
+    )
     assert notice.key == "word_repeated" and json.dumps(notice) == json.dumps(str(notice))
 
 
