@@ -559,6 +559,8 @@ def test_continue_carries_counters_and_does_not_start_the_loss_over(trained, cor
     after = json.loads((tmp_path / "continued" / "config.json").read_text())
     assert after["training"]["tokens"] == before["tokens"] + 8 * 10 * 10
     assert after["training"]["step"] == before["step"] + 10
+    train(replace(cfg, continue_from=None, resume=True, max_tokens=8 * 10 * 12))  # on to the run's total, as recorded
+    assert json.loads((tmp_path / "continued" / "config.json").read_text())["training"]["step"] == before["step"] + 12
     assert after["name"] == json.loads((model / "config.json").read_text())["name"]
     first = [json.loads(line) for line in (tmp_path / "continued" / "log.jsonl").read_text().splitlines()][0]
     assert first["train_ppl"] < 1.25 * last_ppl
