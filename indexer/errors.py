@@ -47,8 +47,8 @@ MESSAGES = {
     "glove_none_named": "none of GloVe's {n:,} nearest words to {word!r} is a word that names something (the list "
     "leaves out stopwords and punctuation)",
     "senses_sampled": "{word!r} occurs {n:,} times; clustered a random sample of {sample:,}",
-    "senses_capped": "asked for {k:,} senses, more than the uses of {word!r} clustered can hold ({n:,} different "
-    "{uses}): one sense for each",
+    "senses_capped": "asked for {k:,} senses, more than the uses of {word!r} clustered can hold (different uses: "
+    "{n:,}): one sense for each",
     "senses_thin": "{k:,} senses of {n:,} uses leave some with fewer than {min} uses, too few to tell a sense by; "
     "k auto finds the number the uses support",
     # what the index keeps

@@ -219,8 +219,7 @@ class WordQuestions:
         if k != "auto":  # a number the uses may not fill
             different = different_uses(vectors)
             if int(k) > different:
-                uses = "use" if different == 1 else "uses"  # the English word's number (other languages word it)
-                notices.append(message("senses_capped", k=int(k), word=word, n=different, uses=uses))
+                notices.append(message("senses_capped", k=int(k), word=word, n=different))
             elif int(k) > max(1, len(vectors) // MIN_CLUSTER):
                 notices.append(message("senses_thin", k=int(k), n=len(vectors), min=MIN_CLUSTER))
         sentence_ids = self.parts.tokens["sentence_id"].to_numpy()[ids]

@@ -443,9 +443,9 @@ def test_senses_say_when_k_asks_more_than_the_uses_hold(indexer_index):
     small to tell apart above what ``MIN_CLUSTER`` uses each allow."""
     capped = indexer_index.senses("bank", k=50)
     assert len(capped.clusters) == 48 and [n.key for n in capped.notices] == ["senses_capped"]
-    assert "48 different uses" in capped.notices[0]
+    assert "(different uses: 48)" in capped.notices[0]
     one = Index.from_texts(["We sat on the bank of the river.", "Knead the dough."], model=indexer_index.elmo)
-    assert one.senses("bank", k=3).notices[0].endswith("(1 different use): one sense for each")
+    assert one.senses("bank", k=3).notices[0].endswith("(different uses: 1): one sense for each")  # no "1 uses"
     thin = indexer_index.senses("bank", k=10)
     assert len(thin.clusters) == 10 and [n.key for n in thin.notices] == ["senses_thin"]
 
