@@ -378,6 +378,7 @@ def test_two_process_ddp_stays_in_sync(corpus, tmp_path):
         assert torch.equal(ranks[0][key], saved[key])
     progress = json.loads((tmp_path / "out" / "config.json").read_text())["training"]
     assert progress["tokens"] == 4 * 8 * 2 * 4 and progress["step"] == 4  # 2 ranks x 4 rows x 8 steps per step
+    assert not list((tmp_path / "out").glob(".vocab.txt*"))  # the vocabulary the ranks shared is gone
     assert {p.name for p in (tmp_path / "out" / "checkpoints").glob("step-*/rank*.json")} == {
         "rank0.json",
         "rank1.json",
