@@ -38,7 +38,7 @@ from .lm_data import VOCAB_FILE, Batch, LMBatches, Vocabulary, prefetch
 from .lm_head import HEAD_FILE, LanguageModel, LMHead, evaluate, load_language_model
 from .locks import LOCK
 from .model import BiLM, BiLMConfig, State
-from .model_files import model_folder, model_hash, resolve_model
+from .model_files import ModelFiles, model_folder, model_hash, resolve_model
 from .numbers import NonFiniteError
 from .ownership import NotOwnedError
 from .run_folder import (
@@ -64,7 +64,7 @@ from .terminal import counted
 from .text import LANGUAGES, text_rules
 from .threads import api_threads
 from .train_config import NUMBERS, SCHEDULES, SIZES, TrainConfig
-from .weights import load_hdf5, load_model, read_config
+from .weights import CONFIG_FILE, load_hdf5, load_model, read_config
 
 
 # ---------------------------------------------------------------------------------------------- model setup
@@ -82,10 +82,15 @@ def load_pretrained(spec: str | Path) -> tuple[BiLM, LMHead | None, Vocabulary |
     found = resolve_model(spec)
     if found.folder is None:
         return load_hdf5(found.options, found.weights), None, None
-    if (found.folder / HEAD_FILE).is_file() and (found.folder / VOCAB_FILE).is_file():
+    if _has_head(found):
         lm, vocab = load_language_model(found.folder)
         return lm.bilm, lm.head, vocab
     return load_model(found.folder), None, None
+
+
+def _has_head(found: ModelFiles) -> bool:
+    """Whether a model has an LM head and its vocabulary (ours may; published weights never do)."""
+    return found.folder is not None and (found.folder / HEAD_FILE).is_file() and (found.folder / VOCAB_FILE).is_file()
 
 
 def _build_vocabulary(cfg: TrainConfig, corpus: TokenizedCorpus, rank: int, world: int) -> Vocabulary:
@@ -125,28 +130,47 @@ def check_modes(cfg: TrainConfig) -> None:
             "--freeze-char-cnn keeps a trained char CNN as it is: give the model to fine-tune with --init-from or "
             "--continue (a run from scratch must train its char CNN)"
         )
-    if cfg.continue_from and cfg.vocab:
-        raise ValueError("--continue keeps the model's own vocabulary; --vocab goes with training from scratch")
     for name, rule in NUMBERS.items():
         if getattr(cfg, name) is not None:
             rule.check(f"--{name.replace('_', '-')}", getattr(cfg, name))
     resolve_device(cfg.device)
     if cfg.resume and cfg.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
-    if cfg.continue_from and cfg.recipe and cfg.size in SIZES:
-        config = read_config(model_folder(cfg.continue_from))
-        shape = BiLMConfig(**{k: v for k, v in config.items() if k in BiLMConfig.__dataclass_fields__})
-        if shape != SIZES[cfg.size]:
-            raise ValueError(
-                f"--recipe {cfg.recipe} trains the {cfg.size!r} shape and {cfg.continue_from} has another: "
-                "a new shape is trained from scratch (leave out --continue)"
-            )
+    check_start(cfg)
     if cfg.schedule not in SCHEDULES:
         raise ValueError(f"--schedule must be one of {', '.join(SCHEDULES)}, not {cfg.schedule!r}")
     if cfg.schedule != "constant" and cfg.max_tokens is None and cfg.time_budget is None:
         raise ValueError(f"--schedule {cfg.schedule} decays over the run's budget: give --max-tokens or --time-budget")
     check_apart(cfg)
     check_out(cfg)
+
+
+def check_start(cfg: TrainConfig) -> None:
+    """A run from a model (``--init-from``, ``--continue``) keeps its shape, and its softmax and vocabulary when it
+    has them: the options that would make new ones are refused, not ignored. A size or vocabulary size left at its
+    default cannot be told from one not given, and is not refused; a recipe's size, only with ``--continue`` (a
+    recipe fine-tunes any shape)."""
+    start = cfg.init_from or cfg.continue_from
+    if not start:
+        return
+    flag = "--init-from" if cfg.init_from else "--continue"
+    if cfg.config:
+        raise ValueError(f"{flag} keeps {start}'s shape: --config gives the shape of a model trained from scratch")
+    found = resolve_model(start)
+    asked = (cfg.continue_from and cfg.recipe) or (cfg.size != TrainConfig.size and not cfg.recipe)
+    shape = BiLMConfig.from_json(found.options or found.folder / CONFIG_FILE)
+    if asked and cfg.size in SIZES and shape != SIZES[cfg.size]:
+        given = f"--recipe {cfg.recipe} trains" if cfg.recipe else "--size asks for"
+        raise ValueError(
+            f"{given} the {cfg.size!r} shape and {start} has another: {flag} keeps the model's shape, and a new "
+            f"shape is trained from scratch (leave out {flag})"
+        )
+    if _has_head(found) and (cfg.vocab or cfg.vocab_size != TrainConfig.vocab_size):
+        option = "--vocab" if cfg.vocab else "--vocab-size"
+        raise ValueError(
+            f"{flag} keeps {start}'s own softmax and vocabulary: {option} goes with training from scratch or with "
+            "published weights, which have none"
+        )
 
 
 def corpus_record(names: Iterable[str], hashed: dict[str, dict]) -> list[dict]:

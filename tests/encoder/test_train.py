@@ -40,6 +40,8 @@ TINY = {
     "checkpoint_every": 60.0,
     "log_every": 5,
 }
+FINE_TUNE = {key: value for key, value in TINY.items() if key not in ("size", "vocab_size")}
+"""TINY for a run from a model: its shape, and its vocabulary when it has one, are the model's (``check_start``)."""
 
 ENGLISH = text_rules("en")
 
@@ -418,7 +420,9 @@ def test_perplexity_cli_json(trained, corpus):
 def test_fine_tune_from_our_model_keeps_head_and_vocabulary(trained, corpus, tmp_path):
     out, _, _ = trained
     train(
-        TrainConfig(corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3, **TINY)
+        TrainConfig(
+            corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3, **FINE_TUNE
+        )
     )
     assert (tmp_path / "vocab.txt").read_text() == (out / "vocab.txt").read_text()
 
@@ -429,7 +433,12 @@ def test_fine_tune_from_allennlp_weights_makes_a_fresh_head(corpus, tmp_path):
         pytest.skip(f"reference fixture not found at {fixture} (../shared is absent in this clone)")
     train(
         TrainConfig(
-            corpus=[str(corpus["train"])], out=str(tmp_path), init_from=str(fixture), max_tokens=8 * 10 * 3, **TINY
+            corpus=[str(corpus["train"])],
+            out=str(tmp_path),
+            init_from=str(fixture),
+            max_tokens=8 * 10 * 3,
+            **FINE_TUNE,
+            vocab_size=TINY["vocab_size"],
         )
     )
     lm, vocab = load_language_model(tmp_path)
@@ -460,7 +469,9 @@ def test_korean_text_trains(tmp_path):
     assert math.isfinite(result["mean"]) and result["tokens"] > 40
     with pytest.raises(ValueError, match="is a model of language 'ko'"):
         train(
-            TrainConfig(corpus=[str(corpus_file)], out=str(tmp_path / "en"), init_from=str(out), language="en", **TINY)
+            TrainConfig(
+                corpus=[str(corpus_file)], out=str(tmp_path / "en"), init_from=str(out), language="en", **FINE_TUNE
+            )
         )
 
 
@@ -553,7 +564,7 @@ def test_continue_carries_counters_and_does_not_start_the_loss_over(trained, cor
         continue_from=str(model),
         max_tokens=8 * 10 * 10,
         warmup_steps=5,
-        **TINY,
+        **FINE_TUNE,
     )
     train(cfg)
     assert json.loads((tmp_path / "continued" / "run.json").read_text())["tokens_at_start"] == before["tokens"]
@@ -607,7 +618,7 @@ def test_ship_continued_run_replaces_the_model_whole_and_its_log_goes_on(trained
             continue_from=str(shipped),
             max_tokens=8 * 10 * 10,
             warmup_steps=5,
-            **TINY,
+            **FINE_TUNE,
         )
     )
     assert (shipped / "model.safetensors").read_bytes() == weights  # training never writes into the model it continues
@@ -731,6 +742,33 @@ def test_recipes_fill_options_and_explicit_ones_win(tmp_path, corpus):
     assert refused.returncode == 2 and "give --max-tokens or --time-budget" in refused.stderr
 
 
+def test_a_run_from_a_model_refuses_a_shape_or_vocabulary_it_would_ignore(tmp_path):
+    """--init-from and --continue keep the model's shape, softmax and vocabulary: asking for others is an error, not
+    silence; published weights (no softmax) take a vocabulary size."""
+    from encoder.train import check_modes
+
+    fixture = SHARED / "fixtures" / "elmo"
+    out = str(tmp_path / "out")
+    for start in ({"init_from": "default"}, {"continue_from": "default"}):
+        check_modes(TrainConfig(corpus=[], out=out, size="medium", **start))  # the model's own shape: nothing ignored
+        for option, refusal in (
+            ({"size": "wide"}, "--size asks for the 'wide' shape and default has another"),
+            ({"config": str(fixture / "options.json")}, "keeps default's shape: --config"),
+            ({"vocab_size": 5000}, "keeps default's own softmax and vocabulary: --vocab-size"),
+            ({"vocab": str(tmp_path / "vocab.txt")}, "keeps default's own softmax and vocabulary: --vocab "),
+        ):
+            with pytest.raises(ValueError, match=refusal):
+                check_modes(TrainConfig(corpus=[], out=out, **start, **option))
+    if fixture.is_dir():
+        check_modes(TrainConfig(corpus=[], out=out, init_from=str(fixture), vocab_size=5000))
+    cli = subprocess.run(
+        [sys.executable, "-m", "encoder", "train", "--continue", "default", "--size", "wide", "--corpus", out, "--out", out],
+        capture_output=True, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert (cli.returncode, cli.stderr.count("error:"), cli.stdout) == (2, 1, ""), cli.stderr
+    assert "--size asks for the 'wide' shape" in cli.stderr and not Path(out).exists()
+
+
 def test_overwrite_into_a_new_folder_starts_a_run(corpus, tmp_path):
     """--overwrite where nothing is yet (as bench/clip_rule.py and recipe_rule.py pass it) simply trains."""
     out = tmp_path / "new" / "run"
@@ -774,7 +812,7 @@ def test_frozen_char_cnn_gives_the_rest_the_same_gradients_and_stays_as_it_was(t
             assert torch.equal(grad, trained_grads[name]), name
     before = load_file(out / "model.safetensors")
     cfg = TrainConfig(
-        corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3, **TINY
+        corpus=[str(corpus["valid"])], out=str(tmp_path), init_from=str(out), max_tokens=8 * 10 * 3, **FINE_TUNE
     )
     train(replace(cfg, freeze_char_cnn=True))
     after = load_file(tmp_path / "model.safetensors")
