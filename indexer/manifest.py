@@ -11,6 +11,7 @@ Opening what a manifest names (model, GloVe, shard vectors) is ``parts.py``'s; h
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shlex
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from encoder.options import flag_of, option_fields
 from encoder.readout import ReadoutSettings
 
 from . import layout, storage
-from .errors import IndexFormatError
+from .errors import CorruptIndexError, IndexerError, IndexFormatError
 from .settings import TRAIN_GLOVE, Settings
 
 FORMAT_VERSION = 5
@@ -37,6 +38,22 @@ TRAINED_GLOVE = "trained"  # the manifest's GloVe source when GloVe was trained 
 def glove_source_name(spec: str) -> str:
     """The source a manifest records for ``Settings.glove`` = ``spec`` (compare before opening an index)."""
     return TRAINED_GLOVE if spec == TRAIN_GLOVE else source_name(spec)
+
+
+def _manifest_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _not_a_manifest(path, f"it cannot be read: {error}", CorruptIndexError) from None
+
+
+def _not_a_manifest(path: Path, why: str, kind: type[IndexerError] = IndexFormatError) -> IndexerError:
+    """A manifest.json no build of this code wrote, or a damaged one: nothing in its folder is taken for an index's
+    (``build --overwrite`` deletes none of it), so the advice is the same for a search and a build."""
+    return kind(
+        f"{path} is not an index manifest this code reads ({why}): a file of that name no build wrote, or a damaged "
+        "index; build into another folder, or move that file away"
+    )
 
 
 MIXES = ("layers", "search_layers")  # the two layer mixes an index is built with (Settings fields, manifest entries)
@@ -245,18 +262,12 @@ class Manifest:
             raise IndexFormatError(
                 f"{out} is not an index ({layout.MANIFEST} is missing); build one with `{program('indexer')} build`"
             )
-        data = storage.read_json(path)
+        data = _manifest_json(path)
         if not isinstance(data, dict) or "format_version" not in data:
-            raise IndexFormatError(
-                f"{path} is not an index manifest (no format_version): a file of that name no build wrote, or a "
-                "damaged index; build into another folder, or move that file away"
-            )
+            raise _not_a_manifest(path, "no format_version")
         version = data["format_version"]
         if not isinstance(version, int) or isinstance(version, bool):
-            raise IndexFormatError(
-                f"{path} is not a valid index manifest (its format_version is {version!r}, not a whole number); "
-                "rebuild the index"
-            )
+            raise _not_a_manifest(path, f"its format_version is {version!r}, not a whole number")
         if version > FORMAT_VERSION:
             raise IndexFormatError(
                 f"{out} was written in index format {version}, newer than this code reads "
@@ -271,9 +282,7 @@ class Manifest:
         try:
             return cls.from_json(data)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise IndexFormatError(
-                f"{path} is not a valid index manifest ({type(error).__name__}: {error}); rebuild the index"
-            ) from None
+            raise _not_a_manifest(path, f"{type(error).__name__}: {error}") from None
 
     @staticmethod
     def older(out: Path) -> dict | None:
@@ -281,7 +290,10 @@ class Manifest:
         enough to know which files in the folder an earlier build wrote, so that ``build --overwrite`` (what
         reading it advises) may replace them."""
         path = out / layout.MANIFEST
-        data = storage.read_json(path) if path.is_file() else None
+        try:
+            data = _manifest_json(path) if path.is_file() else None
+        except IndexerError:  # not a manifest: reading it says so
+            return None
         version = data.get("format_version") if isinstance(data, dict) else None
         old = isinstance(version, int) and not isinstance(version, bool) and version < OLDEST_READABLE
         return data if old else None

@@ -696,6 +696,17 @@ CLI = [
         setup=lambda c: shard(c, "thesis.docx").write_text("mine"),
     ),
     Cmd(
+        "build --overwrite into a folder whose manifest.json is the user's, not JSON",
+        lambda c: [*b(c, corpus=c.few()), "--overwrite"],
+        ERROR,
+        "out/manifest.json is not an index manifest this code reads \\(it cannot be read: .*move that file away$",
+        setup=lambda c: (
+            (c.tmp / "out").mkdir(),
+            (c.tmp / "out" / "manifest.json").write_text("my papers"),
+            c._give(c.tmp / "out"),
+        ),
+    ),
+    Cmd(
         "build with nprobe 0",
         lambda c: b(c, "--search-params", "nprobe=0", corpus=c.few()),
         ERROR,

@@ -222,7 +222,7 @@ API = [
         "open a manifest cut short",
         lambda c: Index.open(c.index),
         CorruptIndexError,
-        "manifest.json cannot be read",
+        "manifest.json is not an index manifest this code reads \\(it cannot be read: .*damaged index",
         setup=lambda c: truncate(manifest(c), 50),
     ),
     Case(
@@ -236,7 +236,7 @@ API = [
         "open a manifest without shards",
         lambda c: Index.open(c.index),
         IndexFormatError,
-        "manifest.json is not a valid index manifest .*shards",
+        "manifest.json is not an index manifest .*shards",
         setup=lambda c: edit_json(manifest(c), lambda m: without(m, "shards")),
     ),
     Case(
@@ -493,7 +493,7 @@ CLI = [
         "stats of a manifest that is not JSON",
         lambda c: ["indexer", "stats", "--index", str(c.index)],
         ERROR,
-        "manifest.json cannot be read",
+        "manifest.json is not an index manifest this code reads \\(it cannot be read: Expecting",
         setup=lambda c: manifest(c).write_text("{oops"),
     ),
     Cmd("stats on an unknown device", lambda c: q(c, "stats", "--device", "tpu"), ERROR, "device"),
@@ -599,7 +599,7 @@ CLI = [
         "stats of a manifest whose format_version is text",
         lambda c: ["indexer", "stats", "--index", str(c.index)],
         ERROR,
-        "manifest.json is not a valid index manifest \\(its format_version is '4', not a whole number\\)",
+        "manifest.json is not an index manifest this code reads \\(its format_version is '4', not a whole number\\)",
         setup=lambda c: edit_json(manifest(c), lambda m: {**m, "format_version": "4"}),
     ),
     Cmd(
