@@ -11,7 +11,6 @@ Opening what a manifest names (model, GloVe, shard vectors) is ``parts.py``'s; h
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shlex
 from collections.abc import Sequence
@@ -27,7 +26,7 @@ from encoder.options import flag_of, option_fields
 from encoder.readout import ReadoutSettings
 
 from . import layout, storage
-from .errors import CorruptIndexError, IndexerError, IndexFormatError
+from .errors import CorruptIndexError, IndexFormatError
 from .settings import TRAIN_GLOVE, Settings
 
 FORMAT_VERSION = 5
@@ -40,20 +39,13 @@ def glove_source_name(spec: str) -> str:
     return TRAINED_GLOVE if spec == TRAIN_GLOVE else source_name(spec)
 
 
-def _manifest_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise _not_a_manifest(path, f"it cannot be read: {error}", CorruptIndexError) from None
+NOT_A_MANIFEST = "a file of that name no build wrote, or a damaged index; build into another folder, or move it away"
+"""The advice for a manifest.json this code cannot read: nothing in its folder is taken for an index's (``build
+--overwrite`` deletes none of it), so it is the same for a search and a build."""
 
 
-def _not_a_manifest(path: Path, why: str, kind: type[IndexerError] = IndexFormatError) -> IndexerError:
-    """A manifest.json no build of this code wrote, or a damaged one: nothing in its folder is taken for an index's
-    (``build --overwrite`` deletes none of it), so the advice is the same for a search and a build."""
-    return kind(
-        f"{path} is not an index manifest this code reads ({why}): a file of that name no build wrote, or a damaged "
-        "index; build into another folder, or move that file away"
-    )
+def _not_a_manifest(path: Path, why: str) -> IndexFormatError:
+    return IndexFormatError(f"{path} is not an index manifest this code reads ({why}): {NOT_A_MANIFEST}")
 
 
 MIXES = ("layers", "search_layers")  # the two layer mixes an index is built with (Settings fields, manifest entries)
@@ -262,7 +254,7 @@ class Manifest:
             raise IndexFormatError(
                 f"{out} is not an index ({layout.MANIFEST} is missing); build one with `{program('indexer')} build`"
             )
-        data = _manifest_json(path)
+        data = storage.read_json(path, NOT_A_MANIFEST)
         if not isinstance(data, dict) or "format_version" not in data:
             raise _not_a_manifest(path, "no format_version")
         version = data["format_version"]
@@ -291,8 +283,8 @@ class Manifest:
         reading it advises) may replace them."""
         path = out / layout.MANIFEST
         try:
-            data = _manifest_json(path) if path.is_file() else None
-        except IndexerError:  # not a manifest: reading it says so
+            data = storage.read_json(path) if path.is_file() else None
+        except CorruptIndexError:  # not a manifest: reading it says so
             return None
         version = data.get("format_version") if isinstance(data, dict) else None
         old = isinstance(version, int) and not isinstance(version, bool) and version < OLDEST_READABLE

@@ -46,11 +46,11 @@ def write_json(path: Path, data: Any) -> None:
         Path(tmp).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, advice: str = "the index is damaged, rebuild it") -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CorruptIndexError(f"{path} cannot be read ({error}); the index is damaged, rebuild it") from None
+        raise CorruptIndexError(f"{path} cannot be read ({error}); {advice}") from None
 
 
 def write_text(path: Path, text: str) -> None:

@@ -699,7 +699,7 @@ CLI = [
         "build --overwrite into a folder whose manifest.json is the user's, not JSON",
         lambda c: [*b(c, corpus=c.few()), "--overwrite"],
         ERROR,
-        "out/manifest.json is not an index manifest this code reads \\(it cannot be read: .*move that file away$",
+        "out/manifest.json cannot be read \\(.*no build wrote, or a damaged index; build into another folder, or move it away$",
         setup=lambda c: (
             (c.tmp / "out").mkdir(),
             (c.tmp / "out" / "manifest.json").write_text("my papers"),
