@@ -24,6 +24,12 @@ class NonFiniteError(ValueError):
     or just read)."""
 
 
+def shown(value: object) -> str:
+    """A value a user gave, as a message quotes it: its repr, but a flag as true or false, as JSON (an HTTP body, a
+    --queries line) and plain words spell it, where Python's repr said "not True" to a JSON user."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
 def _plain(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else f"{value:,}"
 
@@ -71,17 +77,18 @@ class Number:
             and (self.below is None or value < self.below)
         )
 
-    def problem(self, value: object, shown: str | None = None) -> str | None:
-        """Why ``value`` breaks the rule ("must be ..., not ``shown``"), or None when it keeps it."""
-        shown = repr(value) if shown is None else shown
+    def problem(self, value: object, as_given: str | None = None) -> str | None:
+        """Why ``value`` breaks the rule ("must be ..., not ``as_given``", by default ``shown(value)``), or None when
+        it keeps it."""
+        as_given = shown(value) if as_given is None else as_given
         whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
         real = whole or (isinstance(value, numbers.Real) and not isinstance(value, bool))
         if real and not math.isfinite(value):
-            return f"must be {self.describe()}, not {shown} (NaN and infinity are refused)"
+            return f"must be {self.describe()}, not {as_given} (NaN and infinity are refused)"
         if real and self.ceiling is not None and value > self.ceiling and self.at_most is None:
-            return f"must be {self.describe()} and at most {_plain(self.ceiling)}, not {shown}"
+            return f"must be {self.describe()} and at most {_plain(self.ceiling)}, not {as_given}"
         if (self.kind is int and not whole) or not real or not self.fits(value):
-            return f"must be {self.describe()}, not {shown}"
+            return f"must be {self.describe()}, not {as_given}"
         return None
 
     def check(self, name: str, value: object) -> int | float:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from encoder.numbers import Number
+from encoder.numbers import Number, shown
 from encoder.options import option
 
 from .errors import QueryError
@@ -53,18 +53,18 @@ def _problem(name: str, value: Any, metadata: dict, default: Any) -> str | None:
     if value is None:
         return None if default is None else f"{name} cannot be null (None): leave it out for its default, {default}"
     if isinstance(default, bool):
-        return None if isinstance(value, bool) else f"{name} must be true or false, not {value!r}"
+        return None if isinstance(value, bool) else f"{name} must be true or false, not {shown(value)}"
     if metadata.get("rule") is not None:
         problem = metadata["rule"].problem(value)
         return None if problem is None else f"{name} {problem}"
     choices = metadata["argparse"].get("choices")
     if choices is not None and value not in choices:
-        return f"{name} must be one of {', '.join(choices)}, not {value!r}"
+        return f"{name} must be one of {', '.join(choices)}, not {shown(value)}"
     if name == "layers" and not (
         isinstance(value, str)
         or (isinstance(value, Sequence) and all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in value))
     ):
-        return f'layers must be text such as "top" or "0.2,0.3,0.5", or a list of weights, not {value!r}'
+        return f'layers must be text such as "top" or "0.2,0.3,0.5", or a list of weights, not {shown(value)}'
     return None
 
 
@@ -159,5 +159,5 @@ class SensesOptions:
 
     def __post_init__(self) -> None:
         if self.k != AUTO_SENSES and SENSES_K.problem(self.k) is not None:
-            raise QueryError(f"k must be {AUTO_SENSES!r} or {SENSES_K.describe()}, not {self.k!r}")
+            raise QueryError(f"k must be {AUTO_SENSES!r} or {SENSES_K.describe()}, not {shown(self.k)}")
         check(self)

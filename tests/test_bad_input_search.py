@@ -82,7 +82,7 @@ API = [
     Case("search k=-1", lambda c: c.opened.search("bank", k=-1), QueryError, "k must be .* not -1"),
     Case("search a huge k", lambda c: c.opened.search("bank", k=10**12), QueryError, "from 1 to 1,000"),
     Case("search k=2.5", lambda c: c.opened.search("bank", k=2.5), QueryError, "not 2.5"),
-    Case("search k=True", lambda c: c.opened.search("bank", k=True), QueryError, "not True"),
+    Case("search k=True", lambda c: c.opened.search("bank", k=True), QueryError, "not true"),
     Case("search k as text", lambda c: c.opened.search("bank", k="3"), QueryError, "not '3'"),
     Case(
         "search k above the documents",

@@ -107,7 +107,7 @@ def test_a_value_that_breaks_a_rule_is_refused_by_name(options, values, says):
 
 def test_a_queries_line_with_a_bad_value_says_why_as_the_options_do():
     ((_, problem),) = _query_lines(io.BytesIO(b'{"query": "q", "k": true, "id": 3}\n'), SearchOptions())
-    assert problem == LineError("k must be a whole number from 1 to 1,000, not True", 3)  # the line's id kept
+    assert problem == LineError("k must be a whole number from 1 to 1,000, not true", 3)  # the line's id kept
 
 
 def test_a_queries_line_that_gives_a_field_twice_is_refused_not_read_as_its_last():
