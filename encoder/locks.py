@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .ownership import NotOwnedError
+from .ownership import LOCK, NotOwnedError
 
-LOCK = ".lock"
-"""The lock file's name in a folder of ours that has no name of its own for it."""
+__all__ = ["LOCK", "FolderBusy", "is_locked", "locked"]
 
 
 class FolderBusy(OSError):

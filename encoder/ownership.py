@@ -7,7 +7,8 @@ it?"); a folder it owns may still hold someone else's file, so everything under 
 symbolic link is never ours (nor followed). Anything in the way is refused with its path named, before the
 first file is removed, whatever ``--overwrite`` says: that flag lets a command replace its own earlier output,
 never a file it did not write. A one-file output replaces a file it wrote (``record_written`` keeps the record
-beside it; a file that merely looks like one is not), and another file only with ``--overwrite``.
+beside it; a file that merely looks like one is not), and another file only with ``--overwrite``; it is never
+written into a folder another command writes whole (``owning_folder``), nor over the command's own input.
 """
 
 from __future__ import annotations
@@ -26,6 +27,17 @@ Owned = Callable[[Path], bool]
 """Whether a path (inside the folder a command writes) is one the command writes there."""
 
 SHOWN = 5  # paths named in a refusal
+
+LOCK = ".lock"
+"""The lock file every command that writes a folder whole keeps in it (``locks``): an index, a training run,
+prepared shards, a download in progress."""
+OWNER_RECORDS = ("manifest.json", "build-state.json", "run.json", "prepared.json")
+"""The record that each command writing a folder whole keeps beside its lock: an index's manifest or unfinished
+build (``indexer.layout``), a training run's ``run.json`` (``run_folder``), prepare's record (``corpus``). A lock
+alone says nothing: other tools name theirs ``.lock`` too."""
+OWNED_DEPTH = 3
+"""How far above a file ``owning_folder`` looks: an index's shard files and a run's checkpoints lie two folders
+below the folder that holds the lock."""
 
 
 class NotOwnedError(FileExistsError):
@@ -146,14 +158,44 @@ def check_writable_folder(target: Path, option: str) -> None:
         raise PermissionError(f"{option} {target}: the folder {folder} may not be written in; choose another path")
 
 
-def check_replace(target: Path, kind: str, overwrite: bool, option: str, what: str) -> None:
+def owning_folder(target: Path) -> Path | None:
+    """The folder of ours that ``target`` lies in or below (up to ``OWNED_DEPTH`` folders up), where a command
+    keeps its ``LOCK`` and its record (``OWNER_RECORDS``): an index, a training run, prepared shards. Its files are
+    that command's alone."""
+    for folder in list(target.absolute().parents)[:OWNED_DEPTH]:
+        if (folder / LOCK).is_file() and any((folder / record).is_file() for record in OWNER_RECORDS):
+            return folder
+    return None
+
+
+def check_outside_owned(target: Path, option: str, what: str) -> None:
+    """Refuse an output ``target`` (a file or an export folder) inside a folder another command writes whole: it
+    would replace that command's files, or stop its next run, which deletes only files it wrote."""
+    folder = owning_folder(target)
+    if folder is not None:
+        raise NotOwnedError(
+            f"{option} {target} is inside {folder}, a folder a command writes whole (an index, a training run or "
+            f"prepared text: its {LOCK} and its record say so), whose files only that command writes; write {what} elsewhere"
+        )
+
+
+def check_replace(
+    target: Path, kind: str, overwrite: bool, option: str, what: str, inputs: Iterable[Path] = ()
+) -> None:
     """A command writing the one file ``target`` (its ``option``) replaces a file of ``kind`` it wrote there
-    (``is_written``), and another file only when told to (``--overwrite``); a folder or a link never. ``what``
-    names the kind in the message ("a GloVe file"). ``target`` is the command's output (``errors.ends_with``): a
-    signal once it is whole no longer stops the command, which records it and says so."""
+    (``is_written``), and another file only when told to (``--overwrite``); a folder or a link never, nor a file in
+    a folder another command writes whole (``check_outside_owned``), nor one of the command's ``inputs`` (the files
+    and folders it reads). ``what`` names the kind in the message ("a GloVe file"). ``target`` is the command's
+    output (``errors.ends_with``): a signal once it is whole no longer stops the command, which records it and says
+    so."""
     ends_with(target)
     if target.is_symlink():
         raise NotOwnedError(f"{option} {target} is a symbolic link; give the path of a file to write")
+    check_outside_owned(target, option, what)
+    for given in inputs:
+        if target.resolve().is_relative_to(given.resolve()):  # the input itself, or a file in an input folder
+            where = "the input" if target.resolve() == given.resolve() else "inside the input folder"
+            raise NotOwnedError(f"{option} {target} is {where} {given}; write {what} elsewhere")
     check_writable_folder(target, option)
     if not target.exists() or (target.is_file() and (is_written(target, kind) or overwrite)):
         return

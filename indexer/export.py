@@ -117,7 +117,8 @@ def export(index: Index, out: Path, fmt: str = "npy", tokens: bool = False, laye
     says. A folder of an earlier export is replaced; anything else in the way is refused, untouched."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    ownership.check_removable(out.parent, [out], is_export)  # before any work
+    ownership.check_outside_owned(out, "the export folder", "the export")  # before any work
+    ownership.check_removable(out.parent, [out], is_export)
     try:
         document_mix = LayerMix.parse(layers, index.elmo.n_layers) if layers else index.search_mix
     except ValueError as error:

@@ -269,6 +269,35 @@ CLI = [
         "--output .*o.hdf5 already exists and is not an hdf5 file of embeddings this command wrote",
     ),
     Cmd(
+        "embed --output over an index's manifest, --overwrite included",
+        lambda c: embeds(c, "--output", str(c.index / "manifest.json"), "--overwrite"),
+        ERROR,
+        "--output .*index/manifest.json is inside .*index, a folder a command writes whole .*; write an hdf5 file of "
+        "embeddings elsewhere",
+    ),
+    Cmd(
+        "embed --output as a new file in an index's shard",
+        lambda c: embeds(c, "--output", str(c.index / "shards" / "00000" / "mine.hdf5")),
+        ERROR,
+        "mine.hdf5 is inside .*index, a folder a command writes whole",
+    ),
+    Cmd(
+        "embed --output over its own --input, --overwrite included",
+        lambda c: e(
+            c,
+            "embed",
+            "--model",
+            str(c.model),
+            "--input",
+            lines(c, "a b\n"),
+            "--output",
+            lines(c, "a b\n"),
+            "--overwrite",
+        ),
+        ERROR,
+        "--output .*lines.txt is the input .*lines.txt; write an hdf5 file of embeddings elsewhere",
+    ),  # fmt: skip
+    Cmd(
         "embed --output over an hdf5 file of something else",
         lambda c: embeds(c, "--output", str(own_hdf5(c, ("weights",), kind=None))),
         ERROR,

@@ -125,8 +125,22 @@ CLI = [
         "glove --out over an index's own GloVe, --overwrite included",
         lambda c: glove(c, "--out", str(c.index / "glove.txt"), "--min-count", "1", "--overwrite"),
         ERROR,
-        "--out .*index/glove.txt is in the index .*index, whose files only its build writes",
+        "--out .*index/glove.txt is inside .*index, a folder a command writes whole .*write a GloVe file elsewhere",
         setup=lambda c: c.index,
+    ),
+    Cmd(
+        "glove --out over its own --corpus file, --overwrite included",
+        lambda c: glove(
+            c, "--corpus", lines(c, "the river bank\n"), "--out", lines(c, "the river bank\n"), "--overwrite"
+        ),
+        ERROR,
+        "--out .*lines.txt is the input .*lines.txt; write a GloVe file elsewhere",
+    ),
+    Cmd(
+        "glove --out inside its --corpus folder",
+        lambda c: glove(c, "--out", str(c.corpus / "glove.txt")),
+        ERROR,
+        "--out .*glove.txt is inside the input folder .*corpus",
     ),
     Cmd(
         "glove --out over a GloVe file shipped beside a model",

@@ -53,6 +53,14 @@ CLI = [
         ERROR,
         "p.json already exists and is not a file of Punkt parameters this command wrote",
     ),
+    Cmd(
+        "punkt --out over an index's manifest, --overwrite included",
+        lambda c: e(
+            c, "punkt", "--corpus", lines(c, "Mr. Smith sat.\n"), "--out", str(c.index / "manifest.json"), "--overwrite"
+        ),
+        ERROR,
+        "--out .*index/manifest.json is inside .*index, a folder a command writes whole",
+    ),  # fmt: skip
 ]
 
 

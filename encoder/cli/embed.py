@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> dict:
 
     if str(args.output) == "-":
         fail("--output - : embed writes an hdf5 file, not standard output; give the file's path")
-    ownership.check_replace(args.output, EMBEDDINGS_KIND, args.overwrite, "--output", "an hdf5 file of embeddings")
+    ownership.check_replace(
+        args.output, EMBEDDINGS_KIND, args.overwrite, "--output", "an hdf5 file of embeddings", inputs=[args.input]
+    )
     try:
         elmo = Elmo.load(args.model, args.weights, device=args.device, stateful=args.stateful, precision=args.precision)
     except (FileNotFoundError, ValueError) as error:

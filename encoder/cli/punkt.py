@@ -20,7 +20,9 @@ PUNKT_KIND = "punkt"  # what ``punkt --out`` records it wrote (``ownership.recor
 
 def run(args: argparse.Namespace) -> dict:
     """Train Punkt on ``args.corpus`` and save the parameters to ``args.out``; what was learned."""
-    ownership.check_replace(args.out, PUNKT_KIND, args.overwrite, "--out", "a file of Punkt parameters")
+    ownership.check_replace(
+        args.out, PUNKT_KIND, args.overwrite, "--out", "a file of Punkt parameters", inputs=args.corpus
+    )
     replaced: collections.Counter[Path] = collections.Counter()
     started = time.perf_counter()
     params = train_punkt(iter_lines(args.corpus, replaced), args.max_chars)

@@ -12,7 +12,6 @@ from encoder.terminal import counted, show
 from encoder.text import LANGUAGES
 from encoder.threads import add_threads_option
 
-from .. import folder
 from ..glove import NUMBERS as GLOVE_NUMBERS
 from ..glove import GloveTraining, save_glove, train_glove_on_text
 
@@ -23,12 +22,7 @@ def run(args: argparse.Namespace) -> dict:
     """Train GloVe and write it; where, and its size."""
     if args.out.is_dir():
         fail(f"--out {args.out} is a folder; give the GloVe file to write, e.g. {args.out / 'glove.txt'}")
-    if folder.owner_of(args.out.resolve().parent) is not None:
-        fail(
-            f"--out {args.out} is in the index {args.out.parent}, whose files only its build writes; write the GloVe "
-            "file elsewhere (and build an index with --glove FILE to use it)"
-        )
-    ownership.check_replace(args.out, GLOVE_KIND, args.overwrite, "--out", "a GloVe file")
+    ownership.check_replace(args.out, GLOVE_KIND, args.overwrite, "--out", "a GloVe file", inputs=args.corpus)
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")

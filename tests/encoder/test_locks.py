@@ -34,3 +34,26 @@ def test_a_finished_block_keeps_its_lock_file_and_a_second_writer_is_busy(tmp_pa
             pass
         assert (tmp_path / locks.LOCK).is_file()  # the second writer's refusal did not remove the first's lock
     assert (tmp_path / locks.LOCK).is_file()
+
+
+def test_a_folder_is_a_commands_own_by_its_lock_and_record_and_these_are_the_writers_names(tmp_path):
+    """``owning_folder`` knows the records of the commands that write a folder whole by name: they are the names
+    those commands use; a lock alone (pytest keeps one in its temporary folders) or a record alone claims nothing."""
+    from encoder.corpus import MANIFEST_FILE
+    from encoder.ownership import OWNER_RECORDS, owning_folder
+    from encoder.run_folder import RUN_RECORD
+    from indexer import layout
+
+    assert set(OWNER_RECORDS) == {layout.MANIFEST, layout.STATE, RUN_RECORD, MANIFEST_FILE}
+    assert locks.LOCK == layout.LOCK
+    target = tmp_path / "shards" / "00000" / "mine.hdf5"
+    (tmp_path / locks.LOCK).write_bytes(b"")
+    assert owning_folder(target) is None
+    (tmp_path / locks.LOCK).unlink()
+    for record in OWNER_RECORDS:
+        (tmp_path / record).write_text("{}")
+        assert owning_folder(target) is None
+        (tmp_path / locks.LOCK).write_bytes(b"")
+        assert owning_folder(target) == tmp_path and owning_folder(tmp_path / "x" / "y" / "z" / "mine.hdf5") is None
+        (tmp_path / record).unlink()
+        (tmp_path / locks.LOCK).unlink()

@@ -101,6 +101,12 @@ def test_an_earlier_export_is_replaced_and_anything_else_refused(index, tmp_path
     assert main(["export", "--index", str(index.path), "--out", str(lookalike)]) == 2
     assert f"error: {lookalike} is a folder this command did not write" in capsys.readouterr().err
     assert (lookalike / "documents.npy").read_bytes() == b"mine"
+    inside = index.path / "exported"  # in the index folder: its next build --overwrite would refuse to start
+    assert main(["export", "--index", str(index.path), "--out", str(inside)]) == 2
+    assert f"error: the export folder {inside} is inside {index.path}, a folder a command writes whole" in (
+        capsys.readouterr().err
+    )
+    assert not inside.exists()
 
 
 def test_tokens_of_an_index_without_exact_vectors_are_one_error(tiny_model_dir, tmp_path):
