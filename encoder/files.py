@@ -29,6 +29,9 @@ from .terminal import counted
 
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 _TEXT_FILE_SUFFIXES = (".txt", ".txt.gz", ".txt.xz", ".txt.bz2")
+NOT_PLAIN_TEXT = {".jsonl": "JSON Lines", ".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet"}
+"""Formats a file named as plain text is refused in, by its suffix (under .gz/.xz/.bz2): their syntax or bytes would
+be read as words. `indexer build` reads JSON Lines, CSV and Parquet documents itself."""
 REPLACEMENT_CHAR = "\ufffd"
 """What an undecodable byte becomes when files are read (``errors="replace"``)."""
 DATA_PACKAGE = "elmo_search_data"  # data/ as `pip install` installs it (pyproject.toml maps it)
@@ -147,11 +150,25 @@ def text_files(
         if path.is_dir():
             yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES))
         elif path.is_file():
+            _check_plain_text(path)
             yield path
         elif path.exists():
             raise ValueError(f"{path} is not a file or folder (a device or a pipe?); give text files or folders")
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
+
+
+def _check_plain_text(path: Path) -> None:
+    """Refuse a file whose name says it is not plain text (``NOT_PLAIN_TEXT``); any other name is read as text."""
+    suffixes = [suffix.lower() for suffix in path.suffixes]
+    if suffixes and suffixes[-1] in OPENERS:
+        suffixes.pop()
+    kind = NOT_PLAIN_TEXT.get(suffixes[-1]) if suffixes else None
+    if kind is not None:
+        raise ValueError(
+            f"{path} is a {kind} file by its name, not plain text (one paragraph per line): its syntax would be read "
+            "as words; give its text as a .txt file (`indexer build` reads JSON Lines, CSV and Parquet documents)"
+        )
 
 
 def _is_disk_full(error: BaseException, folder: Path) -> bool:

@@ -129,6 +129,18 @@ CLI = [
         setup=lambda c: c.index,
     ),
     Cmd(
+        "glove on a JSON Lines file named as its corpus",
+        lambda c: glove(c, "--corpus", str(c.file("docs.jsonl", '{"id": "a", "text": "the river bank"}\n'))),
+        ERROR,
+        "docs.jsonl is a JSON Lines file by its name, not plain text .*`indexer build` reads JSON Lines",
+    ),
+    Cmd(
+        "glove on a compressed Parquet file named as its corpus",
+        lambda c: glove(c, "--corpus", str(c.file("docs.parquet.gz", b"PAR1\x00\x15"))),
+        ERROR,
+        "docs.parquet.gz is a Parquet file by its name, not plain text",
+    ),
+    Cmd(
         "glove --out over its own --corpus file, --overwrite included",
         lambda c: glove(
             c, "--corpus", lines(c, "the river bank\n"), "--out", lines(c, "the river bank\n"), "--overwrite"

@@ -54,6 +54,14 @@ CLI = [
         "p.json already exists and is not a file of Punkt parameters this command wrote",
     ),
     Cmd(
+        "punkt on a CSV file",
+        lambda c: e(
+            c, "punkt", "--corpus", str(c.file("t.csv", "id,text\n1,Mr. Smith sat.\n")), "--out", str(c.tmp / "p.json")
+        ),
+        ERROR,
+        "t.csv is a CSV file by its name, not plain text",
+    ),
+    Cmd(
         "punkt --out over an index's manifest, --overwrite included",
         lambda c: e(
             c, "punkt", "--corpus", lines(c, "Mr. Smith sat.\n"), "--out", str(c.index / "manifest.json"), "--overwrite"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import ownership
 from ..commands import path_argument
-from ..files import iter_lines
+from ..files import iter_lines, text_files
 from ..numbers import Number
 from ..punkt import DEFAULT_MAX_CHARS, PUNKT_PATH, save_punkt, train_punkt
 from ..terminal import show
@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> dict:
     ownership.check_replace(
         args.out, PUNKT_KIND, args.overwrite, "--out", "a file of Punkt parameters", inputs=args.corpus
     )
+    list(text_files(args.corpus))  # a file that is not plain text is refused now, before any work
     replaced: collections.Counter[Path] = collections.Counter()
     started = time.perf_counter()
     params = train_punkt(iter_lines(args.corpus, replaced), args.max_chars)

@@ -7,6 +7,7 @@ import argparse
 from encoder import ownership
 from encoder.commands import path_argument
 from encoder.errors import fail
+from encoder.files import text_files
 from encoder.options import add_options, given
 from encoder.terminal import counted, show
 from encoder.text import LANGUAGES
@@ -26,6 +27,7 @@ def run(args: argparse.Namespace) -> dict:
     for path in args.corpus:
         if not path.exists():
             fail(f"--corpus {path} does not exist")
+    list(text_files(args.corpus))  # a file that is not plain text is refused now, before any work
     training = GloveTraining(**given(args, GloveTraining))
     glove = train_glove_on_text(args.corpus, args.max_tokens, training, language=args.language)
     save_glove(args.out, glove)
