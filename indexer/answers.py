@@ -26,6 +26,11 @@ def answer_or_error(question: Callable[[], Any]) -> Any:
     result = frame.answer_or_error(question, (IndexerError,))
     if isinstance(result, int) or "error" in result:
         return result
+    return with_notices(result)
+
+
+def with_notices(result: dict) -> dict:
+    """An answer with its ``notices``: an empty list for a question that has none (one schema for every answer)."""
     return {**result, "notices": result.get("notices", [])}
 
 

@@ -46,9 +46,9 @@ from encoder.numbers import Number
 from encoder.terminal import json_text
 
 from . import layout
-from .answers import answer_or_error, neighbors_answer, search_answers, search_each
+from .answers import answer_or_error, neighbors_answer, search_answers, search_each, with_notices
 from .build import distinct_ids
-from .errors import QueryError
+from .errors import IndexerError, QueryError
 from .index import Index
 from .options import NeighborsOptions, SearchOptions
 from .queries import MAX_QUERY_CHARS
@@ -124,7 +124,8 @@ class BadRequest(Exception):
 
 def _answer_errors_as_json(app: FastAPI) -> None:
     """Every refusal answers ``{"error": "..."}``: a ``BadRequest`` with its status, a body that is not JSON with
-    415, one FastAPI cannot read into its request with 400 and one line per problem, 404 and 405 with their words."""
+    415, one FastAPI cannot read into its request with 400 and one line per problem, 404 and 405 with their words,
+    an index that cannot be read (when the server opens it again, ``Index.refresh``) with 503."""
 
     @app.exception_handler(BadRequest)
     async def bad_request(request: Request, error: BadRequest) -> JSONResponse:
@@ -141,6 +142,16 @@ def _answer_errors_as_json(app: FastAPI) -> None:
             for e in error.errors()
         ]
         return SafeJSON({"error": "; ".join(problems)}, status_code=400)
+
+    @app.exception_handler(QueryError)
+    async def bad_question(request: Request, error: QueryError) -> JSONResponse:
+        return SafeJSON({"error": str(error)}, status_code=400)
+
+    @app.exception_handler(IndexerError)
+    async def index_unavailable(request: Request, error: IndexerError) -> JSONResponse:
+        """The index on disk cannot be read now (damaged, or replaced by one this code cannot open): 503 with what
+        to do, where a 500 and a traceback in the log said nothing."""
+        return SafeJSON({"error": str(error)}, status_code=503)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
@@ -289,7 +300,7 @@ def create_app(index: Index, limits: Limits = Limits(), token: str | None = None
 
     @app.get("/stats", summary="what the index holds")
     def stats() -> dict:
-        return index.stats()
+        return with_notices(index.stats())
 
     @app.get("/health", summary="200 when the server answers")
     def health() -> dict:

@@ -448,3 +448,38 @@ def test_after_http_writes_every_reader_agrees_with_a_fresh_build(tiny_model_dir
             np.testing.assert_allclose(answer[1], built[question][1], rtol=1e-4, atol=1e-5, err_msg=question)
         else:
             assert answer == built[question], question
+
+
+def test_an_index_damaged_under_the_server_is_a_503_with_what_to_do_not_a_500(small_index, tmp_path):
+    """Each request first opens again an index another process changed (``Index.refresh``); one that cannot be
+    read then is answered as every refusal is, in JSON, and the next request after it is mended is answered."""
+    import asyncio
+
+    index = Index.open(Index.open(small_index).save(tmp_path / "index"))
+    app = create_app(index)
+
+    def get(path: str) -> tuple[int, dict]:
+        sent = []
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        target, _, query = path.partition("?")
+        scope = {"type": "http", "method": "GET", "path": target, "raw_path": target.encode(), "root_path": "",
+                 "query_string": query.encode(), "headers": [(b"host", b"127.0.0.1")], "http_version": "1.1",
+                 "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1)}  # fmt: skip
+        asyncio.run(app(scope, receive, send))
+        return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+
+    assert get("/search?q=river&k=1")[0] == 200 and "notices" in get("/stats")[1]
+    manifest = index.path / "manifest.json"
+    kept = manifest.read_bytes()
+    manifest.write_text('{"broken": ')
+    for path in ("/search?q=river&k=1", "/stats", "/health"):
+        status, answer = get(path)
+        assert status == 503 and "manifest.json cannot be read" in answer["error"], (path, answer)
+    manifest.write_bytes(kept)
+    assert get("/search?q=river&k=1")[0] == 200
