@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from demo.corpora import DEMOS, demo_corpus
-from encoder.commands import listen_address, parser_for, path_argument, program
+from encoder.commands import http_url, listen_address, parser_for, path_argument, program
 from encoder.errors import MissingExtra, describe, fail, interrupted, interruptible
 from encoder.files import checkout_root
 from encoder.model_files import PUBLISHED, model_hash, resolve_model
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
             ensure_index(korean.index_dir, korean.model, args.rebuild, korean.glove, "ko")
     check_port(args.address, args.port)
     host = "localhost" if args.address in ("0.0.0.0", "::") else args.address
-    print(f"\nELMo Search is starting: open http://{host}:{args.port} in your browser (Ctrl+C stops it).", flush=True)
+    print(f"\nELMo Search is starting: open {http_url(host, args.port)} in your browser (Ctrl+C stops it).", flush=True)
     env = {
         **os.environ,
         INDEX_ENV: str(index_dir),

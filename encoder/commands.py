@@ -22,6 +22,11 @@ SCRIPTS = {"app": "elmo-search", "encoder": "elmo-encoder", "indexer": "elmo-ind
 """Each program's console script (``[project.scripts]`` of pyproject.toml)."""
 
 
+def http_url(host: str, port: int) -> str:
+    """The address a server on ``host`` and ``port`` is opened at: an IPv6 address in brackets (``http://[::1]:8000``)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def program(package: str) -> str:
     """How to run ``package`` here: the name it was started by (``elmo-encoder`` or ``python -m encoder``); for a
     message of another program, ``python -m PACKAGE`` in a checkout and the console script in an installed copy."""

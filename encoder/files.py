@@ -11,6 +11,7 @@ import errno
 import gzip
 import hashlib
 import importlib.util
+import io
 import lzma
 import os
 import shutil
@@ -108,7 +109,23 @@ def open_text(path: str | os.PathLike[str], mode: str = "rt", suffix: str | None
     opener = OPENERS.get((suffix or Path(path).suffix).lower(), open)
     if "r" in mode:
         return opener(path, mode, encoding="utf-8-sig", errors="replace")
+    if opener is gzip.open:  # gzip.open would write the temporary file's name into the header: `gunzip -N` takes it
+        return io.TextIOWrapper(_NamelessGzip(path), encoding="utf-8")
     return opener(path, mode, encoding="utf-8")
+
+
+class _NamelessGzip(gzip.GzipFile):
+    """A gzip file written with no file name and no time in its header: the same text, the same bytes."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self._raw = open(path, "wb")
+        super().__init__(filename="", mode="wb", fileobj=self._raw, mtime=0)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
 
 
 DISK_FULL = "disk full (no space left on device)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from encoder.commands import listen_address, path_argument
+from encoder.commands import http_url, listen_address, path_argument
 from encoder.errors import fail
 from encoder.numbers import Number
 from encoder.terminal import show
@@ -28,7 +28,9 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(
         args.max_body_bytes, args.max_batch, args.max_k, args.max_embed_values, (args.host, *args.allow_host)
     )
-    show(f"serving {index.path} on http://{args.host}:{args.port} (API page: /docs; Ctrl+C stops it)", file=sys.stderr)
+    show(
+        f"serving {index.path} on {http_url(args.host, args.port)} (API page: /docs; Ctrl+C stops it)", file=sys.stderr
+    )
     serve(index, listening, limits, token)
     return 0
 

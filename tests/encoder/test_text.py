@@ -249,6 +249,24 @@ def test_open_text(tmp_path, name):
         assert f.read() == "first line\nzweite Zeile – ü\n"
 
 
+def test_a_gzip_file_written_keeps_no_name_or_time_in_its_header(tmp_path):
+    """Written under a temporary name and then renamed (``atomic_path``), it must not carry that name, which
+    ``gunzip -N`` would restore; nor the time, so the same text gives the same bytes."""
+    for name in ("a.tmp", "b.tmp"):
+        with open_text(tmp_path / name, "wt", suffix=".gz") as f:
+            f.write("zweite Zeile – ü\n")
+    data = (tmp_path / "a.tmp").read_bytes()
+    assert data == (tmp_path / "b.tmp").read_bytes() and b"a.tmp" not in data
+    assert data[3] & 0x08 == 0 and data[4:8] == bytes(4)  # no FNAME flag; MTIME 0
+    assert gzip.decompress(data).decode() == "zweite Zeile – ü\n"
+
+
+def test_a_server_address_is_a_url_an_ipv6_one_in_brackets():
+    from encoder.commands import http_url
+
+    assert (http_url("127.0.0.1", 8000), http_url("::1", 80)) == ("http://127.0.0.1:8000", "http://[::1]:80")
+
+
 def test_iter_lines_reads_files_and_folders(tmp_path):
     write(tmp_path / "corpus" / "b.txt.xz", "b1\n\nb2\n")
     write(tmp_path / "corpus" / "a" / "z.txt.gz", "az1\r\naz2")
