@@ -285,7 +285,7 @@ class Written(NamedTuple):
 
 
 def write_index(
-    corpus: Sequence[str | Path | GivenTexts],
+    corpus: str | Path | Sequence[str | Path | GivenTexts],
     out: str | Path,
     model: ModelSpec = "default",
     *,
@@ -328,7 +328,7 @@ def write_index(
         check_factory(settings.index_factory, elmo.dim)
     check_token_index(settings, elmo.dim)
     ReadoutSettings.of_folder(elmo.folder)  # a damaged readout.json beside the model: said before anything is written
-    files = corpus_files(list(corpus))
+    files = corpus_files(corpus)
     state = {
         "kind": "build",
         "format_version": FORMAT_VERSION,
@@ -368,7 +368,7 @@ def write_index(
 
 def write_additions(
     path: str | Path,
-    corpus: Sequence[str | Path | GivenTexts],
+    corpus: str | Path | Sequence[str | Path | GivenTexts],
     model: ModelSpec | None = None,
     device: str = "auto",
     progress: bool = True,
@@ -395,7 +395,7 @@ def write_additions(
         base.check_files(out, verify_hashes=False)  # never commit a new generation over a damaged index
         elmo = open_model(base.model, model, device)
         options = ReaderOptions.from_kwargs(**reader_options)
-        files = corpus_files(list(corpus))
+        files = corpus_files(corpus)
         state = {"kind": "add", "generation": base.generation, "reader": asdict(options), "corpus": _fingerprint(files)}
         state |= {"replace": True} if replace else {}  # an add written before upserts existed reads the same
         mixes = {name: getattr(base, name) for name in MIXES}

@@ -20,7 +20,7 @@ import numbers
 import os
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -105,10 +105,11 @@ def file_format(path: Path) -> str | None:
     return fmt if fmt in FORMATS else None
 
 
-def corpus_files(paths: list[str | Path | GivenTexts]) -> list[tuple[Path, str]]:
-    """(file, display name) for every corpus file; folders are searched recursively in sorted order."""
+def corpus_files(paths: str | os.PathLike | Sequence[str | Path | GivenTexts]) -> list[tuple[Path, str]]:
+    """(file, display name) for every corpus file; folders are searched recursively in sorted order. One path given
+    alone (a string or a Path) is that path, not a sequence of one-letter paths ("/" among them)."""
     found: dict[Path, str] = {}
-    for given in paths:
+    for given in [paths] if isinstance(paths, (str, os.PathLike)) else list(paths):
         if isinstance(given, GivenTexts):
             found.setdefault(given.file.resolve(), GIVEN_TEXTS)
             continue

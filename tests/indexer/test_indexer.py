@@ -526,7 +526,7 @@ def test_add_and_delete(indexer_index, tmp_path):
         json.dumps({"id": "new-1", "title": "Comets", "text": "A comet grows a bright tail near the sun."}) + "\n"
     )
     before = Index.open(path).manifest
-    index = add_documents(path, [extra], progress=False)
+    index = add_documents(path, str(extra), progress=False)  # one path alone: that file, not its letters ("/"...)
     assert index.manifest.counts.documents == before.counts.documents + 1
     assert index.manifest.generation == 2 and len(index.manifest.shards) == len(before.shards) + 1
     assert index.search("A comet grows a bright tail near the sun.", k=1)[0].doc_id == "new-1"

@@ -102,7 +102,7 @@ def test_rerun_refuse_and_overwrite(corpus_index, tiny_model_dir, tmp_path):
     corpus, shared = corpus_index
     reference = Path(shutil.copytree(shared, tmp_path / "index"))  # a build takes the index's lock: not the shared one
     created = Index.open(reference).manifest.created_at
-    again = build_index([corpus], reference, model=tiny_model_dir, settings=SETTINGS, progress=False)
+    again = build_index(str(corpus), reference, model=tiny_model_dir, settings=SETTINGS, progress=False)  # one path
     assert again.manifest.created_at == created  # same inputs: opened, not rebuilt
     with pytest.raises(FileExistsError, match="already holds an index"):
         build_index([corpus], reference, model=tiny_model_dir, settings=replace(SETTINGS, layers="top"), progress=False)
