@@ -311,8 +311,9 @@ def warmup_steps(cfg: TrainConfig) -> int:
 
 
 def learning_rate(cfg: TrainConfig, steps_done: int, fraction: float) -> float:
-    """The learning rate of this invocation's next step: a linear warm-up over its first ``warmup_steps``, times
-    the schedule's decay at ``fraction``, the share of its budget (tokens or minutes, whichever ends first) spent."""
+    """The learning rate of the run's next step (``steps_done`` since its start): a linear warm-up over its first
+    ``warmup_steps``, times the schedule's decay at ``fraction``, the share of its budget spent (the run's tokens, or
+    this invocation's minutes, whichever ends first). A ``--resume`` goes on with both, as the run would have."""
     warmup = warmup_steps(cfg)
     rate = cfg.lr * min(1.0, (steps_done + 1) / warmup) if warmup else cfg.lr
     fraction = min(max(fraction, 0.0), 1.0)
@@ -342,13 +343,14 @@ def _model_info(cfg: TrainConfig, out: Path, progress: dict) -> dict:
     return {"name": cfg.name or continued or out.resolve().name, "language": run_language(cfg), "training": progress}
 
 
-def _run_record(cfg: TrainConfig, tokens: int) -> dict:
+def _run_record(cfg: TrainConfig, tokens: int, step: int) -> dict:
     """``run.json``: how the run starts and, from a model, which one by its content hash, so that ``ship`` can tell
-    the model a run continued (and may replace) from any other; and the model's token count it starts from
-    (``tokens``, a continued model's own), from which ``--max-tokens`` counts, on a resume too."""
+    the model a run continued (and may replace) from any other; and the model's token and step counts it starts
+    from (a continued model's own), from which ``--max-tokens``, the warm-up and the schedule count, on a resume
+    too."""
     start = cfg.continue_from or cfg.init_from
     how = "continue" if cfg.continue_from else "init_from" if cfg.init_from else "fresh"
-    record = {"start": how, "tokens_at_start": tokens}
+    record = {"start": how, "tokens_at_start": tokens, "step_at_start": step}
     return record | ({"model": str(start), "model_hash": model_hash(start)} if start else {})
 
 
@@ -538,10 +540,11 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
             truncate_log(out, progress["step"])
     elif rank == 0 and (out / LOG_FILE).exists():
         (out / LOG_FILE).unlink()
-    first_step, first_tokens = progress["step"], progress["tokens"]  # this invocation's schedule starts here
-    # --max-tokens counts the run's own tokens: from its start, which a resumed run's record gives (a record older
-    # than that key: from 0), and a continued model's counter is not
-    run_start = read_run_record(out).get("tokens_at_start", 0) if trainer is not None else first_tokens
+    first_step, first_tokens = progress["step"], progress["tokens"]  # this invocation starts here
+    # --max-tokens, the warm-up and the schedule count from the run's start, which a resumed run's record gives (a
+    # record older than those keys: tokens from 0, steps from this invocation), not a continued model's counters
+    record = read_run_record(out) if trainer is not None else {"tokens_at_start": first_tokens}
+    run_start, step_at_start = record.get("tokens_at_start", 0), record.get("step_at_start", first_step)
     hardware = f"{world} x {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'}"
     progress["hardware"] = sorted({*progress.get("hardware", []), hardware})  # every kind that trained the model
     if cfg.watch:
@@ -549,7 +552,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     held_out = held_out_paragraphs(cfg.valid, text.name, cfg.valid_tokens) if rank == 0 and cfg.valid else []
     data.check_size()
     if checkpoint is None and rank == 0:  # the inputs were good: from now on the folder holds this run
-        write_run_record(out, _run_record(cfg, run_start))
+        write_run_record(out, _run_record(cfg, run_start, step_at_start))
     tokens_per_step = cfg.batch_size * cfg.unroll * world
     if rank == 0:
         n_params = sum(p.numel() for p in lm.bilm.parameters())
@@ -586,11 +589,10 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
         save_checkpoint(out, lm, vocab, optimizer, position, state, progress, info, asdict(cfg), files, rank, world)
 
     def spent() -> float:
-        """The share of this invocation's budget used: tokens or minutes, whichever ends first."""
+        """The share of the budget used: the run's tokens, or this invocation's minutes, whichever ends first."""
         shares = [0.0]
         if cfg.max_tokens is not None:
-            planned = cfg.max_tokens - (first_tokens - run_start)  # what is left of the run's budget
-            shares.append((progress["tokens"] - first_tokens) / planned if planned > 0 else 1.0)
+            shares.append((progress["tokens"] - run_start) / cfg.max_tokens)
         if cfg.time_budget is not None:  # measured from the first step: tokenizing the corpus spent the rest
             left = cfg.time_budget * 60 - (loop_started - started)
             shares.append((time.monotonic() - loop_started) / left if left > 0 else 1.0)
@@ -610,7 +612,7 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
                 last_checkpoint = time.monotonic()
 
             for group in optimizer.param_groups:
-                group["lr"] = learning_rate(cfg, progress["step"] - first_step, fraction)
+                group["lr"] = learning_rate(cfg, progress["step"] - step_at_start, fraction)
             batch, position = next(batches)
             nll, state = train_step(lm, optimizer, batch.to(device), state, cfg, precision, world, top_layer)
 

@@ -157,8 +157,9 @@ class TrainConfig:
     warmup_steps: int | None = field(  # None: 300 with continue_from (a fresh optimizer), else 0
         default=None,
         metadata=option(
-            "steps of linear learning-rate warm-up at the start of this invocation (default: the recipe's, else "
-            "300 with --continue, whose optimizer starts fresh, and none for a run from scratch, as the reference)",
+            "steps of linear learning-rate warm-up at the start of the run, which --resume goes on with (default: "
+            "the recipe's, else 300 with --continue, whose optimizer starts fresh, and none for a run from scratch, "
+            "as the reference)",
             rule=Number(int, 0),
             unset=True,
         ),
@@ -199,7 +200,8 @@ class TrainConfig:
         default="constant",
         metadata=_recipe_option(
             "the learning rate after the warm-up: constant, or a linear or cosine decay to --final-lr-ratio x --lr "
-            "over this invocation's --max-tokens or --time-budget, whichever ends first",
+            "over the run's --max-tokens (which --resume goes on with) or this invocation's --time-budget, whichever ends "
+            "first",
             choices=SCHEDULES,
         ),
     )

@@ -307,6 +307,42 @@ def test_resume_reproduces_uninterrupted_run(corpus, tmp_path):
     assert steps == sorted(steps)
 
 
+def test_a_run_stopped_and_resumed_keeps_its_warm_up_and_schedule(corpus, tmp_path, monkeypatch):
+    """Killed (SIGTERM after its 5th step: a checkpoint, then ``Interrupted``) and resumed, a run with a warm-up and
+    a cosine schedule takes the learning rates, and ends with the weights, of the same run never stopped."""
+    import signal
+
+    from encoder import train as training
+
+    common = dict(corpus=[str(corpus["train"])], max_tokens=8 * 10 * 12, schedule="cosine", warmup_steps=4, **TINY)
+    common["log_every"] = 1
+    train(TrainConfig(out=str(tmp_path / "straight"), **common))
+    step = training.train_step
+
+    def stopped_after_five(*args, **kwargs):
+        result = step(*args, **kwargs)
+        stopped_after_five.steps += 1
+        if stopped_after_five.steps == 5:
+            os.kill(os.getpid(), signal.SIGTERM)  # as `kill` does: the run stops after this step
+        return result
+
+    stopped_after_five.steps = 0
+    monkeypatch.setattr(training, "train_step", stopped_after_five)
+    with pytest.raises(training.Interrupted):
+        train(TrainConfig(out=str(tmp_path / "split"), **common))
+    monkeypatch.setattr(training, "train_step", step)
+    train(TrainConfig(out=str(tmp_path / "split"), resume=True, **common))
+
+    def rates(run: str) -> list[tuple[int, float]]:
+        lines = (tmp_path / run / "log.jsonl").read_text().splitlines()
+        return [(r["step"], r["lr"]) for r in map(json.loads, lines) if "lr" in r]
+
+    assert rates("split") == rates("straight") and len(rates("straight")) == 12
+    for name in ("model.safetensors", "head.safetensors"):
+        a, b = load_file(tmp_path / "straight" / name), load_file(tmp_path / "split" / name)
+        assert all(torch.equal(a[key], b[key]) for key in a), f"{name} differs after the resume"
+
+
 def test_time_budget_stops_cleanly_with_a_checkpoint(corpus, tmp_path):
     threads = torch.get_num_threads()
     train(
