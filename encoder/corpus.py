@@ -41,7 +41,7 @@ import numpy as np
 from . import ownership
 from .chars import BOS_TOKEN, EOS_TOKEN
 from .commands import program
-from .files import REPLACEMENT_CHAR, atomic_path, open_text, reading, text_files, warn_replaced
+from .files import REPLACEMENT_CHAR, atomic_path, check_plain_text, open_text, reading, text_files, warn_replaced
 from .numbers import THREADS, Number
 from .terminal import counted, show
 from .text import TextRules, text_rules
@@ -469,6 +469,7 @@ def held_out_paragraphs(path: str | Path, language: str, max_tokens: int) -> lis
         check_rules(record, language, path)
         paragraphs = piece.sentences()
     else:
+        check_plain_text(path)
         rules = text_rules(language)
         with reading(path), open_text(path) as f:
             lines = [line for line, _ in zip(f, range(max_tokens))]  # a paragraph holds a token at least
@@ -481,4 +482,6 @@ def held_out_paragraphs(path: str | Path, language: str, max_tokens: int) -> lis
             tokens += sum(map(len, sentences))
             if tokens >= max_tokens:
                 break
+    if not kept:
+        raise ValueError(f"{path} holds no text to validate on (no paragraph with a word); give held-out text")
     return kept

@@ -167,7 +167,7 @@ def text_files(
         if path.is_dir():
             yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES))
         elif path.is_file():
-            _check_plain_text(path)
+            check_plain_text(path)
             yield path
         elif path.exists():
             raise ValueError(f"{path} is not a file or folder (a device or a pipe?); give text files or folders")
@@ -175,7 +175,7 @@ def text_files(
             raise FileNotFoundError(f"no such file or folder: {path}")
 
 
-def _check_plain_text(path: Path) -> None:
+def check_plain_text(path: Path) -> None:
     """Refuse a file whose name says it is not plain text (``NOT_PLAIN_TEXT``); any other name is read as text."""
     suffixes = [suffix.lower() for suffix in path.suffixes]
     if suffixes and suffixes[-1] in OPENERS:

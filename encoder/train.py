@@ -137,6 +137,8 @@ def check_modes(cfg: TrainConfig) -> None:
     if cfg.resume and cfg.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
     check_start(cfg)
+    if cfg.valid:  # refused now, before the corpus is read: missing, not plain text, or without a word
+        held_out_paragraphs(cfg.valid, run_language(cfg), cfg.valid_tokens)
     if cfg.schedule not in SCHEDULES:
         raise ValueError(f"--schedule must be one of {', '.join(SCHEDULES)}, not {cfg.schedule!r}")
     if cfg.schedule != "constant" and cfg.max_tokens is None and cfg.time_budget is None:

@@ -243,6 +243,25 @@ CLI = [
         after=lambda c: not (c.tmp / "run" / "model.safetensors").exists(),
     ),
     Cmd("train validating every 0 steps", lambda c: trains(c, "--valid-every", "0"), USAGE, "--valid-every: .*not '0'"),
+    Cmd(
+        "train with an empty --valid file",
+        lambda c: trains(c, "--valid", str(c.file("empty.txt", "\n  \n"))),
+        ERROR,
+        "empty.txt holds no text to validate on",
+        after=lambda c: not (c.tmp / "r").exists(),  # refused before the corpus was read and the run folder made
+    ),
+    Cmd(
+        "train with a CSV --valid file",
+        lambda c: trains(c, "--valid", str(c.file("v.csv", "id,text\n1,the river\n"))),
+        ERROR,
+        "v.csv is a CSV file by its name, not plain text",
+    ),
+    Cmd(
+        "perplexity of a JSON Lines file",
+        lambda c: e(c, "perplexity", "--model", "default", "--corpus", str(c.file("v.jsonl", '{"text": "a b"}\n'))),
+        ERROR,
+        "v.jsonl is a JSON Lines file by its name, not plain text",
+    ),
     Cmd("train a huge batch", lambda c: trains(c, "--batch-size", "1000000000"), USAGE, "from 1 to 65,536"),
     Cmd("train on an unknown device", lambda c: trains(c, "--device", "tpu"), ERROR, "unknown device 'tpu'"),
     Cmd(

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from ..commands import path_argument
 from ..errors import fail
-from ..files import REPLACEMENT_CHAR, open_text, reading, warn_replaced
+from ..files import REPLACEMENT_CHAR, check_plain_text, open_text, reading, warn_replaced
 from ..lm_head import perplexity
 from ..numbers import Number
 from ..terminal import show
@@ -24,6 +24,10 @@ def run(args: argparse.Namespace) -> dict:
             replaced[0] += line.count(REPLACEMENT_CHAR)
             yield line
 
+    try:
+        check_plain_text(args.corpus)
+    except ValueError as error:
+        fail(str(error))
     with reading(args.corpus), open_text(args.corpus) as f:
         try:
             result = perplexity(args.model, counted_lines(f), args.max_tokens)
