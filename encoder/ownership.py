@@ -179,6 +179,15 @@ def check_outside_owned(target: Path, option: str, what: str) -> None:
         )
 
 
+def input_holding(target: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> str | os.PathLike | None:
+    """The first of ``inputs`` (files and folders a command reads) that is ``target`` or a folder holding it, or
+    None: an output there would be read as input, by this run or the next."""
+    for given in inputs:
+        if Path(target).resolve().is_relative_to(Path(given).resolve()):
+            return given
+    return None
+
+
 def check_replace(
     target: Path, kind: str, overwrite: bool, option: str, what: str, inputs: Iterable[Path] = ()
 ) -> None:
@@ -192,10 +201,10 @@ def check_replace(
     if target.is_symlink():
         raise NotOwnedError(f"{option} {target} is a symbolic link; give the path of a file to write")
     check_outside_owned(target, option, what)
-    for given in inputs:
-        if target.resolve().is_relative_to(given.resolve()):  # the input itself, or a file in an input folder
-            where = "the input" if target.resolve() == given.resolve() else "inside the input folder"
-            raise NotOwnedError(f"{option} {target} is {where} {given}; write {what} elsewhere")
+    given = input_holding(target, inputs)
+    if given is not None:
+        where = "the input" if target.resolve() == Path(given).resolve() else "inside the input folder"
+        raise NotOwnedError(f"{option} {target} is {where} {given}; write {what} elsewhere")
     check_writable_folder(target, option)
     if not target.exists() or (target.is_file() and (is_written(target, kind) or overwrite)):
         return

@@ -190,6 +190,12 @@ def prepare(
     out = Path(out)
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise NotOwnedError(f"--out {out} is not a folder; give a new or empty folder")
+    given = ownership.input_holding(out, paths)
+    if given is not None:
+        raise ValueError(
+            f"--out {out} is inside --corpus {given}: training on {given} would read its text twice, as text and as "
+            "the prepared files; choose an --out outside the corpus folders"
+        )
     plan = _plan(sources, rules, part_tokens)
     if out.is_dir():
         _check_out(out, plan, overwrite)  # a refusal leaves no lock behind; checked again under the lock

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from . import distributed
+from . import distributed, ownership
 from .corpus import TokenizedCorpus, corpus_files, held_out_paragraphs
 from .device import resolve_device
 from .files import made_folder, sha256_of
@@ -219,14 +219,12 @@ def check_same_corpus(cfg: TrainConfig, checkpoint: Path, recorded: object) -> N
 def check_apart(cfg: TrainConfig) -> None:
     """``--out`` is neither a ``--corpus`` folder nor inside one: the run's own files (vocab.txt, log.jsonl) would
     be read as training text by the run that resumes it."""
-    out = Path(cfg.out).resolve()
-    for given in cfg.corpus:
-        path = Path(given).resolve()
-        if out == path or (path.is_dir() and out.is_relative_to(path)):
-            raise ValueError(
-                f"--out {cfg.out} is inside --corpus {given}: the run's own files (vocab.txt, log.jsonl) would be "
-                "read as training text; choose an --out outside the corpus folders"
-            )
+    given = ownership.input_holding(cfg.out, cfg.corpus)
+    if given is not None:
+        raise ValueError(
+            f"--out {cfg.out} is inside --corpus {given}: the run's own files (vocab.txt, log.jsonl) would be "
+            "read as training text; choose an --out outside the corpus folders"
+        )
 
 
 def check_out(cfg: TrainConfig) -> None:

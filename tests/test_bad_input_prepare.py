@@ -29,6 +29,14 @@ CLI = [
         "--part-tokens: .*nan",
     ),
     Cmd(
+        "prepare into a folder inside its --corpus folder",
+        lambda c: e(
+            c, "prepare", "--corpus", str(c.file("a.txt", "The bank.\n").parent), "--out", str(c.tmp / "in" / "p")
+        ),
+        ERROR,
+        "--out .*in/p is inside --corpus .*in: training on .*in would read its text twice",
+    ),
+    Cmd(
         "prepare over a folder of the user's, --overwrite included",
         lambda c: e(c, "prepare", "--corpus", lines(c, "a b\n"), "--out", str(c.tmp / "in" / "mine"), "--overwrite"),
         ERROR,
