@@ -109,13 +109,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return make_parser().parse_args(argv)
 
 
-def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: str = "en", build: bool = False) -> None:
+def ensure_index(
+    index_dir: Path,
+    model: str,
+    rebuild: bool,
+    glove: str,
+    demo: str = "en",
+    build: bool = False,
+    model_given: bool = True,
+) -> None:
     """Make sure ``index_dir`` holds an index to serve, building the demo index of ``demo`` where the app may.
 
     The app builds the demo index in its own place (``DEMOS[demo].index_dir``), or where ``build`` asks for it (a
-    folder holding no index). It rebuilds only a demo index it built itself (``settings.demo_of``): when the model
-    changed (the shipped one, after a ``git pull``), the index format or the demo's GloVe changed, or ``rebuild``
-    asks. Any other index is served as it is; one that needs rebuilding gets the command that rebuilds it from
+    folder holding no index). It rebuilds only a demo index it built itself (``settings.demo_of``): when another
+    model is asked for, the model changed (the shipped one, after a ``git pull``), the index format or the demo's
+    GloVe changed, or ``rebuild`` asks; built with another model than the demo's, it is served as it is unless
+    ``model_given`` (``--model`` named the model). Any other index is served as it is; one that needs rebuilding gets the command that rebuilds it from
     its own corpus.
     """
     try:
@@ -140,8 +149,14 @@ def ensure_index(index_dir: Path, model: str, rebuild: bool, glove: str, demo: s
         print(f"Using the index in {index_dir}")
         return
     elif not rebuild:
-        due = _rebuild_due(found, model, glove) if found.model_source == model_source(model) else None
-        if due is None:  # up to date, or built with another model than this run's, which it keeps
+        if not model_given and found.model_source != model_source(model):
+            print(
+                f"Using the index in {index_dir} (built with {found.model_source}; --model names the one to rebuild "
+                "it with)"
+            )
+            return
+        due = _rebuild_due(found, model, glove)
+        if due is None:  # up to date
             print(f"Using the index in {index_dir}")
             return
         print(f"{due}: rebuilding the demo index in {index_dir}.", flush=True)
@@ -182,7 +197,9 @@ def _outdated(found: FolderInfo) -> str | None:
 
 
 def _rebuild_due(found: FolderInfo, model: str, glove: str) -> str | None:
-    """Why an index built with ``model`` (and the demo's ``glove``) should be built again, or None."""
+    """Why the app's demo index should be built again for ``model`` (and the demo's ``glove``), or None."""
+    if found.model_source != model_source(model):  # its own index serves the model asked for, not the last one
+        return f"The demo index was built with another model ({found.model_source}) than {model!r}"
     if found.format_version != FORMAT_VERSION:
         return (
             f"The index was built by another version of ELMo Search (format {found.format_version}, this one uses "
@@ -280,7 +297,9 @@ def main(argv: list[str] | None = None) -> None:
     index_dir = (args.index or configured_index_dir(args.demo)).expanduser().resolve()
     if args.index is None and model in PUBLISHED:  # the demo with a published model: its own index beside ours
         index_dir = variant_dir(index_dir, model)
-    ensure_index(index_dir, model, args.rebuild, args.glove or demo.glove, args.demo, args.build)
+    ensure_index(
+        index_dir, model, args.rebuild, args.glove or demo.glove, args.demo, args.build, args.model is not None
+    )
     if index_dir == DEMOS["en"].index_dir and _installed("ko"):  # the Korean demo beside the English one
         korean = DEMOS["ko"]
         if not kiwi_installed():

@@ -408,7 +408,9 @@ def test_the_korean_demo_needs_kiwi_and_says_so_without_it(
 ) -> None:
     built = []
     monkeypatch.setattr(
-        app_cli, "ensure_index", lambda index_dir, model, rebuild, glove, demo, build=False: built.append(demo)
+        app_cli,
+        "ensure_index",
+        lambda index_dir, model, rebuild, glove, demo, build=False, model_given=True: built.append(demo),
     )
     monkeypatch.setattr(app_cli, "check_port", lambda address, port: None)
     monkeypatch.setattr(os, "execve", instead_of_streamlit)

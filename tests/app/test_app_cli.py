@@ -76,7 +76,7 @@ def test_first_run_builds_the_demo_index_then_serves_on_localhost(
     with pytest.raises(Served):
         cli.main(["--index", str(index), "--address", "0.0.0.0", "--port", "9000"])
     out = capsys.readouterr().out
-    assert f"Using the index in {index}" in out and "http://localhost:9000" in out
+    assert f"Using the index in {index} (built with {tiny_model_dir};" in out and "http://localhost:9000" in out
     assert option(served["argv"], "--server.address") == "0.0.0.0"
     assert option(served["argv"], "--server.port") == "9000"
 
@@ -118,6 +118,21 @@ def test_index_of_a_model_that_changed_is_rebuilt(
     capsys.readouterr()
     builds = builds_of_a_rerun(index, model, monkeypatch)
     assert "has changed since the index" in capsys.readouterr().out
+    assert builds and builds[0]["overwrite"] is True
+
+
+def test_the_demo_index_is_rebuilt_for_another_model_asked_for(
+    tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """`--model` names another model than the demo index was built with: the app's own index is built again for it
+    (it served the old model's index and said nothing)."""
+    import shutil
+
+    index = built_demo(tmp_path, monkeypatch, tiny_model_dir)
+    other = Path(shutil.copytree(tiny_model_dir, tmp_path / "other"))  # the same weights, another model folder
+    capsys.readouterr()
+    builds = builds_of_a_rerun(index, other, monkeypatch)
+    assert f"built with another model ({tiny_model_dir}) than {str(other)!r}" in capsys.readouterr().out
     assert builds and builds[0]["overwrite"] is True
 
 
