@@ -37,6 +37,8 @@ from .weights import WeightsError, load_hdf5, load_model, read_config, save_mode
 from .words import WordFrequencies
 
 BATCH_SIZE = Number(int, 1, 2**16)
+MAX_TOKENS = Number(int, 1)
+"""``embed``'s padded tokens per batch."""
 """Sentences embedded together (``Elmo.embed``, ``embed --batch-size``)."""
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 """How ``Elmo`` computes: fp32 exact; tf32 (TF32 matrix products on a GPU); bf16 or fp16 autocast (fp16: the
@@ -415,6 +417,7 @@ class Elmo:
         """Stateful: consecutive batches in input order. Stateless: longest first, under the token budget (padded
         tokens, counted at the batch's length bucket)."""
         BATCH_SIZE.check("batch_size", batch_size)
+        MAX_TOKENS.check("max_tokens", max_tokens)
         if self.stateful:
             return [
                 list(range(i, min(i + batch_size, len(token_lists)))) for i in range(0, len(token_lists), batch_size)

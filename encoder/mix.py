@@ -89,9 +89,16 @@ class LayerMix:
                 raise ValueError(
                     f"layer mix {spec!r} is not one of {', '.join(PRESETS)} or comma-separated weights"
                 ) from None
-        weights = np.asarray(spec, dtype=np.float64)
+        try:
+            weights = np.asarray(spec, dtype=np.float64)
+        except (TypeError, ValueError):
+            weights = np.zeros(())  # not numbers: said below
         if weights.shape != (n_layers,):
-            raise ValueError(f"the model has {n_layers} layers (token, 1..{n_layers - 1}); got {len(weights)} weights")
+            got = f"{len(weights)} weights" if weights.ndim == 1 else repr(spec)
+            raise ValueError(
+                f"the model has {n_layers} layers (token, 1..{n_layers - 1}): give {', '.join(PRESETS)} or "
+                f"{n_layers} weights; got {got}"
+            )
         with np.errstate(over="ignore"):
             total = weights.sum()
         if not np.isfinite(weights).all() or (weights < 0).any() or not 0 < total < np.inf:

@@ -311,6 +311,13 @@ def write_index(
     the manifest's ``build`` record keeps it, ``FolderInfo.demo`` reads it).
     """
     out, device = Path(out), resolve_device(device)
+    unknown = sorted(set(options) - set(Settings.__dataclass_fields__) - set(ReaderOptions.__dataclass_fields__))
+    if unknown:  # not "unknown reader option": a setting would have been as welcome
+        raise TypeError(
+            f"unknown option{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}; known: the settings "
+            f"{', '.join(Settings.__dataclass_fields__)} and the reader options "
+            f"{', '.join(ReaderOptions.__dataclass_fields__)}"
+        )
     fields = {name: value for name, value in options.items() if name in Settings.__dataclass_fields__}
     reader_options = {name: value for name, value in options.items() if name not in fields}
     settings = build_settings(settings, **fields)

@@ -300,7 +300,7 @@ API = [
         "build with an unknown reader option",
         lambda c: c.build(c.corpus, text_col="body"),
         TypeError,
-        "unknown reader option",
+        "unknown option: text_col; known: the settings .* and the reader options text_column",
     ),
     Case(
         "build into a locked folder",

@@ -113,6 +113,15 @@ API = [
         ValueError,
         "batch_size must be a whole number from 1",
     ),
+    Case(
+        "embed with a token budget that is no number",
+        lambda c: c.opened.elmo.embed(["a b"], max_tokens="x"),
+        ValueError,
+        "max_tokens must be a whole number of at least 1, not 'x'",
+    ),
+    Case("embed with a token budget of 0", lambda c: c.opened.elmo.embed(["a b"], max_tokens=0), ValueError, "not 0"),
+    Case("embed a mix that is one number", lambda c: c.opened.elmo.embed(["a"], mix=5), ValueError, "got 5"),
+    Case("encode with no mix", lambda c: c.opened.elmo.encode("a b", mix=None), ValueError, "got None"),
     Case("embed a NaN mix", lambda c: c.opened.elmo.embed(["a b"], mix="nan,1,1"), ValueError, "finite"),
     Case("embed a mix of 4 for 3", lambda c: c.opened.elmo.embed(["a"], mix=[1, 1, 1, 1]), ValueError, "3 layers"),
     Case(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -73,6 +74,9 @@ def test_layer_mix_presets_and_explicit_weights():
     assert LayerMix.parse("1,1,2", 3).weights == (0.25, 0.25, 0.5)
     for bad in ("bogus", "1,2", "-1,1,1", "0,0,0", "nan,nan,nan", "1,inf,1", "1e308,1e308,1e308"):
         with pytest.raises(ValueError):
+            LayerMix.parse(bad, 3)
+    for bad in (5, None, ["a", "b", "c"], [[1, 2, 3]]):  # no bare TypeError from deep inside (len() of a number)
+        with pytest.raises(ValueError, match=re.escape(f"give token, top, average or 3 weights; got {bad!r}")):
             LayerMix.parse(bad, 3)
 
 
