@@ -72,6 +72,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_threads_option(parser)
     parser.add_argument("--max-tokens", type=Number(int, 1), help="stop after the lines holding this many tokens")
     parser.add_argument(
-        "--json", action="store_true", help='print {"forward", "backward", "mean", "tokens", "vocab_size"}'
+        "--json",
+        action="store_true",
+        help='print {"forward", "backward", "mean", "tokens", "vocab_size", "unknown"} (unknown: the share of '
+        "the tokens out of the model's vocabulary, which count as <UNK>)",
     )
     parser.set_defaults(run=run, show=show_perplexity)
