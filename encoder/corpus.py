@@ -278,6 +278,7 @@ def corpus_files(paths: Sequence[str | Path], must_exist: bool = True) -> list[P
         if path.is_dir():
             prepared = (p for p in path.rglob(f"*{PREPARED_SUFFIX}") if p.is_file())
             files.extend(sorted({*text_files([path]), *prepared}))
+            check_listed(path, [])  # a prepare killed before its first part is said to be one, not "no text files"
         elif path.is_file() or must_exist:
             files.extend(text_files([path]))
     if must_exist and not files:

@@ -83,10 +83,14 @@ def locked_run(out: Path) -> AbstractContextManager:
     looked at until the run stops; a second run into the same folder is refused."""
     if os.environ.get("RANK", "0") != "0":
         return nullcontext()
-    busy = locks.FolderBusy(
+    return locks.locked(out / locks.LOCK, run_busy(out))
+
+
+def run_busy(out: Path) -> locks.FolderBusy:
+    """The refusal of a run into ``out`` while another run writes it."""
+    return locks.FolderBusy(
         f"another training run is writing {out}; wait for it to finish, or train into another --out"
     )
-    return locks.locked(out / locks.LOCK, busy)
 
 
 def check_clear_run(out: Path) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from . import distributed, ownership
+from . import distributed, locks, ownership
 from .corpus import TokenizedCorpus, corpus_files, held_out_paragraphs
 from .device import resolve_device
 from .files import made_folder, sha256_of
@@ -54,6 +54,7 @@ from .run_folder import (
     read_run_record,
     read_trainer,
     restore_optimizer,
+    run_busy,
     run_files,
     save_checkpoint,
     save_language_model,
@@ -233,6 +234,8 @@ def check_out(cfg: TrainConfig) -> None:
     out = Path(cfg.out)
     checkpoint = latest_checkpoint(out) if out.is_dir() else None
     if cfg.resume:
+        if checkpoint is None and locks.is_locked(out / LOCK):  # a run at work, before its first checkpoint
+            raise run_busy(out)
         if checkpoint is None:
             raise ValueError(f"--resume: {out} holds no checkpoint to resume (checkpoints/latest.json is missing)")
         trainer = read_trainer(checkpoint)

@@ -303,6 +303,13 @@ CLI = [
         "another training run is writing .*/r; wait for it to finish",
         setup=lambda c: ((c.tmp / "r").mkdir(), lock(c.tmp / "r")),
     ),
+    Cmd(
+        "train --resume into a folder another run is writing, before its first checkpoint",
+        lambda c: trains(c, "--max-tokens", "20", "--resume", out="r"),
+        ERROR,
+        "another training run is writing .*/r; wait for it to finish",
+        setup=lambda c: ((c.tmp / "r").mkdir(), lock(c.tmp / "r")),
+    ),
     # ---- only what a finished prepare lists is trained on
     Cmd(
         "train on a folder a killed prepare left",
@@ -310,6 +317,13 @@ CLI = [
         ERROR,
         "p holds an unfinished prepare \\(killed, or still running\\): run the same .*prepare. again",
         setup=killed_prepare,
+    ),
+    Cmd(
+        "train on a folder a prepare killed before its first part left",
+        lambda c: trains(c, "--max-tokens", "20", "--corpus", str(c.tmp / "p")),
+        ERROR,
+        "p holds an unfinished prepare \\(killed, or still running\\)",
+        setup=lambda c: [path.unlink() for path in killed_prepare(c).glob("*.tokens.xz")],
     ),
     Cmd(
         "train on a prepared folder holding a stray part",
