@@ -101,6 +101,11 @@ def check_destination(run: Path, destination: Path, shipped_hash: str, overwrite
     continued = record.get("model_hash") if record.get("start") == "continue" else None
     if overwrite or (current is not None and current in (continued, shipped_hash)):
         return
+    if record.get("start") == "init_from" and current is not None and current == record.get("model_hash"):
+        raise NotOwnedError(
+            f"--to {destination} holds the model {run} was fine-tuned from (--init-from {record['model']}); a "
+            "fine-tuned model is a new one: ship it to another folder, or pass --overwrite to replace that model"
+        )
     started = f"continued {record['model']} (hash {continued})" if continued else "did not continue a model"
     raise NotOwnedError(
         f"--to {destination} holds another model (hash {current or 'unreadable'}) than the one {run} continued (the "

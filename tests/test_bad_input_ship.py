@@ -5,6 +5,7 @@ The rows of this command's tables; tests/bad_input.py runs them and says what ea
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -33,6 +34,7 @@ import encoder.__main__ as encoder_cli
 from encoder import Elmo
 from encoder.lm_data import Vocabulary
 from encoder.lm_head import LMHead
+from encoder.model_files import model_hash
 
 CLI = [
     Cmd(
@@ -60,6 +62,15 @@ CLI = [
         lambda c: ships(c, c.model_copy),
         ERROR,
         "holds another model .*did not continue a model.*--overwrite to replace it",
+    ),
+    Cmd(
+        "ship a fine-tuned run over the model it was fine-tuned from",
+        lambda c: e(c, "ship", "--run", str(c.tmp / "run"), "--to", str(c.model_copy)),
+        ERROR,
+        "model holds the model .*run was fine-tuned from \\(--init-from .*model\\); a fine-tuned model is a new one",
+        setup=lambda c: (run_copy(c) / "run.json").write_text(
+            json.dumps({"start": "init_from", "model": str(c.model_copy), "model_hash": model_hash(c.model_copy)})
+        ),
     ),
     Cmd(
         "ship into a folder of the user's files",
