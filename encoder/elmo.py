@@ -163,6 +163,13 @@ class Elmo:
         return self._model_hash() if callable(self._model_hash) else self._model_hash
 
     def save(self, directory: str | Path) -> None:
+        """Write the biLM as one of our model folders (``config.json``, ``model.safetensors`` in float32) into a new
+        or empty ``directory``: a published model's weights in our format. The biLM alone, without an LM head or
+        vocabulary; and a model shipped in float16 or int8 saved again is stored otherwise, so it counts as another
+        model (another content hash: an index built with the original does not open with the copy)."""
+        directory = Path(directory)
+        if directory.is_dir() and any(directory.iterdir()):
+            raise FileExistsError(f"{directory} is not empty: Elmo.save writes a model into a new or empty folder")
         save_model(self.model, directory, extra_config={"name": self.name, "language": self.text.name})
 
     @functools.cached_property

@@ -89,9 +89,12 @@ def open_model(expected: ModelRecord, model: ModelSpec | None, device: str) -> E
             "pass its location with model=... / --model"
         ) from None
     if elmo.model_hash != expected.hash:
+        same_name = " (the same name, other weights or storage: another version or copy of it)" * (
+            elmo.name == expected.name
+        )
         raise IndexMismatchError(
             f"the index was built with model {expected.name!r} (hash {expected.hash}), "
-            f"but {elmo.name!r} (hash {elmo.model_hash}) was given; open it with the same model "
+            f"but {elmo.name!r} (hash {elmo.model_hash}) was given{same_name}; open it with the same model "
             "or rebuild the index with this one"
         )
     known = expected.head_hash is not None and elmo.folder is not None  # else the readout is not read: ELMo only

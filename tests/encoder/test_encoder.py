@@ -126,6 +126,11 @@ def test_native_format_and_hdf5_round_trip(tiny, tmp_path):
     save_hdf5(tiny.model, tmp_path / "options.json", tmp_path / "weights.hdf5")
     from_hdf5 = Elmo.load(tmp_path / "options.json", tmp_path / "weights.hdf5")
     from_hdf5.save(tmp_path / "native")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "config.json").write_text("a user's file")
+    with pytest.raises(FileExistsError, match="mine is not empty: Elmo.save writes a model into a new or empty"):
+        from_hdf5.save(tmp_path / "mine")  # it replaced the user's config.json
+    assert (tmp_path / "mine" / "config.json").read_text() == "a user's file"
     again = load_model(tmp_path / "native")
     for name, tensor in tiny.model.state_dict().items():
         assert torch.equal(tensor, again.state_dict()[name]), name
