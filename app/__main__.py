@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from demo.corpora import DEMOS, demo_corpus
-from encoder.commands import http_url, listen_address, parser_for, path_argument, program
+from encoder.commands import http_url, listen_address, parser_for, path_argument
 from encoder.errors import MissingExtra, describe, fail, interrupted, interruptible
 from encoder.files import checkout_root
 from encoder.model_files import PUBLISHED, model_hash, resolve_model
@@ -129,8 +129,8 @@ def ensure_index(
     """
     try:
         found = FolderInfo.of(index_dir)  # not Index.open: an index of an older format is read to be replaced
-    except IndexerError as error:
-        fail(f"{error} ({program('app')} --rebuild builds it again)")
+    except IndexerError as error:  # a manifest this code cannot read: not the app's to replace
+        fail(str(error))
     if index_dir.exists() and not index_dir.is_dir():
         fail(f"--index {index_dir} is a file, not an index folder; give the folder of an index")
     if not found.has_index:
@@ -149,7 +149,7 @@ def ensure_index(
         print(f"Using the index in {index_dir}")
         return
     elif not rebuild:
-        if not model_given and found.model_source != model_source(model):
+        if not model_given and found.model_hash != model_hash(model) and found.model_source != model_source(model):
             print(
                 f"Using the index in {index_dir} (built with {found.model_source}; --model names the one to rebuild "
                 "it with)"
@@ -198,7 +198,7 @@ def _outdated(found: FolderInfo) -> str | None:
 
 def _rebuild_due(found: FolderInfo, model: str, glove: str) -> str | None:
     """Why the app's demo index should be built again for ``model`` (and the demo's ``glove``), or None."""
-    if found.model_source != model_source(model):  # its own index serves the model asked for, not the last one
+    if found.model_hash != model_hash(model) and found.model_source != model_source(model):  # another model asked
         return f"The demo index was built with another model ({found.model_source}) than {model!r}"
     if found.format_version != FORMAT_VERSION:
         return (

@@ -278,7 +278,7 @@ def corpus_files(paths: Sequence[str | Path], must_exist: bool = True) -> list[P
         if path.is_dir():
             prepared = (p for p in path.rglob(f"*{PREPARED_SUFFIX}") if p.is_file())
             files.extend(sorted({*text_files([path]), *prepared}))
-            check_listed(path, [])  # a prepare killed before its first part is said to be one, not "no text files"
+            _refuse_unfinished(path)  # a prepare killed before its first part: said, not "no text files"
         elif path.is_file() or must_exist:
             files.extend(text_files([path]))
     if must_exist and not files:
@@ -331,17 +331,28 @@ def check_listed(folder: Path, found: Sequence[Path]) -> None:
     if not (folder / MANIFEST_FILE).is_file():
         return
     record = read_record(folder)
-    if not is_complete(record):
-        raise ValueError(
-            f"{folder} holds an unfinished prepare (killed, or still running): run the same `{program('encoder')} "
-            "prepare` again to finish it, then train"
-        )
+    _refuse_unfinished(folder, record)
     listed = {f["file"] for f in record["files"]}
     strays = [path for path in found if path.name not in listed]
     if strays:
         raise ValueError(
             f"{folder} holds {ownership.listing(folder, strays)}, which its {MANIFEST_FILE} does not list (left by "
             "another prepare?): move them away, or prepare into a new folder"
+        )
+
+
+def _refuse_unfinished(folder: Path, record: dict | None = None) -> None:
+    """Refuse a folder whose prepare has not finished (``record``: its record, else read if it is prepare's; a
+    user's file of that name, not a prepare's record, is left alone)."""
+    if record is None:
+        try:
+            record = read_record(folder) if (folder / MANIFEST_FILE).is_file() else None
+        except ValueError:
+            return
+    if record is not None and not is_complete(record):
+        raise ValueError(
+            f"{folder} holds an unfinished prepare (killed, or still running): run the same `{program('encoder')} "
+            "prepare` again to finish it, then train"
         )
 
 

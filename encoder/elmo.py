@@ -37,9 +37,9 @@ from .weights import WeightsError, load_hdf5, load_model, read_config, save_mode
 from .words import WordFrequencies
 
 BATCH_SIZE = Number(int, 1, 2**16)
+"""Sentences embedded together (``Elmo.embed``, ``embed --batch-size``)."""
 MAX_TOKENS = Number(int, 1)
 """``embed``'s padded tokens per batch."""
-"""Sentences embedded together (``Elmo.embed``, ``embed --batch-size``)."""
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 """How ``Elmo`` computes: fp32 exact; tf32 (TF32 matrix products on a GPU); bf16 or fp16 autocast (fp16: the
 half precision cuDNN's fused LSTM has always supported). Outputs are float32 in every case."""

@@ -29,7 +29,8 @@ from .errors import placing
 from .terminal import counted
 
 OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
-_TEXT_FILE_SUFFIXES = (".txt", ".txt.gz", ".txt.xz", ".txt.bz2")
+TEXT_FILE_SUFFIXES = (".txt", ".txt.gz", ".txt.xz", ".txt.bz2")
+"""The files a folder given as text holds that are read (``text_files``)."""
 NOT_PLAIN_TEXT = {".jsonl": "JSON Lines", ".json": "JSON", ".csv": "CSV", ".tsv": "TSV", ".parquet": "Parquet"}
 """Formats a file named as plain text is refused in, by its suffix (under .gz/.xz/.bz2): their syntax or bytes would
 be read as words. `indexer build` reads JSON Lines, CSV and Parquet documents itself."""
@@ -165,7 +166,7 @@ def text_files(
         paths = [paths]
     for path in map(Path, paths):
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TEXT_FILE_SUFFIXES))
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TEXT_FILE_SUFFIXES))
         elif path.is_file():
             check_plain_text(path)
             yield path

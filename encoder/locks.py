@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .ownership import LOCK, NotOwnedError
+from .ownership import NotOwnedError
 
-__all__ = ["LOCK", "FolderBusy", "is_locked", "locked"]
+LOCK = ".lock"
+"""The lock file's name in a folder of ours that has no name of its own for it."""
 
 
 class FolderBusy(OSError):

@@ -22,22 +22,26 @@ from pathlib import Path
 
 from .commands import path_argument
 from .errors import ends_with
+from .files import TEXT_FILE_SUFFIXES
 
 Owned = Callable[[Path], bool]
 """Whether a path (inside the folder a command writes) is one the command writes there."""
 
 SHOWN = 5  # paths named in a refusal
 
-LOCK = ".lock"
-"""The lock file every command that writes a folder whole keeps in it (``locks``): an index, a training run,
-prepared shards, a download in progress."""
-OWNER_RECORDS = ("manifest.json", "build-state.json", "run.json", "prepared.json")
-"""The record that each command writing a folder whole keeps beside its lock: an index's manifest or unfinished
-build (``indexer.layout``), a training run's ``run.json`` (``run_folder``), prepare's record (``corpus``). A lock
-alone says nothing: other tools name theirs ``.lock`` too."""
+OWNER_RECORDS = {
+    "manifest.json": "format_version",
+    "build-state.json": "kind",
+    "run.json": "start",
+    "prepared.json": "format",
+}
+"""The record that each command writing a folder whole keeps in it, with a key its JSON object always holds: an
+index's manifest or unfinished build (``indexer.layout``), a training run's ``run.json`` (``run_folder``), prepare's
+record (``corpus``). A name alone says nothing (a web app has a manifest.json), nor does a lock (other tools name
+theirs ``.lock`` too), which a copy may also have lost."""
 OWNED_DEPTH = 3
 """How far above a file ``owning_folder`` looks: an index's shard files and a run's checkpoints lie two folders
-below the folder that holds the lock."""
+below the folder that holds the record."""
 
 
 class NotOwnedError(FileExistsError):
@@ -159,13 +163,25 @@ def check_writable_folder(target: Path, option: str) -> None:
 
 
 def owning_folder(target: Path) -> Path | None:
-    """The folder of ours that ``target`` lies in or below (up to ``OWNED_DEPTH`` folders up), where a command
-    keeps its ``LOCK`` and its record (``OWNER_RECORDS``): an index, a training run, prepared shards. Its files are
+    """The folder of ours that ``target`` lies in or below (up to ``OWNED_DEPTH`` folders up, ``..`` resolved),
+    where a command keeps its record (``OWNER_RECORDS``): an index, a training run, prepared shards. Its files are
     that command's alone."""
-    for folder in list(target.absolute().parents)[:OWNED_DEPTH]:
-        if (folder / LOCK).is_file() and any((folder / record).is_file() for record in OWNER_RECORDS):
+    parent = Path(target).resolve().parent
+    for folder in [parent, *parent.parents][:OWNED_DEPTH]:
+        if any(_is_record(folder / name, key) for name, key in OWNER_RECORDS.items()):
             return folder
     return None
+
+
+def _is_record(path: Path, key: str) -> bool:
+    """Whether ``path`` is a JSON object holding ``key``: one of ``OWNER_RECORDS`` as its command writes it."""
+    if not path.is_file():
+        return False
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and key in record
 
 
 def check_outside_owned(target: Path, option: str, what: str) -> None:
@@ -175,7 +191,7 @@ def check_outside_owned(target: Path, option: str, what: str) -> None:
     if folder is not None:
         raise NotOwnedError(
             f"{option} {target} is inside {folder}, a folder a command writes whole (an index, a training run or "
-            f"prepared text: its {LOCK} and its record say so), whose files only that command writes; write {what} elsewhere"
+            f"prepared text: its record says so), whose files only that command writes; write {what} elsewhere"
         )
 
 
@@ -202,9 +218,10 @@ def check_replace(
         raise NotOwnedError(f"{option} {target} is a symbolic link; give the path of a file to write")
     check_outside_owned(target, option, what)
     given = input_holding(target, inputs)
-    if given is not None:
-        where = "the input" if target.resolve() == Path(given).resolve() else "inside the input folder"
-        raise NotOwnedError(f"{option} {target} is {where} {given}; write {what} elsewhere")
+    if given is not None and target.resolve() == Path(given).resolve():
+        raise NotOwnedError(f"{option} {target} is the input {given}; write {what} elsewhere")
+    if given is not None and target.name.endswith(TEXT_FILE_SUFFIXES):  # the next run would read it as text
+        raise NotOwnedError(f"{option} {target} is a text file inside the input folder {given}; write {what} elsewhere")
     check_writable_folder(target, option)
     if not target.exists() or (target.is_file() and (is_written(target, kind) or overwrite)):
         return

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -548,6 +548,8 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     # record older than those keys: tokens from 0, steps from this invocation), not a continued model's counters
     record = read_run_record(out) if trainer is not None else {"tokens_at_start": first_tokens}
     run_start, step_at_start = record.get("tokens_at_start", 0), record.get("step_at_start", first_step)
+    if cfg.warmup_steps is None and record.get("start") == "continue":  # a --resume names no --continue
+        cfg = replace(cfg, warmup_steps=CONTINUE_WARMUP_STEPS)  # the warm-up the run started with
     hardware = f"{world} x {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'}"
     progress["hardware"] = sorted({*progress.get("hardware", []), hardware})  # every kind that trained the model
     if cfg.watch:

@@ -17,7 +17,8 @@ work: its Host, its body size (``Limits.body_bytes``), k, the number of queries 
 (``Limits.batch``), the numbers an ``/embed`` answer would hold (``Limits.embed_values``). The options of each
 question are read into its options type (``indexer.options``: the same fields and rules as the command line's) and
 answered by the library (``indexer.answers``: the command line's schema). Every refusal is a 4xx ``{"error":
-"..."}`` that says why (400 a bad value, 404, 405, 413 over a limit, 415 a body that is not JSON), never a 500; text
+"..."}`` that says why (400 a bad value, 404, 405, 413 over a limit, 415 a body that is not JSON), or 503 where the
+index on disk cannot be read (left damaged by another process), never a 500; text
 in answers has its control and direction characters escaped as ``--json`` has (``encoder.terminal.json_text``).
 Requests are served from several threads: the index and its model each take their own lock where they are not
 thread-safe (``Index.lock``, ``Elmo.lock``).

@@ -70,12 +70,6 @@ def read_manifest(out: Path) -> Manifest | None:
     return Manifest.read(out)
 
 
-def owner_of(out: Path) -> Manifest | dict | None:
-    """What owns the files in ``out`` (as ``Contents.owner``), without listing them: ``glove --out`` asks whether a
-    folder is an index's."""
-    return _owner(read_manifest(out), Manifest.older(out), read_state(out))
-
-
 def read(out: Path) -> Contents:
     """The contents of the index folder ``out`` (which may not exist yet)."""
     manifest, older, state = read_manifest(out), Manifest.older(out), read_state(out)

@@ -341,7 +341,7 @@ class FolderInfo:
     @classmethod
     def of(cls, out: Path) -> FolderInfo:
         path = out / layout.MANIFEST
-        data = storage.read_json(path) if path.is_file() else {}
+        data = storage.read_json(path, NOT_A_MANIFEST) if path.is_file() else {}
         data = data if isinstance(data, dict) else {}
         model = data.get("model") if isinstance(data.get("model"), dict) else {}
         files = data.get("files") if isinstance(data.get("files"), dict) else {}
@@ -376,7 +376,7 @@ def rebuild_command(out: Path) -> str:
     model and settings (an index of any format this code can read the manifest of; what it does not record, such
     as ``glove_max_vocab``, is left at its default). Where no file holds some of its documents (given as strings),
     the corpus is ``YOUR_FILES``."""
-    data = storage.read_json(out / layout.MANIFEST)
+    data = storage.read_json(out / layout.MANIFEST, NOT_A_MANIFEST)
     data = data if isinstance(data, dict) else {}
     paths = _corpus_paths(data)
     if "" in paths:  # some documents were given as strings (Index.from_texts, add): no file holds them

@@ -48,8 +48,12 @@ def write_json(path: Path, data: Any) -> None:
 
 def read_json(path: Path, advice: str = "the index is damaged, rebuild it") -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = path.read_bytes()
+    except OSError as error:  # permissions, a folder of that name: what to do is not the advice for bad contents
+        raise CorruptIndexError(f"{path} cannot be read ({error.strerror or error}); check it") from None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CorruptIndexError(f"{path} cannot be read ({error}); {advice}") from None
 
 

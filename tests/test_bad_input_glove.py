@@ -152,7 +152,7 @@ CLI = [
         "glove --out inside its --corpus folder",
         lambda c: glove(c, "--out", str(c.corpus / "glove.txt")),
         ERROR,
-        "--out .*glove.txt is inside the input folder .*corpus",
+        "--out .*glove.txt is a text file inside the input folder .*corpus",
     ),
     Cmd(
         "glove --out over a GloVe file shipped beside a model",

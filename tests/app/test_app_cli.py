@@ -125,14 +125,23 @@ def test_the_demo_index_is_rebuilt_for_another_model_asked_for(
     tmp_path: Path, tiny_model_dir: Path, served: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     """`--model` names another model than the demo index was built with: the app's own index is built again for it
-    (it served the old model's index and said nothing)."""
+    (it served the old model's index and said nothing); the same model in another folder (the same hash) is not."""
     import shutil
 
+    from helpers import TINY_CONFIG
+
+    from encoder.model import BiLM, BiLMConfig
+    from encoder.weights import save_model
+
     index = built_demo(tmp_path, monkeypatch, tiny_model_dir)
-    other = Path(shutil.copytree(tiny_model_dir, tmp_path / "other"))  # the same weights, another model folder
+    same = Path(shutil.copytree(tiny_model_dir, tmp_path / "same"))  # the same model, spelled otherwise
+    assert not builds_of_a_rerun(index, same, monkeypatch)
+    other = BiLM(BiLMConfig(**TINY_CONFIG))
+    other.reset_parameters(seed=1)
+    save_model(other, tmp_path / "other", extra_config={"name": "other"})
     capsys.readouterr()
-    builds = builds_of_a_rerun(index, other, monkeypatch)
-    assert f"built with another model ({tiny_model_dir}) than {str(other)!r}" in capsys.readouterr().out
+    builds = builds_of_a_rerun(index, tmp_path / "other", monkeypatch)
+    assert f"built with another model ({tiny_model_dir}) than {str(tmp_path / 'other')!r}" in capsys.readouterr().out
     assert builds and builds[0]["overwrite"] is True
 
 

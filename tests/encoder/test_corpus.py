@@ -158,3 +158,13 @@ def test_prepare_command_replaces_only_what_it_wrote(tmp_path):
     replaced = run_cli("prepare", "--corpus", str(text / "a.txt"), "--out", str(out), "--overwrite", "--no-progress")
     assert replaced.returncode == 0, replaced.stderr
     assert sorted(p.name for p in out.iterdir()) == [".lock", f"a.000{PREPARED_SUFFIX}", "mine.txt", MANIFEST_FILE]
+
+
+def test_a_users_file_named_as_prepares_record_does_not_stop_a_text_folder(tmp_path):
+    """A folder of text with a prepared.json that no prepare wrote is read as text (only prepare's own record, when
+    unfinished, is refused)."""
+    from encoder.corpus import corpus_files
+
+    (tmp_path / "a.txt").write_text("the river\n")
+    (tmp_path / "prepared.json").write_text('{"experiment": "x"}')
+    assert corpus_files([tmp_path]) == [tmp_path / "a.txt"]

@@ -36,24 +36,25 @@ def test_a_finished_block_keeps_its_lock_file_and_a_second_writer_is_busy(tmp_pa
     assert (tmp_path / locks.LOCK).is_file()
 
 
-def test_a_folder_is_a_commands_own_by_its_lock_and_record_and_these_are_the_writers_names(tmp_path):
-    """``owning_folder`` knows the records of the commands that write a folder whole by name: they are the names
-    those commands use; a lock alone (pytest keeps one in its temporary folders) or a record alone claims nothing."""
+def test_a_folder_is_a_commands_own_by_its_record_and_these_are_the_writers_names(tmp_path):
+    """``owning_folder`` knows the records of the commands that write a folder whole by name and by a key they
+    always hold: those are the names the commands use; a file of such a name that is not such a record (a web app's
+    manifest.json), or a lock alone (pytest keeps one in its temporary folders), claims nothing."""
+    import json
+
     from encoder.corpus import MANIFEST_FILE
     from encoder.ownership import OWNER_RECORDS, owning_folder
     from encoder.run_folder import RUN_RECORD
     from indexer import layout
 
     assert set(OWNER_RECORDS) == {layout.MANIFEST, layout.STATE, RUN_RECORD, MANIFEST_FILE}
-    assert locks.LOCK == layout.LOCK
     target = tmp_path / "shards" / "00000" / "mine.hdf5"
     (tmp_path / locks.LOCK).write_bytes(b"")
     assert owning_folder(target) is None
-    (tmp_path / locks.LOCK).unlink()
-    for record in OWNER_RECORDS:
-        (tmp_path / record).write_text("{}")
+    for name, key in OWNER_RECORDS.items():
+        (tmp_path / name).write_text(json.dumps({"name": "my web app"}))
         assert owning_folder(target) is None
-        (tmp_path / locks.LOCK).write_bytes(b"")
+        (tmp_path / name).write_text(json.dumps({key: 1}))
         assert owning_folder(target) == tmp_path and owning_folder(tmp_path / "x" / "y" / "z" / "mine.hdf5") is None
-        (tmp_path / record).unlink()
-        (tmp_path / locks.LOCK).unlink()
+        assert owning_folder(tmp_path / "shards" / ".." / ".." / "beside.hdf5") is None  # .. resolved: not inside
+        (tmp_path / name).unlink()

@@ -307,16 +307,21 @@ def test_resume_reproduces_uninterrupted_run(corpus, tmp_path):
     assert steps == sorted(steps)
 
 
-def test_a_run_stopped_and_resumed_keeps_its_warm_up_and_schedule(corpus, tmp_path, monkeypatch):
+@pytest.mark.parametrize("start", ["fresh", "continue"])
+def test_a_run_stopped_and_resumed_keeps_its_warm_up_and_schedule(corpus, trained, tmp_path, monkeypatch, start):
     """Killed (SIGTERM after its 5th step: a checkpoint, then ``Interrupted``) and resumed, a run with a warm-up and
-    a cosine schedule takes the learning rates, and ends with the weights, of the same run never stopped."""
+    a cosine schedule takes the learning rates, and ends with the weights, of the same run never stopped: one from
+    scratch with its --warmup-steps, one that continued a model with the default warm-up of --continue (which the
+    --resume does not name)."""
     import signal
 
     from encoder import train as training
 
-    common = dict(corpus=[str(corpus["train"])], max_tokens=8 * 10 * 12, schedule="cosine", warmup_steps=4, **TINY)
+    common = dict(corpus=[str(corpus["train"])], max_tokens=8 * 10 * 12, schedule="cosine")
+    common |= dict(warmup_steps=4, **TINY) if start == "fresh" else dict(**FINE_TUNE)
     common["log_every"] = 1
-    train(TrainConfig(out=str(tmp_path / "straight"), **common))
+    begin = {} if start == "fresh" else {"continue_from": str(trained[0])}
+    train(TrainConfig(out=str(tmp_path / "straight"), **common, **begin))
     step = training.train_step
 
     def stopped_after_five(*args, **kwargs):
@@ -329,7 +334,7 @@ def test_a_run_stopped_and_resumed_keeps_its_warm_up_and_schedule(corpus, tmp_pa
     stopped_after_five.steps = 0
     monkeypatch.setattr(training, "train_step", stopped_after_five)
     with pytest.raises(training.Interrupted):
-        train(TrainConfig(out=str(tmp_path / "split"), **common))
+        train(TrainConfig(out=str(tmp_path / "split"), **common, **begin))
     monkeypatch.setattr(training, "train_step", step)
     train(TrainConfig(out=str(tmp_path / "split"), resume=True, **common))
 

@@ -403,7 +403,10 @@ def test_settings_or_fields_never_both(corpus_index, tiny_model_dir, tmp_path):
     corpus, _ = corpus_index
     with pytest.raises(TypeError, match="give settings= or pooling=, not both"):
         build_index([corpus], tmp_path / "out", model=tiny_model_dir, settings=SETTINGS, pooling="mean")
-    with pytest.raises(TypeError, match="unknown option: pooling_kind; known: the settings .*pooling.* and the reader options text_column"):
+    with pytest.raises(
+        TypeError,
+        match="unknown option: pooling_kind; known: the settings .*pooling.* and the reader options text_column",
+    ):
         build_index([corpus], tmp_path / "out", model=tiny_model_dir, pooling_kind="mean")
     for wrong in ("mean", ""):  # "mean" failed deep in the build ('str' object has no attribute 'layers'), "" built
         with pytest.raises(TypeError, match=f"settings must be an indexer.Settings .*, not {wrong!r}"):
