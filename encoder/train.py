@@ -138,8 +138,6 @@ def check_modes(cfg: TrainConfig) -> None:
     if cfg.resume and cfg.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite starts it over: give one of them")
     check_start(cfg)
-    if cfg.valid:  # refused now, before the corpus is read: missing, not plain text, or without a word
-        held_out_paragraphs(cfg.valid, run_language(cfg), cfg.valid_tokens)
     if cfg.schedule not in SCHEDULES:
         raise ValueError(f"--schedule must be one of {', '.join(SCHEDULES)}, not {cfg.schedule!r}")
     if cfg.schedule != "constant" and cfg.max_tokens is None and cfg.time_budget is None:
@@ -498,11 +496,12 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     steps, checkpoints and the end read in the order they run, sharing the state (model, optimizer, LSTM state,
     progress) that pieces would pass back and forth."""
     text = text_rules(run_language(cfg))
-    corpus = TokenizedCorpus.from_paths(
-        cfg.corpus, cfg.workers, progress=os.environ.get("RANK", "0") == "0", language=text.name
-    )  # before CUDA
+    on_rank_0 = os.environ.get("RANK", "0") == "0"
+    # read once, before the corpus: a --valid file missing, not plain text, or without a word is refused first
+    held_out = held_out_paragraphs(cfg.valid, text.name, cfg.valid_tokens) if on_rank_0 and cfg.valid else []
+    corpus = TokenizedCorpus.from_paths(cfg.corpus, cfg.workers, progress=on_rank_0, language=text.name)  # before CUDA
     hashed: dict[str, dict] = {}  # what checkpoints record of the corpus files (``corpus_record``), hashed once
-    if os.environ.get("RANK", "0") == "0":
+    if on_rank_0:
         corpus_record(corpus.names(), hashed)
     rank, world, device = distributed.init(cfg.device)
     precision = resolve_precision(cfg.precision, device)
@@ -554,7 +553,6 @@ def _run(cfg: TrainConfig, out: Path, started: float) -> tuple[LanguageModel, Vo
     progress["hardware"] = sorted({*progress.get("hardware", []), hardware})  # every kind that trained the model
     if cfg.watch:
         corpus.watch(cfg.corpus)
-    held_out = held_out_paragraphs(cfg.valid, text.name, cfg.valid_tokens) if rank == 0 and cfg.valid else []
     data.check_size()
     if checkpoint is None and rank == 0:  # the inputs were good: from now on the folder holds this run
         write_run_record(out, _run_record(cfg, run_start, step_at_start))
